@@ -1,0 +1,38 @@
+# Thin front over CMake. `make demo` and `make test` set up everything on a fresh machine.
+BUILD ?= build
+JOBS ?= $(shell nproc)
+
+.PHONY: all deps build test unit-test integration-test demo bench vmlinux format clean
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+build: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+unit-test: build
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+integration-test: build
+	@bash tests/integration/run.sh $(BUILD)
+
+test: unit-test integration-test
+
+demo: build
+	@bash scripts/demo.sh $(BUILD)
+
+bench: build
+	@bash bench/overhead.sh $(BUILD)
+
+# Regenerates the checked-in CO-RE header from the running kernel's BTF.
+vmlinux: deps
+	bpftool btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/x86/vmlinux.h
+
+format:
+	clang-format -i $$(git ls-files 'userspace/*.cpp' 'userspace/*.h' 'tests/*.cpp' 'tests/*.c' 'bench/*.c')
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Layer 3: bios and block requests. A bio record carries the file pages it writes (inode,
+ * page-index extents) so the agent can hand each page back to the write that owns it; a
+ * request record carries the request's pointer, disk, sector range and flags. Reads are
+ * not the write path and are skipped here.
+ *
+ * Every hook has a tp_btf entry and a raw_tp one (same handler, all reads through CO-RE);
+ * userspace/probe/ autoloads the variant that attaches.
+ */
+#include "vmlinux.h"
+
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "compat.bpf.h"
+#include "maps.bpf.h"
+
+/* bvecs walked one by one; a longer bio is checked for file-contiguity at its last bvec. */
+#define WP_BIO_WALK 16
+
+struct wp_page_pos {
+	__u64 ino;
+	__u64 index;
+	__u32 dev;
+	__u8 anon;
+	__u8 no_file;
+};
+
+static __always_inline void wp_page_pos(struct page *page, __u32 offset, struct wp_page_pos *p)
+{
+	__u32 in_folio;
+	struct folio *folio = wp_page_folio(page, &in_folio);
+	struct address_space *mapping = BPF_CORE_READ(folio, mapping);
+	struct inode *host;
+
+	p->anon = 0;
+	p->no_file = 0;
+	/* PAGE_MAPPING_ANON (bit 0): user memory, what O_DIRECT writes from; 0x3 is KSM. */
+	if ((unsigned long)mapping & 1) {
+		p->anon = 1;
+		return;
+	}
+	host = BPF_CORE_READ(mapping, host);
+	if (!mapping || !host) {
+		p->no_file = 1;
+		return;
+	}
+	p->ino = BPF_CORE_READ(host, i_ino);
+	p->dev = wp_inode_dev(host);
+	p->index = BPF_CORE_READ(folio, index) + in_folio + (offset >> WP_PAGE_SHIFT);
+}
+
+static __always_inline void wp_fill_extents(struct wp_bio_record *r, struct bio *bio)
+{
+	struct bio_vec *vecs = BPF_CORE_READ(bio, bi_io_vec);
+	__u32 idx = BPF_CORE_READ(bio, bi_iter.bi_idx);
+	__u32 done = BPF_CORE_READ(bio, bi_iter.bi_bvec_done);
+	__u32 left = r->bytes;
+	__u32 vcnt = BPF_CORE_READ(bio, bi_vcnt);
+	__u32 walked_bytes = 0;
+	struct wp_page_pos pos;
+	struct bio_vec bv;
+	__u32 n = 0;
+
+	if (!vecs || !left)
+		return;
+	for (int i = 0; i < WP_BIO_WALK; i++) {
+		__u32 off, len, pages;
+
+		if (idx + i >= vcnt || !left)
+			break;
+		if (bpf_probe_read_kernel(&bv, sizeof(bv), &vecs[idx + i]))
+			break;
+		/* A split clone starts inside a bvec: bi_bvec_done bytes are not its own. */
+		off = bv.bv_offset + done;
+		len = bv.bv_len - done;
+		done = 0;
+		if (len > left)
+			len = left;
+		wp_page_pos(bv.bv_page, off, &pos);
+		if (pos.anon || pos.no_file) {
+			if (i == 0)
+				r->bio_flags |= pos.anon ? WP_BIO_ANON : WP_BIO_NO_FILE;
+			else
+				r->bio_flags |= WP_BIO_MIXED;
+			break;
+		}
+		if (i == 0) {
+			r->ino = pos.ino;
+			r->file_dev = pos.dev;
+		} else if (pos.ino != r->ino || pos.dev != r->file_dev) {
+			r->bio_flags |= WP_BIO_MIXED;
+			break;
+		}
+		pages = ((off & (WP_PAGE_SIZE - 1)) + len + WP_PAGE_SIZE - 1) >> WP_PAGE_SHIFT;
+		if (n > 0 && n <= WP_BIO_MAX_EXTENTS &&
+		    r->extents[n - 1].index + r->extents[n - 1].pages == pos.index) {
+			r->extents[n - 1].pages += pages;
+		} else if (n > 0 && n <= WP_BIO_MAX_EXTENTS &&
+			   r->extents[n - 1].index + r->extents[n - 1].pages == pos.index + 1 &&
+			   (off & (WP_PAGE_SIZE - 1))) {
+			/* Two bvecs sharing a page (sub-page blocks). */
+			r->extents[n - 1].pages += pages - 1;
+		} else if (n < WP_BIO_MAX_EXTENTS) {
+			r->extents[n].index = pos.index;
+			r->extents[n].pages = pages;
+			n++;
+		} else {
+			r->bio_flags |= WP_BIO_TRUNCATED;
+			break;
+		}
+		left -= len;
+		walked_bytes += len;
+	}
+	r->nr_extents = n;
+	if (!left || (r->bio_flags & (WP_BIO_TRUNCATED | WP_BIO_MIXED)) || n == 0)
+		return;
+	/* More bvecs than walked. Writeback bios are nearly always one file-contiguous run:
+	 * check that the last bvec's page is where the run predicts, and extend it. */
+	if (n == 1 && vcnt > 0 && bpf_probe_read_kernel(&bv, sizeof(bv), &vecs[vcnt - 1]) == 0) {
+		__u64 expect = r->extents[0].index + (r->bytes - bv.bv_len) / WP_PAGE_SIZE;
+
+		wp_page_pos(bv.bv_page, bv.bv_offset, &pos);
+		if (!pos.anon && !pos.no_file && pos.ino == r->ino && pos.index == expect &&
+		    walked_bytes % WP_PAGE_SIZE == 0) {
+			r->extents[0].pages = (r->bytes + WP_PAGE_SIZE - 1) / WP_PAGE_SIZE;
+			return;
+		}
+	}
+	r->bio_flags |= WP_BIO_TRUNCATED;
+}
+
+static __always_inline int wp_emit_bio(struct bio *bio, __u8 kind)
+{
+	__u32 opf = BPF_CORE_READ(bio, bi_opf);
+	__u32 op = wp_req_op(opf);
+	struct wp_bio_record *r;
+	__u32 bdev, disk;
+
+	if (op == WP_OP_READ)
+		return 0;
+	wp_bio_devs(bio, &bdev, &disk);
+	if (cfg_disk && disk != cfg_disk && bdev != cfg_disk)
+		return 0;
+	r = wp_reserve(sizeof(*r), WP_REC_BIO, WP_HOOK_BIO);
+	if (!r)
+		return 0;
+	r->bio = (__u64)bio;
+	r->pid = bpf_get_current_pid_tgid() >> 32;
+	r->tid = wp_current_tid();
+	bpf_get_current_comm(r->comm, sizeof(r->comm));
+	r->bdev = bdev;
+	r->disk = disk;
+	r->sector = BPF_CORE_READ(bio, bi_iter.bi_sector);
+	r->bytes = BPF_CORE_READ(bio, bi_iter.bi_size);
+	r->op = op;
+	r->flags = wp_req_flags(opf);
+	r->kind = kind;
+	r->bio_flags = 0;
+	r->nr_extents = 0;
+	r->file_dev = 0;
+	r->ino = 0;
+	__builtin_memset(r->extents, 0, sizeof(r->extents));
+	wp_fill_extents(r, bio);
+	bpf_ringbuf_submit(r, 0);
+	return 0;
+}
+
+static __always_inline int wp_emit_request(struct request *rq, __u8 event, int error,
+					   __u32 nr_bytes)
+{
+	__u32 opf = BPF_CORE_READ(rq, cmd_flags);
+	__u32 op = wp_req_op(opf);
+	struct wp_request_record *r;
+	__u32 disk;
+
+	if (op == WP_OP_READ)
+		return 0;
+	disk = wp_rq_disk(rq);
+	if (cfg_disk && disk != cfg_disk)
+		return 0;
+	r = wp_reserve(sizeof(*r), WP_REC_REQUEST, WP_HOOK_REQUEST);
+	if (!r)
+		return 0;
+	r->rq = (__u64)rq;
+	r->disk = disk;
+	r->op = op;
+	r->flags = wp_req_flags(opf);
+	r->bytes = event == WP_RQ_COMPLETE ? nr_bytes : BPF_CORE_READ(rq, __data_len);
+	r->sector = BPF_CORE_READ(rq, __sector);
+	r->error = error;
+	r->tid = wp_current_tid();
+	r->event = event;
+	__builtin_memset(r->pad, 0, sizeof(r->pad));
+	bpf_ringbuf_submit(r, 0);
+	return 0;
+}
+
+SEC("tp_btf/block_bio_queue")
+int BPF_PROG(wp_bio_queue_btf, struct bio *bio)
+{
+	return wp_emit_bio(bio, WP_BIO_QUEUE);
+}
+
+SEC("raw_tp/block_bio_queue")
+int BPF_PROG(wp_bio_queue_raw, struct bio *bio)
+{
+	return wp_emit_bio(bio, WP_BIO_QUEUE);
+}
+
+/* The split-off front part is a new bio that never passes block_bio_queue (the remainder
+ * is queued again under the old pointer). */
+SEC("tp_btf/block_split")
+int BPF_PROG(wp_bio_split_btf, struct bio *bio, unsigned int new_sector)
+{
+	return wp_emit_bio(bio, WP_BIO_SPLIT);
+}
+
+SEC("raw_tp/block_split")
+int BPF_PROG(wp_bio_split_raw, struct bio *bio, unsigned int new_sector)
+{
+	return wp_emit_bio(bio, WP_BIO_SPLIT);
+}
+
+/* v5.11 (a54895fa057c, backported to 5.10.137) dropped the request_queue argument of
+ * block_rq_insert/issue. The *_q variants take the old (q, rq) prototype. */
+SEC("tp_btf/block_rq_insert")
+int BPF_PROG(wp_rq_insert_btf, struct request *rq)
+{
+	return wp_emit_request(rq, WP_RQ_INSERT, 0, 0);
+}
+
+SEC("raw_tp/block_rq_insert")
+int BPF_PROG(wp_rq_insert_raw, struct request *rq)
+{
+	return wp_emit_request(rq, WP_RQ_INSERT, 0, 0);
+}
+
+SEC("raw_tp/block_rq_insert")
+int BPF_PROG(wp_rq_insert_raw_q, struct request_queue *q, struct request *rq)
+{
+	return wp_emit_request(rq, WP_RQ_INSERT, 0, 0);
+}
+
+SEC("tp_btf/block_rq_issue")
+int BPF_PROG(wp_rq_issue_btf, struct request *rq)
+{
+	return wp_emit_request(rq, WP_RQ_ISSUE, 0, 0);
+}
+
+SEC("raw_tp/block_rq_issue")
+int BPF_PROG(wp_rq_issue_raw, struct request *rq)
+{
+	return wp_emit_request(rq, WP_RQ_ISSUE, 0, 0);
+}
+
+SEC("raw_tp/block_rq_issue")
+int BPF_PROG(wp_rq_issue_raw_q, struct request_queue *q, struct request *rq)
+{
+	return wp_emit_request(rq, WP_RQ_ISSUE, 0, 0);
+}
+
+/* Fires once per partial completion, and a second time with nr_bytes 0 when a PREFLUSH/FUA
+ * data request's flush sequence ends (block/blk-flush.c). */
+SEC("tp_btf/block_rq_complete")
+int BPF_PROG(wp_rq_complete_btf, struct request *rq, int error, unsigned int nr_bytes)
+{
+	return wp_emit_request(rq, WP_RQ_COMPLETE, error, nr_bytes);
+}
+
+SEC("raw_tp/block_rq_complete")
+int BPF_PROG(wp_rq_complete_raw, struct request *rq, int error, unsigned int nr_bytes)
+{
+	return wp_emit_request(rq, WP_RQ_COMPLETE, error, nr_bytes);
+}
+
+char LICENSE[] SEC("license") = "GPL";

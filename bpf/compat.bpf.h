@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The one place in bpf/ that knows kernels differ. Every helper reads through CO-RE and
+ * says which kernel changed what. The agent's userspace/probe/ picks between program
+ * variants; the helpers here cover field moves inside one program.
+ */
+#ifndef WRITEPATH_COMPAT_BPF_H
+#define WRITEPATH_COMPAT_BPF_H
+
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+
+#include "writepath.h"
+
+#define WP_PAGE_SIZE (1u << WP_PAGE_SHIFT)
+
+/* Kernel dev_t: MAJOR << 20 | MINOR (MINORBITS 20), what tracepoints print. */
+static __always_inline __u32 wp_mkdev(int major, int minor)
+{
+	return ((__u32)major << 20) | (__u32)minor;
+}
+
+/* open(2) flags. These are architecture constants (x86 and arm64 agree; alpha, parisc, sparc
+ * and mips differ), not kernel-version ones. */
+#define WP_O_APPEND 00002000
+#define WP_O_DSYNC 00010000
+#define WP_O_DIRECT 00040000
+#define WP_O___SYNC 04000000
+#define WP_S_IFMT 00170000
+#define WP_S_IFREG 0100000
+#define WP_S_IFBLK 0060000
+
+/* ---- gendisk / block_device ----------------------------------------------------------- */
+
+/* v5.16 (f3fa33acca9f) removed request->rq_disk; the disk is reached through rq->q->disk
+ * (request_queue gained ->disk in v5.15). */
+struct request___pre516 {
+	struct gendisk *rq_disk;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u32 wp_disk_devt(struct gendisk *disk)
+{
+	if (!disk)
+		return 0;
+	return wp_mkdev(BPF_CORE_READ(disk, major), BPF_CORE_READ(disk, first_minor));
+}
+
+static __always_inline __u32 wp_rq_disk(struct request *rq)
+{
+	struct gendisk *disk = NULL;
+
+	if (bpf_core_field_exists(rq->q->disk))
+		disk = BPF_CORE_READ(rq, q, disk);
+	else
+		disk = BPF_CORE_READ((struct request___pre516 *)rq, rq_disk);
+	return wp_disk_devt(disk);
+}
+
+/* v5.12 (309dca309fc3) replaced bio->bi_disk + bi_partno with bio->bi_bdev. */
+struct bio___pre512 {
+	struct gendisk *bi_disk;
+	__u8 bi_partno;
+} __attribute__((preserve_access_index));
+
+static __always_inline void wp_bio_devs(struct bio *bio, __u32 *bdev, __u32 *disk)
+{
+	if (bpf_core_field_exists(bio->bi_bdev)) {
+		struct block_device *bd = BPF_CORE_READ(bio, bi_bdev);
+
+		*bdev = BPF_CORE_READ(bd, bd_dev);
+		*disk = wp_disk_devt(BPF_CORE_READ(bd, bd_disk));
+	} else {
+		struct bio___pre512 *old = (void *)bio;
+		struct gendisk *gd = BPF_CORE_READ(old, bi_disk);
+
+		*disk = wp_disk_devt(gd);
+		*bdev = *disk + BPF_CORE_READ(old, bi_partno);
+	}
+}
+
+/* ---- request flags ------------------------------------------------------------------------ */
+
+/* REQ_OP_BITS has been 8 since v4.10; the flag bits above it (enum req_flag_bits) move
+ * whenever a flag is added or removed (e.g. __REQ_FUA was 17 in v6.1 and v6.18 but 10 in
+ * v4.19), so read their values from the running kernel's BTF. */
+#define WP_REQ_OP_MASK 0xffu
+
+static __always_inline __u32 wp_req_op(__u32 opf)
+{
+	return opf & WP_REQ_OP_MASK;
+}
+
+static __always_inline __u32 wp_req_flags(__u32 opf)
+{
+	__u32 out = 0;
+
+	if (opf & (1u << bpf_core_enum_value(enum req_flag_bits, __REQ_FUA)))
+		out |= WP_REQ_FUA;
+	if (opf & (1u << bpf_core_enum_value(enum req_flag_bits, __REQ_PREFLUSH)))
+		out |= WP_REQ_PREFLUSH;
+	if (opf & (1u << bpf_core_enum_value(enum req_flag_bits, __REQ_SYNC)))
+		out |= WP_REQ_SYNC;
+	if (opf & (1u << bpf_core_enum_value(enum req_flag_bits, __REQ_META)))
+		out |= WP_REQ_META;
+	return out;
+}
+
+/* ---- folios and pages --------------------------------------------------------------------- */
+
+/* folio_nr_pages(): v6.10+ keeps the count in folio->_nr_pages; v6.1 has the order in
+ * folio->_folio_order (and _folio_nr_pages, removed in v6.6); v5.16-v6.0 keep the order in
+ * the low byte of page[1].flags. A small folio (no PG_head) is one page. */
+struct folio___v61 {
+	unsigned char _folio_order;
+} __attribute__((preserve_access_index));
+
+struct folio___v516 {
+	unsigned long _flags_1;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u32 wp_folio_nr_pages(struct folio *folio)
+{
+	unsigned long flags = 0;
+	__u32 order;
+
+	/* folio->flags became memdesc_flags_t (a one-word struct) in v6.17: same word at the
+	 * same offset, so read the raw word. */
+	bpf_probe_read_kernel(&flags, sizeof(flags),
+			      (void *)folio + bpf_core_field_offset(struct folio, flags));
+	if (!(flags & (1ul << bpf_core_enum_value(enum pageflags, PG_head))))
+		return 1;
+	if (bpf_core_field_exists(folio->_nr_pages))
+		return BPF_CORE_READ(folio, _nr_pages);
+	if (bpf_core_field_exists(((struct folio___v61 *)folio)->_folio_order))
+		order = BPF_CORE_READ((struct folio___v61 *)folio, _folio_order);
+	else
+		order = BPF_CORE_READ((struct folio___v516 *)folio, _flags_1) & 0xff;
+	return order < 20 ? 1u << order : 1;
+}
+
+/* The folio a page belongs to: compound_head with bit 0 set points to the head page. */
+static __always_inline struct folio *wp_page_folio(struct page *page, __u32 *page_in_folio)
+{
+	unsigned long head = BPF_CORE_READ(page, compound_head);
+
+	*page_in_folio = 0;
+	if (head & 1) {
+		head -= 1;
+		*page_in_folio = ((unsigned long)page - head) / bpf_core_type_size(struct page);
+		return (struct folio *)head;
+	}
+	return (struct folio *)page;
+}
+
+/* ---- files -------------------------------------------------------------------------------- */
+
+static __always_inline struct file *wp_task_file(int fd)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct file **fds = BPF_CORE_READ(fdt, fd);
+	struct file *file = NULL;
+
+	if (fd < 0 || (unsigned int)fd >= BPF_CORE_READ(fdt, max_fds))
+		return NULL;
+	bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]);
+	return file;
+}
+
+/* Superblock dev_t of an inode (the page cache of a block device file belongs to the bdev
+ * inode, whose superblock is bdevfs: use its i_rdev there). */
+static __always_inline __u32 wp_inode_dev(struct inode *inode)
+{
+	__u32 mode = BPF_CORE_READ(inode, i_mode);
+
+	if ((mode & WP_S_IFMT) == WP_S_IFBLK)
+		return BPF_CORE_READ(inode, i_rdev);
+	return BPF_CORE_READ(inode, i_sb, s_dev);
+}
+
+/* The disk under a superblock, for --dev filtering of syscalls (0 for tmpfs and friends). */
+static __always_inline __u32 wp_inode_disk(struct inode *inode)
+{
+	struct block_device *bd = BPF_CORE_READ(inode, i_sb, s_bdev);
+
+	if (!bd)
+		return 0;
+	return wp_disk_devt(BPF_CORE_READ(bd, bd_disk));
+}
+
+#endif /* WRITEPATH_COMPAT_BPF_H */

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Maps and configuration shared by the per-layer programs. Each layer's object includes
+ * this header; the definitions are weak so `bpftool gen object` links them into one map each.
+ */
+#ifndef WRITEPATH_MAPS_BPF_H
+#define WRITEPATH_MAPS_BPF_H
+
+#include <bpf/bpf_helpers.h>
+
+#include "writepath.h"
+
+#define WP_MAX_THREADS 16384
+#define WP_MAX_TGIDS 8192
+
+/* Set by the agent before load (rodata). */
+const volatile __u32 cfg_self_tgid __weak = 0;   /* never trace the agent's own writes */
+const volatile bool cfg_filter_tgid __weak = false;  /* only tgids in traced_tgids */
+const volatile bool cfg_follow_children __weak = false;
+const volatile bool cfg_filter_comm __weak = false;
+const volatile char cfg_comm[WP_COMM_LEN] __weak = {};
+const volatile __u64 cfg_cgroup_id __weak = 0;  /* 0: any cgroup */
+const volatile __u32 cfg_disk __weak = 0;       /* 0: any disk */
+const volatile __u32 cfg_file_dev __weak = 0;   /* with cfg_file_ino: one file only */
+const volatile __u64 cfg_file_ino __weak = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20);
+} events SEC(".maps") __weak;
+
+/* Records the ring buffer had no room for, per hook (enum wp_hook). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, WP_HOOK_COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} lost SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, WP_MAX_TGIDS);
+	__type(key, __u32);
+	__type(value, __u8);
+} traced_tgids SEC(".maps") __weak;
+
+/* A traced thread inside a write or sync syscall: the state its hooks accumulate. */
+struct wp_task_state {
+	__u64 start_ns;
+	__u64 file; /* struct file *, to read f_pos again at exit */
+	__u32 syscall;
+	__s32 fd;
+	__u32 dev;
+	__u32 file_flags;
+	__u64 ino;
+	__u64 pos;
+	__u64 count;
+	__u32 pages_dirtied;
+	__u32 dirty_folios;
+	__u64 dirty_index_min;
+	__u64 dirty_index_max;
+	__u64 throttle_ns;
+	__u32 throttle_events;
+	__u32 writeback_waits;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, WP_MAX_THREADS);
+	__type(key, __u32);
+	__type(value, struct wp_task_state);
+} task_state SEC(".maps") __weak;
+
+static __always_inline void wp_count_lost(__u32 hook)
+{
+	__u64 *n = bpf_map_lookup_elem(&lost, &hook);
+
+	if (n)
+		*n += 1;
+}
+
+/* Reserves a record and fills its header; counts a loss when the ring buffer is full. */
+static __always_inline void *wp_reserve(__u32 size, __u16 type, __u32 hook)
+{
+	struct wp_record_header *h = bpf_ringbuf_reserve(&events, size, 0);
+
+	if (!h) {
+		wp_count_lost(hook);
+		return NULL;
+	}
+	h->type = type;
+	h->size = size;
+	h->version = WP_RECORD_VERSION;
+	h->cpu = bpf_get_smp_processor_id();
+	h->ts_ns = bpf_ktime_get_ns();
+	return h;
+}
+
+static __always_inline __u32 wp_current_tid(void)
+{
+	return (__u32)bpf_get_current_pid_tgid();
+}
+
+#endif /* WRITEPATH_MAPS_BPF_H */

@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Layer 2: the page cache under a traced write. Dirtied folios, dirty-throttling pauses and
+ * waits on pages under writeback are added to the calling thread's state (no record per
+ * folio); a throttling pause also gets its own record, for the slow-write causes.
+ */
+#include "vmlinux.h"
+
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "compat.bpf.h"
+#include "maps.bpf.h"
+
+static __always_inline struct wp_task_state *wp_writer_state(void)
+{
+	__u32 tid = wp_current_tid();
+	struct wp_task_state *st = bpf_map_lookup_elem(&task_state, &tid);
+
+	if (!st || st->syscall >= WP_SYS_FSYNC)
+		return NULL;
+	return st;
+}
+
+static __always_inline void wp_add_dirty(struct wp_task_state *st, __u64 index, __u32 pages)
+{
+	__u64 last = index + pages - 1;
+
+	if (!st->pages_dirtied || index < st->dirty_index_min)
+		st->dirty_index_min = index;
+	if (!st->pages_dirtied || last > st->dirty_index_max)
+		st->dirty_index_max = last;
+	st->pages_dirtied += pages;
+	st->dirty_folios += 1;
+}
+
+/* v5.17 (folio conversion) replaced writeback_dirty_page with writeback_dirty_folio. The
+ * agent autoloads whichever the kernel's BTF has. */
+SEC("tp_btf/writeback_dirty_folio")
+int BPF_PROG(wp_dirty_folio, struct folio *folio, struct address_space *mapping)
+{
+	struct wp_task_state *st = wp_writer_state();
+
+	if (st)
+		wp_add_dirty(st, BPF_CORE_READ(folio, index), wp_folio_nr_pages(folio));
+	return 0;
+}
+
+/* Before v5.17: one small page per event. In v6.18 struct page's index is __folio_index;
+ * this flavor names the old field. */
+struct page___pre517 {
+	unsigned long index;
+} __attribute__((preserve_access_index));
+
+SEC("tp_btf/writeback_dirty_page")
+int BPF_PROG(wp_dirty_page, struct page *page, struct address_space *mapping)
+{
+	struct wp_task_state *st = wp_writer_state();
+
+	if (st)
+		wp_add_dirty(st, BPF_CORE_READ((struct page___pre517 *)page, index), 1);
+	return 0;
+}
+
+/* The classic tracepoint keeps one record layout for the pause, while the BTF prototype
+ * changed in 2025 (v6.15: arguments folded into struct dirty_throttle_control). Fields are
+ * read with CO-RE. pause and period are in milliseconds. */
+SEC("tracepoint/writeback/balance_dirty_pages")
+int wp_balance_dirty_pages(struct trace_event_raw_balance_dirty_pages *ctx)
+{
+	struct wp_task_state *st = wp_writer_state();
+	struct wp_throttle_record *r;
+	long pause = BPF_CORE_READ(ctx, pause);
+
+	if (!st || pause <= 0)
+		return 0;
+	st->throttle_ns += (__u64)pause * 1000000ull;
+	st->throttle_events += 1;
+	r = wp_reserve(sizeof(*r), WP_REC_THROTTLE, WP_HOOK_THROTTLE);
+	if (!r)
+		return 0;
+	r->pid = bpf_get_current_pid_tgid() >> 32;
+	r->tid = wp_current_tid();
+	r->pause_ms = pause;
+	r->period_ms = BPF_CORE_READ(ctx, period);
+	r->dirty = BPF_CORE_READ(ctx, dirty);
+	r->limit = BPF_CORE_READ(ctx, limit);
+	r->wb_dirty = BPF_CORE_READ(ctx, wb_dirty);
+	r->wb_setpoint = BPF_CORE_READ(ctx, wb_setpoint);
+	bpf_ringbuf_submit(r, 0);
+	return 0;
+}
+
+static __always_inline void wp_count_writeback_wait(void)
+{
+	__u32 tid = wp_current_tid();
+	struct wp_task_state *st = bpf_map_lookup_elem(&task_state, &tid);
+
+	if (st)
+		st->writeback_waits += 1;
+}
+
+/* v5.17 renamed wait_on_page_writeback to folio_wait_writeback. */
+SEC("tp_btf/folio_wait_writeback")
+int BPF_PROG(wp_folio_wait_writeback, struct folio *folio, struct address_space *mapping)
+{
+	wp_count_writeback_wait();
+	return 0;
+}
+
+SEC("tp_btf/wait_on_page_writeback")
+int BPF_PROG(wp_wait_on_page_writeback, struct page *page, struct address_space *mapping)
+{
+	wp_count_writeback_wait();
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Records that travel from the BPF programs to the agent through the ring buffer.
+ * This header is compiled by clang for BPF and by the C++ agent: fixed-width types only,
+ * explicit padding, no kernel types. Bump WP_RECORD_VERSION whenever a layout changes.
+ */
+#ifndef WRITEPATH_RECORDS_H
+#define WRITEPATH_RECORDS_H
+
+#ifdef __bpf__
+typedef __u8 wp_u8;
+typedef __u16 wp_u16;
+typedef __u32 wp_u32;
+typedef __s32 wp_s32;
+typedef __u64 wp_u64;
+typedef __s64 wp_s64;
+#else
+#include <stdint.h>
+typedef uint8_t wp_u8;
+typedef uint16_t wp_u16;
+typedef uint32_t wp_u32;
+typedef int32_t wp_s32;
+typedef uint64_t wp_u64;
+typedef int64_t wp_s64;
+#endif
+
+#define WP_RECORD_VERSION 1
+#define WP_COMM_LEN 16
+#define WP_BIO_MAX_EXTENTS 8
+#define WP_PAGE_SHIFT 12
+
+enum wp_record_type {
+	WP_REC_SYSCALL = 1,  /* a write or sync syscall, at its exit */
+	WP_REC_BIO = 2,      /* a bio entering the block layer (queue or split) */
+	WP_REC_REQUEST = 3,  /* a block request event: insert, issue, complete */
+	WP_REC_JOURNAL = 4,  /* a jbd2 commit phase */
+	WP_REC_THROTTLE = 5, /* one balance_dirty_pages pause of a traced thread */
+	WP_REC_NVME = 6,     /* an NVMe command set up or completed */
+};
+
+/* Which hook lost a record (ring buffer full); indexes the lost_by_hook counters. */
+enum wp_hook {
+	WP_HOOK_SYSCALL = 0,
+	WP_HOOK_BIO = 1,
+	WP_HOOK_REQUEST = 2,
+	WP_HOOK_JOURNAL = 3,
+	WP_HOOK_THROTTLE = 4,
+	WP_HOOK_NVME = 5,
+	WP_HOOK_STATE = 6, /* per-thread state map full: a syscall went untraced */
+	WP_HOOK_COUNT = 7,
+};
+
+enum wp_syscall {
+	WP_SYS_WRITE = 1,
+	WP_SYS_PWRITE64 = 2,
+	WP_SYS_WRITEV = 3,
+	WP_SYS_PWRITEV = 4,
+	WP_SYS_PWRITEV2 = 5,
+	WP_SYS_FSYNC = 16,
+	WP_SYS_FDATASYNC = 17,
+	WP_SYS_SYNC_FILE_RANGE = 18,
+	WP_SYS_SYNCFS = 19,
+	WP_SYS_SYNC = 20,
+};
+
+/* Open flags copied from the file at syscall entry (normalised: the agent need not know
+ * the architecture's O_* values). */
+enum wp_file_flags {
+	WP_FILE_DIRECT = 1 << 0,
+	WP_FILE_SYNC = 1 << 1,  /* O_SYNC */
+	WP_FILE_DSYNC = 1 << 2, /* O_DSYNC (also set by O_SYNC) */
+	WP_FILE_APPEND = 1 << 3,
+	WP_FILE_REGULAR = 1 << 4, /* S_ISREG(inode) */
+	WP_FILE_BLOCKDEV = 1 << 5,
+};
+
+/* Request/bio flags, normalised from the kernel's enum req_flag_bits (whose values move
+ * between kernels) with CO-RE in bpf/compat.bpf.h. */
+enum wp_req_flags {
+	WP_REQ_FUA = 1 << 0,
+	WP_REQ_PREFLUSH = 1 << 1,
+	WP_REQ_SYNC = 1 << 2,
+	WP_REQ_META = 1 << 3,
+};
+
+/* REQ_OP_* values: stable since v4.10. */
+enum wp_req_op {
+	WP_OP_READ = 0,
+	WP_OP_WRITE = 1,
+	WP_OP_FLUSH = 2,
+	WP_OP_DISCARD = 3,
+	WP_OP_WRITE_ZEROES = 9,
+};
+
+struct wp_record_header {
+	wp_u16 type;    /* enum wp_record_type */
+	wp_u16 size;    /* whole record, header included */
+	wp_u16 version; /* WP_RECORD_VERSION */
+	wp_u16 cpu;
+	wp_u64 ts_ns; /* bpf_ktime_get_ns() when the event happened */
+};
+
+/* One write or sync syscall of a traced thread, emitted at syscall exit (header ts = exit). */
+struct wp_syscall_record {
+	struct wp_record_header h;
+	wp_u64 start_ns;
+	wp_u32 pid; /* tgid */
+	wp_u32 tid;
+	char comm[WP_COMM_LEN];
+	wp_u64 cgroup_id;
+	wp_u32 syscall; /* enum wp_syscall */
+	wp_s32 fd;
+	wp_u32 dev;   /* kernel dev_t (MAJOR << 20 | MINOR) of the file's superblock */
+	wp_u32 file_flags; /* enum wp_file_flags */
+	wp_u64 ino;
+	wp_s64 ret;
+	wp_u64 pos;   /* file offset of the first byte written (pwrite: the argument) */
+	wp_u64 count; /* bytes requested; sync_file_range: nbytes */
+	wp_u32 pages_dirtied;    /* pages, not folios */
+	wp_u32 dirty_folios;
+	wp_u64 dirty_index_min;  /* page index range of the folios dirtied (valid if pages > 0) */
+	wp_u64 dirty_index_max;
+	wp_u64 throttle_ns;      /* sum of balance_dirty_pages pauses inside the call */
+	wp_u32 throttle_events;
+	wp_u32 writeback_waits;  /* folio_wait_writeback inside the call */
+};
+
+enum wp_bio_kind {
+	WP_BIO_QUEUE = 1,
+	WP_BIO_SPLIT = 2,
+};
+
+enum wp_bio_flags {
+	WP_BIO_ANON = 1 << 0,      /* user (anonymous) pages: O_DIRECT */
+	WP_BIO_NO_FILE = 1 << 1,   /* first page has no file mapping (metadata, journal, bdev) */
+	WP_BIO_MIXED = 1 << 2,     /* pages of more than one inode: extents stop at the change */
+	WP_BIO_TRUNCATED = 1 << 3, /* more extents than the record holds */
+};
+
+struct wp_extent {
+	wp_u64 index; /* page index in the file */
+	wp_u32 pages;
+	wp_u32 pad;
+};
+
+struct wp_bio_record {
+	struct wp_record_header h;
+	wp_u64 bio; /* kernel pointer: identity while in flight */
+	wp_u32 pid;
+	wp_u32 tid; /* the submitting thread */
+	wp_u32 bdev; /* dev_t of bi_bdev (a partition, or the disk) */
+	wp_u32 disk; /* dev_t of the whole disk: requests are per disk */
+	wp_u64 sector; /* disk sector (partition offset already added) */
+	wp_u32 bytes;
+	wp_u32 op;    /* enum wp_req_op */
+	wp_u32 flags; /* enum wp_req_flags */
+	wp_u8 kind;   /* enum wp_bio_kind */
+	wp_u8 bio_flags; /* enum wp_bio_flags */
+	wp_u8 nr_extents;
+	wp_u8 pad;
+	wp_u32 file_dev; /* dev_t of the pages' inode superblock */
+	wp_u32 pad2;
+	wp_u64 ino;
+	char comm[WP_COMM_LEN];
+	struct wp_extent extents[WP_BIO_MAX_EXTENTS];
+};
+
+enum wp_request_event {
+	WP_RQ_INSERT = 1,
+	WP_RQ_ISSUE = 2,
+	WP_RQ_COMPLETE = 3,
+};
+
+struct wp_request_record {
+	struct wp_record_header h;
+	wp_u64 rq; /* kernel pointer: reused, so identity is pointer + lifetime */
+	wp_u32 disk;
+	wp_u32 op;
+	wp_u32 flags; /* enum wp_req_flags (of rq->cmd_flags at this event) */
+	wp_u32 bytes; /* __data_len; at complete: the nr_bytes completed */
+	wp_u64 sector;
+	wp_s32 error; /* complete: blk_status_t */
+	wp_u32 tid;
+	wp_u8 event; /* enum wp_request_event */
+	wp_u8 pad[7];
+};
+
+enum wp_journal_phase {
+	WP_JBD2_START = 1,
+	WP_JBD2_LOCKING = 2,
+	WP_JBD2_FLUSHING = 3,
+	WP_JBD2_LOGGING = 4,
+	WP_JBD2_END = 5,
+};
+
+struct wp_journal_record {
+	struct wp_record_header h;
+	wp_u32 dev; /* the filesystem's device */
+	wp_u32 transaction;
+	wp_u32 phase; /* enum wp_journal_phase */
+	wp_u32 tid;
+};
+
+struct wp_throttle_record {
+	struct wp_record_header h;
+	wp_u32 pid;
+	wp_u32 tid;
+	wp_s64 pause_ms;  /* the sleep balance_dirty_pages chose */
+	wp_u64 period_ms;
+	wp_u64 dirty;     /* pages dirty globally at that moment */
+	wp_u64 limit;     /* the global dirty limit, pages */
+	wp_u64 wb_dirty;  /* pages dirty on this device's writeback */
+	wp_u64 wb_setpoint;
+};
+
+enum wp_nvme_event {
+	WP_NVME_SETUP = 1,
+	WP_NVME_COMPLETE = 2,
+};
+
+struct wp_nvme_record {
+	struct wp_record_header h;
+	wp_u64 rq;
+	wp_u32 disk;
+	wp_u16 qid;
+	wp_u16 cid;
+	wp_u8 event; /* enum wp_nvme_event */
+	wp_u8 opcode;
+	wp_u16 status;
+	wp_u32 nsid;
+	wp_u64 slba;
+	wp_u32 nlb;   /* blocks, zero-based as on the wire: nlb + 1 blocks */
+	wp_u32 control; /* cdw12 high half: FUA is bit 14 */
+};
+
+#endif /* WRITEPATH_RECORDS_H */

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs the Debian packages writepath builds, tests and runs with. Idempotent: installs
+# only what is missing, so `make` on a machine that has everything never touches apt.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config
+  clang llvm            # BPF objects (clang -target bpf, llvm-strip)
+  bpftool libbpf-dev libelf-dev zlib1g-dev
+  libcli11-dev libfmt-dev nlohmann-json3-dev
+  libgtest-dev googletest
+  e2fsprogs util-linux  # mkfs.ext4, losetup for the scratch filesystems
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+((${#missing[@]})) || exit 0
+
+if [[ $(id -u) -ne 0 ]]; then
+  echo "install-deps: missing packages (${missing[*]}); run as root or install them" >&2
+  exit 1
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,117 @@
+#include "decode/decoder.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "writepath.h"
+
+namespace wp {
+namespace {
+
+template <typename Record>
+std::vector<std::byte> bytes_of(const Record& r) {
+  std::vector<std::byte> out(sizeof(r));
+  std::memcpy(out.data(), &r, sizeof(r));
+  return out;
+}
+
+wp_bio_record sample_bio() {
+  wp_bio_record r{};
+  r.h = {WP_REC_BIO, sizeof(r), WP_RECORD_VERSION, 1, 5000};
+  r.bio = 0xffff888012345678ull;
+  r.tid = 42;
+  r.disk = (7u << 20) | 0;
+  r.bdev = r.disk;
+  r.sector = 2048;
+  r.bytes = 8192;
+  r.op = WP_OP_WRITE;
+  r.flags = WP_REQ_SYNC | WP_REQ_FUA;
+  r.kind = WP_BIO_QUEUE;
+  r.nr_extents = 2;
+  r.extents[0] = {10, 1, 0};
+  r.extents[1] = {20, 1, 0};
+  std::memcpy(r.comm, "kworker/u4:1", 13);
+  return r;
+}
+
+TEST(Decoder, BioRecordBecomesBioEvent) {
+  Decoder decoder;
+  auto event = decoder.decode(bytes_of(sample_bio()));
+  ASSERT_TRUE(event);
+  const auto* bio = std::get_if<BioEvent>(&*event);
+  ASSERT_NE(bio, nullptr);
+  EXPECT_EQ(bio->ts, 5000u);
+  EXPECT_EQ(bio->sector, 2048u);
+  EXPECT_EQ(bio->bytes, 8192u);
+  EXPECT_EQ(bio->op, ReqOp::Write);
+  EXPECT_EQ(bio->flags, req_flag::kSync | req_flag::kFua);
+  EXPECT_EQ(bio->nr_extents, 2);
+  EXPECT_EQ(bio->extents[1].index, 20u);
+  EXPECT_EQ(bio->comm, "kworker/u4:1");
+  EXPECT_EQ(decoder.stats().malformed, 0u);
+}
+
+TEST(Decoder, SyscallRecordCarriesStartAndExitTimes) {
+  wp_syscall_record r{};
+  r.h = {WP_REC_SYSCALL, sizeof(r), WP_RECORD_VERSION, 0, 9000};
+  r.start_ns = 1000;
+  r.syscall = WP_SYS_PWRITE64;
+  r.ret = 4096;
+  r.file_flags = WP_FILE_DIRECT | WP_FILE_REGULAR;
+  Decoder decoder;
+  auto event = decoder.decode(bytes_of(r));
+  ASSERT_TRUE(event);
+  const auto& call = std::get<SyscallEvent>(*event);
+  EXPECT_EQ(call.start_ns, 1000u);
+  EXPECT_EQ(call.end_ns, 9000u);
+  EXPECT_EQ(call.syscall, Syscall::Pwrite64);
+  EXPECT_TRUE(call.file_flags & file_flag::kDirect);
+}
+
+TEST(Decoder, RejectsShortWrongVersionAndUnknownRecords) {
+  Decoder decoder;
+  auto good = bytes_of(sample_bio());
+  EXPECT_FALSE(decoder.decode(std::span(good).first(10)));  // shorter than a header
+  EXPECT_FALSE(decoder.decode(std::span(good).first(sizeof(wp_bio_record) - 1)));
+
+  auto wrong_version = sample_bio();
+  wrong_version.h.version = WP_RECORD_VERSION + 1;
+  EXPECT_FALSE(decoder.decode(bytes_of(wrong_version)));
+
+  auto unknown = sample_bio();
+  unknown.h.type = 99;
+  EXPECT_FALSE(decoder.decode(bytes_of(unknown)));
+
+  auto too_many_extents = sample_bio();
+  too_many_extents.nr_extents = WP_BIO_MAX_EXTENTS + 1;
+  EXPECT_FALSE(decoder.decode(bytes_of(too_many_extents)));
+
+  auto size_mismatch = sample_bio();
+  size_mismatch.h.type = WP_REC_REQUEST;  // a bio's size is not a request's
+  EXPECT_FALSE(decoder.decode(bytes_of(size_mismatch)));
+
+  EXPECT_EQ(decoder.stats().records, 6u);
+  EXPECT_EQ(decoder.stats().malformed, 6u);
+}
+
+TEST(Decoder, RequestCompleteKeepsCompletedBytes) {
+  wp_request_record r{};
+  r.h = {WP_REC_REQUEST, sizeof(r), WP_RECORD_VERSION, 0, 77};
+  r.rq = 0xabc;
+  r.event = WP_RQ_COMPLETE;
+  r.op = WP_OP_FLUSH;
+  r.flags = WP_REQ_PREFLUSH;
+  r.bytes = 0;
+  Decoder decoder;
+  auto event = decoder.decode(bytes_of(r));
+  ASSERT_TRUE(event);
+  const auto& rq = std::get<RequestEvent>(*event);
+  EXPECT_EQ(rq.kind, RequestEventKind::Complete);
+  EXPECT_EQ(rq.op, ReqOp::Flush);
+  EXPECT_EQ(rq.bytes, 0u);
+}
+
+}  // namespace
+}  // namespace wp

@@ -1,0 +1,86 @@
+#include "agent/doctor.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <set>
+
+#include "probe/bpf_session.h"
+#include "probe/devices.h"
+#include "probe/hook_plan.h"
+#include "probe/kernel_caps.h"
+
+namespace wp {
+namespace {
+
+const char* mark(bool ok) { return ok ? "ok  " : "FAIL"; }
+
+}  // namespace
+
+int run_doctor(std::ostream& out) {
+  KernelCaps caps = detect_kernel_caps();
+  out << fmt::format("kernel {}\n", caps.kernel_release);
+  out << fmt::format("  {} root{}\n", mark(caps.root), caps.root ? "" : ": BPF tracing needs root");
+  out << fmt::format("  {} BTF /sys/kernel/btf/vmlinux{}\n", mark(caps.btf),
+                     caps.btf ? "" : ": " + caps.btf_error);
+  out << fmt::format("  {} tracefs{}\n", mark(caps.tracefs),
+                     caps.tracefs ? " at " + caps.tracefs_path : ": " + caps.tracefs_error);
+  out << fmt::format("  {} fentry/fexit{}\n", caps.fentry ? "ok  " : "no  ",
+                     caps.fentry ? "" : " (" + caps.fentry_error +
+                                            "): the write path uses syscall tracepoints");
+  if (!caps.root || !caps.btf || !caps.tracefs) {
+    out << "tracing cannot run here\n";
+    return 1;
+  }
+
+  // Plan, then really load and attach, dropping variants that fail, as `trace` does.
+  KernelBtf btf;
+  std::set<std::string> failed;
+  std::string error;
+  HookPlan plan;
+  std::unique_ptr<BpfSession> session;
+  for (int attempt = 0; attempt < 4 && !session; ++attempt) {
+    plan = plan_hooks(btf, caps.tracefs_path, failed);
+    if (!plan.runnable()) break;
+    size_t before = failed.size();
+    KernelFilter filter;
+    filter.self_tgid = static_cast<std::uint32_t>(::getpid());
+    session = BpfSession::start(plan, filter, [](std::span<const std::byte>) {}, error, failed);
+    if (!session && failed.size() == before) break;
+  }
+
+  out << "hooks\n";
+  std::string layer;
+  for (const auto& choice : plan.choices) {
+    if (choice.hook->layer != layer) {
+      layer = choice.hook->layer;
+      out << fmt::format("  [{}]\n", layer);
+    }
+    std::string used = "-";
+    if (choice.variant) {
+      used = fmt::format("{} {}:{}", attach_kind_name(choice.variant->kind),
+                         choice.variant->category, choice.variant->events.front());
+      if (choice.variant->events.size() > 1) used += fmt::format(" (+{})", choice.variant->events.size() - 1);
+    }
+    const char* state = choice.variant ? (choice.why.empty() ? "ok  " : "fall") : (choice.hook->required ? "FAIL" : "off ");
+    out << fmt::format("  {} {:<22} {}\n", state, choice.hook->name, used);
+    if (!choice.why.empty()) out << fmt::format("         {:<22} passed over: {}\n", "", choice.why);
+  }
+
+  out << "devices\n";
+  for (const auto& d : list_block_devices()) {
+    if (d.dev != d.disk) continue;
+    out << fmt::format("  {:<10} {:<8} write cache {}{}\n", d.name, dev_string(d.dev),
+                       d.volatile_write_cache ? "volatile (flushes needed)" : "none/write-through",
+                       d.fua ? ", FUA" : "");
+  }
+
+  if (!session) {
+    out << fmt::format("tracing cannot run here: {}\n", error.empty() ? "a required hook is missing" : error);
+    return 1;
+  }
+  out << "tracing can run here\n";
+  return 0;
+}
+
+}  // namespace wp

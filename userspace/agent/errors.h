@@ -1,0 +1,22 @@
+// The agent's failures, carrying the contract's exit code: 1 runtime failure, 2 bad usage.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace wp {
+
+constexpr int kExitRuntime = 1;
+constexpr int kExitUsage = 2;
+
+class Failure : public std::runtime_error {
+ public:
+  Failure(int exit_code, const std::string& message)
+      : std::runtime_error(message), exit_code_(exit_code) {}
+  int exit_code() const { return exit_code_; }
+
+ private:
+  int exit_code_;
+};
+
+}  // namespace wp

@@ -1,0 +1,369 @@
+#include "agent/trace_session.h"
+
+#include <fcntl.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fmt/format.h>
+#include <fstream>
+#include <iostream>
+#include <linux/magic.h>
+#include <memory>
+#include <utility>
+
+#include "agent/errors.h"
+#include "decode/decoder.h"
+#include "probe/bpf_session.h"
+#include "probe/devices.h"
+#include "probe/hook_plan.h"
+#include "probe/kernel_caps.h"
+#include "stitch/stitcher.h"
+
+namespace wp {
+namespace {
+
+// A file descriptor closed on scope exit.
+class Fd {
+ public:
+  explicit Fd(int fd = -1) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  Fd& operator=(Fd&& other) noexcept {
+    if (this != &other) {
+      if (fd_ >= 0) ::close(fd_);
+      fd_ = std::exchange(other.fd_, -1);
+    }
+    return *this;
+  }
+  int get() const { return fd_; }
+  int release() { return std::exchange(fd_, -1); }
+
+ private:
+  int fd_;
+};
+
+std::string errno_text() { return std::strerror(errno); }
+
+// The command of `-- CMD`, forked at once but held before exec until tracing is attached,
+// so its first write is traced.
+class HeldChild {
+ public:
+  explicit HeldChild(const std::vector<std::string>& argv, const sigset_t& original_mask) {
+    int go[2];
+    if (::pipe2(go, O_CLOEXEC) != 0) throw Failure(kExitRuntime, "pipe: " + errno_text());
+    pid_ = ::fork();
+    if (pid_ < 0) throw Failure(kExitRuntime, "fork: " + errno_text());
+    if (pid_ == 0) {
+      ::close(go[1]);
+      char byte;
+      if (::read(go[0], &byte, 1) != 1) ::_exit(127);  // the tracer gave up
+      ::sigprocmask(SIG_SETMASK, &original_mask, nullptr);
+      std::vector<char*> args;
+      for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+      args.push_back(nullptr);
+      ::execvp(args[0], args.data());
+      std::fprintf(stderr, "writepath: cannot run %s: %s\n", args[0], std::strerror(errno));
+      ::_exit(127);
+    }
+    ::close(go[0]);
+    go_ = Fd(go[1]);
+  }
+  ~HeldChild() {
+    // Never started (tracing failed): closing the pipe makes it exit 127; reap it. A started
+    // command that outlives the trace goes on untraced, as under strace and perf.
+    if (pid_ > 0 && go_.get() >= 0) {
+      go_ = Fd();
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  pid_t pid() const { return pid_; }
+  void release() {
+    char byte = 1;
+    if (::write(go_.get(), &byte, 1) != 1) throw Failure(kExitRuntime, "cannot start command");
+    go_ = Fd();
+  }
+  // Non-blocking reap; returns true (and the exit code) once the child has exited.
+  bool reap(int& exit_code) {
+    int status = 0;
+    if (reaped_ || ::waitpid(pid_, &status, WNOHANG) != pid_) return reaped_;
+    reaped_ = true;
+    exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return true;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  Fd go_;
+  bool reaped_ = false;
+};
+
+DevT kernel_dev(dev_t dev) { return make_dev(major(dev), minor(dev)); }
+
+KernelFilter build_filter(const TraceOptions& options) {
+  KernelFilter filter;
+  filter.self_tgid = static_cast<std::uint32_t>(::getpid());
+  for (auto pid : options.pids) {
+    if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
+      throw Failure(kExitUsage, fmt::format("no process with pid {}", pid));
+    filter.tgids.push_back(pid);
+  }
+  filter.filter_tgid = !filter.tgids.empty() || !options.command.empty();
+  filter.follow_children = !options.command.empty();
+  if (options.comm) {
+    if (options.comm->empty() || options.comm->size() >= WP_COMM_LEN)
+      throw Failure(kExitUsage, fmt::format("--comm takes a name of 1 to {} characters (the "
+                                            "kernel keeps {}), not '{}'",
+                                            WP_COMM_LEN - 1, WP_COMM_LEN - 1, *options.comm));
+    filter.comm = options.comm;
+  }
+  if (options.cgroup) {
+    std::string path = *options.cgroup;
+    if (path.empty() || path[0] != '/') path = "/sys/fs/cgroup/" + path;
+    struct stat st {};
+    struct statfs sfs {};
+    if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+      throw Failure(kExitUsage, fmt::format("--cgroup {}: no such cgroup directory", path));
+    if (::statfs(path.c_str(), &sfs) != 0 || sfs.f_type != CGROUP2_SUPER_MAGIC)
+      throw Failure(kExitUsage, fmt::format("--cgroup {}: not on a cgroup2 filesystem", path));
+    filter.cgroup_id = st.st_ino;  // a cgroup2 directory's inode number is the cgroup id
+  }
+  if (options.dev) {
+    auto device = find_block_device(*options.dev);
+    if (!device) throw Failure(kExitUsage, fmt::format("--dev {}: no such block device", *options.dev));
+    filter.disk = device->disk;
+  }
+  if (options.file) {
+    struct stat st {};
+    if (::stat(options.file->c_str(), &st) != 0)
+      throw Failure(kExitUsage, fmt::format("--file {}: {}", *options.file, errno_text()));
+    filter.file_dev = kernel_dev(st.st_dev);
+    filter.file_ino = st.st_ino;
+  }
+  return filter;
+}
+
+std::unique_ptr<BpfSession> start_session(const KernelCaps& caps, const KernelFilter& filter,
+                                          BpfSession::RecordHandler handler) {
+  KernelBtf btf;
+  std::set<std::string> failed;
+  std::string error;
+  // A variant that fails to attach is dropped and the next one tried: a real attach probe.
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    HookPlan plan = plan_hooks(btf, caps.tracefs_path, failed);
+    if (!plan.runnable()) break;
+    size_t failed_before = failed.size();
+    auto session = BpfSession::start(plan, filter, handler, error, failed);
+    if (session) return session;
+    if (failed.size() == failed_before) break;  // not an attach problem: retrying won't help
+  }
+  if (error.empty()) error = "a required hook has no usable tracepoint (see writepath doctor)";
+  throw Failure(kExitRuntime, error);
+}
+
+struct Output {
+  std::ofstream file;
+  std::ostream* stream = &std::cout;
+};
+
+class TraceLoop {
+ public:
+  TraceLoop(const TraceOptions& options, Sink& sink) : options_(options), sink_(sink) {
+    for (const auto& device : list_block_devices()) stitcher_.add_device(device);
+  }
+
+  void on_record(std::span<const std::byte> record) {
+    if (auto event = decoder_.decode(record)) feed(*event);
+  }
+
+  void feed(const Event& event) {
+    std::visit([this](const auto& e) { note_time(e); }, event);
+    stitcher_.feed(event, finished_);
+    emit(finished_);
+  }
+
+  void check_lost(const LostCounts& lost) {
+    std::uint64_t total = 0;
+    for (auto n : lost) total += n;
+    if (total > lost_seen_) {
+      feed(LostEvent{last_ts_, total - lost_seen_});
+      lost_seen_ = total;
+    }
+    lost_ = lost;
+  }
+
+  void finish(Nanos duration_ns) {
+    stitcher_.finish(finished_);
+    emit(finished_);
+    TraceSummary summary;
+    summary.events = decoder_.stats().records;
+    for (std::size_t hook = 0; hook < lost_.size(); ++hook) {
+      summary.lost += lost_[hook];
+      if (lost_[hook]) summary.lost_by_hook[hook_counter_name(hook)] = lost_[hook];
+    }
+    const auto& stats = stitcher_.stats();
+    summary.writes = stats.writes;
+    summary.fsyncs = stats.syncs;
+    summary.incomplete = stats.incomplete;
+    summary.duration_ns = duration_ns;
+    sink_.summary(summary);
+    sink_.flush();
+  }
+
+ private:
+  template <typename E>
+  void note_time(const E& e) {
+    if constexpr (std::is_same_v<E, SyscallEvent>)
+      last_ts_ = std::max(last_ts_, e.end_ns);
+    else
+      last_ts_ = std::max(last_ts_, e.ts);
+  }
+
+  void emit(std::vector<Timeline>& items) {
+    for (const auto& item : items) {
+      const SyscallEvent& call =
+          std::visit([](const auto& t) -> const SyscallEvent& { return t.call; }, item);
+      if (call.end_ns - call.start_ns < options_.min_latency_ns) continue;
+      sink_.timeline(item);
+    }
+    items.clear();
+  }
+
+  const TraceOptions& options_;
+  Sink& sink_;
+  Decoder decoder_;
+  Stitcher stitcher_;
+  std::vector<Timeline> finished_;
+  LostCounts lost_{};
+  std::uint64_t lost_seen_ = 0;
+  Nanos last_ts_ = 0;
+};
+
+Nanos monotonic_now() {
+  struct timespec ts {};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<Nanos>(ts.tv_sec) * 1'000'000'000ull + static_cast<Nanos>(ts.tv_nsec);
+}
+
+}  // namespace
+
+int run_trace(const TraceOptions& options) {
+  KernelFilter filter = build_filter(options);
+
+  Output output;
+  if (!options.output.empty()) {
+    // Opened before anything is traced: a bad path fails fast.
+    output.file.open(options.output, std::ios::out | std::ios::trunc);
+    if (!output.file) throw Failure(kExitRuntime, fmt::format("cannot write {}: {}", options.output, errno_text()));
+    output.stream = &output.file;
+  }
+
+  KernelCaps caps = detect_kernel_caps();
+  if (!caps.root)
+    throw Failure(kExitRuntime, "must run as root: BPF tracing needs CAP_BPF and CAP_PERFMON");
+  if (!caps.btf)
+    throw Failure(kExitRuntime, caps.btf_error + " (CO-RE needs CONFIG_DEBUG_INFO_BTF=y)");
+  if (!caps.tracefs) throw Failure(kExitRuntime, caps.tracefs_error);
+
+  // Signals arrive through a signalfd: no handler, no global flag.
+  sigset_t handled, original;
+  sigemptyset(&handled);
+  sigaddset(&handled, SIGINT);
+  sigaddset(&handled, SIGTERM);
+  sigaddset(&handled, SIGCHLD);
+  ::sigprocmask(SIG_BLOCK, &handled, &original);
+  Fd signals(::signalfd(-1, &handled, SFD_CLOEXEC));
+  if (signals.get() < 0) throw Failure(kExitRuntime, "signalfd: " + errno_text());
+
+  std::unique_ptr<HeldChild> child;
+  if (!options.command.empty()) {
+    child = std::make_unique<HeldChild>(options.command, original);
+    filter.tgids.push_back(static_cast<std::uint32_t>(child->pid()));
+  }
+
+  auto sink = make_sink(options.format, *output.stream,
+                        SinkOptions{options.output.empty() && ::isatty(STDOUT_FILENO)});
+  TraceLoop loop(options, *sink);
+  auto session = start_session(caps, filter, [&loop](std::span<const std::byte> record) {
+    loop.on_record(record);
+  });
+
+  Fd epoll(::epoll_create1(EPOLL_CLOEXEC));
+  Fd timer;
+  auto watch = [&epoll](int fd) {
+    struct epoll_event ev {};
+    ev.events = EPOLLIN;
+    ev.data.fd = fd;
+    if (::epoll_ctl(epoll.get(), EPOLL_CTL_ADD, fd, &ev) != 0)
+      throw Failure(kExitRuntime, "epoll: " + errno_text());
+  };
+  watch(session->ring_fd());
+  watch(signals.get());
+  if (options.duration_ns) {
+    timer = Fd(::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC));
+    struct itimerspec spec {};
+    spec.it_value.tv_sec = static_cast<time_t>(*options.duration_ns / 1'000'000'000ull);
+    spec.it_value.tv_nsec = static_cast<long>(*options.duration_ns % 1'000'000'000ull);
+    if (*options.duration_ns == 0) spec.it_value.tv_nsec = 1;
+    ::timerfd_settime(timer.get(), 0, &spec, nullptr);
+    watch(timer.get());
+  }
+
+  if (!options.command.empty())
+    std::cerr << fmt::format("writepath: tracing {} (pid {})\n", options.command[0], child->pid());
+  else if (options.format == OutputFormat::Text && !options.output.empty())
+    std::cerr << "writepath: tracing; Ctrl-C to stop\n";
+  const Nanos started = monotonic_now();
+  if (child) child->release();
+
+  int exit_code = 0;
+  bool running = true;
+  while (running) {
+    struct epoll_event ready[4];
+    int n = ::epoll_wait(epoll.get(), ready, 4, 200);
+    if (n < 0 && errno != EINTR) throw Failure(kExitRuntime, "epoll_wait: " + errno_text());
+    for (int i = 0; i < n; ++i) {
+      int fd = ready[i].data.fd;
+      if (fd == signals.get()) {
+        struct signalfd_siginfo info {};
+        if (::read(signals.get(), &info, sizeof(info)) != sizeof(info)) continue;
+        if (info.ssi_signo == SIGCHLD) {
+          if (child && child->reap(exit_code)) running = false;
+        } else {
+          running = false;
+        }
+      } else if (timer.get() >= 0 && fd == timer.get()) {
+        running = false;
+      }
+    }
+    session->consume();
+    loop.check_lost(session->lost());
+  }
+
+  // Stop the hooks, then read what they left in the ring buffer.
+  session->detach();
+  while (session->consume() > 0) {
+  }
+  loop.check_lost(session->lost());
+  loop.finish(monotonic_now() - started);
+  if (child) child->reap(exit_code);
+  ::sigprocmask(SIG_SETMASK, &original, nullptr);
+  if (!options.output.empty() && !output.file)
+    throw Failure(kExitRuntime, fmt::format("writing {} failed", options.output));
+  return exit_code;
+}
+
+}  // namespace wp

@@ -1,0 +1,32 @@
+// `writepath trace`: hooks → ring buffer → decode → stitch → sink, until a duration, a signal
+// or the traced command's exit ends it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "decode/events.h"
+#include "sinks/sink.h"
+
+namespace wp {
+
+struct TraceOptions {
+  std::vector<std::uint32_t> pids;
+  std::optional<std::string> comm;
+  std::optional<std::string> cgroup;
+  std::optional<std::string> dev;
+  std::optional<std::string> file;
+  Nanos min_latency_ns = 0;
+  std::optional<Nanos> duration_ns;
+  OutputFormat format = OutputFormat::Text;
+  std::string output;                // "" = stdout
+  std::vector<std::string> command;  // `-- CMD ARGS…`
+};
+
+// Runs the trace; returns the exit code (the command's own when one was given). Throws
+// Failure for bad usage and runtime failures.
+int run_trace(const TraceOptions& options);
+
+}  // namespace wp

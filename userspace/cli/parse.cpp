@@ -1,0 +1,34 @@
+#include "cli/parse.h"
+
+#include <cmath>
+#include <cstdlib>
+
+namespace wp {
+
+std::optional<Nanos> parse_duration(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  char* end = nullptr;
+  double value = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || !std::isfinite(value) || value < 0) return std::nullopt;
+  const std::string unit(end);
+  double scale;
+  if (unit.empty() || unit == "s")
+    scale = 1e9;
+  else if (unit == "ms")
+    scale = 1e6;
+  else if (unit == "us")
+    scale = 1e3;
+  else if (unit == "ns")
+    scale = 1;
+  else if (unit == "m")
+    scale = 60e9;
+  else if (unit == "h")
+    scale = 3600e9;
+  else
+    return std::nullopt;
+  double ns = value * scale;
+  if (ns > 1.8e19) return std::nullopt;
+  return static_cast<Nanos>(std::llround(ns));
+}
+
+}  // namespace wp

@@ -1,0 +1,192 @@
+// Typed kernel events: what decode produces from ring-buffer records and what the stitcher
+// consumes. Plain values, no kernel or BPF types, so the stitcher can be driven by synthetic
+// sequences in unit tests.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <variant>
+
+namespace wp {
+
+using Nanos = std::uint64_t;  // CLOCK_MONOTONIC nanoseconds (bpf_ktime_get_ns)
+
+// Kernel dev_t encoding (MAJOR << 20 | MINOR), as the kernel's tracepoints use it.
+using DevT = std::uint32_t;
+constexpr DevT make_dev(std::uint32_t major, std::uint32_t minor) { return (major << 20) | minor; }
+constexpr std::uint32_t dev_major(DevT dev) { return dev >> 20; }
+constexpr std::uint32_t dev_minor(DevT dev) { return dev & 0xfffff; }
+std::string dev_string(DevT dev);  // "253:0"
+
+enum class Syscall : std::uint8_t {
+  Write,
+  Pwrite64,
+  Writev,
+  Pwritev,
+  Pwritev2,
+  Fsync,
+  Fdatasync,
+  SyncFileRange,
+  Syncfs,
+  Sync,
+};
+const char* syscall_name(Syscall s);
+bool is_write_syscall(Syscall s);
+
+namespace file_flag {
+constexpr std::uint32_t kDirect = 1u << 0;
+constexpr std::uint32_t kSync = 1u << 1;
+constexpr std::uint32_t kDsync = 1u << 2;
+constexpr std::uint32_t kAppend = 1u << 3;
+constexpr std::uint32_t kRegular = 1u << 4;
+constexpr std::uint32_t kBlockDev = 1u << 5;
+}  // namespace file_flag
+
+namespace req_flag {
+constexpr std::uint32_t kFua = 1u << 0;
+constexpr std::uint32_t kPreflush = 1u << 1;
+constexpr std::uint32_t kSync = 1u << 2;
+constexpr std::uint32_t kMeta = 1u << 3;
+}  // namespace req_flag
+
+enum class ReqOp : std::uint8_t { Read = 0, Write = 1, Flush = 2, Discard = 3, WriteZeroes = 9, Other = 255 };
+
+// blktrace-style flags string: "W", "WS", "FF", "FWFS", ...
+std::string rwbs(ReqOp op, std::uint32_t flags, std::uint32_t bytes);
+
+// A write or sync syscall of a traced thread, complete (emitted at syscall exit).
+struct SyscallEvent {
+  Nanos start_ns = 0;
+  Nanos end_ns = 0;
+  std::uint32_t pid = 0;
+  std::uint32_t tid = 0;
+  std::string comm;
+  std::uint64_t cgroup_id = 0;
+  Syscall syscall = Syscall::Write;
+  int fd = -1;
+  DevT dev = 0;  // the file's superblock device
+  std::uint64_t ino = 0;
+  std::uint32_t file_flags = 0;  // file_flag::*
+  std::int64_t ret = 0;          // bytes written, or -errno
+  std::uint64_t pos = 0;         // file offset of the first byte (writes)
+  std::uint64_t count = 0;       // bytes asked for
+  std::uint32_t pages_dirtied = 0;
+  std::uint32_t dirty_folios = 0;
+  std::uint64_t dirty_index_min = 0;
+  std::uint64_t dirty_index_max = 0;
+  Nanos throttle_ns = 0;
+  std::uint32_t throttle_events = 0;
+  std::uint32_t writeback_waits = 0;
+};
+
+struct Extent {
+  std::uint64_t index = 0;  // page index in the file
+  std::uint32_t pages = 0;
+};
+
+enum class BioKind : std::uint8_t { Queue, Split };
+
+namespace bio_flag {
+constexpr std::uint8_t kAnon = 1u << 0;
+constexpr std::uint8_t kNoFile = 1u << 1;
+constexpr std::uint8_t kMixed = 1u << 2;
+constexpr std::uint8_t kTruncated = 1u << 3;
+}  // namespace bio_flag
+
+constexpr std::size_t kMaxBioExtents = 8;
+
+// A bio entering the block layer, in the submitter's context.
+struct BioEvent {
+  Nanos ts = 0;
+  std::uint64_t bio = 0;  // kernel pointer
+  std::uint32_t pid = 0;
+  std::uint32_t tid = 0;
+  std::string comm;
+  DevT bdev = 0;  // partition or disk the bio was submitted to
+  DevT disk = 0;  // whole disk (requests are per disk)
+  std::uint64_t sector = 0;
+  std::uint32_t bytes = 0;
+  ReqOp op = ReqOp::Write;
+  std::uint32_t flags = 0;  // req_flag::*
+  BioKind kind = BioKind::Queue;
+  std::uint8_t bio_flags = 0;  // bio_flag::*
+  DevT file_dev = 0;           // superblock device of the pages' inode
+  std::uint64_t ino = 0;
+  std::uint8_t nr_extents = 0;
+  std::array<Extent, kMaxBioExtents> extents{};
+};
+
+enum class RequestEventKind : std::uint8_t { Insert, Issue, Complete };
+
+struct RequestEvent {
+  Nanos ts = 0;
+  std::uint64_t rq = 0;  // kernel pointer, reused: identity is pointer + lifetime
+  DevT disk = 0;
+  ReqOp op = ReqOp::Write;
+  std::uint32_t flags = 0;  // req_flag::* of rq->cmd_flags at this event
+  std::uint32_t bytes = 0;  // insert/issue: request size; complete: bytes completed now
+  std::uint64_t sector = 0;
+  std::int32_t error = 0;
+  std::uint32_t tid = 0;
+  RequestEventKind kind = RequestEventKind::Issue;
+};
+
+enum class JournalPhase : std::uint8_t { Start, Locking, Flushing, Logging, End };
+
+struct JournalEvent {
+  Nanos ts = 0;
+  DevT dev = 0;
+  std::uint32_t transaction = 0;
+  JournalPhase phase = JournalPhase::Start;
+  std::uint32_t tid = 0;
+};
+
+struct ThrottleEvent {
+  Nanos ts = 0;
+  std::uint32_t pid = 0;
+  std::uint32_t tid = 0;
+  std::int64_t pause_ms = 0;
+  std::uint64_t period_ms = 0;
+  std::uint64_t dirty = 0;
+  std::uint64_t limit = 0;
+  std::uint64_t wb_dirty = 0;
+  std::uint64_t wb_setpoint = 0;
+};
+
+enum class NvmeEventKind : std::uint8_t { Setup, Complete };
+
+struct NvmeEvent {
+  Nanos ts = 0;
+  std::uint64_t rq = 0;
+  DevT disk = 0;
+  std::uint16_t qid = 0;
+  std::uint16_t cid = 0;
+  NvmeEventKind kind = NvmeEventKind::Setup;
+  std::uint8_t opcode = 0;
+  std::uint16_t status = 0;
+  std::uint32_t nsid = 0;
+  std::uint64_t slba = 0;
+  std::uint32_t nlb = 0;
+  std::uint32_t control = 0;
+};
+
+// Records were lost (ring buffer full) just before this point of the stream.
+struct LostEvent {
+  Nanos ts = 0;
+  std::uint64_t count = 0;
+};
+
+// Static facts about a block device, read by the agent before tracing starts.
+struct DeviceInfo {
+  DevT dev = 0;   // the device itself (partition or disk)
+  DevT disk = 0;  // its whole disk (== dev for a disk)
+  std::string name;
+  bool volatile_write_cache = true;  // /sys/block/X/queue/write_cache == "write back"
+  bool fua = false;
+};
+
+using Event = std::variant<SyscallEvent, BioEvent, RequestEvent, JournalEvent, ThrottleEvent,
+                           NvmeEvent, LostEvent>;
+
+}  // namespace wp

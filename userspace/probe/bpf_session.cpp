@@ -1,0 +1,142 @@
+#include "probe/bpf_session.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "writepath.skel.h"
+
+namespace wp {
+
+const char* hook_counter_name(std::size_t hook) {
+  switch (hook) {
+    case WP_HOOK_SYSCALL: return "syscall";
+    case WP_HOOK_BIO: return "bio";
+    case WP_HOOK_REQUEST: return "request";
+    case WP_HOOK_JOURNAL: return "journal";
+    case WP_HOOK_THROTTLE: return "throttle";
+    case WP_HOOK_NVME: return "nvme";
+    case WP_HOOK_STATE: return "thread-state";
+  }
+  return "?";
+}
+
+namespace {
+
+// libbpf's own messages (verifier logs, CO-RE notes) only with WRITEPATH_DEBUG=1: the user
+// gets one line from us instead.
+int libbpf_print(enum libbpf_print_level level, const char* format, va_list args) {
+  const char* debug = std::getenv("WRITEPATH_DEBUG");
+  if (!debug || *debug != '1') return 0;
+  if (level == LIBBPF_DEBUG && debug[1] != '1') return 0;
+  return std::vfprintf(stderr, format, args);
+}
+
+}  // namespace
+
+std::unique_ptr<BpfSession> BpfSession::start(const HookPlan& plan, const KernelFilter& filter,
+                                              RecordHandler handler, std::string& error,
+                                              std::set<std::string>& failed) {
+  libbpf_set_print(libbpf_print);
+  std::unique_ptr<BpfSession> session(new BpfSession());
+  session->handler_ = std::move(handler);
+
+  session->skel_ = writepath_bpf__open();
+  if (!session->skel_) {
+    error = fmt::format("cannot open the BPF object: {}", std::strerror(errno));
+    return nullptr;
+  }
+  auto* ro = session->skel_->rodata;
+  ro->cfg_self_tgid = filter.self_tgid;
+  ro->cfg_filter_tgid = filter.filter_tgid;
+  ro->cfg_follow_children = filter.follow_children;
+  if (filter.comm) {
+    ro->cfg_filter_comm = true;
+    std::strncpy(const_cast<char*>(ro->cfg_comm), filter.comm->c_str(), WP_COMM_LEN - 1);
+  }
+  ro->cfg_cgroup_id = filter.cgroup_id;
+  ro->cfg_disk = filter.disk;
+  ro->cfg_file_dev = filter.file_dev;
+  ro->cfg_file_ino = filter.file_ino;
+
+  const std::set<std::string> wanted = plan.programs();
+  struct bpf_program* prog;
+  bpf_object__for_each_program(prog, session->skel_->obj) {
+    bpf_program__set_autoload(prog, wanted.count(bpf_program__name(prog)) > 0);
+  }
+  if (int err = writepath_bpf__load(session->skel_)) {
+    error = fmt::format("cannot load the BPF programs: {} (WRITEPATH_DEBUG=1 shows the log)",
+                        std::strerror(-err));
+    return nullptr;
+  }
+
+  for (std::uint32_t tgid : filter.tgids) session->add_tgid(tgid);
+
+  bpf_object__for_each_program(prog, session->skel_->obj) {
+    if (!bpf_program__autoload(prog)) continue;
+    struct bpf_link* link = bpf_program__attach(prog);
+    if (!link) {
+      failed.insert(bpf_program__name(prog));
+      error = fmt::format("cannot attach {}: {}", bpf_program__name(prog), std::strerror(errno));
+      continue;
+    }
+    session->links_.push_back(link);
+  }
+  if (!failed.empty()) return nullptr;
+
+  session->ring_ = ring_buffer__new(bpf_map__fd(session->skel_->maps.events),
+                                    &BpfSession::on_record, session.get(), nullptr);
+  if (!session->ring_) {
+    error = fmt::format("cannot open the ring buffer: {}", std::strerror(errno));
+    return nullptr;
+  }
+  return session;
+}
+
+BpfSession::~BpfSession() {
+  detach();
+  ring_buffer__free(ring_);
+  writepath_bpf__destroy(skel_);
+}
+
+int BpfSession::on_record(void* self, void* data, std::size_t size) {
+  static_cast<BpfSession*>(self)->handler_(
+      std::span<const std::byte>(static_cast<const std::byte*>(data), size));
+  return 0;
+}
+
+int BpfSession::ring_fd() const { return ring_buffer__epoll_fd(ring_); }
+
+int BpfSession::consume() { return ring_buffer__consume(ring_); }
+
+void BpfSession::detach() {
+  for (auto* link : links_) bpf_link__destroy(link);
+  links_.clear();
+}
+
+LostCounts BpfSession::lost() const {
+  LostCounts total{};
+  int cpus = libbpf_num_possible_cpus();
+  if (cpus <= 0) return total;
+  std::vector<std::uint64_t> per_cpu(static_cast<std::size_t>(cpus));
+  int fd = bpf_map__fd(skel_->maps.lost);
+  for (std::uint32_t hook = 0; hook < WP_HOOK_COUNT; ++hook) {
+    if (bpf_map_lookup_elem(fd, &hook, per_cpu.data()) != 0) continue;
+    for (auto n : per_cpu) total[hook] += n;
+  }
+  return total;
+}
+
+bool BpfSession::add_tgid(std::uint32_t tgid) {
+  std::uint8_t one = 1;
+  return bpf_map__update_elem(skel_->maps.traced_tgids, &tgid, sizeof(tgid), &one, sizeof(one),
+                              BPF_ANY) == 0;
+}
+
+}  // namespace wp

@@ -1,0 +1,72 @@
+// RAII ownership of the loaded BPF programs: skeleton, links and ring buffer. Destruction
+// detaches first, then frees the maps and programs: one cleanup path.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "decode/events.h"
+#include "probe/hook_plan.h"
+#include "writepath.h"
+
+struct writepath_bpf;
+struct bpf_link;
+struct ring_buffer;
+
+namespace wp {
+
+// In-kernel filters, set in rodata before load.
+struct KernelFilter {
+  std::uint32_t self_tgid = 0;
+  bool filter_tgid = false;
+  bool follow_children = false;
+  std::vector<std::uint32_t> tgids;
+  std::optional<std::string> comm;
+  std::uint64_t cgroup_id = 0;
+  DevT disk = 0;
+  DevT file_dev = 0;
+  std::uint64_t file_ino = 0;
+};
+
+using LostCounts = std::array<std::uint64_t, WP_HOOK_COUNT>;
+const char* hook_counter_name(std::size_t hook);  // "syscall", "bio", ...
+
+class BpfSession {
+ public:
+  using RecordHandler = std::function<void(std::span<const std::byte>)>;
+
+  // Opens, configures, loads and attaches the programs of `plan`. On failure returns null
+  // with `error` set and the programs that failed in `failed` (so the caller can re-plan).
+  static std::unique_ptr<BpfSession> start(const HookPlan& plan, const KernelFilter& filter,
+                                           RecordHandler handler, std::string& error,
+                                           std::set<std::string>& failed);
+  ~BpfSession();
+  BpfSession(const BpfSession&) = delete;
+  BpfSession& operator=(const BpfSession&) = delete;
+
+  int ring_fd() const;
+  // Hands every record waiting in the ring buffer to the handler; returns how many.
+  int consume();
+  // Detaches every program; records already in the ring buffer stay readable.
+  void detach();
+  LostCounts lost() const;
+  bool add_tgid(std::uint32_t tgid);
+
+ private:
+  BpfSession() = default;
+  static int on_record(void* self, void* data, std::size_t size);
+
+  writepath_bpf* skel_ = nullptr;
+  std::vector<bpf_link*> links_;
+  ring_buffer* ring_ = nullptr;
+  RecordHandler handler_;
+};
+
+}  // namespace wp

@@ -1,0 +1,158 @@
+#include "probe/hook_plan.h"
+
+#include <fmt/format.h>
+
+#include <string_view>
+
+namespace wp {
+
+const char* attach_kind_name(AttachKind kind) {
+  switch (kind) {
+    case AttachKind::TpBtf: return "tp_btf";
+    case AttachKind::RawTp: return "raw_tp";
+    case AttachKind::Tracepoint: return "tracepoint";
+  }
+  return "?";
+}
+
+namespace {
+
+HookVariant tracepoint(const std::string& program, const std::string& category,
+                       const std::string& event) {
+  return {{program}, AttachKind::Tracepoint, category, {event}, "", -1};
+}
+
+HookVariant btf_or_raw(const std::string& program, AttachKind kind, const std::string& category,
+                       const std::string& event, int args, const std::string& module = "") {
+  return {{program}, kind, category, {event}, module, args};
+}
+
+std::vector<HookVariant> syscall_pair(const std::string& name) {
+  return {{{"wp_enter_" + name, "wp_exit_" + name},
+           AttachKind::Tracepoint,
+           "syscalls",
+           {"sys_enter_" + name, "sys_exit_" + name},
+           "",
+           -1}};
+}
+
+std::vector<Hook> build_table() {
+  using K = AttachKind;
+  std::vector<Hook> t;
+  // Syscalls come in enter/exit pairs: one hook per pair, both programs or neither.
+  for (const char* name : {"write", "pwrite64", "writev", "pwritev", "pwritev2", "fsync",
+                           "fdatasync", "sync_file_range", "syncfs", "sync"}) {
+    bool required = std::string_view(name) == "write" || std::string_view(name) == "fsync";
+    t.push_back({std::string(name) + "(2)", "syscall", required, syscall_pair(name)});
+  }
+  t.push_back({"fork follow", "syscall", false,
+               {btf_or_raw("wp_fork", K::TpBtf, "sched", "sched_process_fork", 2)}});
+  t.push_back({"process exit", "syscall", false,
+               {tracepoint("wp_process_exit", "sched", "sched_process_exit")}});
+
+  t.push_back({"page dirtied", "pagecache", false,
+               {btf_or_raw("wp_dirty_folio", K::TpBtf, "writeback", "writeback_dirty_folio", 2),
+                btf_or_raw("wp_dirty_page", K::TpBtf, "writeback", "writeback_dirty_page", 2)}});
+  t.push_back({"dirty throttling", "pagecache", false,
+               {tracepoint("wp_balance_dirty_pages", "writeback", "balance_dirty_pages")}});
+  t.push_back(
+      {"writeback wait", "pagecache", false,
+       {btf_or_raw("wp_folio_wait_writeback", K::TpBtf, "writeback", "folio_wait_writeback", 2),
+        btf_or_raw("wp_wait_on_page_writeback", K::TpBtf, "writeback", "wait_on_page_writeback",
+                   2)}});
+
+  t.push_back({"bio queue", "block", true,
+               {btf_or_raw("wp_bio_queue_btf", K::TpBtf, "block", "block_bio_queue", 1),
+                btf_or_raw("wp_bio_queue_raw", K::RawTp, "block", "block_bio_queue", 1)}});
+  t.push_back({"bio split", "block", false,
+               {btf_or_raw("wp_bio_split_btf", K::TpBtf, "block", "block_split", 2),
+                btf_or_raw("wp_bio_split_raw", K::RawTp, "block", "block_split", 2)}});
+  // v5.11 dropped the request_queue argument of block_rq_insert/issue: arity picks.
+  for (const char* ev : {"insert", "issue"}) {
+    std::string event = std::string("block_rq_") + ev;
+    std::string base = std::string("wp_rq_") + ev;
+    t.push_back({std::string("request ") + ev, "block", true,
+                 {btf_or_raw(base + "_btf", K::TpBtf, "block", event, 1),
+                  btf_or_raw(base + "_raw", K::RawTp, "block", event, 1),
+                  btf_or_raw(base + "_raw_q", K::RawTp, "block", event, 2)}});
+  }
+  t.push_back({"request complete", "block", true,
+               {btf_or_raw("wp_rq_complete_btf", K::TpBtf, "block", "block_rq_complete", 3),
+                btf_or_raw("wp_rq_complete_raw", K::RawTp, "block", "block_rq_complete", 3)}});
+
+  for (const char* ev : {"jbd2_start_commit", "jbd2_commit_locking", "jbd2_commit_flushing",
+                         "jbd2_commit_logging", "jbd2_end_commit"})
+    t.push_back({std::string("journal ") + (ev + 5), "journal", false,
+                 {tracepoint(std::string("wp_") + ev, "jbd2", ev)}});
+
+  t.push_back({"nvme submit", "nvme", false,
+               {btf_or_raw("wp_nvme_setup_cmd", K::TpBtf, "nvme", "nvme_setup_cmd", 2,
+                           "nvme_core")}});
+  t.push_back({"nvme complete", "nvme", false,
+               {btf_or_raw("wp_nvme_complete_rq", K::TpBtf, "nvme", "nvme_complete_rq", 1,
+                           "nvme_core")}});
+  return t;
+}
+
+// Why a variant cannot serve here, or "" when it can.
+std::string unusable_reason(const HookVariant& v, const KernelBtf& btf,
+                            const std::string& tracefs, const std::set<std::string>& failed) {
+  for (const auto& program : v.programs)
+    if (failed.count(program)) return fmt::format("{} failed to load or attach", program);
+  for (const auto& event : v.events) {
+    if (v.kind == AttachKind::Tracepoint) {
+      if (!tracepoint_exists(tracefs, v.category, event))
+        return fmt::format("no tracepoint {}:{}", v.category, event);
+      continue;
+    }
+    int args = btf.tracepoint_args(event, v.module);
+    if (args < 0) {
+      if (!v.module.empty()) return fmt::format("no {} BTF for {}", v.module, event);
+      return fmt::format("no btf_trace_{} in BTF", event);
+    }
+    if (v.args >= 0 && args != v.args)
+      return fmt::format("{} takes {} args, not {}", event, args, v.args);
+  }
+  return "";
+}
+
+}  // namespace
+
+const std::vector<Hook>& hook_table() {
+  static const std::vector<Hook> table = build_table();
+  return table;
+}
+
+bool HookPlan::runnable() const {
+  for (const auto& c : choices)
+    if (c.hook->required && !c.variant) return false;
+  return true;
+}
+
+std::set<std::string> HookPlan::programs() const {
+  std::set<std::string> out;
+  for (const auto& c : choices)
+    if (c.variant) out.insert(c.variant->programs.begin(), c.variant->programs.end());
+  return out;
+}
+
+HookPlan plan_hooks(const KernelBtf& btf, const std::string& tracefs,
+                    const std::set<std::string>& failed) {
+  HookPlan plan;
+  for (const auto& hook : hook_table()) {
+    HookChoice choice{&hook, nullptr, ""};
+    for (const auto& v : hook.variants) {
+      std::string reason = unusable_reason(v, btf, tracefs, failed);
+      if (reason.empty()) {
+        choice.variant = &v;
+        break;
+      }
+      if (!choice.why.empty()) choice.why += "; ";
+      choice.why += fmt::format("{}: {}", attach_kind_name(v.kind), reason);
+    }
+    plan.choices.push_back(std::move(choice));
+  }
+  return plan;
+}
+
+}  // namespace wp

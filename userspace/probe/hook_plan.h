@@ -1,0 +1,54 @@
+// Which BPF program serves each hook on this kernel. The table lists, per hook, the program
+// variants in order of preference; planning keeps the first whose tracepoint exists with the
+// expected prototype (from BTF) and that has not already failed to attach.
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "probe/kernel_caps.h"
+
+namespace wp {
+
+enum class AttachKind { TpBtf, RawTp, Tracepoint };
+const char* attach_kind_name(AttachKind kind);
+
+// One way to serve a hook: the programs to load (a syscall needs its entry and exit
+// programs together) and the tracepoints they attach to, one per program.
+struct HookVariant {
+  std::vector<std::string> programs;  // BPF program names in the skeleton
+  AttachKind kind;
+  std::string category;             // tracefs category of the tracepoints
+  std::vector<std::string> events;  // tracepoint names, parallel to programs
+  std::string module;               // kernel module whose BTF declares them ("" = vmlinux)
+  int args = -1;                    // expected prototype arity (tp_btf/raw_tp); -1 = any
+};
+
+struct Hook {
+  std::string name;  // what doctor prints: "bio queue", "request issue", ...
+  std::string layer;
+  bool required;  // tracing cannot run without it
+  std::vector<HookVariant> variants;
+};
+
+// The hooks writepath knows, in pipeline order.
+const std::vector<Hook>& hook_table();
+
+struct HookChoice {
+  const Hook* hook = nullptr;
+  const HookVariant* variant = nullptr;  // nullptr: no variant usable here
+  std::string why;                       // why earlier variants were passed over
+};
+
+struct HookPlan {
+  std::vector<HookChoice> choices;
+  bool runnable() const;  // every required hook has a variant
+  std::set<std::string> programs() const;
+};
+
+// `failed` names programs that failed to load or attach in an earlier try.
+HookPlan plan_hooks(const KernelBtf& btf, const std::string& tracefs,
+                    const std::set<std::string>& failed = {});
+
+}  // namespace wp

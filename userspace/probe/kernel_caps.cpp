@@ -1,0 +1,126 @@
+#include "probe/kernel_caps.h"
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <linux/bpf.h>
+#include <sys/mount.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+
+namespace wp {
+namespace fs = std::filesystem;
+
+bool tracepoint_exists(const std::string& tracefs, const std::string& category,
+                       const std::string& name) {
+  std::error_code ec;
+  return fs::exists(fs::path(tracefs) / "events" / category / name / "format", ec);
+}
+
+bool ensure_tracefs(std::string& path, std::string& error) {
+  std::error_code ec;
+  for (const char* candidate : {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"}) {
+    if (fs::exists(fs::path(candidate) / "events", ec)) {
+      path = candidate;
+      return true;
+    }
+  }
+  if (::mount("nodev", "/sys/kernel/tracing", "tracefs", 0, nullptr) != 0) {
+    error = std::string("cannot mount tracefs on /sys/kernel/tracing: ") + std::strerror(errno);
+    return false;
+  }
+  path = "/sys/kernel/tracing";
+  return true;
+}
+
+namespace {
+
+// The "can fentry attach" probe: load `r0 = 0; exit` as fentry on vfs_write and attach it.
+// Restricted ftrace (or a kernel without it) fails here with the real errno.
+bool probe_fentry(std::string& error) {
+  struct btf* vmlinux = btf__load_vmlinux_btf();
+  if (!vmlinux) {
+    error = "no vmlinux BTF";
+    return false;
+  }
+  int type_id = btf__find_by_name_kind(vmlinux, "vfs_write", BTF_KIND_FUNC);
+  btf__free(vmlinux);
+  if (type_id < 0) {
+    error = "vfs_write not in BTF";
+    return false;
+  }
+  const struct bpf_insn insns[] = {
+      {.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .src_reg = 0, .off = 0, .imm = 0},
+      {.code = BPF_JMP | BPF_EXIT, .dst_reg = 0, .src_reg = 0, .off = 0, .imm = 0},
+  };
+  LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_TRACE_FENTRY,
+              .attach_btf_id = static_cast<__u32>(type_id));
+  int prog = bpf_prog_load(BPF_PROG_TYPE_TRACING, "wp_fentry_probe", "GPL", insns, 2, &opts);
+  if (prog < 0) {
+    error = std::string("load: ") + std::strerror(errno);
+    return false;
+  }
+  int link = bpf_link_create(prog, 0, BPF_TRACE_FENTRY, nullptr);
+  int saved = errno;
+  ::close(prog);
+  if (link < 0) {
+    error = std::string("attach: ") + std::strerror(saved);
+    return false;
+  }
+  ::close(link);
+  return true;
+}
+
+}  // namespace
+
+KernelCaps detect_kernel_caps() {
+  KernelCaps caps;
+  struct utsname uts {};
+  if (::uname(&uts) == 0) caps.kernel_release = uts.release;
+  caps.root = ::geteuid() == 0;
+
+  KernelBtf btf;
+  caps.btf = btf.loaded();
+  caps.btf_error = btf.error();
+  if (caps.root) {
+    caps.tracefs = ensure_tracefs(caps.tracefs_path, caps.tracefs_error);
+    caps.fentry = probe_fentry(caps.fentry_error);
+  } else {
+    caps.tracefs_error = "needs root";
+    caps.fentry_error = "needs root";
+  }
+  return caps;
+}
+
+KernelBtf::KernelBtf() {
+  vmlinux_ = btf__load_vmlinux_btf();
+  if (!vmlinux_) error_ = std::string("cannot load kernel BTF: ") + std::strerror(errno);
+}
+
+KernelBtf::~KernelBtf() { btf__free(vmlinux_); }
+
+int KernelBtf::tracepoint_args(const std::string& name, const std::string& module) const {
+  if (!vmlinux_) return -1;
+  std::unique_ptr<struct btf, decltype(&btf__free)> module_btf(nullptr, &btf__free);
+  const struct btf* btf = vmlinux_;
+  if (!module.empty()) {
+    module_btf.reset(btf__parse_split(("/sys/kernel/btf/" + module).c_str(), vmlinux_));
+    if (!module_btf) return -1;
+    btf = module_btf.get();
+  }
+  int id = btf__find_by_name_kind(btf, ("btf_trace_" + name).c_str(), BTF_KIND_TYPEDEF);
+  if (id < 0) return -1;
+  const struct btf_type* t = btf__type_by_id(btf, id);
+  t = btf__type_by_id(btf, t->type);  // pointer
+  if (!t || !btf_is_ptr(t)) return -1;
+  t = btf__type_by_id(btf, t->type);  // func proto: (void *ctx, args...)
+  if (!t || !btf_is_func_proto(t)) return -1;
+  return static_cast<int>(btf_vlen(t)) - 1;
+}
+
+}  // namespace wp

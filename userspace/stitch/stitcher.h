@@ -1,0 +1,61 @@
+// The stitcher: events in, timelines out. Pure: no I/O, no clock, no BPF. Every rule of
+// DESIGN.md's "Stitching rules" has a unit test in tests/unit/stitcher_test.cpp.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "decode/events.h"
+#include "stitch/timeline.h"
+
+namespace wp {
+
+struct StitchLimits {
+  // A pending item (a write not yet durable) older than this, in event time, is emitted with
+  // its last state and marked incomplete. Dirty pages normally reach the disk within
+  // vm.dirty_expire_centisecs (30 s) plus a writeback period.
+  Nanos max_pending_age_ns = 120'000'000'000ull;
+  std::size_t max_pending_writes = 1u << 20;
+  // How long finished bios/requests/flushes/commits stay available for syscalls whose record
+  // arrives later (records are emitted at syscall exit, after the I/O they caused).
+  Nanos history_ns = 60'000'000'000ull;
+  std::size_t max_history_per_key = 4096;
+};
+
+struct StitchStats {
+  std::uint64_t writes = 0;      // write timelines emitted
+  std::uint64_t syncs = 0;       // sync timelines emitted
+  std::uint64_t incomplete = 0;  // timelines emitted incomplete
+  std::uint64_t aged_out = 0;    // of which evicted by age or count while pending
+  std::uint64_t bios = 0;
+  std::uint64_t requests = 0;
+  std::uint64_t orphan_bios = 0;  // bios no request claimed before they aged out
+  // Completions that matched no request lifetime (e.g. its issue record was lost): not linked.
+  std::uint64_t unmatched_completes = 0;
+};
+
+class Stitcher {
+ public:
+  explicit Stitcher(StitchLimits limits = {});
+  ~Stitcher();
+  Stitcher(const Stitcher&) = delete;
+  Stitcher& operator=(const Stitcher&) = delete;
+
+  // Static device facts (write cache, partition → disk). Call before feeding events.
+  void add_device(const DeviceInfo& info);
+
+  // Feeds one event in stream order; appends the timelines it finished to `out`.
+  void feed(const Event& event, std::vector<Timeline>& out);
+
+  // End of trace: every pending timeline is appended with its last state.
+  void finish(std::vector<Timeline>& out);
+
+  const StitchStats& stats() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace wp

@@ -1,0 +1,93 @@
+// Stitched timelines: what the stitcher hands to the sinks. Snapshots (plain values): a sink
+// never sees the stitcher's internal state.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "decode/events.h"
+
+namespace wp {
+
+struct NvmeCommand {
+  std::uint16_t qid = 0;
+  std::uint16_t cid = 0;
+  std::uint8_t opcode = 0;
+  std::uint32_t nsid = 0;
+  bool fua = false;
+  std::optional<Nanos> submit_ns;
+  std::optional<Nanos> complete_ns;
+  std::optional<std::uint16_t> status;
+};
+
+// One lifetime of a block request (a kernel request pointer between issue and final completion).
+struct RequestTimeline {
+  DevT disk = 0;
+  std::uint64_t sector = 0;
+  std::uint32_t bytes = 0;
+  ReqOp op = ReqOp::Write;
+  std::uint32_t flags = 0;  // req_flag::*, the union of its bios' flags and the request's own
+  std::optional<Nanos> queue_ns;     // first bio queued (submission)
+  std::optional<Nanos> insert_ns;
+  std::optional<Nanos> issue_ns;
+  std::optional<Nanos> complete_ns;  // data transfer done
+  std::optional<Nanos> durable_ns;   // FUA post-flush done, or covered by a later FLUSH
+  std::int32_t error = 0;
+  std::uint32_t bios = 0;  // number of bios stitched into it
+  std::optional<NvmeCommand> nvme;
+};
+
+enum class WriteState : std::uint8_t { Failed, Dirty, Written, Durable };
+const char* write_state_name(WriteState s);
+
+enum class DurableVia : std::uint8_t { None, Flush, Fua, NoWriteCache };
+const char* durable_via_name(DurableVia v);  // "flush", "fua", "no-write-cache", "" for None
+
+struct WriteTimeline {
+  SyscallEvent call;
+  bool direct = false;
+  bool sync = false;  // O_SYNC/O_DSYNC
+  WriteState state = WriteState::Dirty;
+  std::uint64_t pages = 0;          // pages the write covers (buffered) or carried by its bios (direct)
+  std::uint64_t pages_pending = 0;  // pages not yet seen completing in a request
+  std::vector<RequestTimeline> requests;
+  std::optional<Nanos> written_ns;
+  std::optional<Nanos> durable_ns;
+  DurableVia durable_via = DurableVia::None;
+  bool incomplete = false;  // records were lost or the item aged out while pending
+};
+
+struct JournalCommit {
+  DevT dev = 0;
+  std::uint32_t transaction = 0;
+  std::optional<Nanos> start_ns;
+  std::optional<Nanos> locking_ns;
+  std::optional<Nanos> flushing_ns;
+  std::optional<Nanos> logging_ns;
+  std::optional<Nanos> end_ns;
+};
+
+// Partition of an fsync's latency: these add up to end_ns - start_ns exactly.
+struct SyncPhases {
+  Nanos writeback_ns = 0;  // the caller submitting data writeback
+  Nanos data_io_ns = 0;    // its data requests in flight
+  Nanos journal_ns = 0;    // a journal commit on the device running
+  Nanos flush_ns = 0;      // a cache FLUSH (or FUA post-flush) in flight
+  Nanos other_ns = 0;
+};
+
+struct SyncTimeline {
+  SyscallEvent call;
+  SyncPhases phases;
+  std::vector<RequestTimeline> requests;  // data requests carrying bios the caller submitted
+  std::vector<RequestTimeline> flushes;   // flushes on the device completing inside the call
+  std::vector<JournalCommit> commits;     // journal commits on the device overlapping the call
+  bool incomplete = false;
+};
+
+using Timeline = std::variant<WriteTimeline, SyncTimeline>;
+
+}  // namespace wp
