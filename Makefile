@@ -14,12 +14,14 @@ build: deps
 	@cmake --build $(BUILD) -j $(JOBS)
 
 unit-test: build
-	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE integration
 
 integration-test: build
-	@bash tests/integration/run.sh $(BUILD)
+	@cd $(BUILD) && ctest --output-on-failure -L integration
 
-test: unit-test integration-test
+# Everything in one ctest run (integration tests are RUN_SERIAL): one closing line.
+test: build
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 demo: build
 	@bash scripts/demo.sh $(BUILD)

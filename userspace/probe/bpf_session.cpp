@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #include "writepath.skel.h"
 
@@ -116,7 +117,12 @@ int BpfSession::ring_fd() const { return ring_buffer__epoll_fd(ring_); }
 int BpfSession::consume() { return ring_buffer__consume(ring_); }
 
 void BpfSession::detach() {
-  for (auto* link : links_) bpf_link__destroy(link);
+  // Each tracepoint detach waits for an RCU grace period (50-100 ms here); detaching all
+  // links concurrently lets them share grace periods instead of queueing 40 of them.
+  std::vector<std::thread> detachers;
+  detachers.reserve(links_.size());
+  for (auto* link : links_) detachers.emplace_back([link] { bpf_link__destroy(link); });
+  for (auto& t : detachers) t.join();
   links_.clear();
 }
 

@@ -1,0 +1,317 @@
+// Integration tests: the real tracer, real BPF on the running kernel, real I/O on an ext4
+// filesystem with a journal that the suite builds on a loop device. Needs root.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+fs::path build_dir() {
+  const char* dir = std::getenv("WRITEPATH_BUILD");
+  return dir ? fs::path(dir) : fs::current_path();
+}
+
+struct RunResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Runs argv with stdout and stderr captured in files (no shell, no quoting).
+RunResult run(const std::vector<std::string>& argv) {
+  fs::path out = fs::temp_directory_path() / ("wp_it_out_" + std::to_string(::getpid()));
+  fs::path err = fs::temp_directory_path() / ("wp_it_err_" + std::to_string(::getpid()));
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ::dup2(o, 1);
+    ::dup2(e, 2);
+    int devnull = ::open("/dev/null", O_RDONLY);
+    ::dup2(devnull, 0);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execvp(args[0], args.data());
+    ::_exit(126);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  RunResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = slurp(out);
+  r.err = slurp(err);
+  fs::remove(out);
+  fs::remove(err);
+  return r;
+}
+
+bool sh(const std::string& command) { return std::system(command.c_str()) == 0; }
+
+std::vector<json> json_lines(const std::string& text) {
+  std::vector<json> items;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line))
+    if (!line.empty()) items.push_back(json::parse(line));
+  return items;
+}
+
+std::vector<json> of_type(const std::vector<json>& items, const std::string& type,
+                          const std::string& comm = "wp_workload") {
+  std::vector<json> out;
+  for (const auto& item : items)
+    if (item["type"] == type && (type == "summary" || item["comm"] == comm)) out.push_back(item);
+  return out;
+}
+
+// ext4 with its journal on a loop device: the dev box's own root fs has no journal.
+class ScratchExt4 : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (::geteuid() != 0) GTEST_SKIP() << "integration tests need root";
+    root_ = fs::temp_directory_path() / ("wp_it_" + std::to_string(::getpid()));
+    fs::create_directories(root_ / "mnt");
+    image_ = root_ / "fs.img";
+    ASSERT_TRUE(sh("truncate -s 512M " + image_.string()));
+    ASSERT_TRUE(sh("mkfs.ext4 -q -F -O has_journal " + image_.string()));
+    FILE* p = ::popen(("losetup --find --show " + image_.string()).c_str(), "r");
+    char name[64] = {};
+    ASSERT_NE(p, nullptr);
+    ASSERT_NE(std::fgets(name, sizeof(name), p), nullptr);
+    ::pclose(p);
+    loop_ = std::string(name, strcspn(name, "\n"));
+    ASSERT_TRUE(sh("mount " + loop_ + " " + (root_ / "mnt").string()));
+    mounted_ = true;
+  }
+
+  static void TearDownTestSuite() {
+    if (mounted_) sh("umount " + (root_ / "mnt").string());
+    if (!loop_.empty()) sh("losetup -d " + loop_);
+    if (!root_.empty()) fs::remove_all(root_);
+  }
+
+  static std::string file(const std::string& name) { return (root_ / "mnt" / name).string(); }
+  static std::string tool(const std::string& name) { return (build_dir() / name).string(); }
+
+  // `writepath trace --format json -- wp_workload MODE FILE COUNT`
+  static RunResult trace_workload(const std::string& mode, const std::string& path, int count) {
+    return run({tool("writepath"), "trace", "--format", "json", "--", tool("wp_workload"), mode,
+                path, std::to_string(count)});
+  }
+
+  static inline fs::path root_;
+  static inline fs::path image_;
+  static inline std::string loop_;
+  static inline bool mounted_ = false;
+};
+
+std::uint64_t u64(const json& v) { return v.get<std::uint64_t>(); }
+
+TEST_F(ScratchExt4, BufferedWritesThenFsyncAreDurableAndFsyncIsBrokenDown) {
+  auto r = trace_workload("buffered-fsync", file("buffered"), 64);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto items = json_lines(r.out);
+  auto writes = of_type(items, "write");
+  auto fsyncs = of_type(items, "fsync");
+  ASSERT_EQ(writes.size(), 64u);
+  ASSERT_EQ(fsyncs.size(), 1u);
+  const json& fsync = fsyncs[0];
+
+  std::set<std::uint64_t> offsets;
+  for (const auto& w : writes) {
+    EXPECT_EQ(w["syscall"], "pwrite64");
+    EXPECT_EQ(u64(w["bytes"]), 4096u);
+    EXPECT_EQ(w["direct"], false);
+    EXPECT_EQ(w["state"], "durable") << w.dump();
+    EXPECT_FALSE(w["requests"].empty());
+    ASSERT_FALSE(w["durable_ns"].is_null()) << w.dump();
+    // Durable after the data reached the device, and no later than the fsync's return.
+    EXPECT_GE(u64(w["durable_ns"]), u64(w["written_ns"]));
+    EXPECT_LE(u64(w["durable_ns"]), u64(fsync["end_ns"]));
+    EXPECT_TRUE(w["durable_via"] == "flush" || w["durable_via"] == "fua") << w.dump();
+    offsets.insert(u64(w["offset"]));
+  }
+  EXPECT_EQ(offsets.size(), 64u);
+  EXPECT_EQ(*offsets.rbegin(), 63u * 4096);
+
+  // The fsync wrote the data itself, committed the journal and flushed the cache in time.
+  std::size_t data_requests = 0;
+  for (const auto& rq : fsync["requests"])
+    if (rq["rwbs"].get<std::string>().find('W') != std::string::npos) ++data_requests;
+  EXPECT_GE(data_requests, 1u);
+  EXPECT_GT(u64(fsync["phases"]["journal_ns"]), 0u);
+  EXPECT_FALSE(fsync["journal_commits"].empty());
+  ASSERT_FALSE(fsync["flushes"].empty());
+  bool flush_before_return = false;
+  for (const auto& f : fsync["flushes"])
+    if (!f["complete_ns"].is_null() && u64(f["complete_ns"]) <= u64(fsync["end_ns"]))
+      flush_before_return = true;
+  EXPECT_TRUE(flush_before_return);
+  EXPECT_GT(u64(fsync["phases"]["flush_ns"]), 0u);
+
+  std::uint64_t sum = 0;
+  for (const char* phase : {"writeback_ns", "data_io_ns", "journal_ns", "flush_ns", "other_ns"})
+    sum += u64(fsync["phases"][phase]);
+  std::uint64_t latency = u64(fsync["latency_ns"]);
+  EXPECT_EQ(latency, u64(fsync["end_ns"]) - u64(fsync["start_ns"]));
+  EXPECT_NEAR(static_cast<double>(sum), static_cast<double>(latency), latency * 0.01);
+
+  auto summary = of_type(items, "summary");
+  ASSERT_EQ(summary.size(), 1u);
+  EXPECT_EQ(u64(summary[0]["lost"]), 0u);
+  EXPECT_GE(u64(summary[0]["writes"]), 64u);
+}
+
+TEST_F(ScratchExt4, DirectWritesDirtyNoPagesAndIssueTheirOwnRequests) {
+  auto r = trace_workload("direct", file("direct"), 64);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto writes = of_type(json_lines(r.out), "write");
+  ASSERT_EQ(writes.size(), 64u);
+  std::set<std::uint64_t> sectors;
+  for (const auto& w : writes) {
+    EXPECT_EQ(w["direct"], true);
+    EXPECT_EQ(u64(w["pages_dirtied"]), 0u);
+    EXPECT_EQ(u64(w["bytes"]), 4096u);
+    EXPECT_NE(w["state"], "dirty") << w.dump();
+    ASSERT_EQ(w["requests"].size(), 1u) << w.dump();
+    const json& rq = w["requests"][0];
+    // Submitted by the writer inside its own syscall, and done before it returned.
+    ASSERT_FALSE(rq["queue_ns"].is_null());
+    EXPECT_GE(u64(rq["queue_ns"]), u64(w["start_ns"]));
+    EXPECT_LE(u64(rq["queue_ns"]), u64(w["end_ns"]));
+    ASSERT_FALSE(rq["complete_ns"].is_null());
+    EXPECT_LE(u64(rq["complete_ns"]), u64(w["end_ns"]));
+    EXPECT_EQ(u64(rq["bytes"]), 4096u);
+    sectors.insert(u64(rq["sector"]));
+  }
+  EXPECT_EQ(sectors.size(), 64u) << "each write has a request of its own";
+}
+
+TEST_F(ScratchExt4, UnalignedDirectWriteFailsWithEinval) {
+  auto r = trace_workload("direct-unaligned", file("unaligned"), 2);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<json> writes;
+  // (its stderr report of the failures is a write too: keep the pwrite64s)
+  for (const auto& w : of_type(json_lines(r.out), "write"))
+    if (w["syscall"] == "pwrite64") writes.push_back(w);
+  ASSERT_EQ(writes.size(), 2u);
+  for (const auto& w : writes) {
+    EXPECT_EQ(w["state"], "failed");
+    EXPECT_EQ(w["error"], "EINVAL");
+    EXPECT_EQ(u64(w["pages_dirtied"]), 0u);
+    EXPECT_TRUE(w["requests"].empty());
+  }
+}
+
+TEST_F(ScratchExt4, BufferedWriteWithoutFsyncIsNeverDurable) {
+  auto r = trace_workload("buffered", file("nosync"), 8);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto writes = of_type(json_lines(r.out), "write");
+  ASSERT_EQ(writes.size(), 8u);
+  for (const auto& w : writes) {
+    EXPECT_TRUE(w["state"] == "dirty" || w["state"] == "written") << w.dump();
+    EXPECT_TRUE(w["durable_ns"].is_null());
+    EXPECT_TRUE(w["durable_via"].is_null());
+    EXPECT_GE(u64(w["pages_dirtied"]), 1u);
+  }
+}
+
+TEST_F(ScratchExt4, TextOutputShowsTheTimelines) {
+  auto r = run({tool("writepath"), "trace", "--", tool("wp_workload"), "buffered-fsync",
+                file("text"), "4"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("pwrite64"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fsync"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("durable"), std::string::npos) << r.out;
+}
+
+TEST_F(ScratchExt4, CommandExitStatusIsPassedThrough) {
+  auto r = run({tool("writepath"), "trace", "--format", "json", "--", "sh", "-c", "exit 7"});
+  EXPECT_EQ(r.exit_code, 7) << r.err;
+  auto missing = run({tool("writepath"), "trace", "--", "/nonexistent/cmd"});
+  EXPECT_EQ(missing.exit_code, 127);
+  EXPECT_NE(missing.err.find("cannot run /nonexistent/cmd"), std::string::npos) << missing.err;
+}
+
+TEST_F(ScratchExt4, FileFilterKeepsOnlyThatFile) {
+  std::string wanted = file("wanted");
+  { std::ofstream(wanted) << "x"; }
+  auto r = run({tool("writepath"), "trace", "--format", "json", "--file", wanted, "--", "sh",
+                "-c",
+                "dd if=/dev/zero of=" + wanted + " bs=4k count=3 conv=notrunc status=none && "
+                "dd if=/dev/zero of=" + file("other") + " bs=4k count=5 status=none"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto writes = of_type(json_lines(r.out), "write", "dd");
+  ASSERT_EQ(writes.size(), 3u);
+  struct stat st {};
+  ASSERT_EQ(::stat(wanted.c_str(), &st), 0);
+  for (const auto& w : writes) {
+    EXPECT_EQ(u64(w["ino"]), st.st_ino);
+    EXPECT_EQ(u64(w["bytes"]), 4096u);
+  }
+}
+
+// ---- bad input: one clear line, the contract's exit code -----------------------------------
+
+int line_count(const std::string& text) {
+  return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+}
+
+TEST(BadInput, UnknownFlagIsUsageError) {
+  auto r = run({(build_dir() / "writepath").string(), "trace", "--no-such-flag"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(line_count(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("--no-such-flag"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty());
+}
+
+TEST(BadInput, BadDurationIsUsageError) {
+  auto r = run({(build_dir() / "writepath").string(), "trace", "--min-latency", "fast"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(line_count(r.err), 1) << r.err;
+}
+
+TEST(BadInput, MissingProcessAndDeviceAreUsageErrors) {
+  auto pid = run({(build_dir() / "writepath").string(), "trace", "-p", "999999999"});
+  EXPECT_EQ(pid.exit_code, 2);
+  EXPECT_EQ(line_count(pid.err), 1) << pid.err;
+  auto dev = run({(build_dir() / "writepath").string(), "trace", "--dev", "nosuchdisk"});
+  EXPECT_EQ(dev.exit_code, 2);
+  EXPECT_NE(dev.err.find("nosuchdisk"), std::string::npos) << dev.err;
+}
+
+TEST(BadInput, NonRootIsRuntimeFailure) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to drop to another user";
+  auto r = run({"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                (build_dir() / "writepath").string(), "trace", "-d", "1s"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(line_count(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("root"), std::string::npos) << r.err;
+}
+
+}  // namespace

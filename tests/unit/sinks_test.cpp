@@ -1,0 +1,606 @@
+// Sinks: hand-built timelines in, concrete text and JSON out. The JSON tests check the
+// DESIGN.md contract key by key; the text tests check what a person reads (relative times,
+// units, verdicts).
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "sinks/json_sink.h"
+#include "sinks/sink.h"
+#include "sinks/text_sink.h"
+#include "sinks/units.h"
+
+namespace wp {
+namespace {
+
+using nlohmann::json;
+
+constexpr Nanos kStart = 1'000'000'000;  // syscall start: every relative time is from here
+constexpr DevT kLoop0 = make_dev(7, 0);
+
+SyscallEvent write_call() {
+  SyscallEvent call;
+  call.start_ns = kStart;
+  call.end_ns = kStart + 14'200;
+  call.pid = 1234;
+  call.tid = 1235;
+  call.comm = "dd";
+  call.syscall = Syscall::Pwrite64;
+  call.fd = 3;
+  call.dev = kLoop0;
+  call.ino = 12;
+  call.file_flags = file_flag::kRegular;
+  call.ret = 4096;
+  call.pos = 8192;
+  call.count = 4096;
+  call.pages_dirtied = 1;
+  call.dirty_folios = 1;
+  return call;
+}
+
+RequestTimeline data_request() {
+  RequestTimeline request;
+  request.disk = kLoop0;
+  request.sector = 2048;
+  request.bytes = 4096;
+  request.op = ReqOp::Write;
+  request.queue_ns = kStart + 1'200'000;
+  request.insert_ns = kStart + 1'210'000;
+  request.issue_ns = kStart + 1'220'000;
+  request.complete_ns = kStart + 2'800'000;
+  request.bios = 1;
+  return request;
+}
+
+// A buffered pwrite made durable by a later cache flush.
+WriteTimeline durable_write() {
+  WriteTimeline write;
+  write.call = write_call();
+  write.state = WriteState::Durable;
+  write.pages = 1;
+  write.pages_pending = 0;
+  write.requests.push_back(data_request());
+  write.written_ns = kStart + 2'800'000;
+  write.durable_ns = kStart + 3'100'000;
+  write.durable_via = DurableVia::Flush;
+  return write;
+}
+
+// A buffered write that never reached the disk before the trace ended.
+WriteTimeline dirty_write() {
+  WriteTimeline write;
+  write.call = write_call();
+  write.state = WriteState::Dirty;
+  write.pages = 1;
+  write.pages_pending = 1;
+  write.incomplete = true;
+  return write;
+}
+
+SyncTimeline fsync_timeline() {
+  SyncTimeline sync;
+  sync.call = write_call();
+  sync.call.syscall = Syscall::Fdatasync;
+  sync.call.end_ns = kStart + 5'200'000;
+  sync.call.ret = 0;
+  sync.call.pos = 0;
+  sync.call.count = 0;
+  sync.call.pages_dirtied = 0;
+  sync.phases = {400'000, 1'100'000, 2'000'000, 1'500'000, 200'000};
+  RequestTimeline data = data_request();
+  data.flags = req_flag::kSync;
+  data.queue_ns = kStart + 400'000;
+  data.insert_ns.reset();
+  data.issue_ns = kStart + 410'000;
+  data.complete_ns = kStart + 1'500'000;
+  sync.requests.push_back(data);
+  RequestTimeline flush;
+  flush.disk = kLoop0;
+  flush.op = ReqOp::Flush;
+  flush.flags = req_flag::kPreflush;
+  flush.issue_ns = kStart + 3'100'000;
+  flush.complete_ns = kStart + 4'600'000;
+  flush.nvme = NvmeCommand{.qid = 2,
+                           .cid = 17,
+                           .opcode = 0x00,
+                           .nsid = 1,
+                           .fua = false,
+                           .submit_ns = kStart + 3'110'000,
+                           .complete_ns = kStart + 4'590'000,
+                           .status = 0};
+  sync.flushes.push_back(flush);
+  JournalCommit commit;
+  commit.dev = make_dev(253, 0);
+  commit.transaction = 23;
+  commit.start_ns = kStart + 1'500'000;
+  commit.end_ns = kStart + 4'900'000;
+  sync.commits.push_back(commit);
+  return sync;
+}
+
+json parse_one_line(const std::string& text) {
+  EXPECT_FALSE(text.empty());
+  EXPECT_EQ(text.back(), '\n');
+  EXPECT_EQ(text.find('\n'), text.size() - 1) << "exactly one line: " << text;
+  return json::parse(text);
+}
+
+json json_of(const Timeline& item) {
+  std::ostringstream out;
+  JsonSink sink(out);
+  sink.timeline(item);
+  return parse_one_line(out.str());
+}
+
+std::string text_of(const Timeline& item) { return format_timeline(item, SinkOptions{}); }
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+// ---- units ------------------------------------------------------------------------------------
+
+TEST(HumanDuration, NanosecondsBelowOneMicrosecond) {
+  EXPECT_EQ(human_duration(0), "0ns");
+  EXPECT_EQ(human_duration(812), "812ns");
+  EXPECT_EQ(human_duration(999), "999ns");
+}
+
+TEST(HumanDuration, MicrosecondsWithOneDecimal) {
+  EXPECT_EQ(human_duration(1'000), "1.0us");
+  EXPECT_EQ(human_duration(1'049), "1.0us");
+  EXPECT_EQ(human_duration(1'050), "1.1us");  // half rounds up
+  EXPECT_EQ(human_duration(14'200), "14.2us");
+  EXPECT_EQ(human_duration(999'949), "999.9us");
+}
+
+TEST(HumanDuration, RoundingUpToAThousandMovesToTheNextUnit) {
+  EXPECT_EQ(human_duration(999'950), "1.00ms");
+  EXPECT_EQ(human_duration(999'994'999), "999.99ms");
+  EXPECT_EQ(human_duration(999'995'000), "1.00s");
+}
+
+TEST(HumanDuration, MillisecondsAndSecondsWithTwoDecimals) {
+  EXPECT_EQ(human_duration(1'000'000), "1.00ms");
+  EXPECT_EQ(human_duration(3'100'000), "3.10ms");
+  EXPECT_EQ(human_duration(1'000'000'000), "1.00s");
+  EXPECT_EQ(human_duration(1'250'000'000), "1.25s");
+  EXPECT_EQ(human_duration(125'500'000'000), "125.50s");
+}
+
+TEST(HumanDuration, LargestValueDoesNotOverflow) {
+  EXPECT_EQ(human_duration(UINT64_MAX), "18446744073.71s");
+}
+
+TEST(HumanOffset, SignedAndZero) {
+  EXPECT_EQ(human_offset(0), "+0");
+  EXPECT_EQ(human_offset(3'100'000), "+3.10ms");
+  EXPECT_EQ(human_offset(-1'200'000), "-1.20ms");
+  EXPECT_EQ(human_offset(INT64_MIN), "-9223372036.85s");
+  EXPECT_EQ(relative_ns(kStart - 500, kStart), -500);
+  EXPECT_EQ(relative_ns(kStart + 500, kStart), 500);
+}
+
+TEST(HumanBytes, BytesBelowOneKibibyte) {
+  EXPECT_EQ(human_bytes(0), "0 B");
+  EXPECT_EQ(human_bytes(512), "512 B");
+  EXPECT_EQ(human_bytes(1023), "1023 B");
+}
+
+TEST(HumanBytes, ExactMultiplesAreIntegers) {
+  EXPECT_EQ(human_bytes(1024), "1 KiB");
+  EXPECT_EQ(human_bytes(4096), "4 KiB");
+  EXPECT_EQ(human_bytes(1u << 20), "1 MiB");
+  EXPECT_EQ(human_bytes(std::uint64_t{3} << 30), "3 GiB");
+}
+
+TEST(HumanBytes, OthersHaveOneDecimalAndRoundUpIntoTheNextUnit) {
+  EXPECT_EQ(human_bytes(1536), "1.5 KiB");
+  EXPECT_EQ(human_bytes(1025), "1.0 KiB");
+  EXPECT_EQ(human_bytes((1u << 20) + (1u << 19)), "1.5 MiB");
+  EXPECT_EQ(human_bytes((1u << 20) - 1), "1.0 MiB");  // 1023.999 KiB
+  EXPECT_EQ(human_bytes(UINT64_MAX), "16.0 EiB");
+}
+
+TEST(ErrnoName, NamesBothSignsAndFallsBack) {
+  EXPECT_EQ(errno_name(EINVAL), "EINVAL");
+  EXPECT_EQ(errno_name(-EIO), "EIO");
+  EXPECT_EQ(errno_name(4000), "errno 4000");
+  EXPECT_EQ(errno_name(INT_MIN), "errno 2147483648");
+}
+
+// ---- JSON -------------------------------------------------------------------------------------
+
+TEST(JsonSink, WriteHasEveryContractKeyWithValues) {
+  const json object = json_of(durable_write());
+  EXPECT_EQ(object["type"], "write");
+  EXPECT_EQ(object["pid"], 1234);
+  EXPECT_EQ(object["tid"], 1235);
+  EXPECT_EQ(object["comm"], "dd");
+  EXPECT_EQ(object["syscall"], "pwrite64");
+  EXPECT_EQ(object["fd"], 3);
+  EXPECT_EQ(object["dev"], "7:0");
+  EXPECT_EQ(object["ino"], 12);
+  EXPECT_EQ(object["offset"], 8192);
+  EXPECT_EQ(object["bytes"], 4096);
+  EXPECT_EQ(object["requested"], 4096);
+  EXPECT_TRUE(object["error"].is_null());
+  EXPECT_EQ(object["direct"], false);
+  EXPECT_EQ(object["sync"], false);
+  EXPECT_EQ(object["start_ns"], kStart);
+  EXPECT_EQ(object["end_ns"], kStart + 14'200);
+  EXPECT_EQ(object["latency_ns"], 14'200);
+  EXPECT_EQ(object["pages_dirtied"], 1);
+  EXPECT_EQ(object["throttled_ns"], 0);
+  EXPECT_EQ(object["state"], "durable");
+  EXPECT_EQ(object["pages"], 1);
+  EXPECT_EQ(object["pages_pending"], 0);
+  EXPECT_EQ(object["written_ns"], kStart + 2'800'000);
+  EXPECT_EQ(object["durable_ns"], kStart + 3'100'000);
+  EXPECT_EQ(object["durable_via"], "flush");
+  EXPECT_EQ(object["incomplete"], false);
+  EXPECT_EQ(object["writeback_waits"], 0);
+  EXPECT_EQ(object["throttle_events"], 0);
+
+  ASSERT_TRUE(object["requests"].is_array());
+  ASSERT_EQ(object["requests"].size(), 1u);
+  const json& request = object["requests"][0];
+  EXPECT_EQ(request["dev"], "7:0");
+  EXPECT_EQ(request["sector"], 2048);
+  EXPECT_EQ(request["bytes"], 4096);
+  EXPECT_EQ(request["rwbs"], "W");
+  EXPECT_EQ(request["queue_ns"], kStart + 1'200'000);
+  EXPECT_EQ(request["insert_ns"], kStart + 1'210'000);
+  EXPECT_EQ(request["issue_ns"], kStart + 1'220'000);
+  EXPECT_EQ(request["complete_ns"], kStart + 2'800'000);
+  EXPECT_TRUE(request["durable_ns"].is_null());
+  EXPECT_TRUE(request["error"].is_null());
+  EXPECT_TRUE(request.contains("nvme"));
+  EXPECT_TRUE(request["nvme"].is_null());
+}
+
+TEST(JsonSink, NumbersAreUnsignedIntegersAndFlagsAreBooleans) {
+  const json object = json_of(durable_write());
+  for (const char* key : {"pid", "tid", "ino", "offset", "bytes", "start_ns", "end_ns",
+                          "latency_ns", "pages_dirtied", "throttled_ns", "durable_ns"}) {
+    EXPECT_TRUE(object[key].is_number_unsigned()) << key;
+  }
+  EXPECT_TRUE(object["fd"].is_number_integer());
+  EXPECT_TRUE(object["direct"].is_boolean());
+  EXPECT_TRUE(object["sync"].is_boolean());
+  EXPECT_TRUE(object["comm"].is_string());
+  EXPECT_TRUE(object["dev"].is_string());
+}
+
+TEST(JsonSink, AbsentStagesAreNullNotMissing) {
+  WriteTimeline write = dirty_write();
+  RequestTimeline request = data_request();
+  request.insert_ns.reset();
+  request.complete_ns.reset();
+  write.requests.push_back(request);
+  const json object = json_of(write);
+  EXPECT_EQ(object["state"], "dirty");
+  EXPECT_EQ(object["incomplete"], true);
+  EXPECT_EQ(object["pages_pending"], 1);
+  for (const char* key : {"written_ns", "durable_ns", "durable_via"}) {
+    ASSERT_TRUE(object.contains(key)) << key;
+    EXPECT_TRUE(object[key].is_null()) << key;
+  }
+  const json& req = object["requests"][0];
+  EXPECT_TRUE(req["insert_ns"].is_null());
+  EXPECT_TRUE(req["complete_ns"].is_null());
+  EXPECT_EQ(req["issue_ns"], kStart + 1'220'000);
+}
+
+TEST(JsonSink, FailedWriteReportsErrnoNameAndZeroBytes) {
+  WriteTimeline write = dirty_write();
+  write.state = WriteState::Failed;
+  write.call.ret = -EINVAL;
+  write.call.file_flags |= file_flag::kDirect;
+  write.direct = true;
+  const json object = json_of(write);
+  EXPECT_EQ(object["bytes"], 0);
+  EXPECT_EQ(object["requested"], 4096);
+  EXPECT_EQ(object["error"], "EINVAL");
+  EXPECT_EQ(object["ret"], -EINVAL);
+  EXPECT_EQ(object["direct"], true);
+  EXPECT_EQ(object["state"], "failed");
+}
+
+TEST(JsonSink, NvmeCommandAndRequestError) {
+  WriteTimeline write = durable_write();
+  write.durable_via = DurableVia::Fua;
+  RequestTimeline& request = write.requests[0];
+  request.flags = req_flag::kFua | req_flag::kSync;
+  request.durable_ns = request.complete_ns;
+  request.error = -EIO;
+  request.nvme = NvmeCommand{.qid = 3,
+                             .cid = 9,
+                             .opcode = 0x01,
+                             .nsid = 1,
+                             .fua = true,
+                             .submit_ns = kStart + 1'230'000,
+                             .complete_ns = std::nullopt,
+                             .status = std::nullopt};
+  const json object = json_of(write);
+  EXPECT_EQ(object["durable_via"], "fua");
+  const json& req = object["requests"][0];
+  EXPECT_EQ(req["rwbs"], "WFS");
+  EXPECT_EQ(req["fua"], true);
+  EXPECT_EQ(req["durable_ns"], kStart + 2'800'000);
+  EXPECT_EQ(req["error"], "EIO");
+  const json& nvme = req["nvme"];
+  ASSERT_TRUE(nvme.is_object());
+  EXPECT_EQ(nvme["qid"], 3);
+  EXPECT_EQ(nvme["cid"], 9);
+  EXPECT_EQ(nvme["opcode"], 1);
+  EXPECT_EQ(nvme["submit_ns"], kStart + 1'230'000);
+  EXPECT_TRUE(nvme["complete_ns"].is_null());
+  EXPECT_TRUE(nvme["status"].is_null());
+}
+
+TEST(JsonSink, FsyncHasContractKeysPhasesFlushesAndCommits) {
+  const json object = json_of(fsync_timeline());
+  EXPECT_EQ(object["type"], "fsync");
+  EXPECT_EQ(object["syscall"], "fdatasync");
+  EXPECT_EQ(object["pid"], 1234);
+  EXPECT_EQ(object["tid"], 1235);
+  EXPECT_EQ(object["comm"], "dd");
+  EXPECT_EQ(object["dev"], "7:0");
+  EXPECT_EQ(object["ino"], 12);
+  EXPECT_EQ(object["start_ns"], kStart);
+  EXPECT_EQ(object["end_ns"], kStart + 5'200'000);
+  EXPECT_EQ(object["latency_ns"], 5'200'000);
+  EXPECT_EQ(object["ret"], 0);
+  EXPECT_TRUE(object["error"].is_null());
+  EXPECT_EQ(object["incomplete"], false);
+  const json& phases = object["phases"];
+  EXPECT_EQ(phases["writeback_ns"], 400'000);
+  EXPECT_EQ(phases["data_io_ns"], 1'100'000);
+  EXPECT_EQ(phases["journal_ns"], 2'000'000);
+  EXPECT_EQ(phases["flush_ns"], 1'500'000);
+  EXPECT_EQ(phases["other_ns"], 200'000);
+
+  ASSERT_EQ(object["requests"].size(), 1u);
+  EXPECT_EQ(object["requests"][0]["rwbs"], "WS");
+  EXPECT_TRUE(object["requests"][0]["insert_ns"].is_null());
+  ASSERT_EQ(object["flushes"].size(), 1u);
+  const json& flush = object["flushes"][0];
+  EXPECT_EQ(flush["rwbs"], "FF");
+  EXPECT_EQ(flush["issue_ns"], kStart + 3'100'000);
+  EXPECT_EQ(flush["nvme"]["status"], 0);
+  ASSERT_EQ(object["journal_commits"].size(), 1u);
+  const json& commit = object["journal_commits"][0];
+  EXPECT_EQ(commit["dev"], "253:0");
+  EXPECT_EQ(commit["transaction"], 23);
+  EXPECT_EQ(commit["start_ns"], kStart + 1'500'000);
+  EXPECT_EQ(commit["end_ns"], kStart + 4'900'000);
+  EXPECT_TRUE(commit["locking_ns"].is_null());
+}
+
+TEST(JsonSink, SyncWithoutFileHasNullDevAndFd) {
+  SyncTimeline sync = fsync_timeline();
+  sync.call.syscall = Syscall::Sync;
+  sync.call.fd = -1;
+  sync.call.dev = 0;
+  sync.call.ino = 0;
+  const json object = json_of(sync);
+  EXPECT_EQ(object["type"], "fsync");
+  EXPECT_EQ(object["syscall"], "sync");
+  EXPECT_TRUE(object["dev"].is_null());
+  EXPECT_TRUE(object["fd"].is_null());
+}
+
+TEST(JsonSink, CommEscapingRoundTrips) {
+  WriteTimeline write = durable_write();
+  write.call.comm = std::string("a\"b\\c\n\t\x01\x1b[31m", 13);
+  std::ostringstream out;
+  JsonSink sink(out);
+  sink.timeline(write);
+  const std::string line = out.str();
+  EXPECT_FALSE(contains(line.substr(0, line.size() - 1), "\n")) << "raw newline leaked";
+  EXPECT_FALSE(contains(line, "\x1b")) << "raw ESC leaked";
+  EXPECT_EQ(parse_one_line(line)["comm"], write.call.comm);
+}
+
+TEST(JsonSink, InvalidUtf8CommIsReplacedNotFatal) {
+  WriteTimeline write = durable_write();
+  write.call.comm = "caf\xc3";  // cut mid-character, as TASK_COMM_LEN truncation does
+  const json object = json_of(write);
+  EXPECT_EQ(object["comm"], "caf\xef\xbf\xbd");  // U+FFFD
+}
+
+TEST(JsonSink, SummaryLine) {
+  TraceSummary totals;
+  totals.events = 12'345;
+  totals.lost = 3;
+  totals.lost_by_hook = {{"block_rq_issue", 2}, {"block_bio_queue", 1}};
+  totals.writes = 100;
+  totals.fsyncs = 10;
+  totals.incomplete = 2;
+  totals.duration_ns = 5'000'000'000;
+  std::ostringstream out;
+  JsonSink sink(out);
+  sink.summary(totals);
+  const json object = parse_one_line(out.str());
+  EXPECT_EQ(object["type"], "summary");
+  EXPECT_EQ(object["events"], 12'345);
+  EXPECT_EQ(object["lost"], 3);
+  EXPECT_EQ(object["lost_by_hook"], json({{"block_rq_issue", 2}, {"block_bio_queue", 1}}));
+  EXPECT_EQ(object["writes"], 100);
+  EXPECT_EQ(object["fsyncs"], 10);
+  EXPECT_EQ(object["incomplete"], 2);
+  EXPECT_EQ(object["duration_ns"], 5'000'000'000u);
+  EXPECT_TRUE(object["lost_by_hook"].is_object());
+}
+
+TEST(JsonSink, TypeIsTheFirstKey) {
+  std::ostringstream out;
+  JsonSink sink(out);
+  sink.timeline(fsync_timeline());
+  EXPECT_EQ(out.str().rfind("{\"type\":\"fsync\",\"pid\":1234,", 0), 0u) << out.str();
+}
+
+TEST(JsonSink, OneObjectPerLine) {
+  std::ostringstream out;
+  auto sink = make_sink(OutputFormat::Json, out, SinkOptions{});
+  sink->timeline(durable_write());
+  sink->timeline(fsync_timeline());
+  sink->summary(TraceSummary{});
+  sink->flush();
+  std::istringstream lines(out.str());
+  std::string line;
+  std::vector<std::string> types;
+  while (std::getline(lines, line)) types.push_back(json::parse(line)["type"]);
+  EXPECT_EQ(types, (std::vector<std::string>{"write", "fsync", "summary"}));
+}
+
+// ---- text -------------------------------------------------------------------------------------
+
+TEST(TextSink, DurableWriteShowsRelativeStagesAndVerdict) {
+  const std::string text = text_of(durable_write());
+  const std::string header = text.substr(0, text.find('\n'));
+  EXPECT_EQ(header,
+            "pwrite64 pid 1234/1235 (dd) fd 3 dev 7:0 ino 12 off 8192 4 KiB  latency 14.2us  "
+            "DURABLE +3.10ms via flush");
+  EXPECT_TRUE(contains(text, "         +0  dirtied 1 page\n")) << text;
+  EXPECT_TRUE(contains(text,
+                       "    +1.20ms  request W 7:0 sector 2048 4 KiB  queue +1.20ms  "
+                       "insert +1.21ms  issue +1.22ms  complete +2.80ms\n"))
+      << text;
+  EXPECT_TRUE(contains(text, "    +2.80ms  written 1 page\n")) << text;
+  EXPECT_TRUE(contains(text, "    +3.10ms  durable (flush)\n")) << text;
+  // Time order: the durable line comes last.
+  EXPECT_LT(text.find("written"), text.find("durable (flush)"));
+  EXPECT_LT(text.find("dirtied"), text.find("request"));
+  EXPECT_FALSE(contains(text, "\x1b")) << "no color unless asked";
+}
+
+TEST(TextSink, FailedDirectWriteShowsErrorAndDirect) {
+  WriteTimeline write = dirty_write();
+  write.state = WriteState::Failed;
+  write.incomplete = false;
+  write.direct = true;
+  write.call.file_flags |= file_flag::kDirect;
+  write.call.ret = -EINVAL;
+  write.call.pages_dirtied = 0;
+  write.call.end_ns = kStart + 812;
+  const std::string text = text_of(write);
+  EXPECT_EQ(text,
+            "pwrite64 pid 1234/1235 (dd) fd 3 dev 7:0 ino 12 off 8192 4 KiB direct  "
+            "latency 812ns  FAILED EINVAL\n");
+}
+
+TEST(TextSink, IncompleteDirtyWriteSaysSo) {
+  WriteTimeline write = dirty_write();
+  write.call.ret = 2048;  // short write
+  write.call.throttle_ns = 1'250'000'000;
+  write.call.throttle_events = 2;
+  const std::string text = text_of(write);
+  EXPECT_TRUE(contains(text, "off 8192 2 KiB of 4 KiB")) << text;
+  EXPECT_TRUE(contains(text, "DIRTY 1/1 pages pending (incomplete)")) << text;
+  EXPECT_TRUE(contains(text, "dirtied 1 page  throttled 1.25s (2 pauses)")) << text;
+}
+
+TEST(TextSink, RequestErrorAndMissingCompletion) {
+  WriteTimeline write = durable_write();
+  write.state = WriteState::Written;
+  write.durable_ns.reset();
+  write.durable_via = DurableVia::None;
+  write.requests[0].error = -EIO;
+  RequestTimeline stuck = data_request();
+  stuck.sector = 4096;
+  stuck.complete_ns.reset();
+  write.requests.push_back(stuck);
+  const std::string text = text_of(write);
+  EXPECT_TRUE(contains(text, "WRITTEN +2.80ms, not durable")) << text;
+  EXPECT_TRUE(contains(text, "complete +2.80ms  error EIO")) << text;
+  EXPECT_TRUE(contains(text,
+                       "sector 4096 4 KiB  queue +1.20ms  insert +1.21ms  issue +1.22ms  "
+                       "not completed"))
+      << text;
+}
+
+TEST(TextSink, FsyncShowsPhasesFlushNvmeAndJournalInTimeOrder) {
+  const std::string text = text_of(fsync_timeline());
+  EXPECT_TRUE(contains(text, "fdatasync pid 1234/1235 (dd) fd 3 dev 7:0 ino 12  latency 5.20ms\n"))
+      << text;
+  EXPECT_TRUE(contains(text,
+                       "phases  writeback 400.0us  data-io 1.10ms  journal 2.00ms  "
+                       "flush 1.50ms  other 200.0us\n"))
+      << text;
+  EXPECT_TRUE(contains(text,
+                       "  +400.0us  request WS 7:0 sector 2048 4 KiB  queue +400.0us  "
+                       "issue +410.0us  complete +1.50ms\n"))
+      << text;
+  EXPECT_TRUE(contains(text, "    +3.10ms  flush FF 7:0  issue +3.10ms  complete +4.60ms\n"))
+      << text;
+  EXPECT_TRUE(contains(text,
+                       "nvme qid 2 cid 17 opcode 0x00  submit +3.11ms  complete +4.59ms  "
+                       "status 0x0\n"))
+      << text;
+  EXPECT_TRUE(contains(text,
+                       "    +1.50ms  journal commit 23 dev 253:0  +1.50ms..+4.90ms  "
+                       "ran 3.40ms\n"))
+      << text;
+  EXPECT_LT(text.find("phases"), text.find("request WS"));
+  EXPECT_LT(text.find("request WS"), text.find("journal commit"));
+  EXPECT_LT(text.find("journal commit"), text.find("flush FF"));
+  EXPECT_LT(text.find("flush FF"), text.find("nvme"));
+}
+
+TEST(TextSink, CommitStartedBeforeTheCallHasNegativeOffset) {
+  SyncTimeline sync = fsync_timeline();
+  sync.commits[0].start_ns = kStart - 1'200'000;
+  sync.commits[0].end_ns.reset();
+  sync.incomplete = true;
+  const std::string text = text_of(sync);
+  EXPECT_TRUE(contains(text, "    -1.20ms  journal commit 23 dev 253:0  -1.20ms..(not ended)\n"))
+      << text;
+  EXPECT_TRUE(contains(text, "latency 5.20ms (incomplete)\n")) << text;
+}
+
+TEST(TextSink, HostileCommIsEscaped) {
+  WriteTimeline write = durable_write();
+  write.call.comm = std::string("ev\x1b[2Jil\\\n\xc2\x9b", 12);
+  const std::string text = text_of(write);
+  EXPECT_FALSE(contains(text, "\x1b")) << text;
+  EXPECT_TRUE(contains(text, "(ev\\x1b[2Jil\\\\\\x0a\\xc2\\x9b)")) << text;
+  EXPECT_EQ(printable_comm("kworker/u8:2"), "kworker/u8:2");
+  EXPECT_EQ(printable_comm("caf\xc3\xa9"), "caf\xc3\xa9");  // UTF-8 passes through
+}
+
+TEST(TextSink, ColorOnlyWhenAsked) {
+  const std::string colored = format_timeline(durable_write(), SinkOptions{.color = true});
+  EXPECT_TRUE(contains(colored, "\x1b[32mDURABLE +3.10ms via flush\x1b[0m")) << colored;
+}
+
+TEST(TextSink, Summary) {
+  TraceSummary totals;
+  totals.events = 12'345;
+  totals.lost = 3;
+  totals.lost_by_hook = {{"block_rq_issue", 2}, {"block_bio_queue", 1}, {"nvme_setup_cmd", 0}};
+  totals.writes = 100;
+  totals.fsyncs = 10;
+  totals.incomplete = 2;
+  totals.duration_ns = 5'000'000'000;
+  std::ostringstream out;
+  auto sink = make_sink(OutputFormat::Text, out, SinkOptions{});
+  sink->summary(totals);
+  EXPECT_EQ(out.str(),
+            "summary  writes 100  fsyncs 10  incomplete 2  duration 5.00s\n"
+            "         events 12345  lost 3 (block_bio_queue 1, block_rq_issue 2)\n");
+}
+
+TEST(TextSink, SummaryWithoutLossesHasNoHookList) {
+  TraceSummary totals;
+  totals.events = 7;
+  const std::string text = format_summary(totals, SinkOptions{});
+  EXPECT_TRUE(contains(text, "events 7  lost 0\n")) << text;
+}
+
+}  // namespace
+}  // namespace wp

@@ -1,0 +1,55 @@
+#include "decode/events.h"
+
+namespace wp {
+
+std::string dev_string(DevT dev) {
+  return std::to_string(dev_major(dev)) + ":" + std::to_string(dev_minor(dev));
+}
+
+const char* syscall_name(Syscall s) {
+  switch (s) {
+    case Syscall::Write: return "write";
+    case Syscall::Pwrite64: return "pwrite64";
+    case Syscall::Writev: return "writev";
+    case Syscall::Pwritev: return "pwritev";
+    case Syscall::Pwritev2: return "pwritev2";
+    case Syscall::Fsync: return "fsync";
+    case Syscall::Fdatasync: return "fdatasync";
+    case Syscall::SyncFileRange: return "sync_file_range";
+    case Syscall::Syncfs: return "syncfs";
+    case Syscall::Sync: return "sync";
+  }
+  return "unknown";
+}
+
+bool is_write_syscall(Syscall s) {
+  switch (s) {
+    case Syscall::Write:
+    case Syscall::Pwrite64:
+    case Syscall::Writev:
+    case Syscall::Pwritev:
+    case Syscall::Pwritev2: return true;
+    default: return false;
+  }
+}
+
+// Mirrors the kernel's blk_fill_rwbs() (kernel/trace/blktrace.c). It looks only at the op and
+// its flags; `bytes` is part of the signature for callers that have it (very old kernels printed
+// 'N' for zero-length requests) but the modern output does not depend on it.
+std::string rwbs(ReqOp op, std::uint32_t flags, std::uint32_t /*bytes*/) {
+  std::string out;
+  if (flags & req_flag::kPreflush) out += 'F';
+  switch (op) {
+    case ReqOp::Write: out += 'W'; break;
+    case ReqOp::Discard: out += 'D'; break;
+    case ReqOp::Flush: out += 'F'; break;
+    case ReqOp::Read: out += 'R'; break;
+    default: out += 'N'; break;  // includes WriteZeroes: mainline has no letter for it
+  }
+  if (flags & req_flag::kFua) out += 'F';
+  if (flags & req_flag::kSync) out += 'S';
+  if (flags & req_flag::kMeta) out += 'M';
+  return out;
+}
+
+}  // namespace wp

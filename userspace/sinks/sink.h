@@ -1,0 +1,46 @@
+// Output sinks: where finished timelines go. A sink renders; it never stitches, filters or
+// reads the clock. The CLI picks one with make_sink() and feeds it timelines as the stitcher
+// finishes them, then one summary at the end of the trace.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <string>
+
+#include "decode/events.h"
+#include "stitch/timeline.h"
+
+namespace wp {
+
+// End-of-trace totals.
+struct TraceSummary {
+  std::uint64_t events = 0;                           // records decoded
+  std::uint64_t lost = 0;                             // records lost (ring buffer full), all hooks
+  std::map<std::string, std::uint64_t> lost_by_hook;  // hook name → records lost there
+  std::uint64_t writes = 0;                           // write timelines emitted
+  std::uint64_t fsyncs = 0;                           // sync timelines emitted (every sync kind)
+  std::uint64_t incomplete = 0;                       // timelines emitted incomplete
+  std::uint64_t aged_out = 0;  // of which evicted while still pending (age or count limit)
+  Nanos duration_ns = 0;       // wall time traced
+};
+
+enum class OutputFormat { Text, Json };
+
+struct SinkOptions {
+  bool color = false;  // ANSI colors in text output; the CLI sets it when the stream is a tty
+};
+
+class Sink {
+ public:
+  virtual ~Sink();
+  virtual void timeline(const Timeline& item) = 0;
+  virtual void summary(const TraceSummary& totals) = 0;
+  virtual void flush() = 0;
+};
+
+// The sink writes to `out`, which must outlive it.
+std::unique_ptr<Sink> make_sink(OutputFormat format, std::ostream& out, const SinkOptions& options);
+
+}  // namespace wp

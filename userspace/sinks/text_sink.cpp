@@ -1,0 +1,333 @@
+#include "sinks/text_sink.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <optional>
+#include <variant>
+#include <vector>
+
+#include "sinks/units.h"
+
+namespace wp {
+namespace {
+
+// Width of the relative-time column: fits "+999.99ms" and "-999.99ms".
+constexpr int kTimeColumn = 9;
+
+// ANSI SGR wrapping, a no-op when color is off.
+class Painter {
+ public:
+  explicit Painter(bool enabled) : enabled_(enabled) {}
+  std::string bold(std::string_view text) const { return paint("1", text); }
+  std::string green(std::string_view text) const { return paint("32", text); }
+  std::string yellow(std::string_view text) const { return paint("33", text); }
+  std::string red(std::string_view text) const { return paint("31", text); }
+  std::string magenta(std::string_view text) const { return paint("35", text); }
+  std::string dim(std::string_view text) const { return paint("2", text); }
+
+ private:
+  std::string paint(std::string_view code, std::string_view text) const {
+    if (!enabled_) return std::string(text);
+    return fmt::format("\x1b[{}m{}\x1b[0m", code, text);
+  }
+  bool enabled_;
+};
+
+// One or more body lines that sort as a unit (a request and its NVMe command stay together).
+struct Stage {
+  std::optional<Nanos> at;  // absent: untimed, printed first
+  std::string lines;
+};
+
+class BlockBuilder {
+ public:
+  BlockBuilder(Nanos origin, const Painter& paint) : origin_(origin), paint_(paint) {}
+
+  std::string offset(Nanos t) const { return human_offset(relative_ns(t, origin_)); }
+
+  // " label +t" when the stage happened, nothing otherwise: absent stages are simply not shown.
+  std::string stage_time(std::string_view label, const std::optional<Nanos>& t) const {
+    return t ? fmt::format("  {} {}", label, offset(*t)) : std::string();
+  }
+
+  std::string line(const std::optional<Nanos>& at, std::string_view text) const {
+    return fmt::format("  {:>{}}  {}\n", at ? offset(*at) : std::string(), kTimeColumn, text);
+  }
+
+  void add(const std::optional<Nanos>& at, std::string lines) {
+    stages_.push_back(Stage{at, std::move(lines)});
+  }
+
+  std::string finish(std::string header) {
+    // Untimed lines first, then the journey in time order; stable so equal times keep the
+    // stitcher's order.
+    std::stable_sort(stages_.begin(), stages_.end(), [](const Stage& a, const Stage& b) {
+      if (!a.at || !b.at) return !a.at && b.at;
+      return *a.at < *b.at;
+    });
+    std::string block = std::move(header);
+    block += '\n';
+    for (const Stage& stage : stages_) block += stage.lines;
+    return block;
+  }
+
+  const Painter& paint() const { return paint_; }
+
+ private:
+  Nanos origin_;
+  const Painter& paint_;
+  std::vector<Stage> stages_;
+};
+
+std::string plural(std::uint64_t n, std::string_view one, std::string_view many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
+Nanos latency_ns(const SyscallEvent& call) {
+  return call.end_ns > call.start_ns ? call.end_ns - call.start_ns : 0;
+}
+
+std::optional<Nanos> first_time(const RequestTimeline& request) {
+  for (const auto& t :
+       {request.queue_ns, request.insert_ns, request.issue_ns, request.complete_ns}) {
+    if (t) return t;
+  }
+  return std::nullopt;
+}
+
+// "pwrite64 pid 1234/1235 (dd) fd 3 dev 7:0 ino 12": what the call was and on which file.
+std::string call_identity(const SyscallEvent& call, const Painter& paint) {
+  std::string text = fmt::format("{} pid {}/{} ({})", paint.bold(syscall_name(call.syscall)),
+                                 call.pid, call.tid, printable_comm(call.comm));
+  if (call.fd >= 0) text += fmt::format(" fd {}", call.fd);
+  if (call.dev != 0) text += fmt::format(" dev {}", dev_string(call.dev));
+  if (call.ino != 0) text += fmt::format(" ino {}", call.ino);
+  return text;
+}
+
+void add_request(BlockBuilder& block, const RequestTimeline& request, std::string_view label) {
+  const Painter& paint = block.paint();
+  std::string text = fmt::format("{} {} {}", label, rwbs(request.op, request.flags, request.bytes),
+                                 dev_string(request.disk));
+  // A pure FLUSH carries no data: sector and size would be noise.
+  if (request.bytes != 0) {
+    text += fmt::format(" sector {} {}", request.sector, human_bytes(request.bytes));
+  }
+  text += block.stage_time("queue", request.queue_ns);
+  text += block.stage_time("insert", request.insert_ns);
+  text += block.stage_time("issue", request.issue_ns);
+  text += block.stage_time("complete", request.complete_ns);
+  if (!request.complete_ns) text += paint.yellow("  not completed");
+  // FUA data is durable on completion; only a later durable point is news.
+  if (request.durable_ns && request.durable_ns != request.complete_ns) {
+    text += block.stage_time("durable", request.durable_ns);
+  }
+  if (request.error != 0) text += paint.red(fmt::format("  error {}", errno_name(request.error)));
+
+  const std::optional<Nanos> at = first_time(request);
+  std::string lines = block.line(at, text);
+  if (request.nvme) {
+    const NvmeCommand& nvme = *request.nvme;
+    std::string nvme_text =
+        fmt::format("  nvme qid {} cid {} opcode {:#04x}", nvme.qid, nvme.cid, nvme.opcode);
+    nvme_text += block.stage_time("submit", nvme.submit_ns);
+    nvme_text += block.stage_time("complete", nvme.complete_ns);
+    if (nvme.status) {
+      const std::string status = fmt::format("  status {:#x}", *nvme.status);
+      nvme_text += *nvme.status == 0 ? status : paint.red(status);
+    }
+    lines += block.line(std::nullopt, nvme_text);
+  }
+  block.add(at, std::move(lines));
+}
+
+std::string write_verdict(const WriteTimeline& write, BlockBuilder& block) {
+  const Painter& paint = block.paint();
+  switch (write.state) {
+    case WriteState::Failed:
+      return paint.red(fmt::format("FAILED {}", errno_name(static_cast<int>(write.call.ret))));
+    case WriteState::Durable: {
+      std::string verdict = "DURABLE";
+      if (write.durable_ns) verdict += " " + block.offset(*write.durable_ns);
+      if (write.durable_via != DurableVia::None) {
+        verdict += fmt::format(" via {}", durable_via_name(write.durable_via));
+      }
+      return paint.green(verdict);
+    }
+    case WriteState::Written: {
+      std::string verdict = "WRITTEN";
+      if (write.written_ns) verdict += " " + block.offset(*write.written_ns);
+      return paint.yellow(verdict + ", not durable");
+    }
+    case WriteState::Dirty:
+      return paint.yellow(
+          fmt::format("DIRTY {}/{} pages pending", write.pages_pending, write.pages));
+  }
+  return write_state_name(write.state);
+}
+
+std::string format_write(const WriteTimeline& write, const Painter& paint) {
+  const SyscallEvent& call = write.call;
+  BlockBuilder block(call.start_ns, paint);
+
+  std::string header = call_identity(call, paint);
+  if (call.ret < 0) {
+    header += fmt::format(" off {} {}", call.pos, human_bytes(call.count));  // what it asked for
+  } else {
+    const auto written = static_cast<std::uint64_t>(call.ret);
+    header += fmt::format(" off {} {}", call.pos, human_bytes(written));
+    if (written != call.count) header += fmt::format(" of {}", human_bytes(call.count));  // short
+  }
+  if (write.direct) header += " direct";
+  if (call.file_flags & file_flag::kSync) {
+    header += " O_SYNC";
+  } else if (call.file_flags & file_flag::kDsync) {
+    header += " O_DSYNC";
+  } else if (write.sync) {
+    header += " sync";
+  }
+  if (call.file_flags & file_flag::kAppend) header += " append";
+  header += fmt::format("  latency {}  {}", human_duration(latency_ns(call)),
+                        write_verdict(write, block));
+  if (write.incomplete) header += " " + paint.magenta("(incomplete)");
+
+  if (call.pages_dirtied != 0 || call.throttle_ns != 0 || call.writeback_waits != 0) {
+    std::vector<std::string> parts;
+    if (call.pages_dirtied != 0) {
+      parts.push_back("dirtied " + plural(call.pages_dirtied, "page", "pages"));
+    }
+    if (call.throttle_ns != 0 || call.throttle_events != 0) {
+      parts.push_back(fmt::format("throttled {} ({})", human_duration(call.throttle_ns),
+                                  plural(call.throttle_events, "pause", "pauses")));
+    }
+    if (call.writeback_waits != 0) {
+      parts.push_back(fmt::format("waited on writeback {}x", call.writeback_waits));
+    }
+    // These happen inside the call; the call's start is the honest anchor.
+    block.add(call.start_ns, block.line(call.start_ns, fmt::format("{}", fmt::join(parts, "  "))));
+  }
+  for (const RequestTimeline& request : write.requests) add_request(block, request, "request");
+  if (write.written_ns) {
+    block.add(write.written_ns,
+              block.line(write.written_ns, "written " + plural(write.pages, "page", "pages")));
+  }
+  if (write.durable_ns) {
+    std::string text = "durable";
+    if (write.durable_via != DurableVia::None) {
+      text += fmt::format(" ({})", durable_via_name(write.durable_via));
+    }
+    block.add(write.durable_ns, block.line(write.durable_ns, paint.green(text)));
+  }
+  return block.finish(std::move(header));
+}
+
+void add_commit(BlockBuilder& block, const JournalCommit& commit) {
+  std::string text =
+      fmt::format("journal commit {} dev {}", commit.transaction, dev_string(commit.dev));
+  const std::string start = commit.start_ns ? block.offset(*commit.start_ns) : "?";
+  const std::string end = commit.end_ns ? block.offset(*commit.end_ns) : "(not ended)";
+  text += fmt::format("  {}..{}", start, end);
+  if (commit.start_ns && commit.end_ns && *commit.end_ns >= *commit.start_ns) {
+    text += fmt::format("  ran {}", human_duration(*commit.end_ns - *commit.start_ns));
+  }
+  const std::optional<Nanos> at = commit.start_ns ? commit.start_ns : commit.end_ns;
+  block.add(at, block.line(at, text));
+}
+
+std::string format_sync(const SyncTimeline& sync, const Painter& paint) {
+  const SyscallEvent& call = sync.call;
+  BlockBuilder block(call.start_ns, paint);
+
+  std::string header = call_identity(call, paint);
+  header += fmt::format("  latency {}", human_duration(latency_ns(call)));
+  if (call.ret < 0) {
+    header += "  " + paint.red(fmt::format("FAILED {}", errno_name(static_cast<int>(call.ret))));
+  }
+  if (sync.incomplete) header += " " + paint.magenta("(incomplete)");
+
+  const SyncPhases& phases = sync.phases;
+  std::string phase_text;
+  // Zero phases are left out: the line answers "where did the time go" at a glance.
+  for (const auto& [name, ns] :
+       {std::pair{"writeback", phases.writeback_ns}, std::pair{"data-io", phases.data_io_ns},
+        std::pair{"journal", phases.journal_ns}, std::pair{"flush", phases.flush_ns},
+        std::pair{"other", phases.other_ns}}) {
+    if (ns != 0) phase_text += fmt::format("  {} {}", name, human_duration(ns));
+  }
+  if (!phase_text.empty()) block.add(std::nullopt, block.line(std::nullopt, "phases" + phase_text));
+
+  for (const RequestTimeline& request : sync.requests) add_request(block, request, "request");
+  for (const RequestTimeline& flush : sync.flushes) add_request(block, flush, "flush");
+  for (const JournalCommit& commit : sync.commits) add_commit(block, commit);
+  return block.finish(std::move(header));
+}
+
+}  // namespace
+
+std::string printable_comm(std::string_view comm) {
+  std::string out;
+  out.reserve(comm.size());
+  for (std::size_t i = 0; i < comm.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(comm[i]);
+    const bool c1 = byte == 0xc2 && i + 1 < comm.size() &&
+                    static_cast<unsigned char>(comm[i + 1]) >= 0x80 &&
+                    static_cast<unsigned char>(comm[i + 1]) <= 0x9f;
+    if (byte == '\\') {
+      out += "\\\\";
+    } else if (byte < 0x20 || byte == 0x7f) {
+      out += fmt::format("\\x{:02x}", byte);
+    } else if (c1) {
+      out += fmt::format("\\xc2\\x{:02x}", static_cast<unsigned char>(comm[++i]));
+    } else {
+      out += static_cast<char>(byte);
+    }
+  }
+  return out;
+}
+
+std::string format_timeline(const Timeline& item, const SinkOptions& options) {
+  const Painter paint(options.color);
+  return std::visit(
+      [&](const auto& timeline) -> std::string {
+        using T = std::decay_t<decltype(timeline)>;
+        if constexpr (std::is_same_v<T, WriteTimeline>) {
+          return format_write(timeline, paint);
+        } else {
+          return format_sync(timeline, paint);
+        }
+      },
+      item);
+}
+
+std::string format_summary(const TraceSummary& totals, const SinkOptions& options) {
+  const Painter paint(options.color);
+  std::string first = fmt::format("{}  writes {}  fsyncs {}  incomplete {}", paint.bold("summary"),
+                                  totals.writes, totals.fsyncs, totals.incomplete);
+  if (totals.aged_out != 0) first += fmt::format(" ({} aged out)", totals.aged_out);
+  first += fmt::format("  duration {}", human_duration(totals.duration_ns));
+
+  std::string lost = fmt::format("lost {}", totals.lost);
+  std::vector<std::string> by_hook;
+  for (const auto& [hook, count] : totals.lost_by_hook) {
+    if (count != 0) by_hook.push_back(fmt::format("{} {}", hook, count));
+  }
+  if (!by_hook.empty()) lost += fmt::format(" ({})", fmt::join(by_hook, ", "));
+  if (totals.lost != 0) lost = paint.red(lost);
+  return fmt::format("{}\n         events {}  {}\n", first, totals.events, lost);
+}
+
+void TextSink::timeline(const Timeline& item) {
+  out_ << format_timeline(item, options_);
+  // Per block, so a live trace piped to less or tee shows items as they finish.
+  out_.flush();
+}
+
+void TextSink::summary(const TraceSummary& totals) {
+  out_ << format_summary(totals, options_);
+  out_.flush();
+}
+
+void TextSink::flush() { out_.flush(); }
+
+}  // namespace wp

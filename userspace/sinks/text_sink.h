@@ -1,0 +1,34 @@
+// Human text sink: one block per finished item, a header line with the verdict (latency, state,
+// when it became durable) and one indented line per stage, with times relative to the syscall's
+// start in a right-aligned column so a person can read the journey top to bottom.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <string_view>
+
+#include "sinks/sink.h"
+
+namespace wp {
+
+// The blocks the sink writes, each ending in '\n'. Exposed for tests.
+std::string format_timeline(const Timeline& item, const SinkOptions& options);
+std::string format_summary(const TraceSummary& totals, const SinkOptions& options);
+
+// A process name safe to print to a terminal: control characters (C0, DEL, UTF-8-encoded C1)
+// and backslash become \xNN / \\, since any process can set its comm to an escape sequence.
+std::string printable_comm(std::string_view comm);
+
+class TextSink : public Sink {
+ public:
+  TextSink(std::ostream& out, SinkOptions options) : out_(out), options_(options) {}
+  void timeline(const Timeline& item) override;
+  void summary(const TraceSummary& totals) override;
+  void flush() override;
+
+ private:
+  std::ostream& out_;
+  SinkOptions options_;
+};
+
+}  // namespace wp

@@ -1,0 +1,30 @@
+// Human-readable renderings shared by the text sinks: durations, signed offsets, byte counts,
+// errno names. Pure functions of their arguments.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "decode/events.h"
+
+namespace wp {
+
+// "812ns", "14.2us", "3.10ms", "1.25s". Rounds half up; a value that rounds to 1000 of a unit
+// moves to the next one ("1.00ms", never "1000.0us").
+std::string human_duration(Nanos ns);
+
+// A signed offset from a reference time: "+0", "+3.10ms", "-1.20ms".
+std::string human_offset(std::int64_t delta_ns);
+
+// `t` relative to `origin`, signed (t may precede origin, e.g. a journal commit that was already
+// running when an fsync started).
+std::int64_t relative_ns(Nanos t, Nanos origin);
+
+// Binary units. Exact multiples print as integers ("4 KiB", "1 MiB"); anything else with one
+// decimal ("1.5 KiB", "1.0 MiB" for 1048575). Under 1 KiB: "512 B".
+std::string human_bytes(std::uint64_t bytes);
+
+// "EINVAL" for 22 or -22; "errno 4000" when the C library has no name for it.
+std::string errno_name(int err);
+
+}  // namespace wp
