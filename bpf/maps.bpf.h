@@ -96,6 +96,19 @@ static __always_inline void *wp_reserve(__u32 size, __u16 type, __u32 hook)
 	return h;
 }
 
+/* Waking the agent for every record costs the traced thread an IPI and a context switch;
+ * the agent polls on a short timer instead, and is woken early only when the ring buffer
+ * is filling up. */
+#define WP_WAKEUP_BYTES (2u << 20)
+
+static __always_inline void wp_submit(void *record)
+{
+	__u64 pending = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
+
+	bpf_ringbuf_submit(record, pending >= WP_WAKEUP_BYTES ? BPF_RB_FORCE_WAKEUP
+							      : BPF_RB_NO_WAKEUP);
+}
+
 static __always_inline __u32 wp_current_tid(void)
 {
 	return (__u32)bpf_get_current_pid_tgid();

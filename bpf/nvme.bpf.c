@@ -81,7 +81,7 @@ static __always_inline int wp_emit_nvme(struct request *rq, void *sqe, __u8 even
 		r->nlb = nlb;
 		r->control = control;
 	}
-	bpf_ringbuf_submit(r, 0);
+	wp_submit(r);
 	return 0;
 }
 

@@ -88,7 +88,7 @@ int wp_balance_dirty_pages(struct trace_event_raw_balance_dirty_pages *ctx)
 	r->limit = BPF_CORE_READ(ctx, limit);
 	r->wb_dirty = BPF_CORE_READ(ctx, wb_dirty);
 	r->wb_setpoint = BPF_CORE_READ(ctx, wb_setpoint);
-	bpf_ringbuf_submit(r, 0);
+	wp_submit(r);
 	return 0;
 }
 

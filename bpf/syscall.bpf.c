@@ -134,7 +134,7 @@ static __always_inline int wp_exit(long ret)
 	r->throttle_ns = st->throttle_ns;
 	r->throttle_events = st->throttle_events;
 	r->writeback_waits = st->writeback_waits;
-	bpf_ringbuf_submit(r, 0);
+	wp_submit(r);
 out:
 	bpf_map_delete_elem(&task_state, &tid);
 	return 0;

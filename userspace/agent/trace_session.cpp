@@ -252,6 +252,8 @@ class TraceLoop {
   Nanos last_ts_ = 0;
 };
 
+constexpr int kPollMs = 20;
+
 Nanos monotonic_now() {
   struct timespec ts {};
   ::clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -333,7 +335,8 @@ int run_trace(const TraceOptions& options) {
   bool running = true;
   while (running) {
     struct epoll_event ready[4];
-    int n = ::epoll_wait(epoll.get(), ready, 4, 200);
+    // The BPF side wakes us only when its buffer fills (wp_submit): poll on a short period.
+    int n = ::epoll_wait(epoll.get(), ready, 4, kPollMs);
     if (n < 0 && errno != EINTR) throw Failure(kExitRuntime, "epoll_wait: " + errno_text());
     for (int i = 0; i < n; ++i) {
       int fd = ready[i].data.fd;
