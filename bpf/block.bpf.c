@@ -164,7 +164,7 @@ static __always_inline int wp_emit_bio(struct bio *bio, __u8 kind)
 	r->ino = 0;
 	__builtin_memset(r->extents, 0, sizeof(r->extents));
 	wp_fill_extents(r, bio);
-	wp_submit(r);
+	wp_submit(r, sizeof(*r));
 	return 0;
 }
 
@@ -194,7 +194,7 @@ static __always_inline int wp_emit_request(struct request *rq, __u8 event, int e
 	r->tid = wp_current_tid();
 	r->event = event;
 	__builtin_memset(r->pad, 0, sizeof(r->pad));
-	wp_submit(r);
+	wp_submit(r, sizeof(*r));
 	return 0;
 }
 

@@ -30,6 +30,16 @@ static __always_inline __u32 wp_mkdev(int major, int minor)
 #define WP_S_IFREG 0100000
 #define WP_S_IFBLK 0060000
 
+/* ---- syscalls ---------------------------------------------------------------------------- */
+
+/* The syscall number at sys_exit, which (unlike sys_enter) does not pass it: the register
+ * the entry code saved it in is per architecture (x86: orig_ax; arm64 would be syscallno). */
+#if defined(__TARGET_ARCH_x86)
+#define wp_regs_syscall_nr(regs) ((long)(regs)->orig_ax)
+#else
+#error "writepath: add this architecture's saved syscall number register"
+#endif
+
 /* ---- gendisk / block_device ----------------------------------------------------------- */
 
 /* v5.16 (f3fa33acca9f) removed request->rq_disk; the disk is reached through rq->q->disk
@@ -154,16 +164,18 @@ static __always_inline struct folio *wp_page_folio(struct page *page, __u32 *pag
 
 /* ---- files -------------------------------------------------------------------------------- */
 
+/* The current task's file for `fd`. The task pointer from bpf_get_current_task_btf() (v5.11)
+ * is BTF-typed, so the walk to the fd table is plain loads (fault-safe, CO-RE relocated)
+ * instead of a probe-read helper call per pointer; only the indexed slot needs one. */
 static __always_inline struct file *wp_task_file(int fd)
 {
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
-	struct file **fds = BPF_CORE_READ(fdt, fd);
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct fdtable *fdt = task->files->fdt;
 	struct file *file = NULL;
 
-	if (fd < 0 || (unsigned int)fd >= BPF_CORE_READ(fdt, max_fds))
+	if (fd < 0 || (unsigned int)fd >= fdt->max_fds)
 		return NULL;
-	bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]);
+	bpf_probe_read_kernel(&file, sizeof(file), &fdt->fd[fd]);
 	return file;
 }
 

@@ -25,7 +25,7 @@ static __always_inline int wp_emit_commit(__u32 dev, __u32 transaction, __u32 ph
 	r->transaction = transaction;
 	r->phase = phase;
 	r->tid = wp_current_tid();
-	wp_submit(r);
+	wp_submit(r, sizeof(*r));
 	return 0;
 }
 

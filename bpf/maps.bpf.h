@@ -10,7 +10,6 @@
 
 #include "writepath.h"
 
-#define WP_MAX_THREADS 16384
 #define WP_MAX_TGIDS 8192
 
 /* Set by the agent before load (rodata). */
@@ -46,6 +45,8 @@ struct {
 
 /* A traced thread inside a write or sync syscall: the state its hooks accumulate. */
 struct wp_task_state {
+	__u32 active; /* inside a traced syscall; the storage itself lives as long as the task */
+	__u32 pad;
 	__u64 start_ns;
 	__u64 file; /* struct file *, to read f_pos again at exit */
 	__u32 syscall;
@@ -57,19 +58,35 @@ struct wp_task_state {
 	__u64 count;
 	__u32 pages_dirtied;
 	__u32 dirty_folios;
-	__u64 dirty_index_min;
-	__u64 dirty_index_max;
 	__u64 throttle_ns;
 	__u32 throttle_events;
 	__u32 writeback_waits;
+	/* The last file this thread's syscalls resolved (see wp_resolve_file). */
+	__u64 cached_file;
+	__u64 cached_inode;
+	__u64 cached_ino;
+	__u32 cached_dev;
+	__u32 cached_kind; /* WP_FILE_REGULAR or WP_FILE_BLOCKDEV, 0 for anything else */
+	bool cached_traced;
 };
 
+/* Task-local storage (v5.11+) rather than a tid-keyed hash: no insert and delete per
+ * syscall, and no capacity to run out of; the kernel frees it with the task. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, WP_MAX_THREADS);
-	__type(key, __u32);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct wp_task_state);
 } task_state SEC(".maps") __weak;
+
+/* The current thread's state, if it is inside a traced syscall. */
+static __always_inline struct wp_task_state *wp_active_state(void)
+{
+	struct wp_task_state *st =
+		bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), 0, 0);
+
+	return st && st->active ? st : NULL;
+}
 
 static __always_inline void wp_count_lost(__u32 hook)
 {
@@ -99,14 +116,16 @@ static __always_inline void *wp_reserve(__u32 size, __u16 type, __u32 hook)
 /* Waking the agent for every record costs the traced thread an IPI and a context switch;
  * the agent polls on a short timer instead, and is woken early only when the ring buffer
  * is filling up. */
-#define WP_WAKEUP_BYTES (2u << 20)
+#define WP_WAKEUP_BYTES (1u << 20)
 
-static __always_inline void wp_submit(void *record)
+static __always_inline void wp_submit(void *record, __u32 size)
 {
 	__u64 pending = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
 
-	bpf_ringbuf_submit(record, pending >= WP_WAKEUP_BYTES ? BPF_RB_FORCE_WAKEUP
-							      : BPF_RB_NO_WAKEUP);
+	/* Wake once per WP_WAKEUP_BYTES crossed, not on every record past the mark. */
+	bpf_ringbuf_submit(record, pending >= WP_WAKEUP_BYTES && pending % WP_WAKEUP_BYTES < size
+					   ? BPF_RB_FORCE_WAKEUP
+					   : BPF_RB_NO_WAKEUP);
 }
 
 static __always_inline __u32 wp_current_tid(void)

@@ -81,7 +81,7 @@ static __always_inline int wp_emit_nvme(struct request *rq, void *sqe, __u8 even
 		r->nlb = nlb;
 		r->control = control;
 	}
-	wp_submit(r);
+	wp_submit(r, sizeof(*r));
 	return 0;
 }
 

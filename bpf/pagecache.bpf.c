@@ -15,22 +15,15 @@
 
 static __always_inline struct wp_task_state *wp_writer_state(void)
 {
-	__u32 tid = wp_current_tid();
-	struct wp_task_state *st = bpf_map_lookup_elem(&task_state, &tid);
+	struct wp_task_state *st = wp_active_state();
 
 	if (!st || st->syscall >= WP_SYS_FSYNC)
 		return NULL;
 	return st;
 }
 
-static __always_inline void wp_add_dirty(struct wp_task_state *st, __u64 index, __u32 pages)
+static __always_inline void wp_add_dirty(struct wp_task_state *st, __u32 pages)
 {
-	__u64 last = index + pages - 1;
-
-	if (!st->pages_dirtied || index < st->dirty_index_min)
-		st->dirty_index_min = index;
-	if (!st->pages_dirtied || last > st->dirty_index_max)
-		st->dirty_index_max = last;
 	st->pages_dirtied += pages;
 	st->dirty_folios += 1;
 }
@@ -43,23 +36,18 @@ int BPF_PROG(wp_dirty_folio, struct folio *folio, struct address_space *mapping)
 	struct wp_task_state *st = wp_writer_state();
 
 	if (st)
-		wp_add_dirty(st, BPF_CORE_READ(folio, index), wp_folio_nr_pages(folio));
+		wp_add_dirty(st, wp_folio_nr_pages(folio));
 	return 0;
 }
 
-/* Before v5.17: one small page per event. In v6.18 struct page's index is __folio_index;
- * this flavor names the old field. */
-struct page___pre517 {
-	unsigned long index;
-} __attribute__((preserve_access_index));
-
+/* Before v5.17: one small page per event. */
 SEC("tp_btf/writeback_dirty_page")
 int BPF_PROG(wp_dirty_page, struct page *page, struct address_space *mapping)
 {
 	struct wp_task_state *st = wp_writer_state();
 
 	if (st)
-		wp_add_dirty(st, BPF_CORE_READ((struct page___pre517 *)page, index), 1);
+		wp_add_dirty(st, 1);
 	return 0;
 }
 
@@ -88,14 +76,13 @@ int wp_balance_dirty_pages(struct trace_event_raw_balance_dirty_pages *ctx)
 	r->limit = BPF_CORE_READ(ctx, limit);
 	r->wb_dirty = BPF_CORE_READ(ctx, wb_dirty);
 	r->wb_setpoint = BPF_CORE_READ(ctx, wb_setpoint);
-	wp_submit(r);
+	wp_submit(r, sizeof(*r));
 	return 0;
 }
 
 static __always_inline void wp_count_writeback_wait(void)
 {
-	__u32 tid = wp_current_tid();
-	struct wp_task_state *st = bpf_map_lookup_elem(&task_state, &tid);
+	struct wp_task_state *st = wp_active_state();
 
 	if (st)
 		st->writeback_waits += 1;

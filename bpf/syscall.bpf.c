@@ -42,63 +42,100 @@ static __always_inline bool wp_task_traced(void)
 	return true;
 }
 
+/* What a thread's last traced fd resolved to. A loop writing to one fd then costs two reads
+ * (the file pointer and its inode pointer) instead of a dozen; both pointers must match, so a
+ * closed and reopened fd that landed on a recycled struct file still resolves afresh. */
+static __always_inline bool wp_resolve_file(struct wp_task_state *st, struct file *file)
+{
+	struct inode *inode = BPF_CORE_READ(file, f_inode);
+	struct inode *host;
+	__u32 mode;
+
+	if (st->cached_file == (__u64)file && st->cached_inode == (__u64)inode)
+		return st->cached_traced;
+	st->cached_file = (__u64)file;
+	st->cached_inode = (__u64)inode;
+	st->cached_traced = false;
+	st->cached_kind = 0;
+
+	/* Writes to pipes, sockets and terminals are not the write path (kind 0); syncs of
+	 * any file count, directories included (fsync of a directory after rename). */
+	mode = BPF_CORE_READ(inode, i_mode) & WP_S_IFMT;
+	if (mode == WP_S_IFREG)
+		st->cached_kind = WP_FILE_REGULAR;
+	else if (mode == WP_S_IFBLK)
+		st->cached_kind = WP_FILE_BLOCKDEV;
+	/* The page cache belongs to f_mapping->host: the file's own inode for regular files,
+	 * the bdev inode for a block device node. */
+	host = BPF_CORE_READ(file, f_mapping, host);
+	st->cached_dev = wp_inode_dev(host);
+	st->cached_ino = BPF_CORE_READ(host, i_ino);
+	if (cfg_file_ino && (st->cached_ino != cfg_file_ino || st->cached_dev != cfg_file_dev))
+		return false;
+	if (cfg_disk && wp_inode_disk(host) != cfg_disk && st->cached_dev != cfg_disk)
+		return false;
+	st->cached_traced = true;
+	return true;
+}
+
 /* Opens the thread's state for a syscall on `fd` (fd < 0: no file, e.g. sync(2)). */
 static __always_inline int wp_enter(__u32 syscall, int fd, __u64 pos, __u64 count)
 {
-	struct wp_task_state st = {};
-	__u32 tid = wp_current_tid();
+	struct wp_task_state *st;
 
 	if (!wp_task_traced())
 		return 0;
-
-	st.syscall = syscall;
-	st.fd = fd;
-	st.pos = pos;
-	st.count = count;
-	st.start_ns = bpf_ktime_get_ns();
+	st = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st) {
+		wp_count_lost(WP_HOOK_STATE);
+		return 0;
+	}
+	st->active = 0;
+	st->file = 0;
+	st->dev = 0;
+	st->ino = 0;
+	st->file_flags = 0;
 	if (fd >= 0) {
 		struct file *file = wp_task_file(fd);
-		struct inode *host;
-		__u32 mode, f_flags;
+		__u32 f_flags;
 
 		if (!file)
 			return 0;
-		/* The page cache belongs to f_mapping->host: the file's own inode for regular
-		 * files, the bdev inode for a block device node. */
-		host = BPF_CORE_READ(file, f_mapping, host);
-		mode = BPF_CORE_READ(file, f_inode, i_mode) & WP_S_IFMT;
-		if (mode == WP_S_IFREG)
-			st.file_flags |= WP_FILE_REGULAR;
-		else if (mode == WP_S_IFBLK)
-			st.file_flags |= WP_FILE_BLOCKDEV;
-		else if (syscall < WP_SYS_FSYNC)
-			return 0; /* pipes, sockets, terminals: not the write path */
-		st.file = (__u64)file;
-		st.dev = wp_inode_dev(host);
-		st.ino = BPF_CORE_READ(host, i_ino);
-		if (cfg_file_ino && (st.ino != cfg_file_ino || st.dev != cfg_file_dev))
+		if (!wp_resolve_file(st, file) || (syscall < WP_SYS_FSYNC && !st->cached_kind))
 			return 0;
-		if (cfg_disk && wp_inode_disk(host) != cfg_disk && st.dev != cfg_disk)
-			return 0;
+		st->file = (__u64)file;
+		st->dev = st->cached_dev;
+		st->ino = st->cached_ino;
+		/* fcntl(F_SETFL) can flip O_DIRECT and O_APPEND at any time: read them each call. */
 		f_flags = BPF_CORE_READ(file, f_flags);
+		st->file_flags = st->cached_kind;
 		if (f_flags & WP_O_DIRECT)
-			st.file_flags |= WP_FILE_DIRECT;
+			st->file_flags |= WP_FILE_DIRECT;
 		if (f_flags & WP_O_DSYNC)
-			st.file_flags |= WP_FILE_DSYNC;
+			st->file_flags |= WP_FILE_DSYNC;
 		if ((f_flags & WP_O___SYNC) == WP_O___SYNC)
-			st.file_flags |= WP_FILE_SYNC;
+			st->file_flags |= WP_FILE_SYNC;
 		if (f_flags & WP_O_APPEND)
-			st.file_flags |= WP_FILE_APPEND;
+			st->file_flags |= WP_FILE_APPEND;
 	}
-	if (bpf_map_update_elem(&task_state, &tid, &st, BPF_ANY))
-		wp_count_lost(WP_HOOK_STATE);
+	st->syscall = syscall;
+	st->fd = fd;
+	st->pos = pos;
+	st->count = count;
+	st->pages_dirtied = 0;
+	st->dirty_folios = 0;
+	st->throttle_ns = 0;
+	st->throttle_events = 0;
+	st->writeback_waits = 0;
+	st->start_ns = bpf_ktime_get_ns();
+	st->active = 1;
 	return 0;
 }
 
 static __always_inline int wp_exit(long ret)
 {
-	__u32 tid = wp_current_tid();
-	struct wp_task_state *st = bpf_map_lookup_elem(&task_state, &tid);
+	struct wp_task_state *st = wp_active_state();
 	struct wp_syscall_record *r;
 
 	if (!st)
@@ -108,9 +145,8 @@ static __always_inline int wp_exit(long ret)
 		goto out;
 	r->start_ns = st->start_ns;
 	r->pid = bpf_get_current_pid_tgid() >> 32;
-	r->tid = tid;
+	r->tid = wp_current_tid();
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
-	r->cgroup_id = bpf_get_current_cgroup_id();
 	r->syscall = st->syscall;
 	r->fd = st->fd;
 	r->dev = st->dev;
@@ -129,14 +165,14 @@ static __always_inline int wp_exit(long ret)
 	}
 	r->pages_dirtied = st->pages_dirtied;
 	r->dirty_folios = st->dirty_folios;
-	r->dirty_index_min = st->dirty_index_min;
-	r->dirty_index_max = st->dirty_index_max;
+	r->pad = 0;
+	r->pad2 = 0;
 	r->throttle_ns = st->throttle_ns;
 	r->throttle_events = st->throttle_events;
 	r->writeback_waits = st->writeback_waits;
-	wp_submit(r);
+	wp_submit(r, sizeof(*r));
 out:
-	bpf_map_delete_elem(&task_state, &tid);
+	st->active = 0;
 	return 0;
 }
 
@@ -159,69 +195,95 @@ static __always_inline __u64 wp_iov_bytes(const struct iovec *iov, unsigned long
 	return total;
 }
 
-SEC("tracepoint/syscalls/sys_enter_write")
-int wp_enter_write(struct trace_event_raw_sys_enter *ctx)
+/* ---- preferred: the raw syscall tracepoints, typed by BTF ------------------------------
+ * One program pair serves every syscall; it costs a few compares on syscalls we do not
+ * trace, which is far cheaper than perf's per-syscall tracepoint buffers on the ones we do.
+ * Syscall numbers are the agent's (same architecture as the kernel), set before load, as
+ * number + 1 so that an unset slot (0) matches nothing. */
+#define WP_SYSCALL_SLOTS 10
+const volatile long cfg_syscall_nr_plus1[WP_SYSCALL_SLOTS] __weak = {};
+
+/* Slot order the agent fills cfg_syscall_nr_plus1 in. */
+static const __u32 wp_slot_syscall[WP_SYSCALL_SLOTS] = {
+	WP_SYS_WRITE, WP_SYS_PWRITE64,	 WP_SYS_WRITEV,		WP_SYS_PWRITEV, WP_SYS_PWRITEV2,
+	WP_SYS_FSYNC, WP_SYS_FDATASYNC, WP_SYS_SYNC_FILE_RANGE, WP_SYS_SYNCFS,	WP_SYS_SYNC,
+};
+
+static __always_inline __u32 wp_traced_syscall(long id)
 {
-	return wp_enter(WP_SYS_WRITE, (int)ctx->args[0], WP_AT_F_POS, ctx->args[2]);
+	for (int i = 0; i < WP_SYSCALL_SLOTS; i++) {
+		if (cfg_syscall_nr_plus1[i] == id + 1)
+			return wp_slot_syscall[i];
+	}
+	return 0;
 }
 
-SEC("tracepoint/syscalls/sys_enter_pwrite64")
-int wp_enter_pwrite64(struct trace_event_raw_sys_enter *ctx)
+/* Dispatches one traced syscall's entry from its raw arguments. */
+static __always_inline int wp_enter_args(__u32 syscall, unsigned long a0, unsigned long a1,
+					 unsigned long a2, unsigned long a3)
 {
-	return wp_enter(WP_SYS_PWRITE64, (int)ctx->args[0], ctx->args[3], ctx->args[2]);
+	switch (syscall) {
+	case WP_SYS_WRITE:
+		return wp_enter(syscall, (int)a0, WP_AT_F_POS, a2);
+	case WP_SYS_PWRITE64:
+		return wp_enter(syscall, (int)a0, a3, a2);
+	case WP_SYS_WRITEV:
+		return wp_enter(syscall, (int)a0, WP_AT_F_POS,
+				wp_iov_bytes((const struct iovec *)a1, a2));
+	case WP_SYS_PWRITEV:
+	case WP_SYS_PWRITEV2:
+		/* pos_l, pos_h: on 64-bit the whole offset is in pos_l; pwritev2 with -1 writes
+		 * at f_pos like writev. */
+		return wp_enter(syscall, (int)a0, a3, wp_iov_bytes((const struct iovec *)a1, a2));
+	case WP_SYS_SYNC_FILE_RANGE:
+		return wp_enter(syscall, (int)a0, a1, a2);
+	case WP_SYS_SYNC:
+		return wp_enter(syscall, -1, 0, 0);
+	default: /* fsync, fdatasync, syncfs */
+		return wp_enter(syscall, (int)a0, 0, 0);
+	}
 }
 
-SEC("tracepoint/syscalls/sys_enter_writev")
-int wp_enter_writev(struct trace_event_raw_sys_enter *ctx)
+SEC("tp_btf/sys_enter")
+int BPF_PROG(wp_sys_enter, struct pt_regs *regs, long id)
 {
-	return wp_enter(WP_SYS_WRITEV, (int)ctx->args[0], WP_AT_F_POS,
-			wp_iov_bytes((const struct iovec *)ctx->args[1], ctx->args[2]));
+	__u32 syscall = wp_traced_syscall(id);
+
+	if (!syscall)
+		return 0;
+	/* regs is BTF-typed here: plain loads, no probe reads. */
+	return wp_enter_args(syscall, PT_REGS_PARM1_SYSCALL(regs), PT_REGS_PARM2_SYSCALL(regs),
+			     PT_REGS_PARM3_SYSCALL(regs), PT_REGS_PARM4_SYSCALL(regs));
 }
 
-SEC("tracepoint/syscalls/sys_enter_pwritev")
-int wp_enter_pwritev(struct trace_event_raw_sys_enter *ctx)
+SEC("tp_btf/sys_exit")
+int BPF_PROG(wp_sys_exit, struct pt_regs *regs, long ret)
 {
-	/* pos_l, pos_h: on 64-bit the whole offset is in pos_l. */
-	return wp_enter(WP_SYS_PWRITEV, (int)ctx->args[0], ctx->args[3],
-			wp_iov_bytes((const struct iovec *)ctx->args[1], ctx->args[2]));
+	if (!wp_traced_syscall(wp_regs_syscall_nr(regs)))
+		return 0;
+	return wp_exit(ret);
 }
 
-SEC("tracepoint/syscalls/sys_enter_pwritev2")
-int wp_enter_pwritev2(struct trace_event_raw_sys_enter *ctx)
-{
-	return wp_enter(WP_SYS_PWRITEV2, (int)ctx->args[0], ctx->args[3],
-			wp_iov_bytes((const struct iovec *)ctx->args[1], ctx->args[2]));
-}
+/* ---- fallback: one perf tracepoint per syscall ------------------------------------------ */
 
-SEC("tracepoint/syscalls/sys_enter_fsync")
-int wp_enter_fsync(struct trace_event_raw_sys_enter *ctx)
-{
-	return wp_enter(WP_SYS_FSYNC, (int)ctx->args[0], 0, 0);
-}
+#define WP_ENTER(name, syscall)                                          \
+	SEC("tracepoint/syscalls/sys_enter_" #name)                      \
+	int wp_enter_##name(struct trace_event_raw_sys_enter *ctx)       \
+	{                                                                \
+		return wp_enter_args(syscall, ctx->args[0], ctx->args[1], \
+				     ctx->args[2], ctx->args[3]);        \
+	}
 
-SEC("tracepoint/syscalls/sys_enter_fdatasync")
-int wp_enter_fdatasync(struct trace_event_raw_sys_enter *ctx)
-{
-	return wp_enter(WP_SYS_FDATASYNC, (int)ctx->args[0], 0, 0);
-}
-
-SEC("tracepoint/syscalls/sys_enter_sync_file_range")
-int wp_enter_sync_file_range(struct trace_event_raw_sys_enter *ctx)
-{
-	return wp_enter(WP_SYS_SYNC_FILE_RANGE, (int)ctx->args[0], ctx->args[1], ctx->args[2]);
-}
-
-SEC("tracepoint/syscalls/sys_enter_syncfs")
-int wp_enter_syncfs(struct trace_event_raw_sys_enter *ctx)
-{
-	return wp_enter(WP_SYS_SYNCFS, (int)ctx->args[0], 0, 0);
-}
-
-SEC("tracepoint/syscalls/sys_enter_sync")
-int wp_enter_sync(struct trace_event_raw_sys_enter *ctx)
-{
-	return wp_enter(WP_SYS_SYNC, -1, 0, 0);
-}
+WP_ENTER(write, WP_SYS_WRITE)
+WP_ENTER(pwrite64, WP_SYS_PWRITE64)
+WP_ENTER(writev, WP_SYS_WRITEV)
+WP_ENTER(pwritev, WP_SYS_PWRITEV)
+WP_ENTER(pwritev2, WP_SYS_PWRITEV2)
+WP_ENTER(fsync, WP_SYS_FSYNC)
+WP_ENTER(fdatasync, WP_SYS_FDATASYNC)
+WP_ENTER(sync_file_range, WP_SYS_SYNC_FILE_RANGE)
+WP_ENTER(syncfs, WP_SYS_SYNCFS)
+WP_ENTER(sync, WP_SYS_SYNC)
 
 /* One exit handler serves every traced syscall: the state says which call it was. */
 #define WP_EXIT(name)                                            \
@@ -263,8 +325,7 @@ int wp_process_exit(void *ctx)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id;
 
-	bpf_map_delete_elem(&task_state, &tid);
-	/* The thread group leader leaving ends the process's entry (the agent removes the
+	/* (Task storage goes with the task.) The thread group leader leaving ends the process's entry (the agent removes the
 	 * tgids it added itself when they exit). */
 	if (cfg_follow_children && tid == (id >> 32))
 		bpf_map_delete_elem(&traced_tgids, &tid);

@@ -46,7 +46,7 @@ enum wp_hook {
 	WP_HOOK_JOURNAL = 3,
 	WP_HOOK_THROTTLE = 4,
 	WP_HOOK_NVME = 5,
-	WP_HOOK_STATE = 6, /* per-thread state map full: a syscall went untraced */
+	WP_HOOK_STATE = 6, /* no per-thread state could be allocated: a syscall went untraced */
 	WP_HOOK_COUNT = 7,
 };
 
@@ -100,29 +100,31 @@ struct wp_record_header {
 	wp_u64 ts_ns; /* bpf_ktime_get_ns() when the event happened */
 };
 
-/* One write or sync syscall of a traced thread, emitted at syscall exit (header ts = exit). */
+/* One write or sync syscall of a traced thread, emitted at syscall exit (header ts = exit).
+ * Written once per traced write: with the ring buffer's 8-byte record header it fills
+ * exactly two cache lines (120 + 8 bytes), since filling fresh ring-buffer lines is most of
+ * what a record costs the writer. */
 struct wp_syscall_record {
 	struct wp_record_header h;
 	wp_u64 start_ns;
 	wp_u32 pid; /* tgid */
 	wp_u32 tid;
 	char comm[WP_COMM_LEN];
-	wp_u64 cgroup_id;
-	wp_u32 syscall; /* enum wp_syscall */
+	wp_u8 syscall;    /* enum wp_syscall */
+	wp_u8 file_flags; /* enum wp_file_flags */
+	wp_u16 pad;
 	wp_s32 fd;
-	wp_u32 dev;   /* kernel dev_t (MAJOR << 20 | MINOR) of the file's superblock */
-	wp_u32 file_flags; /* enum wp_file_flags */
+	wp_u32 dev; /* kernel dev_t (MAJOR << 20 | MINOR) of the file's superblock */
+	wp_u32 pages_dirtied; /* pages, not folios */
 	wp_u64 ino;
 	wp_s64 ret;
 	wp_u64 pos;   /* file offset of the first byte written (pwrite: the argument) */
 	wp_u64 count; /* bytes requested; sync_file_range: nbytes */
-	wp_u32 pages_dirtied;    /* pages, not folios */
-	wp_u32 dirty_folios;
-	wp_u64 dirty_index_min;  /* page index range of the folios dirtied (valid if pages > 0) */
-	wp_u64 dirty_index_max;
-	wp_u64 throttle_ns;      /* sum of balance_dirty_pages pauses inside the call */
+	wp_u64 throttle_ns; /* sum of balance_dirty_pages pauses inside the call */
 	wp_u32 throttle_events;
-	wp_u32 writeback_waits;  /* folio_wait_writeback inside the call */
+	wp_u32 writeback_waits; /* folio_wait_writeback inside the call */
+	wp_u32 dirty_folios;
+	wp_u32 pad2;
 };
 
 enum wp_bio_kind {

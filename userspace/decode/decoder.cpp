@@ -56,7 +56,6 @@ std::optional<Event> decode_syscall(std::span<const std::byte> bytes) {
   e.pid = r.pid;
   e.tid = r.tid;
   e.comm = comm_string(r.comm);
-  e.cgroup_id = r.cgroup_id;
   e.syscall = *sys;
   e.fd = r.fd;
   e.dev = r.dev;
@@ -67,8 +66,6 @@ std::optional<Event> decode_syscall(std::span<const std::byte> bytes) {
   e.count = r.count;
   e.pages_dirtied = r.pages_dirtied;
   e.dirty_folios = r.dirty_folios;
-  e.dirty_index_min = r.dirty_index_min;
-  e.dirty_index_max = r.dirty_index_max;
   e.throttle_ns = r.throttle_ns;
   e.throttle_events = r.throttle_events;
   e.writeback_waits = r.writeback_waits;

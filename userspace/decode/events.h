@@ -62,7 +62,6 @@ struct SyscallEvent {
   std::uint32_t pid = 0;
   std::uint32_t tid = 0;
   std::string comm;
-  std::uint64_t cgroup_id = 0;
   Syscall syscall = Syscall::Write;
   int fd = -1;
   DevT dev = 0;  // the file's superblock device
@@ -73,8 +72,6 @@ struct SyscallEvent {
   std::uint64_t count = 0;       // bytes asked for
   std::uint32_t pages_dirtied = 0;
   std::uint32_t dirty_folios = 0;
-  std::uint64_t dirty_index_min = 0;
-  std::uint64_t dirty_index_max = 0;
   Nanos throttle_ns = 0;
   std::uint32_t throttle_events = 0;
   std::uint32_t writeback_waits = 0;

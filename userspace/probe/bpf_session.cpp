@@ -1,6 +1,7 @@
 #include "probe/bpf_session.h"
 
 #include <bpf/bpf.h>
+#include <sys/syscall.h>
 #include <bpf/libbpf.h>
 #include <fmt/format.h>
 
@@ -9,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <thread>
 
 #include "writepath.skel.h"
@@ -65,6 +67,14 @@ std::unique_ptr<BpfSession> BpfSession::start(const HookPlan& plan, const Kernel
   ro->cfg_disk = filter.disk;
   ro->cfg_file_dev = filter.file_dev;
   ro->cfg_file_ino = filter.file_ino;
+  // Slot order of wp_slot_syscall[] in bpf/syscall.bpf.c; stored as number + 1.
+  const long syscall_numbers[] = {SYS_write,     SYS_pwrite64,        SYS_writev, SYS_pwritev,
+                                  SYS_pwritev2,  SYS_fsync,           SYS_fdatasync,
+                                  SYS_sync_file_range, SYS_syncfs, SYS_sync};
+  static_assert(std::size(syscall_numbers) ==
+                sizeof(writepath_bpf::writepath_bpf__rodata::cfg_syscall_nr_plus1) / sizeof(long));
+  for (std::size_t i = 0; i < std::size(syscall_numbers); ++i)
+    const_cast<long&>(ro->cfg_syscall_nr_plus1[i]) = syscall_numbers[i] + 1;
 
   const std::set<std::string> wanted = plan.programs();
   struct bpf_program* prog;

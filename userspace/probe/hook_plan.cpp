@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <string_view>
 
 namespace wp {
 
@@ -27,24 +26,30 @@ HookVariant btf_or_raw(const std::string& program, AttachKind kind, const std::s
   return {{program}, kind, category, {event}, module, args};
 }
 
-std::vector<HookVariant> syscall_pair(const std::string& name) {
-  return {{{"wp_enter_" + name, "wp_exit_" + name},
-           AttachKind::Tracepoint,
-           "syscalls",
-           {"sys_enter_" + name, "sys_exit_" + name},
-           "",
-           -1}};
+// The write and sync syscalls: the raw syscall tracepoints (two programs for all of them),
+// else the perf tracepoints of each syscall (an entry and an exit program apiece).
+std::vector<HookVariant> syscall_variants() {
+  HookVariant raw{{"wp_sys_enter", "wp_sys_exit"},
+                  AttachKind::TpBtf,
+                  "raw_syscalls",
+                  {"sys_enter", "sys_exit"},
+                  "",
+                  2};
+  HookVariant per_syscall{{}, AttachKind::Tracepoint, "syscalls", {}, "", -1};
+  for (const char* name : {"write", "pwrite64", "writev", "pwritev", "pwritev2", "fsync",
+                           "fdatasync", "sync_file_range", "syncfs", "sync"}) {
+    per_syscall.programs.push_back(std::string("wp_enter_") + name);
+    per_syscall.events.push_back(std::string("sys_enter_") + name);
+    per_syscall.programs.push_back(std::string("wp_exit_") + name);
+    per_syscall.events.push_back(std::string("sys_exit_") + name);
+  }
+  return {raw, per_syscall};
 }
 
 std::vector<Hook> build_table() {
   using K = AttachKind;
   std::vector<Hook> t;
-  // Syscalls come in enter/exit pairs: one hook per pair, both programs or neither.
-  for (const char* name : {"write", "pwrite64", "writev", "pwritev", "pwritev2", "fsync",
-                           "fdatasync", "sync_file_range", "syncfs", "sync"}) {
-    bool required = std::string_view(name) == "write" || std::string_view(name) == "fsync";
-    t.push_back({std::string(name) + "(2)", "syscall", required, syscall_pair(name)});
-  }
+  t.push_back({"write/sync syscalls", "syscall", true, syscall_variants()});
   t.push_back({"fork follow", "syscall", false,
                {btf_or_raw("wp_fork", K::TpBtf, "sched", "sched_process_fork", 2)}});
   t.push_back({"process exit", "syscall", false,

@@ -131,7 +131,6 @@ json write_json(const WriteTimeline& write) {
                               ? json(nullptr)
                               : json(durable_via_name(write.durable_via));
   object["incomplete"] = write.incomplete;
-  object["cgroup_id"] = call.cgroup_id;
   return object;
 }
 
@@ -152,7 +151,6 @@ json sync_json(const SyncTimeline& sync) {
   for (const JournalCommit& commit : sync.commits) commits.push_back(commit_json(commit));
   object["journal_commits"] = std::move(commits);
   object["incomplete"] = sync.incomplete;
-  object["cgroup_id"] = call.cgroup_id;
   return object;
 }
 
