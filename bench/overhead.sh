@@ -50,3 +50,18 @@ awk -v a="$ma" -v b="$mb" -v e="$me" -v n="$count" -v lost="$total_lost" 'BEGIN 
   printf "ratio %.3f (%+.1f%%), overhead %+.1f ns per 4 KiB buffered write\n", b / a, (b / a - 1) * 100, b - a
   printf "events per run %d, rate during the loop %.0f events/s, lost %d over all runs\n", e, e / (n * b / 1e9), lost
 }'
+
+# Sustained rate: as many writers as cores, all traced, writing as fast as they can.
+writers=$(nproc)
+rm -f "$SCRATCH_MNT"/burst.*; sync
+start=$(date +%s%N)
+"$bin/writepath" trace --format json -o "$trace_out" -- sh -c "
+  for i in \$(seq $writers); do '$bin/wp_bench_pwrite' '$SCRATCH_MNT/burst.'\$i $count $window_mib >/dev/null & done; wait" \
+  2>/dev/null
+end=$(date +%s%N)
+s=$(tail -n 1 "$trace_out")
+ev=$(sed -E 's/.*"events":([0-9]+).*/\1/' <<<"$s")
+lo=$(sed -E 's/.*"lost":([0-9]+).*/\1/' <<<"$s")
+awk -v e="$ev" -v lost="$lo" -v w="$writers" -v ns=$((end - start)) 'BEGIN {
+  printf "%d writers: %d events in %.2fs of tracing (%.0f events/s incl. start-up), lost %d\n", w, e, ns / 1e9, e / (ns / 1e9), lost
+}'
