@@ -70,7 +70,9 @@ RunResult run(const std::vector<std::string>& argv) {
   return r;
 }
 
-bool sh(const std::string& command) { return std::system(command.c_str()) == 0; }
+bool sh(const std::string& command) {
+  return std::system(command.c_str()) == 0;
+}
 
 std::vector<json> json_lines(const std::string& text) {
   std::vector<json> items;
@@ -130,7 +132,9 @@ class ScratchExt4 : public ::testing::Test {
   static inline bool mounted_ = false;
 };
 
-std::uint64_t u64(const json& v) { return v.get<std::uint64_t>(); }
+std::uint64_t u64(const json& v) {
+  return v.get<std::uint64_t>();
+}
 
 TEST_F(ScratchExt4, BufferedWritesThenFsyncAreDurableAndFsyncIsBrokenDown) {
   auto r = trace_workload("buffered-fsync", file("buffered"), 64);
@@ -242,8 +246,8 @@ TEST_F(ScratchExt4, BufferedWriteWithoutFsyncIsNeverDurable) {
 }
 
 TEST_F(ScratchExt4, TextOutputShowsTheTimelines) {
-  auto r = run({tool("writepath"), "trace", "--", tool("wp_workload"), "buffered-fsync",
-                file("text"), "4"});
+  auto r = run(
+      {tool("writepath"), "trace", "--", tool("wp_workload"), "buffered-fsync", file("text"), "4"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("pwrite64"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("fsync"), std::string::npos) << r.out;
@@ -261,10 +265,11 @@ TEST_F(ScratchExt4, CommandExitStatusIsPassedThrough) {
 TEST_F(ScratchExt4, FileFilterKeepsOnlyThatFile) {
   std::string wanted = file("wanted");
   { std::ofstream(wanted) << "x"; }
-  auto r = run({tool("writepath"), "trace", "--format", "json", "--file", wanted, "--", "sh",
-                "-c",
-                "dd if=/dev/zero of=" + wanted + " bs=4k count=3 conv=notrunc status=none && "
-                "dd if=/dev/zero of=" + file("other") + " bs=4k count=5 status=none"});
+  auto r = run({tool("writepath"), "trace", "--format", "json", "--file", wanted, "--", "sh", "-c",
+                "dd if=/dev/zero of=" + wanted +
+                    " bs=4k count=3 conv=notrunc status=none && "
+                    "dd if=/dev/zero of=" +
+                    file("other") + " bs=4k count=5 status=none"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto writes = of_type(json_lines(r.out), "write", "dd");
   ASSERT_EQ(writes.size(), 3u);

@@ -14,7 +14,9 @@ TEST(ParseDuration, UnitsScaleToNanoseconds) {
   EXPECT_EQ(parse_duration("2m"), 120'000'000'000u);
 }
 
-TEST(ParseDuration, BareNumberIsSeconds) { EXPECT_EQ(parse_duration("3"), 3'000'000'000u); }
+TEST(ParseDuration, BareNumberIsSeconds) {
+  EXPECT_EQ(parse_duration("3"), 3'000'000'000u);
+}
 
 TEST(ParseDuration, RejectsNonsense) {
   EXPECT_FALSE(parse_duration(""));

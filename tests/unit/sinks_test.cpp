@@ -135,7 +135,9 @@ json json_of(const Timeline& item) {
   return parse_one_line(out.str());
 }
 
-std::string text_of(const Timeline& item) { return format_timeline(item, SinkOptions{}); }
+std::string text_of(const Timeline& item) {
+  return format_timeline(item, SinkOptions{});
+}
 
 bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;

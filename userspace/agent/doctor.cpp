@@ -13,7 +13,9 @@
 namespace wp {
 namespace {
 
-const char* mark(bool ok) { return ok ? "ok  " : "FAIL"; }
+const char* mark(bool ok) {
+  return ok ? "ok  " : "FAIL";
+}
 
 }  // namespace
 
@@ -25,9 +27,9 @@ int run_doctor(std::ostream& out) {
                      caps.btf ? "" : ": " + caps.btf_error);
   out << fmt::format("  {} tracefs{}\n", mark(caps.tracefs),
                      caps.tracefs ? " at " + caps.tracefs_path : ": " + caps.tracefs_error);
-  out << fmt::format("  {} fentry/fexit{}\n", caps.fentry ? "ok  " : "no  ",
-                     caps.fentry ? "" : " (" + caps.fentry_error +
-                                            "): the write path uses syscall tracepoints");
+  out << fmt::format(
+      "  {} fentry/fexit{}\n", caps.fentry ? "ok  " : "no  ",
+      caps.fentry ? "" : " (" + caps.fentry_error + "): the write path uses syscall tracepoints");
   if (!caps.root || !caps.btf || !caps.tracefs) {
     out << "tracing cannot run here\n";
     return 1;
@@ -45,7 +47,8 @@ int run_doctor(std::ostream& out) {
     size_t before = failed.size();
     KernelFilter filter;
     filter.self_tgid = static_cast<std::uint32_t>(::getpid());
-    session = BpfSession::start(plan, filter, [](std::span<const std::byte>) {}, error, failed);
+    session = BpfSession::start(
+        plan, filter, [](std::span<const std::byte>) {}, error, failed);
     if (!session && failed.size() == before) break;
   }
 
@@ -60,11 +63,14 @@ int run_doctor(std::ostream& out) {
     if (choice.variant) {
       used = fmt::format("{} {}:{}", attach_kind_name(choice.variant->kind),
                          choice.variant->category, choice.variant->events.front());
-      if (choice.variant->events.size() > 1) used += fmt::format(" (+{})", choice.variant->events.size() - 1);
+      if (choice.variant->events.size() > 1)
+        used += fmt::format(" (+{})", choice.variant->events.size() - 1);
     }
-    const char* state = choice.variant ? (choice.why.empty() ? "ok  " : "fall") : (choice.hook->required ? "FAIL" : "off ");
+    const char* state = choice.variant ? (choice.why.empty() ? "ok  " : "fall")
+                                       : (choice.hook->required ? "FAIL" : "off ");
     out << fmt::format("  {} {:<22} {}\n", state, choice.hook->name, used);
-    if (!choice.why.empty()) out << fmt::format("         {:<22} passed over: {}\n", "", choice.why);
+    if (!choice.why.empty())
+      out << fmt::format("         {:<22} passed over: {}\n", "", choice.why);
   }
 
   out << "devices\n";
@@ -76,7 +82,8 @@ int run_doctor(std::ostream& out) {
   }
 
   if (!session) {
-    out << fmt::format("tracing cannot run here: {}\n", error.empty() ? "a required hook is missing" : error);
+    out << fmt::format("tracing cannot run here: {}\n",
+                       error.empty() ? "a required hook is missing" : error);
     return 1;
   }
   out << "tracing can run here\n";

@@ -11,13 +11,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+#include <linux/magic.h>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
-#include <fmt/format.h>
 #include <fstream>
 #include <iostream>
-#include <linux/magic.h>
 #include <memory>
 #include <utility>
 
@@ -56,7 +56,9 @@ class Fd {
   int fd_;
 };
 
-std::string errno_text() { return std::strerror(errno); }
+std::string errno_text() {
+  return std::strerror(errno);
+}
 
 // The command of `-- CMD`, forked at once but held before exec until tracing is attached,
 // so its first write is traced.
@@ -111,7 +113,9 @@ class HeldChild {
   bool reaped_ = false;
 };
 
-DevT kernel_dev(dev_t dev) { return make_dev(major(dev), minor(dev)); }
+DevT kernel_dev(dev_t dev) {
+  return make_dev(major(dev), minor(dev));
+}
 
 KernelFilter build_filter(const TraceOptions& options) {
   KernelFilter filter;
@@ -143,7 +147,8 @@ KernelFilter build_filter(const TraceOptions& options) {
   }
   if (options.dev) {
     auto device = find_block_device(*options.dev);
-    if (!device) throw Failure(kExitUsage, fmt::format("--dev {}: no such block device", *options.dev));
+    if (!device)
+      throw Failure(kExitUsage, fmt::format("--dev {}: no such block device", *options.dev));
     filter.disk = device->disk;
   }
   if (options.file) {
@@ -269,7 +274,8 @@ int run_trace(const TraceOptions& options) {
   if (!options.output.empty()) {
     // Opened before anything is traced: a bad path fails fast.
     output.file.open(options.output, std::ios::out | std::ios::trunc);
-    if (!output.file) throw Failure(kExitRuntime, fmt::format("cannot write {}: {}", options.output, errno_text()));
+    if (!output.file)
+      throw Failure(kExitRuntime, fmt::format("cannot write {}: {}", options.output, errno_text()));
     output.stream = &output.file;
   }
 
@@ -299,9 +305,8 @@ int run_trace(const TraceOptions& options) {
   auto sink = make_sink(options.format, *output.stream,
                         SinkOptions{options.output.empty() && ::isatty(STDOUT_FILENO)});
   TraceLoop loop(options, *sink);
-  auto session = start_session(caps, filter, [&loop](std::span<const std::byte> record) {
-    loop.on_record(record);
-  });
+  auto session = start_session(
+      caps, filter, [&loop](std::span<const std::byte> record) { loop.on_record(record); });
 
   Fd epoll(::epoll_create1(EPOLL_CLOEXEC));
   Fd timer;

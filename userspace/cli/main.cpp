@@ -1,6 +1,6 @@
 // CLI11 wiring only: parse, then hand over to the agent.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <iostream>
 
@@ -28,7 +28,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "writepath 0.1.0");
 
-  auto* doctor = app.add_subcommand("doctor", "What works on this kernel, what falls back, and why");
+  auto* doctor =
+      app.add_subcommand("doctor", "What works on this kernel, what falls back, and why");
 
   wp::TraceOptions trace_options;
   std::string min_latency, duration, format = "text";
@@ -41,10 +42,10 @@ int main(int argc, char** argv) {
   trace->add_option("--min-latency", min_latency, "Only items at least this slow")
       ->check(DurationValidator());
   trace->add_option("-d,--duration", duration, "Stop after this long")->check(DurationValidator());
-  trace->add_option("--format", format, "Output format")
-      ->check(CLI::IsMember({"text", "json"}));
+  trace->add_option("--format", format, "Output format")->check(CLI::IsMember({"text", "json"}));
   trace->add_option("-o,--output", trace_options.output, "Write to FILE instead of stdout");
-  trace->add_option("command", trace_options.command, "-- CMD ARGS…: trace this command and its children");
+  trace->add_option("command", trace_options.command,
+                    "-- CMD ARGS…: trace this command and its children");
 
   try {
     app.parse(argc, argv);

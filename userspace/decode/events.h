@@ -14,9 +14,15 @@ using Nanos = std::uint64_t;  // CLOCK_MONOTONIC nanoseconds (bpf_ktime_get_ns)
 
 // Kernel dev_t encoding (MAJOR << 20 | MINOR), as the kernel's tracepoints use it.
 using DevT = std::uint32_t;
-constexpr DevT make_dev(std::uint32_t major, std::uint32_t minor) { return (major << 20) | minor; }
-constexpr std::uint32_t dev_major(DevT dev) { return dev >> 20; }
-constexpr std::uint32_t dev_minor(DevT dev) { return dev & 0xfffff; }
+constexpr DevT make_dev(std::uint32_t major, std::uint32_t minor) {
+  return (major << 20) | minor;
+}
+constexpr std::uint32_t dev_major(DevT dev) {
+  return dev >> 20;
+}
+constexpr std::uint32_t dev_minor(DevT dev) {
+  return dev & 0xfffff;
+}
 std::string dev_string(DevT dev);  // "253:0"
 
 enum class Syscall : std::uint8_t {
@@ -50,7 +56,14 @@ constexpr std::uint32_t kSync = 1u << 2;
 constexpr std::uint32_t kMeta = 1u << 3;
 }  // namespace req_flag
 
-enum class ReqOp : std::uint8_t { Read = 0, Write = 1, Flush = 2, Discard = 3, WriteZeroes = 9, Other = 255 };
+enum class ReqOp : std::uint8_t {
+  Read = 0,
+  Write = 1,
+  Flush = 2,
+  Discard = 3,
+  WriteZeroes = 9,
+  Other = 255
+};
 
 // blktrace-style flags string: "W", "WS", "FF", "FWFS", ...
 std::string rwbs(ReqOp op, std::uint32_t flags, std::uint32_t bytes);

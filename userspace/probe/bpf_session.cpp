@@ -1,9 +1,9 @@
 #include "probe/bpf_session.h"
 
 #include <bpf/bpf.h>
-#include <sys/syscall.h>
 #include <bpf/libbpf.h>
 #include <fmt/format.h>
+#include <sys/syscall.h>
 
 #include <cerrno>
 #include <cstdarg>
@@ -68,9 +68,9 @@ std::unique_ptr<BpfSession> BpfSession::start(const HookPlan& plan, const Kernel
   ro->cfg_file_dev = filter.file_dev;
   ro->cfg_file_ino = filter.file_ino;
   // Slot order of wp_slot_syscall[] in bpf/syscall.bpf.c; stored as number + 1.
-  const long syscall_numbers[] = {SYS_write,     SYS_pwrite64,        SYS_writev, SYS_pwritev,
-                                  SYS_pwritev2,  SYS_fsync,           SYS_fdatasync,
-                                  SYS_sync_file_range, SYS_syncfs, SYS_sync};
+  const long syscall_numbers[] = {SYS_write,    SYS_pwrite64, SYS_writev,    SYS_pwritev,
+                                  SYS_pwritev2, SYS_fsync,    SYS_fdatasync, SYS_sync_file_range,
+                                  SYS_syncfs,   SYS_sync};
   static_assert(std::size(syscall_numbers) ==
                 sizeof(writepath_bpf::writepath_bpf__rodata::cfg_syscall_nr_plus1) / sizeof(long));
   for (std::size_t i = 0; i < std::size(syscall_numbers); ++i)
@@ -122,9 +122,13 @@ int BpfSession::on_record(void* self, void* data, std::size_t size) {
   return 0;
 }
 
-int BpfSession::ring_fd() const { return ring_buffer__epoll_fd(ring_); }
+int BpfSession::ring_fd() const {
+  return ring_buffer__epoll_fd(ring_);
+}
 
-int BpfSession::consume() { return ring_buffer__consume(ring_); }
+int BpfSession::consume() {
+  return ring_buffer__consume(ring_);
+}
 
 void BpfSession::detach() {
   // Each tracepoint detach waits for an RCU grace period (50-100 ms here); detaching all

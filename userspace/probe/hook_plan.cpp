@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-
 namespace wp {
 
 const char* attach_kind_name(AttachKind kind) {
@@ -50,58 +49,82 @@ std::vector<Hook> build_table() {
   using K = AttachKind;
   std::vector<Hook> t;
   t.push_back({"write/sync syscalls", "syscall", true, syscall_variants()});
-  t.push_back({"fork follow", "syscall", false,
+  t.push_back({"fork follow",
+               "syscall",
+               false,
                {btf_or_raw("wp_fork", K::TpBtf, "sched", "sched_process_fork", 2)}});
-  t.push_back({"process exit", "syscall", false,
+  t.push_back({"process exit",
+               "syscall",
+               false,
                {tracepoint("wp_process_exit", "sched", "sched_process_exit")}});
 
-  t.push_back({"page dirtied", "pagecache", false,
+  t.push_back({"page dirtied",
+               "pagecache",
+               false,
                {btf_or_raw("wp_dirty_folio", K::TpBtf, "writeback", "writeback_dirty_folio", 2),
                 btf_or_raw("wp_dirty_page", K::TpBtf, "writeback", "writeback_dirty_page", 2)}});
-  t.push_back({"dirty throttling", "pagecache", false,
+  t.push_back({"dirty throttling",
+               "pagecache",
+               false,
                {tracepoint("wp_balance_dirty_pages", "writeback", "balance_dirty_pages")}});
   t.push_back(
-      {"writeback wait", "pagecache", false,
+      {"writeback wait",
+       "pagecache",
+       false,
        {btf_or_raw("wp_folio_wait_writeback", K::TpBtf, "writeback", "folio_wait_writeback", 2),
         btf_or_raw("wp_wait_on_page_writeback", K::TpBtf, "writeback", "wait_on_page_writeback",
                    2)}});
 
-  t.push_back({"bio queue", "block", true,
+  t.push_back({"bio queue",
+               "block",
+               true,
                {btf_or_raw("wp_bio_queue_btf", K::TpBtf, "block", "block_bio_queue", 1),
                 btf_or_raw("wp_bio_queue_raw", K::RawTp, "block", "block_bio_queue", 1)}});
-  t.push_back({"bio split", "block", false,
+  t.push_back({"bio split",
+               "block",
+               false,
                {btf_or_raw("wp_bio_split_btf", K::TpBtf, "block", "block_split", 2),
                 btf_or_raw("wp_bio_split_raw", K::RawTp, "block", "block_split", 2)}});
   // v5.11 dropped the request_queue argument of block_rq_insert/issue: arity picks.
   for (const char* ev : {"insert", "issue"}) {
     std::string event = std::string("block_rq_") + ev;
     std::string base = std::string("wp_rq_") + ev;
-    t.push_back({std::string("request ") + ev, "block", true,
+    t.push_back({std::string("request ") + ev,
+                 "block",
+                 true,
                  {btf_or_raw(base + "_btf", K::TpBtf, "block", event, 1),
                   btf_or_raw(base + "_raw", K::RawTp, "block", event, 1),
                   btf_or_raw(base + "_raw_q", K::RawTp, "block", event, 2)}});
   }
-  t.push_back({"request complete", "block", true,
+  t.push_back({"request complete",
+               "block",
+               true,
                {btf_or_raw("wp_rq_complete_btf", K::TpBtf, "block", "block_rq_complete", 3),
                 btf_or_raw("wp_rq_complete_raw", K::RawTp, "block", "block_rq_complete", 3)}});
 
   for (const char* ev : {"jbd2_start_commit", "jbd2_commit_locking", "jbd2_commit_flushing",
                          "jbd2_commit_logging", "jbd2_end_commit"})
-    t.push_back({std::string("journal ") + (ev + 5), "journal", false,
+    t.push_back({std::string("journal ") + (ev + 5),
+                 "journal",
+                 false,
                  {tracepoint(std::string("wp_") + ev, "jbd2", ev)}});
 
-  t.push_back({"nvme submit", "nvme", false,
-               {btf_or_raw("wp_nvme_setup_cmd", K::TpBtf, "nvme", "nvme_setup_cmd", 2,
-                           "nvme_core")}});
-  t.push_back({"nvme complete", "nvme", false,
-               {btf_or_raw("wp_nvme_complete_rq", K::TpBtf, "nvme", "nvme_complete_rq", 1,
-                           "nvme_core")}});
+  t.push_back(
+      {"nvme submit",
+       "nvme",
+       false,
+       {btf_or_raw("wp_nvme_setup_cmd", K::TpBtf, "nvme", "nvme_setup_cmd", 2, "nvme_core")}});
+  t.push_back(
+      {"nvme complete",
+       "nvme",
+       false,
+       {btf_or_raw("wp_nvme_complete_rq", K::TpBtf, "nvme", "nvme_complete_rq", 1, "nvme_core")}});
   return t;
 }
 
 // Why a variant cannot serve here, or "" when it can.
-std::string unusable_reason(const HookVariant& v, const KernelBtf& btf,
-                            const std::string& tracefs, const std::set<std::string>& failed) {
+std::string unusable_reason(const HookVariant& v, const KernelBtf& btf, const std::string& tracefs,
+                            const std::set<std::string>& failed) {
   for (const auto& program : v.programs)
     if (failed.count(program)) return fmt::format("{} failed to load or attach", program);
   for (const auto& event : v.events) {

@@ -102,7 +102,9 @@ KernelBtf::KernelBtf() {
   if (!vmlinux_) error_ = std::string("cannot load kernel BTF: ") + std::strerror(errno);
 }
 
-KernelBtf::~KernelBtf() { btf__free(vmlinux_); }
+KernelBtf::~KernelBtf() {
+  btf__free(vmlinux_);
+}
 
 int KernelBtf::tracepoint_args(const std::string& name, const std::string& module) const {
   if (!vmlinux_) return -1;

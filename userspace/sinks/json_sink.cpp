@@ -29,9 +29,13 @@ Nanos latency_ns(const SyscallEvent& call) {
 
 // Device 0 (major 0, minor 0) is never a real device: the anonymous-dev allocator starts at
 // minor 1. The stitcher leaves it 0 when a call has no file (sync(2)).
-json dev_json(DevT dev) { return dev == 0 ? json(nullptr) : json(dev_string(dev)); }
+json dev_json(DevT dev) {
+  return dev == 0 ? json(nullptr) : json(dev_string(dev));
+}
 
-json fd_json(int fd) { return fd < 0 ? json(nullptr) : json(fd); }
+json fd_json(int fd) {
+  return fd < 0 ? json(nullptr) : json(fd);
+}
 
 // Who made the call, on which file: the first keys of every syscall object.
 json call_identity_json(const char* type, const SyscallEvent& call) {
@@ -185,11 +189,17 @@ std::string json_line(const json& object) {
   return object.dump(-1, ' ', /*ensure_ascii=*/false, json::error_handler_t::replace);
 }
 
-void JsonSink::timeline(const Timeline& item) { emit(timeline_json(item)); }
+void JsonSink::timeline(const Timeline& item) {
+  emit(timeline_json(item));
+}
 
-void JsonSink::summary(const TraceSummary& totals) { emit(summary_json(totals)); }
+void JsonSink::summary(const TraceSummary& totals) {
+  emit(summary_json(totals));
+}
 
-void JsonSink::flush() { out_.flush(); }
+void JsonSink::flush() {
+  out_.flush();
+}
 
 void JsonSink::emit(const json& object) {
   out_ << json_line(object) << '\n';

@@ -328,6 +328,8 @@ void TextSink::summary(const TraceSummary& totals) {
   out_.flush();
 }
 
-void TextSink::flush() { out_.flush(); }
+void TextSink::flush() {
+  out_.flush();
+}
 
 }  // namespace wp

@@ -134,13 +134,17 @@ bool is_data_op(ReqOp op) {
 }
 
 // An empty PREFLUSH bio (blkdev_issue_flush) or a REQ_OP_FLUSH bio.
-bool is_flush_bio(const BioEvent& b) { return b.op == ReqOp::Flush || b.bytes == 0; }
+bool is_flush_bio(const BioEvent& b) {
+  return b.op == ReqOp::Flush || b.bytes == 0;
+}
 
 bool has_file_pages(const BioEvent& b) {
   return b.ino != 0 && b.nr_extents > 0 && !(b.bio_flags & (bio_flag::kAnon | bio_flag::kNoFile));
 }
 
-std::uint64_t sectors_of(std::uint64_t bytes) { return (bytes + kSectorSize - 1) / kSectorSize; }
+std::uint64_t sectors_of(std::uint64_t bytes) {
+  return (bytes + kSectorSize - 1) / kSectorSize;
+}
 
 std::uint64_t bio_pages(const BioEvent& b) {
   if (b.nr_extents > 0 && !(b.bio_flags & bio_flag::kTruncated)) {
@@ -1096,6 +1100,8 @@ void Stitcher::finish(std::vector<Timeline>& out) {
   state_->out = nullptr;
 }
 
-const StitchStats& Stitcher::stats() const { return state_->stats; }
+const StitchStats& Stitcher::stats() const {
+  return state_->stats;
+}
 
 }  // namespace wp

@@ -29,8 +29,8 @@ struct RequestTimeline {
   std::uint64_t sector = 0;
   std::uint32_t bytes = 0;
   ReqOp op = ReqOp::Write;
-  std::uint32_t flags = 0;  // req_flag::*, the union of its bios' flags and the request's own
-  std::optional<Nanos> queue_ns;     // first bio queued (submission)
+  std::uint32_t flags = 0;        // req_flag::*, the union of its bios' flags and the request's own
+  std::optional<Nanos> queue_ns;  // first bio queued (submission)
   std::optional<Nanos> insert_ns;
   std::optional<Nanos> issue_ns;
   std::optional<Nanos> complete_ns;  // data transfer done
@@ -51,7 +51,7 @@ struct WriteTimeline {
   bool direct = false;
   bool sync = false;  // O_SYNC/O_DSYNC
   WriteState state = WriteState::Dirty;
-  std::uint64_t pages = 0;          // pages the write covers (buffered) or carried by its bios (direct)
+  std::uint64_t pages = 0;  // pages the write covers (buffered) or carried by its bios (direct)
   std::uint64_t pages_pending = 0;  // pages not yet seen completing in a request
   std::vector<RequestTimeline> requests;
   std::optional<Nanos> written_ns;
