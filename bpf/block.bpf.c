@@ -199,16 +199,10 @@ static __always_inline int wp_emit_request(struct request *rq, __u8 event, int e
 }
 
 SEC("tp_btf/block_bio_queue")
-int BPF_PROG(wp_bio_queue_btf, struct bio *bio)
-{
-	return wp_emit_bio(bio, WP_BIO_QUEUE);
-}
+int BPF_PROG(wp_bio_queue_btf, struct bio *bio) { return wp_emit_bio(bio, WP_BIO_QUEUE); }
 
 SEC("raw_tp/block_bio_queue")
-int BPF_PROG(wp_bio_queue_raw, struct bio *bio)
-{
-	return wp_emit_bio(bio, WP_BIO_QUEUE);
-}
+int BPF_PROG(wp_bio_queue_raw, struct bio *bio) { return wp_emit_bio(bio, WP_BIO_QUEUE); }
 
 /* The split-off front part is a new bio that never passes block_bio_queue (the remainder
  * is queued again under the old pointer). */
@@ -245,16 +239,10 @@ int BPF_PROG(wp_rq_insert_raw_q, struct request_queue *q, struct request *rq)
 }
 
 SEC("tp_btf/block_rq_issue")
-int BPF_PROG(wp_rq_issue_btf, struct request *rq)
-{
-	return wp_emit_request(rq, WP_RQ_ISSUE, 0, 0);
-}
+int BPF_PROG(wp_rq_issue_btf, struct request *rq) { return wp_emit_request(rq, WP_RQ_ISSUE, 0, 0); }
 
 SEC("raw_tp/block_rq_issue")
-int BPF_PROG(wp_rq_issue_raw, struct request *rq)
-{
-	return wp_emit_request(rq, WP_RQ_ISSUE, 0, 0);
-}
+int BPF_PROG(wp_rq_issue_raw, struct request *rq) { return wp_emit_request(rq, WP_RQ_ISSUE, 0, 0); }
 
 SEC("raw_tp/block_rq_issue")
 int BPF_PROG(wp_rq_issue_raw_q, struct request_queue *q, struct request *rq)

@@ -95,10 +95,7 @@ static __always_inline void wp_bio_devs(struct bio *bio, __u32 *bdev, __u32 *dis
  * v4.19), so read their values from the running kernel's BTF. */
 #define WP_REQ_OP_MASK 0xffu
 
-static __always_inline __u32 wp_req_op(__u32 opf)
-{
-	return opf & WP_REQ_OP_MASK;
-}
+static __always_inline __u32 wp_req_op(__u32 opf) { return opf & WP_REQ_OP_MASK; }
 
 static __always_inline __u32 wp_req_flags(__u32 opf)
 {

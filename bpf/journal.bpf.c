@@ -29,12 +29,12 @@ static __always_inline int wp_emit_commit(__u32 dev, __u32 transaction, __u32 ph
 	return 0;
 }
 
-#define WP_JBD2_COMMIT_HOOK(name, phase)                                                      \
-	SEC("tracepoint/jbd2/" #name)                                                         \
-	int wp_##name(struct trace_event_raw_jbd2_commit *ctx)                                \
-	{                                                                                     \
-		return wp_emit_commit(BPF_CORE_READ(ctx, dev), BPF_CORE_READ(ctx, transaction), \
-				      phase);                                                 \
+#define WP_JBD2_COMMIT_HOOK(name, phase)                                                           \
+	SEC("tracepoint/jbd2/" #name)                                                              \
+	int wp_##name(struct trace_event_raw_jbd2_commit *ctx)                                     \
+	{                                                                                          \
+		return wp_emit_commit(BPF_CORE_READ(ctx, dev), BPF_CORE_READ(ctx, transaction),    \
+				      phase);                                                      \
 	}
 
 WP_JBD2_COMMIT_HOOK(jbd2_start_commit, WP_JBD2_START)

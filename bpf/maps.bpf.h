@@ -13,14 +13,14 @@
 #define WP_MAX_TGIDS 8192
 
 /* Set by the agent before load (rodata). */
-const volatile __u32 cfg_self_tgid __weak = 0;   /* never trace the agent's own writes */
-const volatile bool cfg_filter_tgid __weak = false;  /* only tgids in traced_tgids */
+const volatile __u32 cfg_self_tgid __weak = 0;	    /* never trace the agent's own writes */
+const volatile bool cfg_filter_tgid __weak = false; /* only tgids in traced_tgids */
 const volatile bool cfg_follow_children __weak = false;
 const volatile bool cfg_filter_comm __weak = false;
 const volatile char cfg_comm[WP_COMM_LEN] __weak = {};
-const volatile __u64 cfg_cgroup_id __weak = 0;  /* 0: any cgroup */
-const volatile __u32 cfg_disk __weak = 0;       /* 0: any disk */
-const volatile __u32 cfg_file_dev __weak = 0;   /* with cfg_file_ino: one file only */
+const volatile __u64 cfg_cgroup_id __weak = 0; /* 0: any cgroup */
+const volatile __u32 cfg_disk __weak = 0;      /* 0: any disk */
+const volatile __u32 cfg_file_dev __weak = 0;  /* with cfg_file_ino: one file only */
 const volatile __u64 cfg_file_ino __weak = 0;
 
 struct {
@@ -83,7 +83,7 @@ struct {
 static __always_inline struct wp_task_state *wp_active_state(void)
 {
 	struct wp_task_state *st =
-		bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), 0, 0);
+	    bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), 0, 0);
 
 	return st && st->active ? st : NULL;
 }
@@ -124,13 +124,10 @@ static __always_inline void wp_submit(void *record, __u32 size)
 
 	/* Wake once per WP_WAKEUP_BYTES crossed, not on every record past the mark. */
 	bpf_ringbuf_submit(record, pending >= WP_WAKEUP_BYTES && pending % WP_WAKEUP_BYTES < size
-					   ? BPF_RB_FORCE_WAKEUP
-					   : BPF_RB_NO_WAKEUP);
+				       ? BPF_RB_FORCE_WAKEUP
+				       : BPF_RB_NO_WAKEUP);
 }
 
-static __always_inline __u32 wp_current_tid(void)
-{
-	return (__u32)bpf_get_current_pid_tgid();
-}
+static __always_inline __u32 wp_current_tid(void) { return (__u32)bpf_get_current_pid_tgid(); }
 
 #endif /* WRITEPATH_MAPS_BPF_H */

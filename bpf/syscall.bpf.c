@@ -107,7 +107,7 @@ static __always_inline int wp_enter(__u32 syscall, int fd, __u64 pos, __u64 coun
 		st->file = (__u64)file;
 		st->dev = st->cached_dev;
 		st->ino = st->cached_ino;
-		/* fcntl(F_SETFL) can flip O_DIRECT and O_APPEND at any time: read them each call. */
+		/* fcntl(F_SETFL) can flip O_DIRECT and O_APPEND: read them on each call. */
 		f_flags = BPF_CORE_READ(file, f_flags);
 		st->file_flags = st->cached_kind;
 		if (f_flags & WP_O_DIRECT)
@@ -205,8 +205,8 @@ const volatile long cfg_syscall_nr_plus1[WP_SYSCALL_SLOTS] __weak = {};
 
 /* Slot order the agent fills cfg_syscall_nr_plus1 in. */
 static const __u32 wp_slot_syscall[WP_SYSCALL_SLOTS] = {
-	WP_SYS_WRITE, WP_SYS_PWRITE64,	 WP_SYS_WRITEV,		WP_SYS_PWRITEV, WP_SYS_PWRITEV2,
-	WP_SYS_FSYNC, WP_SYS_FDATASYNC, WP_SYS_SYNC_FILE_RANGE, WP_SYS_SYNCFS,	WP_SYS_SYNC,
+    WP_SYS_WRITE, WP_SYS_PWRITE64,  WP_SYS_WRITEV,	    WP_SYS_PWRITEV, WP_SYS_PWRITEV2,
+    WP_SYS_FSYNC, WP_SYS_FDATASYNC, WP_SYS_SYNC_FILE_RANGE, WP_SYS_SYNCFS,  WP_SYS_SYNC,
 };
 
 static __always_inline __u32 wp_traced_syscall(long id)
@@ -266,12 +266,12 @@ int BPF_PROG(wp_sys_exit, struct pt_regs *regs, long ret)
 
 /* ---- fallback: one perf tracepoint per syscall ------------------------------------------ */
 
-#define WP_ENTER(name, syscall)                                          \
-	SEC("tracepoint/syscalls/sys_enter_" #name)                      \
-	int wp_enter_##name(struct trace_event_raw_sys_enter *ctx)       \
-	{                                                                \
-		return wp_enter_args(syscall, ctx->args[0], ctx->args[1], \
-				     ctx->args[2], ctx->args[3]);        \
+#define WP_ENTER(name, syscall)                                                                    \
+	SEC("tracepoint/syscalls/sys_enter_" #name)                                                \
+	int wp_enter_##name(struct trace_event_raw_sys_enter *ctx)                                 \
+	{                                                                                          \
+		return wp_enter_args(syscall, ctx->args[0], ctx->args[1], ctx->args[2],            \
+				     ctx->args[3]);                                                \
 	}
 
 WP_ENTER(write, WP_SYS_WRITE)
@@ -286,12 +286,9 @@ WP_ENTER(syncfs, WP_SYS_SYNCFS)
 WP_ENTER(sync, WP_SYS_SYNC)
 
 /* One exit handler serves every traced syscall: the state says which call it was. */
-#define WP_EXIT(name)                                            \
-	SEC("tracepoint/syscalls/sys_exit_" #name)               \
-	int wp_exit_##name(struct trace_event_raw_sys_exit *ctx) \
-	{                                                        \
-		return wp_exit(ctx->ret);                        \
-	}
+#define WP_EXIT(name)                                                                              \
+	SEC("tracepoint/syscalls/sys_exit_" #name)                                                 \
+	int wp_exit_##name(struct trace_event_raw_sys_exit *ctx) { return wp_exit(ctx->ret); }
 
 WP_EXIT(write)
 WP_EXIT(pwrite64)
@@ -325,8 +322,8 @@ int wp_process_exit(void *ctx)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id;
 
-	/* (Task storage goes with the task.) The thread group leader leaving ends the process's entry (the agent removes the
-	 * tgids it added itself when they exit). */
+	/* (Task storage goes with the task.) The thread group leader leaving ends the process's
+	 * entry (the agent removes the tgids it added itself when they exit). */
 	if (cfg_follow_children && tid == (id >> 32))
 		bpf_map_delete_elem(&traced_tgids, &tid);
 	return 0;

@@ -31,7 +31,7 @@ typedef int64_t wp_s64;
 
 enum wp_record_type {
 	WP_REC_SYSCALL = 1,  /* a write or sync syscall, at its exit */
-	WP_REC_BIO = 2,      /* a bio entering the block layer (queue or split) */
+	WP_REC_BIO = 2,	     /* a bio entering the block layer (queue or split) */
 	WP_REC_REQUEST = 3,  /* a block request event: insert, issue, complete */
 	WP_REC_JOURNAL = 4,  /* a jbd2 commit phase */
 	WP_REC_THROTTLE = 5, /* one balance_dirty_pages pause of a traced thread */
@@ -67,7 +67,7 @@ enum wp_syscall {
  * the architecture's O_* values). */
 enum wp_file_flags {
 	WP_FILE_DIRECT = 1 << 0,
-	WP_FILE_SYNC = 1 << 1,  /* O_SYNC */
+	WP_FILE_SYNC = 1 << 1,	/* O_SYNC */
 	WP_FILE_DSYNC = 1 << 2, /* O_DSYNC (also set by O_SYNC) */
 	WP_FILE_APPEND = 1 << 3,
 	WP_FILE_REGULAR = 1 << 4, /* S_ISREG(inode) */
@@ -93,8 +93,8 @@ enum wp_req_op {
 };
 
 struct wp_record_header {
-	wp_u16 type;    /* enum wp_record_type */
-	wp_u16 size;    /* whole record, header included */
+	wp_u16 type;	/* enum wp_record_type */
+	wp_u16 size;	/* whole record, header included */
 	wp_u16 version; /* WP_RECORD_VERSION */
 	wp_u16 cpu;
 	wp_u64 ts_ns; /* bpf_ktime_get_ns() when the event happened */
@@ -110,16 +110,16 @@ struct wp_syscall_record {
 	wp_u32 pid; /* tgid */
 	wp_u32 tid;
 	char comm[WP_COMM_LEN];
-	wp_u8 syscall;    /* enum wp_syscall */
+	wp_u8 syscall;	  /* enum wp_syscall */
 	wp_u8 file_flags; /* enum wp_file_flags */
 	wp_u16 pad;
 	wp_s32 fd;
-	wp_u32 dev; /* kernel dev_t (MAJOR << 20 | MINOR) of the file's superblock */
+	wp_u32 dev;	      /* kernel dev_t (MAJOR << 20 | MINOR) of the file's superblock */
 	wp_u32 pages_dirtied; /* pages, not folios */
 	wp_u64 ino;
 	wp_s64 ret;
-	wp_u64 pos;   /* file offset of the first byte written (pwrite: the argument) */
-	wp_u64 count; /* bytes requested; sync_file_range: nbytes */
+	wp_u64 pos;	    /* file offset of the first byte written (pwrite: the argument) */
+	wp_u64 count;	    /* bytes requested; sync_file_range: nbytes */
 	wp_u64 throttle_ns; /* sum of balance_dirty_pages pauses inside the call */
 	wp_u32 throttle_events;
 	wp_u32 writeback_waits; /* folio_wait_writeback inside the call */
@@ -133,9 +133,9 @@ enum wp_bio_kind {
 };
 
 enum wp_bio_flags {
-	WP_BIO_ANON = 1 << 0,      /* user (anonymous) pages: O_DIRECT */
+	WP_BIO_ANON = 1 << 0,	   /* user (anonymous) pages: O_DIRECT */
 	WP_BIO_NO_FILE = 1 << 1,   /* first page has no file mapping (metadata, journal, bdev) */
-	WP_BIO_MIXED = 1 << 2,     /* pages of more than one inode: extents stop at the change */
+	WP_BIO_MIXED = 1 << 2,	   /* pages of more than one inode: extents stop at the change */
 	WP_BIO_TRUNCATED = 1 << 3, /* more extents than the record holds */
 };
 
@@ -149,14 +149,14 @@ struct wp_bio_record {
 	struct wp_record_header h;
 	wp_u64 bio; /* kernel pointer: identity while in flight */
 	wp_u32 pid;
-	wp_u32 tid; /* the submitting thread */
-	wp_u32 bdev; /* dev_t of bi_bdev (a partition, or the disk) */
-	wp_u32 disk; /* dev_t of the whole disk: requests are per disk */
+	wp_u32 tid;    /* the submitting thread */
+	wp_u32 bdev;   /* dev_t of bi_bdev (a partition, or the disk) */
+	wp_u32 disk;   /* dev_t of the whole disk: requests are per disk */
 	wp_u64 sector; /* disk sector (partition offset already added) */
 	wp_u32 bytes;
-	wp_u32 op;    /* enum wp_req_op */
-	wp_u32 flags; /* enum wp_req_flags */
-	wp_u8 kind;   /* enum wp_bio_kind */
+	wp_u32 op;	 /* enum wp_req_op */
+	wp_u32 flags;	 /* enum wp_req_flags */
+	wp_u8 kind;	 /* enum wp_bio_kind */
 	wp_u8 bio_flags; /* enum wp_bio_flags */
 	wp_u8 nr_extents;
 	wp_u8 pad;
@@ -207,11 +207,11 @@ struct wp_throttle_record {
 	struct wp_record_header h;
 	wp_u32 pid;
 	wp_u32 tid;
-	wp_s64 pause_ms;  /* the sleep balance_dirty_pages chose */
+	wp_s64 pause_ms; /* the sleep balance_dirty_pages chose */
 	wp_u64 period_ms;
-	wp_u64 dirty;     /* pages dirty globally at that moment */
-	wp_u64 limit;     /* the global dirty limit, pages */
-	wp_u64 wb_dirty;  /* pages dirty on this device's writeback */
+	wp_u64 dirty;	 /* pages dirty globally at that moment */
+	wp_u64 limit;	 /* the global dirty limit, pages */
+	wp_u64 wb_dirty; /* pages dirty on this device's writeback */
 	wp_u64 wb_setpoint;
 };
 
@@ -231,7 +231,7 @@ struct wp_nvme_record {
 	wp_u16 status;
 	wp_u32 nsid;
 	wp_u64 slba;
-	wp_u32 nlb;   /* blocks, zero-based as on the wire: nlb + 1 blocks */
+	wp_u32 nlb;	/* blocks, zero-based as on the wire: nlb + 1 blocks */
 	wp_u32 control; /* cdw12 high half: FUA is bit 14 */
 };
 
