@@ -158,6 +158,7 @@ static __always_inline int wp_emit_bio(struct bio *bio, __u8 kind)
 	r->op = op;
 	r->flags = wp_req_flags(opf);
 	r->kind = kind;
+	r->why = wp_current_why();
 	r->bio_flags = 0;
 	r->nr_extents = 0;
 	r->file_dev = 0;

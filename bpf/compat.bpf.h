@@ -112,6 +112,23 @@ static __always_inline __u32 wp_req_flags(__u32 opf)
 	return out;
 }
 
+/* ---- writeback ------------------------------------------------------------------------ */
+
+/* enum wb_reason has gained and lost members over time (WB_REASON_FREE_MORE_MEM went in
+ * v4.x, FOREIGN_FLUSH arrived in v5.4): compare against the running kernel's values. */
+static __always_inline __u8 wp_writeback_why(int reason)
+{
+	if (reason == bpf_core_enum_value(enum wb_reason, WB_REASON_BACKGROUND))
+		return WP_WHY_BACKGROUND;
+	if (reason == bpf_core_enum_value(enum wb_reason, WB_REASON_PERIODIC))
+		return WP_WHY_PERIODIC;
+	if (reason == bpf_core_enum_value(enum wb_reason, WB_REASON_SYNC))
+		return WP_WHY_SYNC;
+	if (reason == bpf_core_enum_value(enum wb_reason, WB_REASON_VMSCAN))
+		return WP_WHY_VMSCAN;
+	return WP_WHY_OTHER_WRITEBACK;
+}
+
 /* ---- folios and pages --------------------------------------------------------------------- */
 
 /* folio_nr_pages(): v6.10+ keeps the count in folio->_nr_pages; v6.1 has the order in

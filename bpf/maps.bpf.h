@@ -68,6 +68,7 @@ struct wp_task_state {
 	__u32 cached_dev;
 	__u32 cached_kind; /* WP_FILE_REGULAR or WP_FILE_BLOCKDEV, 0 for anything else */
 	bool cached_traced;
+	__u8 writeback_why; /* enum wp_why while a flusher thread runs writeback work, else 0 */
 };
 
 /* Task-local storage (v5.11+) rather than a tid-keyed hash: no insert and delete per
@@ -78,6 +79,19 @@ struct {
 	__type(key, int);
 	__type(value, struct wp_task_state);
 } task_state SEC(".maps") __weak;
+
+/* Why the current thread is writing, for the bios it submits. */
+static __always_inline __u8 wp_current_why(void)
+{
+	struct wp_task_state *st =
+	    bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), 0, 0);
+
+	if (!st)
+		return WP_WHY_UNKNOWN;
+	if (st->active)
+		return st->syscall < WP_SYS_FSYNC ? WP_WHY_WRITE_SYSCALL : WP_WHY_SYNC_SYSCALL;
+	return st->writeback_why;
+}
 
 /* The current thread's state, if it is inside a traced syscall. */
 static __always_inline struct wp_task_state *wp_active_state(void)

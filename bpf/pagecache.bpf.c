@@ -103,4 +103,28 @@ int BPF_PROG(wp_wait_on_page_writeback, struct page *page, struct address_space 
 	return 0;
 }
 
+/* A flusher thread's writeback work: the bios it queues until writeback_written carry the
+ * reason (background, periodic, sync, vmscan). */
+SEC("tracepoint/writeback/writeback_start")
+int wp_writeback_start(struct trace_event_raw_writeback_work_class *ctx)
+{
+	struct wp_task_state *st = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), 0,
+							BPF_LOCAL_STORAGE_GET_F_CREATE);
+
+	if (st)
+		st->writeback_why = wp_writeback_why(BPF_CORE_READ(ctx, reason));
+	return 0;
+}
+
+SEC("tracepoint/writeback/writeback_written")
+int wp_writeback_written(struct trace_event_raw_writeback_work_class *ctx)
+{
+	struct wp_task_state *st =
+	    bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), 0, 0);
+
+	if (st)
+		st->writeback_why = 0;
+	return 0;
+}
+
 char LICENSE[] SEC("license") = "GPL";

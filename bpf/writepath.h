@@ -132,6 +132,18 @@ enum wp_bio_kind {
 	WP_BIO_SPLIT = 2,
 };
 
+/* Why a bio was submitted, from the submitting thread's state. */
+enum wp_why {
+	WP_WHY_UNKNOWN = 0,	  /* e.g. jbd2, metadata, another driver */
+	WP_WHY_WRITE_SYSCALL = 1, /* inside a traced write: O_DIRECT, or O_SYNC data */
+	WP_WHY_SYNC_SYSCALL = 2,  /* inside a traced fsync/fdatasync/sync_file_range/sync */
+	WP_WHY_BACKGROUND = 3,	  /* flusher: dirty pages over the background threshold */
+	WP_WHY_PERIODIC = 4,	  /* flusher: dirty_expire_centisecs elapsed */
+	WP_WHY_SYNC = 5,	  /* flusher working for sync(2)/syncfs(2) */
+	WP_WHY_VMSCAN = 6,	  /* flusher woken by memory reclaim */
+	WP_WHY_OTHER_WRITEBACK = 7,
+};
+
 enum wp_bio_flags {
 	WP_BIO_ANON = 1 << 0,	   /* user (anonymous) pages: O_DIRECT */
 	WP_BIO_NO_FILE = 1 << 1,   /* first page has no file mapping (metadata, journal, bdev) */
@@ -159,7 +171,7 @@ struct wp_bio_record {
 	wp_u8 kind;	 /* enum wp_bio_kind */
 	wp_u8 bio_flags; /* enum wp_bio_flags */
 	wp_u8 nr_extents;
-	wp_u8 pad;
+	wp_u8 why;	 /* enum wp_why */
 	wp_u32 file_dev; /* dev_t of the pages' inode superblock */
 	wp_u32 pad2;
 	wp_u64 ino;

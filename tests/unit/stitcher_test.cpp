@@ -551,6 +551,30 @@ TEST_F(StitcherTest, ZeroByteCompletionWithoutFuaDoesNotMakeDurable) {
   EXPECT_EQ(w[0].state, WriteState::Written);
 }
 
+// blkdev_issue_flush() submits an empty PREFLUSH write; the flush machinery sends an FF
+// request in its place and completes the empty write with no issue event, on whatever
+// request pointer it got, here one a finished plain write used before.
+TEST_F(StitcherTest, EmptyPreflushWriteOnReusedPointerIsNotThatRequestsFlushSequence) {
+  feed(write_call(1000, 2000, 0, 4096, 1));
+  feed(page_bio(5000, 0xb1, 2048, 0, 1));
+  io(0x71, 2048, 4096, 5100, 5500);  // plain write, data done, no PREFLUSH/FUA
+  feed(flush_bio(5600, 0xb2, kWriterTid));
+  flush(0xf1, 5650, 6000);  // the FF sent for that empty PREFLUSH write
+  ASSERT_EQ(writes().size(), 1u);
+  EXPECT_EQ(writes()[0].durable_ns, Nanos{6000});
+  feed(complete(6010, 0x71, 0, 0));  // the empty write completing, pointer 0x71 reused
+  feed(sync_call(Syscall::Fsync, 5550, 6020, kWriterTid));
+  auto s = syncs();
+  ASSERT_EQ(s.size(), 1u);
+  ASSERT_EQ(s[0].flushes.size(), 1u);  // the FF only
+  EXPECT_EQ(s[0].flushes[0].op, ReqOp::Flush);
+  EXPECT_EQ(s[0].flushes[0].complete_ns, Nanos{6000});
+  // The pointer's old lifetime is closed: a later zero-byte completion links nothing.
+  const auto unmatched = stitcher_.stats().unmatched_completes;
+  feed(complete(6100, 0x71, 0, 0));
+  EXPECT_EQ(stitcher_.stats().unmatched_completes, unmatched);  // (another empty write)
+}
+
 TEST_F(StitcherTest, NativeFuaIsDurableAtDataCompletion) {
   feed(write_call(1000, 2000, 0, 4096, 1));
   BioEvent bio = page_bio(5000, 0xb1, 2048, 0, 1);

@@ -89,6 +89,7 @@ std::optional<Event> decode_bio(std::span<const std::byte> bytes) {
   e.op = to_op(r.op);
   e.flags = r.flags;
   e.kind = r.kind == WP_BIO_SPLIT ? BioKind::Split : BioKind::Queue;
+  e.why = r.why <= WP_WHY_OTHER_WRITEBACK ? static_cast<SubmitWhy>(r.why) : SubmitWhy::Unknown;
   e.bio_flags = r.bio_flags;
   e.file_dev = r.file_dev;
   e.ino = r.ino;

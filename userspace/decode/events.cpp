@@ -2,6 +2,20 @@
 
 namespace wp {
 
+const char* submit_why_name(SubmitWhy why) {
+  switch (why) {
+    case SubmitWhy::Unknown: return "unknown";
+    case SubmitWhy::WriteSyscall: return "write";
+    case SubmitWhy::SyncSyscall: return "fsync";
+    case SubmitWhy::Background: return "background";
+    case SubmitWhy::Periodic: return "periodic";
+    case SubmitWhy::Sync: return "sync";
+    case SubmitWhy::Vmscan: return "vmscan";
+    case SubmitWhy::OtherWriteback: return "writeback";
+  }
+  return "unknown";
+}
+
 std::string dev_string(DevT dev) {
   return std::to_string(dev_major(dev)) + ":" + std::to_string(dev_minor(dev));
 }

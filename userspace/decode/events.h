@@ -97,6 +97,19 @@ struct Extent {
 
 enum class BioKind : std::uint8_t { Queue, Split };
 
+// Why a bio was submitted (the submitting thread's situation).
+enum class SubmitWhy : std::uint8_t {
+  Unknown,
+  WriteSyscall,  // inside a write: O_DIRECT, or O_SYNC data
+  SyncSyscall,   // inside fsync/fdatasync/sync_file_range/sync
+  Background,    // flusher: over the background dirty threshold
+  Periodic,      // flusher: dirty data expired
+  Sync,          // flusher working for sync(2)/syncfs(2)
+  Vmscan,        // flusher woken by reclaim
+  OtherWriteback,
+};
+const char* submit_why_name(SubmitWhy why);  // "write", "fsync", "background", ...
+
 namespace bio_flag {
 constexpr std::uint8_t kAnon = 1u << 0;
 constexpr std::uint8_t kNoFile = 1u << 1;
@@ -120,6 +133,7 @@ struct BioEvent {
   ReqOp op = ReqOp::Write;
   std::uint32_t flags = 0;  // req_flag::*
   BioKind kind = BioKind::Queue;
+  SubmitWhy why = SubmitWhy::Unknown;
   std::uint8_t bio_flags = 0;  // bio_flag::*
   DevT file_dev = 0;           // superblock device of the pages' inode
   std::uint64_t ino = 0;

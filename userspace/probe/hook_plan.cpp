@@ -75,6 +75,12 @@ std::vector<Hook> build_table() {
         btf_or_raw("wp_wait_on_page_writeback", K::TpBtf, "writeback", "wait_on_page_writeback",
                    2)}});
 
+  for (const char* ev : {"writeback_start", "writeback_written"})
+    t.push_back({std::string("flusher ") + (ev + 10),
+                 "pagecache",
+                 false,
+                 {tracepoint(std::string("wp_") + ev, "writeback", ev)}});
+
   t.push_back({"bio queue",
                "block",
                true,

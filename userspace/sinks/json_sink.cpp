@@ -99,6 +99,10 @@ json request_json(const RequestTimeline& request) {
       {"rwbs", rwbs(request.op, request.flags, request.bytes)},
       {"fua", (request.flags & req_flag::kFua) != 0},
       {"bios", request.bios},
+      {"submitter", request.submit_tid ? json{{"tid", *request.submit_tid},
+                                              {"comm", request.submit_comm},
+                                              {"why", submit_why_name(request.submit_why)}}
+                                       : json(nullptr)},
       {"queue_ns", optional_json(request.queue_ns)},
       {"insert_ns", optional_json(request.insert_ns)},
       {"issue_ns", optional_json(request.issue_ns)},

@@ -114,6 +114,11 @@ void add_request(BlockBuilder& block, const RequestTimeline& request, std::strin
   if (request.bytes != 0) {
     text += fmt::format(" sector {} {}", request.sector, human_bytes(request.bytes));
   }
+  if (request.submit_tid) {
+    text += fmt::format(" by {}", printable_comm(request.submit_comm));
+    if (request.submit_why != SubmitWhy::Unknown)
+      text += fmt::format(" ({})", submit_why_name(request.submit_why));
+  }
   text += block.stage_time("queue", request.queue_ns);
   text += block.stage_time("insert", request.insert_ns);
   text += block.stage_time("issue", request.issue_ns);

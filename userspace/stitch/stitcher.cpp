@@ -444,6 +444,11 @@ struct Stitcher::State {
     ++r.tl.bios;
     r.tl.flags |= bio->ev.flags;
     if (!r.tl.queue_ns || bio->queued_ns < *r.tl.queue_ns) r.tl.queue_ns = bio->queued_ns;
+    if (!r.tl.submit_tid) {
+      r.tl.submit_tid = bio->ev.tid;
+      r.tl.submit_comm = bio->ev.comm;
+      r.tl.submit_why = bio->ev.why;
+    }
   }
 
   void claim_data_bios(const std::shared_ptr<Request>& r, Disk& disk) {
@@ -501,6 +506,20 @@ struct Stitcher::State {
   void on_complete(const RequestEvent& ev) {
     auto it = active.find(ev.rq);
     const bool matches = it != active.end() && it->second->tl.disk == ev.disk;
+    // A zero-byte write completing on a pointer whose last lifetime carried no PREFLUSH/FUA
+    // cannot be that request's flush-sequence end: it is an empty PREFLUSH write (what
+    // blkdev_issue_flush() submits) that the flush machinery completed without ever issuing
+    // it, reusing the pointer of an older, finished request.
+    const bool empty_preflush_write =
+        ev.op == ReqOp::Write && ev.bytes == 0 &&
+        (!matches || (it->second->data_done && it->second->tl.op == ReqOp::Write &&
+                      !(it->second->tl.flags & (req_flag::kPreflush | req_flag::kFua))));
+    if (empty_preflush_write) {
+      // Its cache flush went out as an FF request of its own, already counted as a flush:
+      // this completion only ends the old lifetime (whose flush sequence it is not).
+      if (matches) active.erase(it);
+      return;
+    }
     if (ev.op == ReqOp::Flush && (!matches || it->second->tl.op != ReqOp::Flush)) {
       // An empty flush to a device without write cache completes with no issue event.
       auto r = std::make_shared<Request>();

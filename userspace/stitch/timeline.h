@@ -37,6 +37,10 @@ struct RequestTimeline {
   std::optional<Nanos> durable_ns;   // FUA post-flush done, or covered by a later FLUSH
   std::int32_t error = 0;
   std::uint32_t bios = 0;  // number of bios stitched into it
+  // Who submitted it (its first bio): thread, command, and why (write, fsync, periodic…).
+  std::optional<std::uint32_t> submit_tid;
+  std::string submit_comm;
+  SubmitWhy submit_why = SubmitWhy::Unknown;
   std::optional<NvmeCommand> nvme;
 };
 
