@@ -2,6 +2,7 @@
 // filesystem with a journal that the suite builds on a loop device. Needs root.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -278,6 +279,49 @@ TEST_F(ScratchExt4, FileFilterKeepsOnlyThatFile) {
   for (const auto& w : writes) {
     EXPECT_EQ(u64(w["ino"]), st.st_ino);
     EXPECT_EQ(u64(w["bytes"]), 4096u);
+  }
+}
+
+TEST_F(ScratchExt4, InterruptDetachesFlushesAndSummarises) {
+  // A system-wide trace stopped by SIGINT while a writer runs: exit 0, a summary, and the
+  // writes seen before the signal.
+  fs::path out = root_ / "interrupted.jsonl";
+  fs::path err = root_ / "interrupted.err";
+  pid_t tracer = ::fork();
+  if (tracer == 0) {
+    int errfd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ::dup2(errfd, 2);
+    ::execl(tool("writepath").c_str(), "writepath", "trace", "--format", "json", "--file",
+            file("interrupted").c_str(), "-o", out.c_str(), static_cast<char*>(nullptr));
+    ::_exit(126);
+  }
+  { std::ofstream(file("interrupted")) << ""; }
+  // It says so on stderr once its hooks are attached.
+  for (int i = 0; i < 200 && slurp(err).find("tracing") == std::string::npos; ++i) ::usleep(50'000);
+  ASSERT_NE(slurp(err).find("Ctrl-C"), std::string::npos) << slurp(err);
+  auto w = run({tool("wp_workload"), "buffered", file("interrupted"), "4"});
+  ASSERT_EQ(w.exit_code, 0);
+  ::usleep(300'000);
+  ::kill(tracer, SIGINT);
+  int status = 0;
+  ASSERT_EQ(::waitpid(tracer, &status, 0), tracer);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  auto items = json_lines(slurp(out));
+  ASSERT_FALSE(items.empty());
+  EXPECT_EQ(items.back()["type"], "summary");
+  EXPECT_EQ(of_type(items, "write").size(), 4u);
+}
+
+TEST(Doctor, ReportsHooksAndSaysTracingCanRun) {
+  auto r = run({(build_dir() / "writepath").string(), "doctor"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("tracing can run here"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("raw_syscalls:sys_enter"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("block:block_rq_issue"), std::string::npos) << r.out;
+  // This machine restricts fentry: doctor must say so rather than claim it.
+  if (r.out.find("ok   fentry") == std::string::npos) {
+    EXPECT_NE(r.out.find("fentry/fexit ("), std::string::npos) << r.out;
   }
 }
 

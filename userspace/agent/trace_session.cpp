@@ -331,8 +331,8 @@ int run_trace(const TraceOptions& options) {
 
   if (!options.command.empty())
     std::cerr << fmt::format("writepath: tracing {} (pid {})\n", options.command[0], child->pid());
-  else if (options.format == OutputFormat::Text && !options.output.empty())
-    std::cerr << "writepath: tracing; Ctrl-C to stop\n";
+  else
+    std::cerr << "writepath: tracing writes and syncs; Ctrl-C to stop\n";  // hooks are in
   const Nanos started = monotonic_now();
   if (child) child->release();
 
