@@ -44,10 +44,13 @@ done
 
 median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 ma=$(median "${a[@]}"); mb=$(median "${b[@]}"); me=$(median "${events[@]}")
+# Each round's traced/untraced ratio: pairs runs made back to back, so slow drift cancels.
+ratios=(); for ((i = 0; i < rounds; i++)); do ratios+=("$(awk -v a="${a[i]}" -v b="${b[i]}" 'BEGIN {print b / a}')"); done
+mr=$(median "${ratios[@]}")
 total_lost=0; for l in "${lost[@]}"; do total_lost=$((total_lost + l)); done
-awk -v a="$ma" -v b="$mb" -v e="$me" -v n="$count" -v lost="$total_lost" 'BEGIN {
+awk -v a="$ma" -v b="$mb" -v r="$mr" -v e="$me" -v n="$count" -v lost="$total_lost" 'BEGIN {
   printf "median untraced %.1f ns/write, traced %.1f ns/write\n", a, b
-  printf "ratio %.3f (%+.1f%%), overhead %+.1f ns per 4 KiB buffered write\n", b / a, (b / a - 1) * 100, b - a
+  printf "median paired ratio %.3f (%+.1f%%), overhead %+.1f ns per 4 KiB buffered write\n", r, (r - 1) * 100, b - a
   printf "events per run %d, rate during the loop %.0f events/s, lost %d over all runs\n", e, e / (n * b / 1e9), lost
 }'
 
