@@ -78,8 +78,10 @@ static __always_inline bool wp_resolve_file(struct wp_task_state *st, struct fil
 	return true;
 }
 
-/* Opens the thread's state for a syscall on `fd` (fd < 0: no file, e.g. sync(2)). */
-static __always_inline int wp_enter(__u32 syscall, int fd, __u64 pos, __u64 count)
+/* Opens the thread's state for a syscall on `file`, which is `fd` (fd < 0: no file, e.g.
+ * sync(2)); with `file` NULL and fd >= 0 the fd is looked up in the task's fd table. */
+static __always_inline int wp_enter_file(__u32 syscall, int fd, struct file *file, __u64 pos,
+					 __u64 count)
 {
 	struct wp_task_state *st;
 
@@ -97,9 +99,10 @@ static __always_inline int wp_enter(__u32 syscall, int fd, __u64 pos, __u64 coun
 	st->ino = 0;
 	st->file_flags = 0;
 	if (fd >= 0) {
-		struct file *file = wp_task_file(fd);
 		__u32 f_flags;
 
+		if (!file)
+			file = wp_task_file(fd);
 		if (!file)
 			return 0;
 		if (!wp_resolve_file(st, file) || (syscall < WP_SYS_FSYNC && !st->cached_kind))
@@ -131,6 +134,11 @@ static __always_inline int wp_enter(__u32 syscall, int fd, __u64 pos, __u64 coun
 	st->start_ns = bpf_ktime_get_ns();
 	st->active = 1;
 	return 0;
+}
+
+static __always_inline int wp_enter(__u32 syscall, int fd, __u64 pos, __u64 count)
+{
+	return wp_enter_file(syscall, fd, NULL, pos, count);
 }
 
 static __always_inline int wp_exit(long ret)
@@ -202,6 +210,8 @@ static __always_inline __u64 wp_iov_bytes(const struct iovec *iov, unsigned long
  * number + 1 so that an unset slot (0) matches nothing. */
 #define WP_SYSCALL_SLOTS 10
 const volatile long cfg_syscall_nr_plus1[WP_SYSCALL_SLOTS] __weak = {};
+/* Bit i set: slot i is served by wp_sys_enter/exit (and not by the VFS hooks below). */
+const volatile __u32 cfg_raw_syscall_slots __weak = 0;
 
 /* Slot order the agent fills cfg_syscall_nr_plus1 in. */
 static const __u32 wp_slot_syscall[WP_SYSCALL_SLOTS] = {
@@ -209,13 +219,19 @@ static const __u32 wp_slot_syscall[WP_SYSCALL_SLOTS] = {
     WP_SYS_FSYNC, WP_SYS_FDATASYNC, WP_SYS_SYNC_FILE_RANGE, WP_SYS_SYNCFS,  WP_SYS_SYNC,
 };
 
-static __always_inline __u32 wp_traced_syscall(long id)
+/* Which traced syscall `id` is among the slots in `slots`, or 0. */
+static __always_inline __u32 wp_syscall_in(long id, __u32 slots)
 {
 	for (int i = 0; i < WP_SYSCALL_SLOTS; i++) {
-		if (cfg_syscall_nr_plus1[i] == id + 1)
+		if (cfg_syscall_nr_plus1[i] == id + 1 && (slots & (1u << i)))
 			return wp_slot_syscall[i];
 	}
 	return 0;
+}
+
+static __always_inline __u32 wp_traced_syscall(long id)
+{
+	return wp_syscall_in(id, cfg_raw_syscall_slots);
 }
 
 /* Dispatches one traced syscall's entry from its raw arguments. */
@@ -260,6 +276,69 @@ SEC("tp_btf/sys_exit")
 int BPF_PROG(wp_sys_exit, struct pt_regs *regs, long ret)
 {
 	if (!wp_traced_syscall(wp_regs_syscall_nr(regs)))
+		return 0;
+	return wp_exit(ret);
+}
+
+/* ---- preferred where ftrace function hooks work: fentry/fexit on the VFS ---------------
+ * write(2)/pwrite64(2) through vfs_write() and fsync(2)/fdatasync(2) through
+ * vfs_fsync_range(): the file comes as a typed argument (no fd-table walk) and only those
+ * calls pay. The raw syscall programs then serve the remaining slots. Kernel callers of
+ * the same functions (an O_SYNC write's own vfs_fsync_range, msync, kernel writers) are
+ * told apart by the syscall the task is in. */
+#define WP_VFS_SLOTS ((1u << 0) | (1u << 1) | (1u << 5) | (1u << 6))
+
+/* The user registers of the current syscall (bpf_task_pt_regs, v5.15). */
+static __always_inline struct pt_regs *wp_user_regs(void)
+{
+	return (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+}
+
+SEC("fentry/vfs_write")
+int BPF_PROG(wp_vfs_write_enter, struct file *file, const char *buf, size_t count, loff_t *pos)
+{
+	struct pt_regs *regs = wp_user_regs();
+	__u32 syscall = wp_syscall_in(wp_regs_syscall_nr(regs), WP_VFS_SLOTS);
+
+	if (syscall != WP_SYS_WRITE && syscall != WP_SYS_PWRITE64)
+		return 0;
+	/* The offset is settled at exit (*pos has moved by ret, O_APPEND included). */
+	return wp_enter_file(syscall, (int)PT_REGS_PARM1_SYSCALL(regs), file, WP_AT_F_POS, count);
+}
+
+SEC("fexit/vfs_write")
+int BPF_PROG(wp_vfs_write_exit, struct file *file, const char *buf, size_t count, loff_t *pos,
+	     ssize_t ret)
+{
+	struct wp_task_state *st = wp_active_state();
+	loff_t end = 0;
+
+	if (!st || (st->syscall != WP_SYS_WRITE && st->syscall != WP_SYS_PWRITE64))
+		return 0;
+	if (pos && !bpf_probe_read_kernel(&end, sizeof(end), pos))
+		st->pos = ret > 0 && end >= ret ? end - ret : end;
+	else
+		st->pos = 0;
+	return wp_exit(ret);
+}
+
+SEC("fentry/vfs_fsync_range")
+int BPF_PROG(wp_vfs_fsync_enter, struct file *file, loff_t start, loff_t end, int datasync)
+{
+	struct pt_regs *regs = wp_user_regs();
+	__u32 syscall = wp_syscall_in(wp_regs_syscall_nr(regs), WP_VFS_SLOTS);
+
+	if (syscall != WP_SYS_FSYNC && syscall != WP_SYS_FDATASYNC)
+		return 0;
+	return wp_enter_file(syscall, (int)PT_REGS_PARM1_SYSCALL(regs), file, 0, 0);
+}
+
+SEC("fexit/vfs_fsync_range")
+int BPF_PROG(wp_vfs_fsync_exit, struct file *file, loff_t start, loff_t end, int datasync, int ret)
+{
+	struct wp_task_state *st = wp_active_state();
+
+	if (!st || (st->syscall != WP_SYS_FSYNC && st->syscall != WP_SYS_FDATASYNC))
 		return 0;
 	return wp_exit(ret);
 }

@@ -19,7 +19,7 @@ const char* mark(bool ok) {
 
 }  // namespace
 
-int run_doctor(std::ostream& out) {
+int run_doctor(std::ostream& out, bool allow_fentry) {
   KernelCaps caps = detect_kernel_caps();
   out << fmt::format("kernel {}\n", caps.kernel_release);
   out << fmt::format("  {} root{}\n", mark(caps.root), caps.root ? "" : ": BPF tracing needs root");
@@ -27,30 +27,21 @@ int run_doctor(std::ostream& out) {
                      caps.btf ? "" : ": " + caps.btf_error);
   out << fmt::format("  {} tracefs{}\n", mark(caps.tracefs),
                      caps.tracefs ? " at " + caps.tracefs_path : ": " + caps.tracefs_error);
-  out << fmt::format(
-      "  {} fentry/fexit{}\n", caps.fentry ? "ok  " : "no  ",
-      caps.fentry ? "" : " (" + caps.fentry_error + "): the write path uses syscall tracepoints");
+  out << fmt::format("  {} fentry/fexit{}\n", caps.fentry ? "ok  " : "no  ",
+                     caps.fentry
+                         ? (allow_fentry ? "" : " (--no-fentry: not used)")
+                         : " (" + caps.fentry_error + "): the write path uses syscall tracepoints");
   if (!caps.root || !caps.btf || !caps.tracefs) {
     out << "tracing cannot run here\n";
     return 1;
   }
 
   // Plan, then really load and attach, dropping variants that fail, as `trace` does.
-  KernelBtf btf;
-  std::set<std::string> failed;
-  std::string error;
-  HookPlan plan;
-  std::unique_ptr<BpfSession> session;
-  for (int attempt = 0; attempt < 4 && !session; ++attempt) {
-    plan = plan_hooks(btf, caps.tracefs_path, failed);
-    if (!plan.runnable()) break;
-    size_t before = failed.size();
-    KernelFilter filter;
-    filter.self_tgid = static_cast<std::uint32_t>(::getpid());
-    session = BpfSession::start(
-        plan, filter, [](std::span<const std::byte>) {}, error, failed);
-    if (!session && failed.size() == before) break;
-  }
+  KernelFilter filter;
+  filter.self_tgid = static_cast<std::uint32_t>(::getpid());
+  PlannedSession planned =
+      start_planned_session(caps, allow_fentry, filter, [](std::span<const std::byte>) {});
+  const HookPlan& plan = planned.plan;
 
   out << "hooks\n";
   std::string layer;
@@ -61,8 +52,10 @@ int run_doctor(std::ostream& out) {
     }
     std::string used = "-";
     if (choice.variant) {
-      used = fmt::format("{} {}:{}", attach_kind_name(choice.variant->kind),
-                         choice.variant->category, choice.variant->events.front());
+      const auto& v = *choice.variant;
+      used = v.category.empty()
+                 ? fmt::format("{} {}", attach_kind_name(v.kind), v.events.front())
+                 : fmt::format("{} {}:{}", attach_kind_name(v.kind), v.category, v.events.front());
       if (choice.variant->events.size() > 1)
         used += fmt::format(" (+{})", choice.variant->events.size() - 1);
     }
@@ -81,9 +74,8 @@ int run_doctor(std::ostream& out) {
                        d.fua ? ", FUA" : "");
   }
 
-  if (!session) {
-    out << fmt::format("tracing cannot run here: {}\n",
-                       error.empty() ? "a required hook is missing" : error);
+  if (!planned.session) {
+    out << fmt::format("tracing cannot run here: {}\n", planned.error);
     return 1;
   }
   out << "tracing can run here\n";

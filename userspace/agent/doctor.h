@@ -5,7 +5,8 @@
 
 namespace wp {
 
-// Prints the report; returns 0 when tracing can run here, 1 otherwise.
-int run_doctor(std::ostream& out);
+// Prints the report; returns 0 when tracing can run here, 1 otherwise. `allow_fentry` false
+// shows the plan of --no-fentry.
+int run_doctor(std::ostream& out, bool allow_fentry = true);
 
 }  // namespace wp

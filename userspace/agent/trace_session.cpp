@@ -161,24 +161,6 @@ KernelFilter build_filter(const TraceOptions& options) {
   return filter;
 }
 
-std::unique_ptr<BpfSession> start_session(const KernelCaps& caps, const KernelFilter& filter,
-                                          BpfSession::RecordHandler handler) {
-  KernelBtf btf;
-  std::set<std::string> failed;
-  std::string error;
-  // A variant that fails to attach is dropped and the next one tried: a real attach probe.
-  for (int attempt = 0; attempt < 4; ++attempt) {
-    HookPlan plan = plan_hooks(btf, caps.tracefs_path, failed);
-    if (!plan.runnable()) break;
-    size_t failed_before = failed.size();
-    auto session = BpfSession::start(plan, filter, handler, error, failed);
-    if (session) return session;
-    if (failed.size() == failed_before) break;  // not an attach problem: retrying won't help
-  }
-  if (error.empty()) error = "a required hook has no usable tracepoint (see writepath doctor)";
-  throw Failure(kExitRuntime, error);
-}
-
 struct Output {
   std::ofstream file;
   std::ostream* stream = &std::cout;
@@ -305,8 +287,11 @@ int run_trace(const TraceOptions& options) {
   auto sink = make_sink(options.format, *output.stream,
                         SinkOptions{options.output.empty() && ::isatty(STDOUT_FILENO)});
   TraceLoop loop(options, *sink);
-  auto session = start_session(
-      caps, filter, [&loop](std::span<const std::byte> record) { loop.on_record(record); });
+  PlannedSession planned =
+      start_planned_session(caps, !options.no_fentry, filter,
+                            [&loop](std::span<const std::byte> record) { loop.on_record(record); });
+  if (!planned.session) throw Failure(kExitRuntime, planned.error);
+  auto& session = planned.session;
 
   Fd epoll(::epoll_create1(EPOLL_CLOEXEC));
   Fd timer;

@@ -23,6 +23,7 @@ struct TraceOptions {
   OutputFormat format = OutputFormat::Text;
   std::string output;                // "" = stdout
   std::vector<std::string> command;  // `-- CMD ARGS…`
+  bool no_fentry = false;            // keep to tracepoints even where fentry attaches
 };
 
 // Runs the trace; returns the exit code (the command's own when one was given). Throws

@@ -30,6 +30,8 @@ int main(int argc, char** argv) {
 
   auto* doctor =
       app.add_subcommand("doctor", "What works on this kernel, what falls back, and why");
+  bool doctor_no_fentry = false;
+  doctor->add_flag("--no-fentry", doctor_no_fentry, "Show the plan without fentry/fexit hooks");
 
   wp::TraceOptions trace_options;
   std::string min_latency, duration, format = "text";
@@ -44,6 +46,8 @@ int main(int argc, char** argv) {
   trace->add_option("-d,--duration", duration, "Stop after this long")->check(DurationValidator());
   trace->add_option("--format", format, "Output format")->check(CLI::IsMember({"text", "json"}));
   trace->add_option("-o,--output", trace_options.output, "Write to FILE instead of stdout");
+  trace->add_flag("--no-fentry", trace_options.no_fentry,
+                  "Use tracepoints even where fentry/fexit hooks attach");
   trace->add_option("command", trace_options.command,
                     "-- CMD ARGS…: trace this command and its children");
 
@@ -61,7 +65,7 @@ int main(int argc, char** argv) {
   }
 
   try {
-    if (*doctor) return wp::run_doctor(std::cout);
+    if (*doctor) return wp::run_doctor(std::cout, !doctor_no_fentry);
     if (*trace) {
       if (!min_latency.empty()) trace_options.min_latency_ns = *wp::parse_duration(min_latency);
       if (!duration.empty()) trace_options.duration_ns = wp::parse_duration(duration);

@@ -67,6 +67,7 @@ std::unique_ptr<BpfSession> BpfSession::start(const HookPlan& plan, const Kernel
   ro->cfg_disk = filter.disk;
   ro->cfg_file_dev = filter.file_dev;
   ro->cfg_file_ino = filter.file_ino;
+  ro->cfg_raw_syscall_slots = plan.raw_syscall_slots();
   // Slot order of wp_slot_syscall[] in bpf/syscall.bpf.c; stored as number + 1.
   const long syscall_numbers[] = {SYS_write,    SYS_pwrite64, SYS_writev,    SYS_pwritev,
                                   SYS_pwritev2, SYS_fsync,    SYS_fdatasync, SYS_sync_file_range,
@@ -157,6 +158,28 @@ bool BpfSession::add_tgid(std::uint32_t tgid) {
   std::uint8_t one = 1;
   return bpf_map__update_elem(skel_->maps.traced_tgids, &tgid, sizeof(tgid), &one, sizeof(one),
                               BPF_ANY) == 0;
+}
+
+PlannedSession start_planned_session(const KernelCaps& caps, bool allow_fentry,
+                                     const KernelFilter& filter,
+                                     const BpfSession::RecordHandler& handler) {
+  PlannedSession out;
+  KernelBtf btf;
+  PlanOptions options;
+  options.fentry = allow_fentry && caps.fentry;
+  options.fentry_off_reason =
+      !allow_fentry ? "off (--no-fentry)" : "unavailable (" + caps.fentry_error + ")";
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    out.plan = plan_hooks(btf, caps.tracefs_path, options);
+    if (!out.plan.runnable()) break;
+    const std::size_t failed_before = options.failed.size();
+    out.session = BpfSession::start(out.plan, filter, handler, out.error, options.failed);
+    if (out.session) return out;
+    if (options.failed.size() == failed_before) break;  // not an attach problem: no retry
+  }
+  if (out.error.empty())
+    out.error = "a required hook has no usable tracepoint (see writepath doctor)";
+  return out;
 }
 
 }  // namespace wp

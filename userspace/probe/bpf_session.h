@@ -14,6 +14,7 @@
 
 #include "decode/events.h"
 #include "probe/hook_plan.h"
+#include "probe/kernel_caps.h"
 #include "writepath.h"
 
 struct writepath_bpf;
@@ -68,5 +69,19 @@ class BpfSession {
   ring_buffer* ring_ = nullptr;
   RecordHandler handler_;
 };
+
+// A session started from a plan, or why none could be.
+struct PlannedSession {
+  std::unique_ptr<BpfSession> session;
+  HookPlan plan;
+  std::string error;
+};
+
+// Plans the hooks for this kernel, loads and attaches them; a variant that fails to load or
+// attach is dropped and the next one tried (a real attach probe). `allow_fentry` false keeps
+// to tracepoints (--no-fentry).
+PlannedSession start_planned_session(const KernelCaps& caps, bool allow_fentry,
+                                     const KernelFilter& filter,
+                                     const BpfSession::RecordHandler& handler);
 
 }  // namespace wp

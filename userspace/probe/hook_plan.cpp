@@ -6,6 +6,7 @@ namespace wp {
 
 const char* attach_kind_name(AttachKind kind) {
   switch (kind) {
+    case AttachKind::Fentry: return "fentry";
     case AttachKind::TpBtf: return "tp_btf";
     case AttachKind::RawTp: return "raw_tp";
     case AttachKind::Tracepoint: return "tracepoint";
@@ -25,30 +26,54 @@ HookVariant btf_or_raw(const std::string& program, AttachKind kind, const std::s
   return {{program}, kind, category, {event}, module, args};
 }
 
-// The write and sync syscalls: the raw syscall tracepoints (two programs for all of them),
-// else the perf tracepoints of each syscall (an entry and an exit program apiece).
-std::vector<HookVariant> syscall_variants() {
+// Syscall slots, in the order of bpf/syscall.bpf.c's wp_slot_syscall.
+constexpr const char* kSyscallSlots[] = {"write",    "pwrite64", "writev",    "pwritev",
+                                         "pwritev2", "fsync",    "fdatasync", "sync_file_range",
+                                         "syncfs",   "sync"};
+constexpr std::uint32_t kVfsSlots = (1u << 0) | (1u << 1) | (1u << 5) | (1u << 6);
+constexpr std::uint32_t kOtherSlots = ((1u << 10) - 1) & ~kVfsSlots;
+
+// Syscalls of `slots`: the raw syscall tracepoints (one program pair for all of them), else
+// the perf tracepoints of each syscall (an entry and an exit program apiece).
+std::vector<HookVariant> syscall_variants(std::uint32_t slots) {
   HookVariant raw{{"wp_sys_enter", "wp_sys_exit"},
                   AttachKind::TpBtf,
                   "raw_syscalls",
                   {"sys_enter", "sys_exit"},
                   "",
-                  2};
-  HookVariant per_syscall{{}, AttachKind::Tracepoint, "syscalls", {}, "", -1};
-  for (const char* name : {"write", "pwrite64", "writev", "pwritev", "pwritev2", "fsync",
-                           "fdatasync", "sync_file_range", "syncfs", "sync"}) {
-    per_syscall.programs.push_back(std::string("wp_enter_") + name);
-    per_syscall.events.push_back(std::string("sys_enter_") + name);
-    per_syscall.programs.push_back(std::string("wp_exit_") + name);
-    per_syscall.events.push_back(std::string("sys_exit_") + name);
+                  2,
+                  slots};
+  HookVariant per_syscall{{}, AttachKind::Tracepoint, "syscalls", {}, "", -1, 0};
+  for (std::size_t i = 0; i < std::size(kSyscallSlots); ++i) {
+    if (!(slots & (1u << i))) continue;
+    per_syscall.programs.push_back(std::string("wp_enter_") + kSyscallSlots[i]);
+    per_syscall.events.push_back(std::string("sys_enter_") + kSyscallSlots[i]);
+    per_syscall.programs.push_back(std::string("wp_exit_") + kSyscallSlots[i]);
+    per_syscall.events.push_back(std::string("sys_exit_") + kSyscallSlots[i]);
   }
   return {raw, per_syscall};
+}
+
+// write/pwrite64/fsync/fdatasync: fentry/fexit on vfs_write and vfs_fsync_range first.
+std::vector<HookVariant> vfs_variants() {
+  HookVariant vfs{
+      {"wp_vfs_write_enter", "wp_vfs_write_exit", "wp_vfs_fsync_enter", "wp_vfs_fsync_exit"},
+      AttachKind::Fentry,
+      "",
+      {"vfs_write", "vfs_write", "vfs_fsync_range", "vfs_fsync_range"},
+      "",
+      -1,
+      0};
+  std::vector<HookVariant> out{vfs};
+  for (auto& v : syscall_variants(kVfsSlots)) out.push_back(std::move(v));
+  return out;
 }
 
 std::vector<Hook> build_table() {
   using K = AttachKind;
   std::vector<Hook> t;
-  t.push_back({"write/sync syscalls", "syscall", true, syscall_variants()});
+  t.push_back({"write/sync syscalls", "syscall", true, vfs_variants()});
+  t.push_back({"other write/sync calls", "syscall", false, syscall_variants(kOtherSlots)});
   t.push_back({"fork follow",
                "syscall",
                false,
@@ -130,10 +155,15 @@ std::vector<Hook> build_table() {
 
 // Why a variant cannot serve here, or "" when it can.
 std::string unusable_reason(const HookVariant& v, const KernelBtf& btf, const std::string& tracefs,
-                            const std::set<std::string>& failed) {
+                            const PlanOptions& options) {
   for (const auto& program : v.programs)
-    if (failed.count(program)) return fmt::format("{} failed to load or attach", program);
+    if (options.failed.count(program)) return fmt::format("{} failed to load or attach", program);
   for (const auto& event : v.events) {
+    if (v.kind == AttachKind::Fentry) {
+      if (!options.fentry) return options.fentry_off_reason;
+      if (!btf.has_function(event)) return fmt::format("no function {} in BTF", event);
+      continue;
+    }
     if (v.kind == AttachKind::Tracepoint) {
       if (!tracepoint_exists(tracefs, v.category, event))
         return fmt::format("no tracepoint {}:{}", v.category, event);
@@ -170,13 +200,19 @@ std::set<std::string> HookPlan::programs() const {
   return out;
 }
 
-HookPlan plan_hooks(const KernelBtf& btf, const std::string& tracefs,
-                    const std::set<std::string>& failed) {
+std::uint32_t HookPlan::raw_syscall_slots() const {
+  std::uint32_t slots = 0;
+  for (const auto& c : choices)
+    if (c.variant) slots |= c.variant->raw_syscall_slots;
+  return slots;
+}
+
+HookPlan plan_hooks(const KernelBtf& btf, const std::string& tracefs, const PlanOptions& options) {
   HookPlan plan;
   for (const auto& hook : hook_table()) {
     HookChoice choice{&hook, nullptr, ""};
     for (const auto& v : hook.variants) {
-      std::string reason = unusable_reason(v, btf, tracefs, failed);
+      std::string reason = unusable_reason(v, btf, tracefs, options);
       if (reason.empty()) {
         choice.variant = &v;
         break;

@@ -3,6 +3,7 @@
 // expected prototype (from BTF) and that has not already failed to attach.
 #pragma once
 
+#include <cstdint>
 #include <set>
 #include <string>
 #include <vector>
@@ -11,7 +12,7 @@
 
 namespace wp {
 
-enum class AttachKind { TpBtf, RawTp, Tracepoint };
+enum class AttachKind { Fentry, TpBtf, RawTp, Tracepoint };
 const char* attach_kind_name(AttachKind kind);
 
 // One way to serve a hook: the programs to load (a syscall needs its entry and exit
@@ -23,6 +24,9 @@ struct HookVariant {
   std::vector<std::string> events;  // tracepoint names, parallel to programs
   std::string module;               // kernel module whose BTF declares them ("" = vmlinux)
   int args = -1;                    // expected prototype arity (tp_btf/raw_tp); -1 = any
+  // Syscall slots (bits in the order of bpf/syscall.bpf.c's wp_slot_syscall) that the raw
+  // syscall programs serve when this variant is chosen.
+  std::uint32_t raw_syscall_slots = 0;
 };
 
 struct Hook {
@@ -45,10 +49,15 @@ struct HookPlan {
   std::vector<HookChoice> choices;
   bool runnable() const;  // every required hook has a variant
   std::set<std::string> programs() const;
+  std::uint32_t raw_syscall_slots() const;
 };
 
-// `failed` names programs that failed to load or attach in an earlier try.
-HookPlan plan_hooks(const KernelBtf& btf, const std::string& tracefs,
-                    const std::set<std::string>& failed = {});
+struct PlanOptions {
+  bool fentry = false;            // fentry/fexit can attach here and the user allows it
+  std::string fentry_off_reason;  // why not, for doctor
+  std::set<std::string> failed;   // programs that failed to load or attach in an earlier try
+};
+
+HookPlan plan_hooks(const KernelBtf& btf, const std::string& tracefs, const PlanOptions& options);
 
 }  // namespace wp

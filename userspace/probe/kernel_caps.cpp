@@ -106,6 +106,10 @@ KernelBtf::~KernelBtf() {
   btf__free(vmlinux_);
 }
 
+bool KernelBtf::has_function(const std::string& name) const {
+  return vmlinux_ && btf__find_by_name_kind(vmlinux_, name.c_str(), BTF_KIND_FUNC) >= 0;
+}
+
 int KernelBtf::tracepoint_args(const std::string& name, const std::string& module) const {
   if (!vmlinux_) return -1;
   std::unique_ptr<struct btf, decltype(&btf__free)> module_btf(nullptr, &btf__free);

@@ -43,6 +43,8 @@ class KernelBtf {
   // Number of arguments (without the ctx pointer) of `btf_trace_<name>` in vmlinux or in
   // `module`'s BTF; -1 if the raw tracepoint type does not exist.
   int tracepoint_args(const std::string& name, const std::string& module = {}) const;
+  // True when vmlinux's BTF has a function `name` (an fentry target).
+  bool has_function(const std::string& name) const;
 
  private:
   struct btf* vmlinux_ = nullptr;
