@@ -282,6 +282,33 @@ TEST_F(ScratchExt4, FileFilterKeepsOnlyThatFile) {
   }
 }
 
+// The fallbacks: per-syscall perf tracepoints instead of the raw syscall pair, raw_tp
+// instead of tp_btf for the block layer. The same facts must hold.
+TEST_F(ScratchExt4, FallbackHooksStitchTheSameTimelines) {
+  std::string disabled =
+      "wp_sys_enter,wp_bio_queue_btf,wp_bio_split_btf,wp_rq_insert_btf,wp_rq_issue_btf,"
+      "wp_rq_complete_btf";
+  ASSERT_EQ(::setenv("WRITEPATH_DISABLE_PROGRAMS", disabled.c_str(), 1), 0);
+  auto doctor = run({tool("writepath"), "doctor"});
+  auto r = trace_workload("buffered-fsync", file("fallback"), 16);
+  ::unsetenv("WRITEPATH_DISABLE_PROGRAMS");
+  EXPECT_NE(doctor.out.find("tracepoint syscalls:sys_enter_write"), std::string::npos)
+      << doctor.out;
+  EXPECT_NE(doctor.out.find("raw_tp block:block_rq_issue"), std::string::npos) << doctor.out;
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto items = json_lines(r.out);
+  auto writes = of_type(items, "write");
+  auto fsyncs = of_type(items, "fsync");
+  ASSERT_EQ(writes.size(), 16u);
+  ASSERT_EQ(fsyncs.size(), 1u);
+  for (const auto& w : writes) {
+    EXPECT_EQ(w["state"], "durable") << w.dump();
+    EXPECT_FALSE(w["requests"].empty());
+  }
+  EXPECT_FALSE(fsyncs[0]["flushes"].empty());
+  EXPECT_GT(u64(fsyncs[0]["phases"]["journal_ns"]), 0u);
+}
+
 TEST_F(ScratchExt4, InterruptDetachesFlushesAndSummarises) {
   // A system-wide trace stopped by SIGINT while a writer runs: exit 0, a summary, and the
   // writes seen before the signal.

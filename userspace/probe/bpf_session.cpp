@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <sys/syscall.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
@@ -90,17 +91,19 @@ std::unique_ptr<BpfSession> BpfSession::start(const HookPlan& plan, const Kernel
 
   for (std::uint32_t tgid : filter.tgids) session->add_tgid(tgid);
 
+  bool attach_failed = false;
   bpf_object__for_each_program(prog, session->skel_->obj) {
     if (!bpf_program__autoload(prog)) continue;
     struct bpf_link* link = bpf_program__attach(prog);
     if (!link) {
+      attach_failed = true;
       failed.insert(bpf_program__name(prog));
       error = fmt::format("cannot attach {}: {}", bpf_program__name(prog), std::strerror(errno));
       continue;
     }
     session->links_.push_back(link);
   }
-  if (!failed.empty()) return nullptr;
+  if (attach_failed) return nullptr;
 
   session->ring_ = ring_buffer__new(bpf_map__fd(session->skel_->maps.events),
                                     &BpfSession::on_record, session.get(), nullptr);
@@ -166,6 +169,16 @@ PlannedSession start_planned_session(const KernelCaps& caps, bool allow_fentry,
   PlannedSession out;
   KernelBtf btf;
   PlanOptions options;
+  // Testing knob: WRITEPATH_DISABLE_PROGRAMS=a,b plans as if those programs had failed to
+  // attach, so the tests can drive every fallback on a kernel that has the preferred hooks.
+  if (const char* disabled = std::getenv("WRITEPATH_DISABLE_PROGRAMS")) {
+    std::string list = disabled;
+    for (std::size_t at = 0; at <= list.size();) {
+      std::size_t comma = std::min(list.find(',', at), list.size());
+      if (comma > at) options.failed.insert(list.substr(at, comma - at));
+      at = comma + 1;
+    }
+  }
   options.fentry = allow_fentry && caps.fentry;
   options.fentry_off_reason =
       !allow_fentry ? "off (--no-fentry)" : "unavailable (" + caps.fentry_error + ")";
