@@ -69,6 +69,7 @@ struct wp_task_state {
 	__u32 cached_kind; /* WP_FILE_REGULAR or WP_FILE_BLOCKDEV, 0 for anything else */
 	bool cached_traced;
 	__u8 writeback_why; /* enum wp_why while a flusher thread runs writeback work, else 0 */
+	__u8 pos_exact;	    /* pos is the exact first byte written (set by fexit) */
 };
 
 /* Task-local storage (v5.11+) rather than a tid-keyed hash: no insert and delete per

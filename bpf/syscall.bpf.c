@@ -125,6 +125,7 @@ static __always_inline int wp_enter_file(__u32 syscall, int fd, struct file *fil
 	st->syscall = syscall;
 	st->fd = fd;
 	st->pos = pos;
+	st->pos_exact = 0;
 	st->count = count;
 	st->pages_dirtied = 0;
 	st->dirty_folios = 0;
@@ -163,13 +164,21 @@ static __always_inline int wp_exit(long ret)
 	r->ret = ret;
 	r->count = st->count;
 	r->pos = st->pos;
-	/* write(2)/writev(2) (and pwritev2 with offset -1) write at f_pos, which for O_APPEND
-	 * is only known once the write holds the inode lock: derive it from f_pos after. */
-	if (st->pos == (__u64)-1 && st->file) {
+	/* Where the bytes went is only known once the write held the inode lock. write(2),
+	 * writev(2) (and pwritev2 at offset -1) advance f_pos past them. With O_APPEND every
+	 * write, positional ones included (pwrite(2) BUGS), lands at the end of the file: the
+	 * new i_size less the bytes written (a concurrent appender can shift this). fexit
+	 * hooks read the exact end from the kiocb position instead (pos_exact). */
+	if (st->file && !st->pos_exact && st->syscall < WP_SYS_FSYNC) {
 		struct file *file = (struct file *)st->file;
-		__s64 end = BPF_CORE_READ(file, f_pos);
+		__s64 end = -1;
 
-		r->pos = ret > 0 && end >= ret ? end - ret : end;
+		if (st->file_flags & WP_FILE_APPEND)
+			end = BPF_CORE_READ(file, f_inode, i_size);
+		else if (st->pos == (__u64)-1)
+			end = BPF_CORE_READ(file, f_pos);
+		if (end >= 0)
+			r->pos = ret > 0 && end >= ret ? end - ret : end;
 	}
 	r->pages_dirtied = st->pages_dirtied;
 	r->dirty_folios = st->dirty_folios;
@@ -319,6 +328,7 @@ int BPF_PROG(wp_vfs_write_exit, struct file *file, const char *buf, size_t count
 		st->pos = ret > 0 && end >= ret ? end - ret : end;
 	else
 		st->pos = 0;
+	st->pos_exact = 1;
 	return wp_exit(ret);
 }
 

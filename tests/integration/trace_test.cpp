@@ -217,6 +217,31 @@ TEST_F(ScratchExt4, DirectWritesDirtyNoPagesAndIssueTheirOwnRequests) {
   EXPECT_EQ(sectors.size(), 64u) << "each write has a request of its own";
 }
 
+TEST_F(ScratchExt4, AppendVectoredAndRangeSyncsAreTracedWhereTheBytesWent) {
+  auto r = run({tool("writepath"), "trace", "--format", "json", "--", tool("wp_workload"),
+                "append-mix", file("append")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto items = json_lines(r.out);
+  auto writes = of_type(items, "write");
+  ASSERT_EQ(writes.size(), 3u);
+  EXPECT_EQ(writes[0]["syscall"], "write");
+  EXPECT_EQ(writes[1]["syscall"], "writev");
+  EXPECT_EQ(u64(writes[0]["offset"]), 0u);
+  EXPECT_EQ(u64(writes[1]["offset"]), 5000u);
+  EXPECT_EQ(u64(writes[1]["bytes"]), 6000u);
+  EXPECT_EQ(u64(writes[2]["offset"]), 11000u);  // appended, not at 65536
+  for (const auto& w : writes) {
+    EXPECT_EQ(w["append"], true);
+    EXPECT_EQ(w["state"], "durable") << w.dump();
+  }
+  auto syncs = of_type(items, "fsync");
+  ASSERT_EQ(syncs.size(), 2u);
+  EXPECT_EQ(syncs[0]["syscall"], "sync_file_range");
+  EXPECT_FALSE(syncs[0]["requests"].empty());  // it wrote the data itself
+  EXPECT_EQ(syncs[1]["syscall"], "fdatasync");
+  EXPECT_FALSE(syncs[1]["flushes"].empty());
+}
+
 TEST_F(ScratchExt4, UnalignedDirectWriteFailsWithEinval) {
   auto r = trace_workload("direct-unaligned", file("unaligned"), 2);
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -6,15 +6,40 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
+
+// O_APPEND through every write flavour, then sync_file_range and fdatasync: the offsets
+// are 0, 5000 and 11000 whatever the positional argument says (pwrite(2) BUGS).
+static int append_mix(const char* path) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
+  if (fd < 0) return 1;
+  char a[5000], b[3000], c[4096];
+  memset(a, 'a', sizeof(a));
+  memset(b, 'b', sizeof(b));
+  memset(c, 'c', sizeof(c));
+  struct iovec two[2] = {{b, sizeof(b)}, {b, sizeof(b)}};
+  struct iovec one[1] = {{c, sizeof(c)}};
+  int ok = write(fd, a, sizeof(a)) == (ssize_t)sizeof(a) &&
+           writev(fd, two, 2) == (ssize_t)(2 * sizeof(b)) &&
+           pwritev(fd, one, 1, 65536) == (ssize_t)sizeof(c) &&
+           sync_file_range(fd, 0, 0,
+                           SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+                               SYNC_FILE_RANGE_WAIT_AFTER) == 0 &&
+           fdatasync(fd) == 0;
+  close(fd);
+  return ok ? 0 : 1;
+}
 
 static int usage(void) {
   fprintf(stderr,
-          "usage: wp_workload buffered-fsync|buffered|direct|direct-unaligned PATH COUNT [BS]\n");
+          "usage: wp_workload buffered-fsync|buffered|direct|direct-unaligned PATH COUNT [BS]\n"
+          "       wp_workload append-mix PATH\n");
   return 2;
 }
 
 int main(int argc, char** argv) {
+  if (argc == 3 && strcmp(argv[1], "append-mix") == 0) return append_mix(argv[2]);
   if (argc < 4) return usage();
   const char* mode = argv[1];
   const char* path = argv[2];
