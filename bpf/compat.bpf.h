@@ -129,6 +129,27 @@ static __always_inline __u8 wp_writeback_why(int reason)
 	return WP_WHY_OTHER_WRITEBACK;
 }
 
+/* balance_dirty_pages: v6.1 names the per-device fields bdi_setpoint/bdi_dirty; later
+ * kernels call them wb_setpoint/wb_dirty (per-wb throttling). */
+struct trace_event_raw_balance_dirty_pages___bdi {
+	unsigned long bdi_setpoint;
+	unsigned long bdi_dirty;
+} __attribute__((preserve_access_index));
+
+static __always_inline void wp_throttle_device(struct trace_event_raw_balance_dirty_pages *ctx,
+					       __u64 *dirty, __u64 *setpoint)
+{
+	struct trace_event_raw_balance_dirty_pages___bdi *old = (void *)ctx;
+
+	if (bpf_core_field_exists(ctx->wb_dirty)) {
+		*dirty = BPF_CORE_READ(ctx, wb_dirty);
+		*setpoint = BPF_CORE_READ(ctx, wb_setpoint);
+	} else {
+		*dirty = BPF_CORE_READ(old, bdi_dirty);
+		*setpoint = BPF_CORE_READ(old, bdi_setpoint);
+	}
+}
+
 /* ---- folios and pages --------------------------------------------------------------------- */
 
 /* folio_nr_pages(): v6.10+ keeps the count in folio->_nr_pages; v6.1 has the order in

@@ -74,8 +74,7 @@ int wp_balance_dirty_pages(struct trace_event_raw_balance_dirty_pages *ctx)
 	r->period_ms = BPF_CORE_READ(ctx, period);
 	r->dirty = BPF_CORE_READ(ctx, dirty);
 	r->limit = BPF_CORE_READ(ctx, limit);
-	r->wb_dirty = BPF_CORE_READ(ctx, wb_dirty);
-	r->wb_setpoint = BPF_CORE_READ(ctx, wb_setpoint);
+	wp_throttle_device(ctx, &r->wb_dirty, &r->wb_setpoint);
 	wp_submit(r, sizeof(*r));
 	return 0;
 }
