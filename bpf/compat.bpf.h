@@ -168,10 +168,10 @@ static __always_inline __u32 wp_folio_nr_pages(struct folio *folio)
 	unsigned long flags = 0;
 	__u32 order;
 
-	/* folio->flags became memdesc_flags_t (a one-word struct) in v6.17: same word at the
-	 * same offset, so read the raw word. */
-	bpf_probe_read_kernel(&flags, sizeof(flags),
-			      (void *)folio + bpf_core_field_offset(struct folio, flags));
+	/* The page flags are the first word of struct page and folio in every kernel; v6.17 made
+	 * folio->flags a one-word struct (memdesc_flags_t), which CO-RE cannot match against the
+	 * plain unsigned long of older kernels, so read the word itself. */
+	bpf_probe_read_kernel(&flags, sizeof(flags), folio);
 	if (!(flags & (1ul << bpf_core_enum_value(enum pageflags, PG_head))))
 		return 1;
 	if (bpf_core_field_exists(folio->_nr_pages))

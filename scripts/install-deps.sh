@@ -10,6 +10,7 @@ packages=(
   libcli11-dev libfmt-dev nlohmann-json3-dev
   libgtest-dev googletest
   e2fsprogs util-linux  # mkfs.ext4, losetup for the scratch filesystems
+  qemu-system-x86 cpio file  # make vm-test: Debian 6.1 guest with an emulated NVMe disk
 )
 
 missing=()

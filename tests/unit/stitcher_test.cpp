@@ -949,6 +949,55 @@ TEST_F(StitcherTest, NvmeCommandAttachesToItsRequest) {
   EXPECT_EQ(cmd.status, std::uint16_t{0});
 }
 
+// nvme_queue_rq() sets the command up before blk_mq_start_request() fires block_rq_issue,
+// and the request pointer last served another, finished request: the setup belongs to the
+// lifetime its issue opens, not to the finished one.
+TEST_F(StitcherTest, NvmeSetupBeforeIssueGoesToTheNextLifetimeOfThePointer) {
+  feed(write_call(1000, 2000, 0, 8192, 2));
+  feed(page_bio(5000, 0xb1, 2048, 0, 1));
+  feed(page_bio(5001, 0xb2, 4096, 1, 1));
+  NvmeEvent setup;
+  setup.rq = 0x71;
+  setup.disk = kDisk;
+  setup.qid = 1;
+  setup.kind = NvmeEventKind::Setup;
+  setup.opcode = 0x01;
+  NvmeEvent done = setup;
+  done.kind = NvmeEventKind::Complete;
+
+  setup.ts = 5090;
+  setup.cid = 10;
+  feed(setup);
+  feed(issue(5100, 0x71, 2048, 4096));
+  done.ts = 5190;
+  done.cid = 10;
+  feed(done);
+  feed(complete(5200, 0x71, 2048, 4096));
+
+  setup.ts = 5290;  // same pointer, next request: set up before its issue
+  setup.cid = 11;
+  feed(setup);
+  feed(issue(5300, 0x71, 4096, 4096));
+  done.ts = 5390;
+  done.cid = 11;
+  feed(done);
+  feed(complete(5400, 0x71, 4096, 4096));
+  flush(0xf1, 5500, 5600);
+
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  ASSERT_EQ(w[0].requests.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const RequestTimeline& r = w[0].requests[i];
+    ASSERT_TRUE(r.nvme.has_value());
+    EXPECT_EQ(r.nvme->cid, 10u + i);
+    EXPECT_EQ(r.nvme->submit_ns, Nanos{5090 + 200 * i});
+    EXPECT_EQ(r.nvme->complete_ns, Nanos{5190 + 200 * i});
+    EXPECT_LT(*r.nvme->submit_ns, *r.issue_ns);
+    EXPECT_LT(*r.nvme->complete_ns, *r.complete_ns);
+  }
+}
+
 class SmallLimitsTest : public StitcherTest {
  protected:
   static StitchLimits limits() {

@@ -259,6 +259,7 @@ struct Stitcher::State {
 
   std::unordered_map<DevT, Disk> disks;
   std::unordered_map<std::uint64_t, std::shared_ptr<Request>> active;  // rq pointer -> lifetime
+  std::unordered_map<std::uint64_t, NvmeCommand> nvme_before_issue;    // rq pointer -> command
   std::unordered_map<InodeKey, Inode, InodeKeyHash> inodes;
   std::unordered_map<std::uint32_t, std::deque<std::shared_ptr<Bio>>> bios_by_tid;
   std::map<WriteId, PendingWrite> writes;  // pending, in arrival order
@@ -434,6 +435,11 @@ struct Stitcher::State {
     r->tl.op = ev.op;
     ++stats.requests;
     active.emplace(ev.rq, r);
+    // The driver set up its command just before the block layer's issue event.
+    if (auto cmd = nvme_before_issue.find(ev.rq); cmd != nvme_before_issue.end()) {
+      r->tl.nvme = cmd->second;
+      nvme_before_issue.erase(cmd);
+    }
     return r;
   }
 
@@ -974,25 +980,48 @@ struct Stitcher::State {
     }
   }
 
+  static NvmeCommand nvme_command(const NvmeEvent& ev) {
+    NvmeCommand cmd;
+    cmd.qid = ev.qid;
+    cmd.cid = ev.cid;
+    cmd.opcode = ev.opcode;
+    cmd.nsid = ev.nsid;
+    cmd.fua = (ev.control >> 14) & 1u;
+    return cmd;
+  }
+
   void on_nvme(const NvmeEvent& ev) {
     auto it = active.find(ev.rq);
-    if (it == active.end()) return;
-    RequestTimeline& tl = it->second->tl;
-    if (!tl.nvme || ev.kind == NvmeEventKind::Setup) {
-      NvmeCommand cmd;
-      cmd.qid = ev.qid;
-      cmd.cid = ev.cid;
-      cmd.opcode = ev.opcode;
-      cmd.nsid = ev.nsid;
-      cmd.fua = (ev.control >> 14) & 1u;
-      tl.nvme = cmd;
-    }
+    // The driver builds its command (nvme_setup_cmd) before blk_mq_start_request() fires
+    // block_rq_issue: a setup belongs to the pointer's next lifetime unless the current one
+    // is still waiting to be issued (inserted, not yet issued) or in flight without one.
+    const bool current_takes_setup = it != active.end() && !it->second->data_done &&
+                                     (!it->second->tl.issue_ns || !it->second->tl.nvme);
     if (ev.kind == NvmeEventKind::Setup) {
-      tl.nvme->submit_ns = ev.ts;
-    } else {
-      tl.nvme->complete_ns = ev.ts;
-      tl.nvme->status = ev.status;
+      NvmeCommand cmd = nvme_command(ev);
+      cmd.submit_ns = ev.ts;
+      if (current_takes_setup) {
+        it->second->tl.nvme = cmd;
+      } else {
+        nvme_before_issue[ev.rq] = cmd;
+        trim_nvme_before_issue(ev.ts);
+      }
+      return;
     }
+    if (it == active.end() || it->second->data_done) return;  // completion of an unseen one
+    RequestTimeline& tl = it->second->tl;
+    if (!tl.nvme) tl.nvme = nvme_command(ev);
+    tl.nvme->complete_ns = ev.ts;
+    tl.nvme->status = ev.status;
+  }
+
+  // Setups whose issue never came (records lost, or a request the filter dropped) must not
+  // pile up: keep them for a second at most.
+  void trim_nvme_before_issue(Nanos now) {
+    if (nvme_before_issue.size() < 1024) return;
+    std::erase_if(nvme_before_issue, [now](const auto& entry) {
+      return entry.second.submit_ns && *entry.second.submit_ns + 1'000'000'000ull < now;
+    });
   }
 
   void on_lost(const LostEvent& ev) {

@@ -1,0 +1,68 @@
+#!/bin/sh
+# Runs inside the VM guest (busybox sh). Mounts the host-made ext4 (with journal) on the
+# emulated NVMe disk and runs writepath on it. It asserts nothing: every output goes to the
+# console between markers and the host checks it (tests/vm/vm_test.cpp):
+#   WP-OUT <name>            the command's stdout follows, line by line
+#   WP-ERR <name> <line>     each line of its stderr
+#   WP-END <name>
+#   WP-RC <name> <exit code>
+# Exit status: 0 once everything ran, whatever the runs returned; non-zero only when the
+# stage itself is broken (no disk, no filesystem).
+dev=/dev/nvme0n1
+mnt=/mnt
+
+info() { echo "WP-INFO $*"; }
+
+# run NAME CMD ARGS...: at most 90 s each, so one stuck run still leaves the others' output.
+run() {
+  name=$1
+  shift
+  timeout 90 "$@" >/tmp/out 2>/tmp/err
+  rc=$?
+  echo "WP-OUT $name"
+  cat /tmp/out
+  # The end marker must start its own line.
+  [ -n "$(tail -c 1 /tmp/out)" ] && echo
+  echo "WP-END $name"
+  sed "s/^/WP-ERR $name /" /tmp/err
+  echo "WP-RC $name $rc"
+}
+
+mkdir -p $mnt
+mount -t ext4 $dev $mnt || {
+  echo "WP-FAIL cannot mount $dev"
+  exit 4
+}
+
+queue=/sys/block/nvme0n1/queue
+info "dev $(cat /sys/block/nvme0n1/dev) write_cache $(cat $queue/write_cache) fua $(cat $queue/fua)"
+info "mount $(grep " $mnt " /proc/mounts)"
+info "btf $(ls /sys/kernel/btf | tr '\n' ' ')"
+info "sha256 writepath $(sha256sum /bin/writepath | cut -d' ' -f1)"
+info "sha256 wp_workload $(sha256sum /bin/wp_workload | cut -d' ' -f1)"
+
+run version writepath --version
+run doctor writepath doctor
+# When tracing cannot run, the end of libbpf's log says why (the whole log can be long).
+if [ "$rc" != 0 ]; then
+  WRITEPATH_DEBUG=1 writepath doctor >/dev/null 2>/tmp/debug
+  tail -n 60 /tmp/debug | sed "s/^/WP-DEBUG doctor /"
+fi
+
+run buffered-fsync writepath trace --format json -- wp_workload buffered-fsync $mnt/a 16
+run buffered-fsync-no-fentry \
+  writepath trace --no-fentry --format json -- wp_workload buffered-fsync $mnt/b 16
+run direct writepath trace --format json -- wp_workload direct $mnt/d 16
+
+# A FUA write. busybox dd has oflag=direct but no oflag=dsync; a sync mount does the same to
+# O_DIRECT writes (IS_SYNC inode: IOCB_DSYNC without IOCB_SYNC), and ext4 then sends them as
+# FUA requests if they overwrite blocks whose allocation is already committed. So: write the
+# file and commit it first, then overwrite it in place.
+dd if=/dev/zero of=$mnt/f bs=4k count=4 conv=fsync 2>/dev/null
+sync
+mount -o remount,sync $mnt
+run fua writepath trace --format json -- dd if=/dev/zero of=$mnt/f bs=4k count=4 oflag=direct conv=notrunc
+mount -o remount,async $mnt
+
+umount $mnt
+exit 0
