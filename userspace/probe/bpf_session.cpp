@@ -12,7 +12,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
-#include <thread>
 
 #include "writepath.skel.h"
 
@@ -135,12 +134,10 @@ int BpfSession::consume() {
 }
 
 void BpfSession::detach() {
-  // Each tracepoint detach waits for an RCU grace period (50-100 ms here); detaching all
-  // links concurrently lets them share grace periods instead of queueing 40 of them.
-  std::vector<std::thread> detachers;
-  detachers.reserve(links_.size());
-  for (auto* link : links_) detachers.emplace_back([link] { bpf_link__destroy(link); });
-  for (auto& t : detachers) t.join();
+  // One at a time. Detaching concurrently from threads shared RCU grace periods (faster),
+  // but those threads then exited through tracepoint sites (sched_process_exit, sys_enter)
+  // that other threads were live-patching, and under QEMU's TCG that soft-locked a CPU.
+  for (auto* link : links_) bpf_link__destroy(link);
   links_.clear();
 }
 
