@@ -28,5 +28,24 @@ TEST(ParseDuration, RejectsNonsense) {
   EXPECT_FALSE(parse_duration("1e30s"));
 }
 
+TEST(ParseSize, BinaryUnits) {
+  EXPECT_EQ(parse_size("4096"), 4096u);
+  EXPECT_EQ(parse_size("4k"), 4096u);
+  EXPECT_EQ(parse_size("4KiB"), 4096u);
+  EXPECT_EQ(parse_size("1M"), 1048576u);
+  EXPECT_EQ(parse_size("256MiB"), 256u << 20);
+  EXPECT_EQ(parse_size("1.5M"), 1572864u);
+  EXPECT_EQ(parse_size("2G"), 2ull << 30);
+}
+
+TEST(ParseSize, RejectsNonsense) {
+  EXPECT_FALSE(parse_size(""));
+  EXPECT_FALSE(parse_size("-4k"));
+  EXPECT_FALSE(parse_size("4 k"));
+  EXPECT_FALSE(parse_size("4kb2"));
+  EXPECT_FALSE(parse_size("lots"));
+  EXPECT_FALSE(parse_size("0.3"));  // not a whole number of bytes
+}
+
 }  // namespace
 }  // namespace wp

@@ -224,6 +224,7 @@ class TraceLoop {
       const SyscallEvent& call =
           std::visit([](const auto& t) -> const SyscallEvent& { return t.call; }, item);
       if (call.end_ns - call.start_ns < options_.min_latency_ns) continue;
+      if (options_.observer) options_.observer(item);
       sink_.timeline(item);
     }
     items.clear();

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,6 +25,8 @@ struct TraceOptions {
   std::string output;                // "" = stdout
   std::vector<std::string> command;  // `-- CMD ARGS…`
   bool no_fentry = false;            // keep to tracepoints even where fentry attaches
+  // Sees every timeline the sink gets (writepath demo keeps them to explain the run).
+  std::function<void(const Timeline&)> observer;
 };
 
 // Runs the trace; returns the exit code (the command's own when one was given). Throws

@@ -3,11 +3,16 @@
 #include <CLI/CLI.hpp>
 
 #include <iostream>
+#include <map>
+#include <optional>
 
+#include "agent/demo.h"
 #include "agent/doctor.h"
 #include "agent/errors.h"
 #include "agent/trace_session.h"
 #include "cli/parse.h"
+#include "loadgen/run_load.h"
+#include "loadgen/scenario.h"
 
 namespace {
 
@@ -20,6 +25,84 @@ struct DurationValidator : CLI::Validator {
     };
   }
 };
+
+// A scenario's command line under `load` or `demo`: its own options and the workspace's,
+// kept as the user typed them (demo passes them on to `writepath load`).
+struct ScenarioCommand {
+  wp::loadgen::Scenario* scenario = nullptr;
+  CLI::App* app = nullptr;
+  std::vector<std::pair<const wp::loadgen::Param*, std::string>> values;  // given ones
+  std::vector<wp::loadgen::Param> params;
+  std::optional<std::string> dir, fs, fs_size;
+  bool keep = false, json = false;
+  std::optional<std::string> result_file;
+};
+
+void add_scenario_options(ScenarioCommand& cmd, std::map<std::string, std::string>& raw) {
+  for (const auto& param : cmd.params)
+    cmd.app->add_option("--" + param.flag, raw[param.flag], param.help);
+  cmd.app->add_option("--dir", cmd.dir, "Run in this new or empty directory");
+  cmd.app->add_option("--fs", cmd.fs, "Scratch filesystem type (ext4, xfs); default ext4")
+      ->check(CLI::IsMember({"ext4", "xfs"}));
+  cmd.app->add_option("--fs-size", cmd.fs_size, "Scratch filesystem size (e.g. 1G)");
+  cmd.app->add_flag("--keep", cmd.keep, "Keep the files (and scratch filesystem) afterwards");
+}
+
+// Parses the given option values into the scenario (range-checked); throws Failure(2).
+void apply_params(ScenarioCommand& cmd, const std::map<std::string, std::string>& raw) {
+  for (const auto& param : cmd.params) {
+    const std::string& text = raw.at(param.flag);
+    if (text.empty()) continue;
+    std::optional<std::uint64_t> value;
+    switch (param.kind) {
+      case wp::loadgen::ParamKind::Size: value = wp::parse_size(text); break;
+      case wp::loadgen::ParamKind::Duration: value = wp::parse_duration(text); break;
+      case wp::loadgen::ParamKind::Count:
+        if (text.find_first_not_of("0123456789") == std::string::npos && text.size() < 19)
+          value = std::stoull(text);
+        break;
+    }
+    if (!value || *value < param.min || *value > param.max)
+      throw wp::Failure(wp::kExitUsage,
+                        fmt::format("{} --{} {}: expected {} from {} to {}", cmd.scenario->name(),
+                                    param.flag, text,
+                                    param.kind == wp::loadgen::ParamKind::Size       ? "a size"
+                                    : param.kind == wp::loadgen::ParamKind::Duration ? "a duration"
+                                                                                     : "a count",
+                                    param.min, param.max));
+    *param.value = *value;
+    cmd.values.emplace_back(&param, text);
+  }
+}
+
+wp::loadgen::WorkspaceOptions workspace_options(const ScenarioCommand& cmd) {
+  wp::loadgen::WorkspaceOptions w;
+  w.dir = cmd.dir;
+  if (cmd.fs) w.fs = *cmd.fs;
+  if (cmd.fs_size) {
+    auto size = wp::parse_size(*cmd.fs_size);
+    if (!size || *size < (64u << 20))
+      throw wp::Failure(wp::kExitUsage,
+                        fmt::format("--fs-size {}: expected a size of at least 64M", *cmd.fs_size));
+    w.fs_size = *size;
+  }
+  w.keep = cmd.keep;
+  return w;
+}
+
+// The `writepath load SCENARIO …` arguments that reproduce this command line.
+std::vector<std::string> load_arguments(const ScenarioCommand& cmd) {
+  std::vector<std::string> args;
+  for (const auto& [param, text] : cmd.values) {
+    args.push_back("--" + param->flag);
+    args.push_back(text);
+  }
+  if (cmd.dir) args.insert(args.end(), {"--dir", *cmd.dir});
+  if (cmd.fs) args.insert(args.end(), {"--fs", *cmd.fs});
+  if (cmd.fs_size) args.insert(args.end(), {"--fs-size", *cmd.fs_size});
+  if (cmd.keep) args.push_back("--keep");
+  return args;
+}
 
 }  // namespace
 
@@ -51,6 +134,37 @@ int main(int argc, char** argv) {
   trace->add_option("command", trace_options.command,
                     "-- CMD ARGS…: trace this command and its children");
 
+  // load and demo: one subcommand per scenario.
+  auto scenarios = wp::loadgen::make_scenarios();
+  auto* load = app.add_subcommand("load", "Run one of the chapter's scenarios and measure it");
+  auto* demo = app.add_subcommand("demo", "Run a scenario under the tracer and explain it");
+  load->require_subcommand(1);
+  demo->require_subcommand(1);
+  wp::TraceOptions demo_trace;
+  std::string demo_format = "json";
+  demo->add_option("--format", demo_format, "Format of the full trace written with -o")
+      ->check(CLI::IsMember({"text", "json"}));
+  demo->add_option("-o,--output", demo_trace.output, "Also write the full trace to FILE");
+  demo->add_flag("--no-fentry", demo_trace.no_fentry, "Use tracepoints even where fentry attaches");
+  std::vector<ScenarioCommand> commands;
+  std::vector<std::map<std::string, std::string>> raw_values;
+  commands.reserve(2 * scenarios.size());
+  raw_values.reserve(2 * scenarios.size());
+  for (auto* parent : {load, demo}) {
+    for (auto& scenario : scenarios) {
+      // Options bind to these elements' addresses: the vectors were reserved, never grow.
+      ScenarioCommand& cmd = commands.emplace_back();
+      cmd.scenario = scenario.get();
+      cmd.params = scenario->params();
+      cmd.app = parent->add_subcommand(scenario->name(), scenario->summary());
+      add_scenario_options(cmd, raw_values.emplace_back());
+      if (parent == load) {
+        cmd.app->add_flag("--json", cmd.json, "Print the figures as one JSON object");
+        cmd.app->add_option("--result-file", cmd.result_file)->group("");  // used by demo
+      }
+    }
+  }
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -65,6 +179,21 @@ int main(int argc, char** argv) {
   }
 
   try {
+    for (std::size_t i = 0; i < commands.size(); ++i) {
+      ScenarioCommand& cmd = commands[i];
+      if (!*cmd.app) continue;
+      apply_params(cmd, raw_values[i]);
+      if (*load) {
+        wp::loadgen::LoadOptions options;
+        options.workspace = workspace_options(cmd);
+        options.json = cmd.json;
+        options.result_file = cmd.result_file;
+        return wp::loadgen::run_load(*cmd.scenario, options);
+      }
+      workspace_options(cmd);  // bad values fail here, before anything is traced
+      demo_trace.format = demo_format == "text" ? wp::OutputFormat::Text : wp::OutputFormat::Json;
+      return wp::run_demo(*cmd.scenario, load_arguments(cmd), demo_trace);
+    }
     if (*doctor) return wp::run_doctor(std::cout, !doctor_no_fentry);
     if (*trace) {
       if (!min_latency.empty()) trace_options.min_latency_ns = *wp::parse_duration(min_latency);

@@ -12,4 +12,7 @@ namespace wp {
 // nullopt for anything else, negative values included.
 std::optional<Nanos> parse_duration(const std::string& text);
 
+// "4096", "4k", "4K", "4KiB", "1M", "256MiB", "2G": binary units. nullopt for anything else.
+std::optional<std::uint64_t> parse_size(const std::string& text);
+
 }  // namespace wp

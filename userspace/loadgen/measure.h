@@ -1,0 +1,103 @@
+// Measurements and small I/O helpers shared by the scenarios.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "decode/events.h"
+
+namespace wp::loadgen {
+
+// Monotonic time since construction.
+class Stopwatch {
+ public:
+  Stopwatch() : start_(std::chrono::steady_clock::now()) {}
+  Nanos elapsed_ns() const;
+  double elapsed_s() const { return static_cast<double>(elapsed_ns()) / 1e9; }
+
+ private:
+  std::chrono::steady_clock::time_point start_;
+};
+
+struct LatencySummary {
+  std::uint64_t count = 0;
+  Nanos p50 = 0;
+  Nanos p99 = 0;
+  Nanos max = 0;
+  Nanos mean = 0;
+};
+LatencySummary summarize(std::vector<Nanos> samples);  // nearest-rank percentiles
+
+// An owned file descriptor.
+class UniqueFd {
+ public:
+  explicit UniqueFd(int fd = -1) : fd_(fd) {}
+  ~UniqueFd();
+  UniqueFd(UniqueFd&& other) noexcept;
+  UniqueFd& operator=(UniqueFd&& other) noexcept;
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+// open(2) that throws LoadError with the path and errno text.
+UniqueFd open_file(const std::filesystem::path& path, int flags, mode_t mode = 0644);
+// pwrite/pread every byte or throw LoadError.
+void write_all(int fd, const void* data, std::size_t size, off_t offset);
+void read_all(int fd, void* data, std::size_t size, off_t offset);
+void fsync_or_throw(int fd, const char* what = "fsync");
+
+// /proc/meminfo field in bytes ("Dirty", "Writeback", "Cached").
+std::uint64_t meminfo_bytes(const std::string& field);
+
+// How many of the file's pages are in the page cache (mincore).
+struct Residency {
+  std::uint64_t resident_pages = 0;
+  std::uint64_t total_pages = 0;
+};
+Residency page_cache_residency(const std::filesystem::path& path);
+
+// Writes back and drops the file's pages from the page cache (fdatasync + fadvise DONTNEED).
+void drop_page_cache(int fd);
+
+struct ProcessCounters {
+  std::uint64_t major_faults = 0;
+  std::uint64_t minor_faults = 0;
+  std::uint64_t rss_bytes = 0;
+  std::uint64_t read_bytes = 0;  // /proc/self/io read_bytes: what came from storage
+};
+ProcessCounters process_counters();
+
+// Sets a /proc/sys value for its lifetime and puts the old one back, also when a scenario
+// unwinds from an error or an interrupt.
+class SysctlOverride {
+ public:
+  SysctlOverride(const std::string& name, const std::string& value);  // "vm/dirty_bytes"
+  ~SysctlOverride();
+  SysctlOverride(const SysctlOverride&) = delete;
+  SysctlOverride& operator=(const SysctlOverride&) = delete;
+  const std::string& old_value() const { return old_; }
+
+ private:
+  std::string path_;
+  std::string old_;
+};
+
+std::string read_sysctl(const std::string& name);
+
+// Deterministic bytes for a file's content (a block's checksum then tells what is wrong).
+void fill_pattern(std::vector<char>& buffer, std::uint64_t seed);
+std::uint32_t crc32(const void* data, std::size_t size);
+
+double mib_per_s(std::uint64_t bytes, Nanos ns);
+std::string format_ns(Nanos ns);  // "3.10ms"
+
+}  // namespace wp::loadgen

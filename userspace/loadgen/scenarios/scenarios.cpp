@@ -1,0 +1,24 @@
+#include "loadgen/scenarios/scenarios.h"
+
+#include <fmt/format.h>
+
+#include "sinks/units.h"
+
+namespace wp::loadgen {
+
+std::vector<std::unique_ptr<Scenario>> make_scenarios() {
+  std::vector<std::unique_ptr<Scenario>> all;
+  all.push_back(make_write_fsync());
+  return all;
+}
+
+std::string fsync_phases_line(const SyncTimeline& sync) {
+  const SyncPhases& p = sync.phases;
+  return fmt::format(
+      "{} {}: writeback {}, data-io {}, journal {}, flush {}, other {}",
+      syscall_name(sync.call.syscall), human_duration(sync.call.end_ns - sync.call.start_ns),
+      human_duration(p.writeback_ns), human_duration(p.data_io_ns), human_duration(p.journal_ns),
+      human_duration(p.flush_ns), human_duration(p.other_ns));
+}
+
+}  // namespace wp::loadgen

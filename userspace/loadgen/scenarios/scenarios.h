@@ -1,0 +1,16 @@
+// The scenario factories (one file each) and what their explanations share.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "loadgen/scenario.h"
+
+namespace wp::loadgen {
+
+std::unique_ptr<Scenario> make_write_fsync();
+
+// "fsync 5.20ms: writeback 0.40ms, data-io 1.10ms, journal 2.00ms, flush 1.50ms, other 0.20ms"
+std::string fsync_phases_line(const SyncTimeline& sync);
+
+}  // namespace wp::loadgen

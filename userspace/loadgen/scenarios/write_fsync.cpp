@@ -1,0 +1,100 @@
+// write-fsync: a big buffered write lands in the page cache in no time; fsync pays for it.
+#include <fcntl.h>
+#include <fmt/format.h>
+
+#include <vector>
+
+#include "loadgen/context.h"
+#include "loadgen/measure.h"
+#include "loadgen/scenarios/scenarios.h"
+
+namespace wp::loadgen {
+namespace {
+
+class WriteFsync : public Scenario {
+ public:
+  std::string name() const override { return "write-fsync"; }
+  std::string summary() const override {
+    return "buffered writes fill the page cache, then one fsync writes them out";
+  }
+  std::vector<Param> params() override {
+    return {{"size", "bytes written in all", ParamKind::Size, &size_, 4096, 64ull << 30},
+            {"block", "bytes per write(2)", ParamKind::Size, &block_, 512, 64u << 20}};
+  }
+  std::uint64_t space_needed() const override { return size_; }
+  std::string validate() const override {
+    return block_ > size_ ? "--block is larger than --size" : "";
+  }
+
+  ScenarioResult run(LoadContext& ctx) override {
+    auto path = ctx.workspace().path("write-fsync.dat");
+    UniqueFd fd = open_file(path, O_WRONLY | O_CREAT | O_TRUNC);
+    std::vector<char> buffer(block_);
+    fill_pattern(buffer, 1);
+
+    const std::uint64_t dirty_before = meminfo_bytes("Dirty");
+    auto progress = ctx.progress("write", size_);
+    Stopwatch write_time;
+    for (std::uint64_t done = 0; done < size_; done += block_) {
+      ctx.check_interrupt();
+      write_all(fd.get(), buffer.data(), std::min<std::uint64_t>(block_, size_ - done),
+                static_cast<off_t>(done));
+      progress.update(done);
+    }
+    const Nanos write_ns = write_time.elapsed_ns();
+    const std::uint64_t dirty_after_write = meminfo_bytes("Dirty");
+    Stopwatch fsync_time;
+    fsync_or_throw(fd.get());
+    const Nanos fsync_ns = fsync_time.elapsed_ns();
+    const std::uint64_t dirty_after_fsync = meminfo_bytes("Dirty");
+
+    ScenarioResult r;
+    r.figures["bytes"] = size_;
+    r.figures["block"] = block_;
+    r.figures["write_ns"] = write_ns;
+    r.figures["write_mib_s"] = mib_per_s(size_, write_ns);
+    r.figures["fsync_ns"] = fsync_ns;
+    r.figures["dirty_before_bytes"] = dirty_before;
+    r.figures["dirty_after_write_bytes"] = dirty_after_write;
+    r.figures["dirty_after_fsync_bytes"] = dirty_after_fsync;
+    r.lines.push_back(fmt::format("write {} MiB in {} B writes: {} ({:.0f} MiB/s)", size_ >> 20,
+                                  block_, format_ns(write_ns), mib_per_s(size_, write_ns)));
+    r.lines.push_back(fmt::format("dirty: {:.1f} MiB before, {:.1f} MiB after the writes",
+                                  dirty_before / 1048576.0, dirty_after_write / 1048576.0));
+    r.lines.push_back(fmt::format("fsync: {}; dirty after: {:.1f} MiB", format_ns(fsync_ns),
+                                  dirty_after_fsync / 1048576.0));
+    return r;
+  }
+
+  std::vector<std::string> explain(const ScenarioResult&,
+                                   const std::vector<Timeline>& timelines) const override {
+    std::vector<std::string> out;
+    for (const auto& item : timelines) {
+      const auto* sync = std::get_if<SyncTimeline>(&item);
+      if (!sync || sync->call.syscall != Syscall::Fsync) continue;
+      out.push_back(fsync_phases_line(*sync));
+      out.push_back(fmt::format("its {} data requests, {} cache flushes, {} journal commits",
+                                sync->requests.size(), sync->flushes.size(), sync->commits.size()));
+    }
+    std::size_t durable = 0, writes = 0;
+    for (const auto& item : timelines)
+      if (const auto* w = std::get_if<WriteTimeline>(&item)) {
+        ++writes;
+        durable += w->state == WriteState::Durable;
+      }
+    out.push_back(fmt::format("{} of {} writes durable by the end", durable, writes));
+    return out;
+  }
+
+ private:
+  std::uint64_t size_ = 256ull << 20;
+  std::uint64_t block_ = 1u << 20;
+};
+
+}  // namespace
+
+std::unique_ptr<Scenario> make_write_fsync() {
+  return std::make_unique<WriteFsync>();
+}
+
+}  // namespace wp::loadgen
