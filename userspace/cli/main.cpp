@@ -140,6 +140,7 @@ int main(int argc, char** argv) {
   auto* demo = app.add_subcommand("demo", "Run a scenario under the tracer and explain it");
   load->require_subcommand(1);
   demo->require_subcommand(1);
+  demo->fallthrough();  // -o, --format and --no-fentry may follow the scenario
   wp::TraceOptions demo_trace;
   std::string demo_format = "json";
   demo->add_option("--format", demo_format, "Format of the full trace written with -o")

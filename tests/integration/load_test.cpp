@@ -1,0 +1,150 @@
+// writepath load / demo: the workspace rules every scenario shares, and write-fsync's physics.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+namespace {
+
+using namespace wp::testing;
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string writepath() {
+  return (build_dir() / "writepath").string();
+}
+
+int line_count(const std::string& text) {
+  return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+}
+
+// The loop devices attached right now (scratch filesystems must not leak them).
+std::string loop_devices() {
+  FILE* p = ::popen("losetup -a 2>/dev/null | sort", "r");
+  std::string out;
+  char buf[256];
+  while (p && std::fgets(buf, sizeof(buf), p)) out += buf;
+  if (p) ::pclose(p);
+  return out;
+}
+
+TEST(LoadWriteFsync, FsyncLeavesNoDirtyPagesOfItsOwn) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+  const std::string loops_before = loop_devices();
+  auto r = run({writepath(), "load", "write-fsync", "--size", "32M", "--block", "1M", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto doc = json::parse(r.out);
+  EXPECT_EQ(doc["scenario"], "write-fsync");
+  const json& f = doc["figures"];
+  EXPECT_EQ(u64(f["bytes"]), 32u << 20);
+  EXPECT_GT(u64(f["write_ns"]), 0u);
+  EXPECT_GT(u64(f["fsync_ns"]), 0u);
+  // The writes dirtied about their size; after fsync the system is back near where it was
+  // (other processes dirty pages too: allow them 16 MiB either way).
+  const double before = f["dirty_before_bytes"].get<double>();
+  const double after_write = f["dirty_after_write_bytes"].get<double>();
+  const double after_fsync = f["dirty_after_fsync_bytes"].get<double>();
+  EXPECT_GT(after_write, before + 16.0 * (1 << 20)) << f.dump();
+  EXPECT_LT(after_fsync, before + 16.0 * (1 << 20)) << f.dump();
+  EXPECT_EQ(loop_devices(), loops_before) << "the scratch filesystem was not torn down";
+}
+
+TEST(LoadWorkspace, DirMustBeNewOrEmptyAndOnlyCreatedFilesAreRemoved) {
+  fs::path dir = fs::temp_directory_path() / ("wp_load_dir_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  { std::ofstream(dir / "precious") << "keep me"; }
+  auto busy = run({writepath(), "load", "write-fsync", "--dir", dir.string(), "--size", "1M"});
+  EXPECT_EQ(busy.exit_code, 2);
+  EXPECT_EQ(line_count(busy.err), 1) << busy.err;
+  EXPECT_NE(busy.err.find("not empty"), std::string::npos) << busy.err;
+  EXPECT_EQ(slurp(dir / "precious"), "keep me");
+
+  fs::path fresh = dir / "fresh";
+  auto ok = run({writepath(), "load", "write-fsync", "--dir", fresh.string(), "--size", "1M",
+                 "--block", "64k", "--json"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_FALSE(fs::exists(fresh)) << "the run's own directory and files are removed";
+
+  auto kept = run({writepath(), "load", "write-fsync", "--dir", fresh.string(), "--size", "1M",
+                   "--keep", "--json"});
+  EXPECT_EQ(kept.exit_code, 0) << kept.err;
+  EXPECT_TRUE(fs::exists(fresh / "write-fsync.dat"));
+  fs::remove_all(dir);
+}
+
+TEST(LoadWorkspace, NonsenseValuesAreRejectedBeforeAnythingIsWritten) {
+  fs::path dir = fs::temp_directory_path() / ("wp_load_bad_" + std::to_string(::getpid()));
+  for (auto args : std::vector<std::vector<std::string>>{
+           {"--size", "banana"},
+           {"--size", "0"},
+           {"--block", "-4k"},
+           {"--size", "1M", "--block", "2M"},
+           {"--fs", "ntfs"},
+           {"--fs-size", "1k"},
+       }) {
+    std::vector<std::string> argv{writepath(), "load", "write-fsync", "--dir", dir.string()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto r = run(argv);
+    EXPECT_EQ(r.exit_code, 2) << args[0] << " " << args[1] << ": " << r.err;
+    EXPECT_EQ(line_count(r.err), 1) << r.err;
+    EXPECT_FALSE(fs::exists(dir)) << args[0] << " " << args[1];
+  }
+  auto unknown = run({writepath(), "load", "no-such-scenario"});
+  EXPECT_EQ(unknown.exit_code, 2);
+}
+
+TEST(LoadWorkspace, TooLittleFreeSpaceIsRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+  auto r = run({writepath(), "load", "write-fsync", "--size", "512M", "--fs-size", "64M"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("free"), std::string::npos) << r.err;
+}
+
+TEST(LoadWorkspace, InterruptTearsTheScratchFilesystemDown) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+  const std::string loops_before = loop_devices();
+  fs::path err = fs::temp_directory_path() / ("wp_load_int_" + std::to_string(::getpid()));
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    FILE* e = std::fopen(err.c_str(), "w");
+    if (e) ::dup2(fileno(e), 2);
+    FILE* null = std::fopen("/dev/null", "w");
+    if (null) ::dup2(fileno(null), 1);
+    // 8 GiB in 4 KiB writes: far longer than the test waits.
+    ::execl(writepath().c_str(), "writepath", "load", "write-fsync", "--size", "8G", "--block",
+            "4k", static_cast<char*>(nullptr));
+    ::_exit(126);
+  }
+  // Wait until the scratch filesystem is mounted and writing has begun.
+  for (int i = 0; i < 100 && loop_devices() == loops_before; ++i) ::usleep(50'000);
+  ::usleep(500'000);
+  ::kill(pid, SIGINT);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  EXPECT_NE(slurp(err).find("interrupted"), std::string::npos) << slurp(err);
+  EXPECT_EQ(loop_devices(), loops_before);
+  fs::remove(err);
+}
+
+TEST(DemoWriteFsync, ExplainsTheFsyncFromTheTrace) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+  fs::path trace = fs::temp_directory_path() / ("wp_demo_" + std::to_string(::getpid()) + ".jsonl");
+  auto r = run({writepath(), "demo", "write-fsync", "--size", "16M", "-o", trace.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("write 16 MiB"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("what the tracer saw:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fsync "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("journal"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("16 of 16 writes durable"), std::string::npos) << r.out;
+  // The full trace went to -o: the scenario's writes, all durable via the fsync's flush.
+  std::size_t durable = 0;
+  for (const auto& item : json_lines(slurp(trace)))
+    if (item["type"] == "write" && item["comm"] == "writepath" && item["state"] == "durable")
+      ++durable;
+  EXPECT_GE(durable, 16u);
+  fs::remove(trace);
+}
+
+}  // namespace
