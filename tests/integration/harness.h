@@ -133,6 +133,10 @@ class ScratchExt4 : public ::testing::Test {
   static inline bool mounted_ = false;
 };
 
+inline int line_count(const std::string& text) {
+  return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+}
+
 inline std::uint64_t u64(const json& v) {
   return v.get<std::uint64_t>();
 }

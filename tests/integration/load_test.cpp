@@ -14,10 +14,6 @@ std::string writepath() {
   return (build_dir() / "writepath").string();
 }
 
-int line_count(const std::string& text) {
-  return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
-}
-
 // The loop devices attached right now (scratch filesystems must not leak them).
 std::string loop_devices() {
   FILE* p = ::popen("losetup -a 2>/dev/null | sort", "r");

@@ -224,6 +224,58 @@ TEST_F(ScratchExt4, FallbackHooksStitchTheSameTimelines) {
   EXPECT_GT(u64(fsyncs[0]["phases"]["journal_ns"]), 0u);
 }
 
+// trace --save records the raw trace while printing live; report on that file must print
+// exactly what trace printed (the duration of the summary aside: wall time vs record span).
+TEST_F(ScratchExt4, RecordThenReportEqualsTheLiveOutput) {
+  fs::path live = root_ / "live.jsonl";
+  fs::path saved = root_ / "saved.wpt";
+  auto r =
+      run({tool("writepath"), "trace", "--format", "json", "-o", live.string(), "--save",
+           saved.string(), "--", tool("wp_workload"), "buffered-fsync", file("roundtrip"), "16"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  struct stat st {};
+  ASSERT_EQ(::stat(saved.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u) << "trace files are private";
+  auto reported = run({tool("writepath"), "report", "--format", "json", saved.string()});
+  ASSERT_EQ(reported.exit_code, 0) << reported.err;
+  auto a = json_lines(slurp(live));
+  auto b = json_lines(reported.out);
+  ASSERT_EQ(a.size(), b.size());
+  ASSERT_GT(a.size(), 17u);  // 16 writes, the fsync, the summary, and the workload's neighbours
+  for (std::size_t i = 0; i + 1 < a.size(); ++i) EXPECT_EQ(a[i], b[i]) << "line " << i;
+  a.back().erase("duration_ns");
+  b.back().erase("duration_ns");
+  EXPECT_EQ(a.back(), b.back());
+
+  // The text report too, and a report of a cut-short file: partial, with a warning.
+  auto text = run({tool("writepath"), "report", saved.string()});
+  EXPECT_EQ(text.exit_code, 0);
+  EXPECT_NE(text.out.find("fsync"), std::string::npos);
+  fs::path cut = root_ / "cut.wpt";
+  {
+    std::string bytes = slurp(saved);
+    std::ofstream(cut, std::ios::binary) << bytes.substr(0, bytes.size() - 7);
+  }
+  auto partial = run({tool("writepath"), "report", "--format", "json", cut.string()});
+  EXPECT_EQ(partial.exit_code, 0);
+  EXPECT_NE(partial.err.find("warning"), std::string::npos) << partial.err;
+  EXPECT_FALSE(json_lines(partial.out).empty());
+}
+
+TEST(BadInput, ReportOfAForeignFileIsOneClearLine) {
+  fs::path foreign = fs::temp_directory_path() / ("wp_foreign_" + std::to_string(::getpid()));
+  { std::ofstream(foreign) << "{\"type\":\"write\"}\n"; }
+  auto r = run({(build_dir() / "writepath").string(), "report", foreign.string()});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(line_count(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("not a writepath trace file"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty());
+  auto missing = run({(build_dir() / "writepath").string(), "report", "/nonexistent.wpt"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_EQ(line_count(missing.err), 1) << missing.err;
+  fs::remove(foreign);
+}
+
 TEST_F(ScratchExt4, InterruptDetachesFlushesAndSummarises) {
   // A system-wide trace stopped by SIGINT while a writer runs: exit 0, a summary, and the
   // writes seen before the signal.
@@ -268,10 +320,6 @@ TEST(Doctor, ReportsHooksAndSaysTracingCanRun) {
 }
 
 // ---- bad input: one clear line, the contract's exit code -----------------------------------
-
-int line_count(const std::string& text) {
-  return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
-}
 
 TEST(BadInput, UnknownFlagIsUsageError) {
   auto r = run({(build_dir() / "writepath").string(), "trace", "--no-such-flag"});

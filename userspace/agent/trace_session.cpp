@@ -22,11 +22,13 @@
 #include <utility>
 
 #include "agent/errors.h"
+#include "agent/pipeline.h"
 #include "decode/decoder.h"
 #include "probe/bpf_session.h"
 #include "probe/devices.h"
 #include "probe/hook_plan.h"
 #include "probe/kernel_caps.h"
+#include "record/trace_file.h"
 #include "stitch/stitcher.h"
 
 namespace wp {
@@ -166,81 +168,30 @@ struct Output {
   std::ostream* stream = &std::cout;
 };
 
-class TraceLoop {
- public:
-  TraceLoop(const TraceOptions& options, Sink& sink) : options_(options), sink_(sink) {
-    for (const auto& device : list_block_devices()) stitcher_.add_device(device);
-  }
-
-  void on_record(std::span<const std::byte> record) {
-    if (auto event = decoder_.decode(record)) feed(*event);
-  }
-
-  void feed(const Event& event) {
-    std::visit([this](const auto& e) { note_time(e); }, event);
-    stitcher_.feed(event, finished_);
-    emit(finished_);
-  }
-
-  void check_lost(const LostCounts& lost) {
-    std::uint64_t total = 0;
-    for (auto n : lost) total += n;
-    if (total > lost_seen_) {
-      feed(LostEvent{last_ts_, total - lost_seen_});
-      lost_seen_ = total;
-    }
-    lost_ = lost;
-  }
-
-  void finish(Nanos duration_ns) {
-    stitcher_.finish(finished_);
-    emit(finished_);
-    TraceSummary summary;
-    summary.events = decoder_.stats().records;
-    for (std::size_t hook = 0; hook < lost_.size(); ++hook) {
-      summary.lost += lost_[hook];
-      if (lost_[hook]) summary.lost_by_hook[hook_counter_name(hook)] = lost_[hook];
-    }
-    const auto& stats = stitcher_.stats();
-    summary.writes = stats.writes;
-    summary.fsyncs = stats.syncs;
-    summary.incomplete = stats.incomplete;
-    summary.duration_ns = duration_ns;
-    sink_.summary(summary);
-    sink_.flush();
-  }
-
- private:
-  template <typename E>
-  void note_time(const E& e) {
-    if constexpr (std::is_same_v<E, SyscallEvent>)
-      last_ts_ = std::max(last_ts_, e.end_ns);
-    else
-      last_ts_ = std::max(last_ts_, e.ts);
-  }
-
-  void emit(std::vector<Timeline>& items) {
-    for (const auto& item : items) {
-      const SyscallEvent& call =
-          std::visit([](const auto& t) -> const SyscallEvent& { return t.call; }, item);
-      if (call.end_ns - call.start_ns < options_.min_latency_ns) continue;
-      if (options_.observer) options_.observer(item);
-      sink_.timeline(item);
-    }
-    items.clear();
-  }
-
-  const TraceOptions& options_;
-  Sink& sink_;
-  Decoder decoder_;
-  Stitcher stitcher_;
-  std::vector<Timeline> finished_;
-  LostCounts lost_{};
-  std::uint64_t lost_seen_ = 0;
-  Nanos last_ts_ = 0;
-};
-
 constexpr int kPollMs = 20;
+
+std::unique_ptr<TraceFileWriter> open_recording(const std::string& path, const KernelCaps& caps,
+                                                const HookPlan& plan,
+                                                const std::vector<std::string>& command) {
+  TraceFileHeader header;
+  header.writepath_version = "0.1.0";
+  header.kernel = caps.kernel_release;
+  header.record_version = WP_RECORD_VERSION;
+  for (const auto& choice : plan.choices) {
+    if (!choice.variant) continue;
+    const auto& v = *choice.variant;
+    header.hooks.push_back(fmt::format("{}: {} {}{}{}", choice.hook->name, attach_kind_name(v.kind),
+                                       v.category, v.category.empty() ? "" : ":",
+                                       v.events.front()));
+  }
+  header.devices = list_block_devices();
+  header.command = command;
+  try {
+    return std::make_unique<TraceFileWriter>(path, header);
+  } catch (const std::runtime_error& e) {
+    throw Failure(kExitRuntime, e.what());
+  }
+}
 
 Nanos monotonic_now() {
   struct timespec ts {};
@@ -287,12 +238,32 @@ int run_trace(const TraceOptions& options) {
 
   auto sink = make_sink(options.format, *output.stream,
                         SinkOptions{options.output.empty() && ::isatty(STDOUT_FILENO)});
-  TraceLoop loop(options, *sink);
-  PlannedSession planned =
-      start_planned_session(caps, !options.no_fentry, filter,
-                            [&loop](std::span<const std::byte> record) { loop.on_record(record); });
+  Pipeline pipeline(PipelineOptions{options.min_latency_ns, options.observer}, list_block_devices(),
+                    *sink);
+  std::unique_ptr<TraceFileWriter> recording;  // made once the hooks are known
+  PlannedSession planned = start_planned_session(caps, !options.no_fentry, filter,
+                                                 [&](std::span<const std::byte> record) {
+                                                   if (recording) recording->record(record);
+                                                   pipeline.on_record(record);
+                                                 });
   if (!planned.session) throw Failure(kExitRuntime, planned.error);
   auto& session = planned.session;
+  if (!options.record_path.empty())
+    recording = open_recording(options.record_path, caps, planned.plan, options.command);
+  LostCounts lost_seen{};
+  // The kernel side counts losses; hand on what is new since the last look.
+  auto take_lost = [&] {
+    LostCounts now = session->lost(), delta{};
+    bool any = false;
+    for (std::size_t hook = 0; hook < now.size(); ++hook) {
+      delta[hook] = now[hook] - lost_seen[hook];
+      any |= delta[hook] != 0;
+    }
+    lost_seen = now;
+    if (!any) return;
+    if (recording) recording->lost(delta);
+    pipeline.add_lost(delta);
+  };
 
   Fd epoll(::epoll_create1(EPOLL_CLOEXEC));
   Fd timer;
@@ -344,15 +315,21 @@ int run_trace(const TraceOptions& options) {
       }
     }
     session->consume();
-    loop.check_lost(session->lost());
+    take_lost();
+    if (recording) recording->flush();  // a killed recorder leaves whole frames
   }
 
   // Stop the hooks, then read what they left in the ring buffer.
   session->detach();
   while (session->consume() > 0) {
   }
-  loop.check_lost(session->lost());
-  loop.finish(monotonic_now() - started);
+  take_lost();
+  pipeline.finish(monotonic_now() - started);
+  if (recording) {
+    recording->flush();
+    if (!recording->ok())
+      throw Failure(kExitRuntime, fmt::format("writing {} failed", options.record_path));
+  }
   if (child) child->reap(exit_code);
   ::sigprocmask(SIG_SETMASK, &original, nullptr);
   if (!options.output.empty() && !output.file)

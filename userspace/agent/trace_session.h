@@ -25,6 +25,7 @@ struct TraceOptions {
   std::string output;                // "" = stdout
   std::vector<std::string> command;  // `-- CMD ARGS…`
   bool no_fentry = false;            // keep to tracepoints even where fentry attaches
+  std::string record_path;           // also write the raw records to this trace file
   // Sees every timeline the sink gets (writepath demo keeps them to explain the run).
   std::function<void(const Timeline&)> observer;
 };

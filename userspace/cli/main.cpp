@@ -9,6 +9,7 @@
 #include "agent/demo.h"
 #include "agent/doctor.h"
 #include "agent/errors.h"
+#include "agent/report.h"
 #include "agent/trace_session.h"
 #include "cli/parse.h"
 #include "loadgen/run_load.h"
@@ -116,23 +117,45 @@ int main(int argc, char** argv) {
   bool doctor_no_fentry = false;
   doctor->add_flag("--no-fentry", doctor_no_fentry, "Show the plan without fentry/fexit hooks");
 
-  wp::TraceOptions trace_options;
+  // trace and record share their filters.
+  wp::TraceOptions trace_options, record_options;
   std::string min_latency, duration, format = "text";
+  std::string record_min_latency, record_duration;
+  auto add_filters = [](CLI::App* cmd, wp::TraceOptions& o, std::string& min_lat,
+                        std::string& dur) {
+    cmd->add_option("-p,--pid", o.pids, "Trace this process (repeatable)");
+    cmd->add_option("--comm", o.comm, "Trace processes with this command name");
+    cmd->add_option("--cgroup", o.cgroup, "Trace this cgroup (v2 path)");
+    cmd->add_option("--dev", o.dev, "Only this block device (NAME or MAJ:MIN)");
+    cmd->add_option("--file", o.file, "Only writes and syncs of this file");
+    cmd->add_option("--min-latency", min_lat, "Only items at least this slow")
+        ->check(DurationValidator());
+    cmd->add_option("-d,--duration", dur, "Stop after this long")->check(DurationValidator());
+    cmd->add_flag("--no-fentry", o.no_fentry,
+                  "Use tracepoints even where fentry/fexit hooks attach");
+    cmd->add_option("command", o.command, "-- CMD ARGS…: trace this command and its children");
+  };
   auto* trace = app.add_subcommand("trace", "Trace writes and fsyncs live");
-  trace->add_option("-p,--pid", trace_options.pids, "Trace this process (repeatable)");
-  trace->add_option("--comm", trace_options.comm, "Trace processes with this command name");
-  trace->add_option("--cgroup", trace_options.cgroup, "Trace this cgroup (v2 path)");
-  trace->add_option("--dev", trace_options.dev, "Only this block device (NAME or MAJ:MIN)");
-  trace->add_option("--file", trace_options.file, "Only writes and syncs of this file");
-  trace->add_option("--min-latency", min_latency, "Only items at least this slow")
-      ->check(DurationValidator());
-  trace->add_option("-d,--duration", duration, "Stop after this long")->check(DurationValidator());
+  add_filters(trace, trace_options, min_latency, duration);
   trace->add_option("--format", format, "Output format")->check(CLI::IsMember({"text", "json"}));
   trace->add_option("-o,--output", trace_options.output, "Write to FILE instead of stdout");
-  trace->add_flag("--no-fentry", trace_options.no_fentry,
-                  "Use tracepoints even where fentry/fexit hooks attach");
-  trace->add_option("command", trace_options.command,
-                    "-- CMD ARGS…: trace this command and its children");
+  trace->add_option("--save", trace_options.record_path,
+                    "Also record the raw trace to FILE (for writepath report)");
+
+  auto* record = app.add_subcommand("record", "Record a trace to a file for writepath report");
+  add_filters(record, record_options, record_min_latency, record_duration);
+  record->add_option("-o,--output", record_options.record_path, "The trace file to write")
+      ->required();
+
+  wp::ReportOptions report_options;
+  std::string report_format = "text", report_min_latency;
+  auto* report = app.add_subcommand("report", "Print a recorded trace as trace would have");
+  report->add_option("file", report_options.path, "A file written by writepath record")->required();
+  report->add_option("--format", report_format, "Output format")
+      ->check(CLI::IsMember({"text", "json"}));
+  report->add_option("-o,--output", report_options.output, "Write to FILE instead of stdout");
+  report->add_option("--min-latency", report_min_latency, "Only items at least this slow")
+      ->check(DurationValidator());
 
   // load and demo: one subcommand per scenario.
   auto scenarios = wp::loadgen::make_scenarios();
@@ -201,6 +224,21 @@ int main(int argc, char** argv) {
       if (!duration.empty()) trace_options.duration_ns = wp::parse_duration(duration);
       trace_options.format = format == "json" ? wp::OutputFormat::Json : wp::OutputFormat::Text;
       return wp::run_trace(trace_options);
+    }
+    if (*record) {
+      if (!record_min_latency.empty())
+        record_options.min_latency_ns = *wp::parse_duration(record_min_latency);
+      if (!record_duration.empty())
+        record_options.duration_ns = wp::parse_duration(record_duration);
+      record_options.output = "/dev/null";  // the trace file is the output
+      return wp::run_trace(record_options);
+    }
+    if (*report) {
+      if (!report_min_latency.empty())
+        report_options.min_latency_ns = *wp::parse_duration(report_min_latency);
+      report_options.format =
+          report_format == "json" ? wp::OutputFormat::Json : wp::OutputFormat::Text;
+      return wp::run_report(report_options);
     }
   } catch (const wp::Failure& e) {
     std::cerr << "writepath: " << e.what() << "\n";

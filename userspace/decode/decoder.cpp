@@ -178,6 +178,21 @@ std::optional<Event> decode_nvme(std::span<const std::byte> bytes) {
 
 }  // namespace
 
+static_assert(std::tuple_size_v<LostCounts> == WP_HOOK_COUNT);
+
+const char* hook_counter_name(std::size_t hook) {
+  switch (hook) {
+    case WP_HOOK_SYSCALL: return "syscall";
+    case WP_HOOK_BIO: return "bio";
+    case WP_HOOK_REQUEST: return "request";
+    case WP_HOOK_JOURNAL: return "journal";
+    case WP_HOOK_THROTTLE: return "throttle";
+    case WP_HOOK_NVME: return "nvme";
+    case WP_HOOK_STATE: return "thread-state";
+  }
+  return "?";
+}
+
 std::optional<Event> Decoder::decode(std::span<const std::byte> record) {
   ++stats_.records;
   std::optional<Event> event;

@@ -2,6 +2,7 @@
 // mismatched BPF object or a corrupt record is counted, never misread.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -11,6 +12,10 @@
 #include "decode/events.h"
 
 namespace wp {
+
+// Records the kernel side lost (ring buffer full), per hook (enum wp_hook).
+using LostCounts = std::array<std::uint64_t, 7>;
+const char* hook_counter_name(std::size_t hook);  // "syscall", "bio", ...
 
 struct DecodeStats {
   std::uint64_t records = 0;

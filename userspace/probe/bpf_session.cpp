@@ -17,19 +17,6 @@
 
 namespace wp {
 
-const char* hook_counter_name(std::size_t hook) {
-  switch (hook) {
-    case WP_HOOK_SYSCALL: return "syscall";
-    case WP_HOOK_BIO: return "bio";
-    case WP_HOOK_REQUEST: return "request";
-    case WP_HOOK_JOURNAL: return "journal";
-    case WP_HOOK_THROTTLE: return "throttle";
-    case WP_HOOK_NVME: return "nvme";
-    case WP_HOOK_STATE: return "thread-state";
-  }
-  return "?";
-}
-
 namespace {
 
 // libbpf's own messages (verifier logs, CO-RE notes) only with WRITEPATH_DEBUG=1: the user

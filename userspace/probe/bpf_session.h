@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "decode/decoder.h"
 #include "decode/events.h"
 #include "probe/hook_plan.h"
 #include "probe/kernel_caps.h"
@@ -35,9 +36,6 @@ struct KernelFilter {
   DevT file_dev = 0;
   std::uint64_t file_ino = 0;
 };
-
-using LostCounts = std::array<std::uint64_t, WP_HOOK_COUNT>;
-const char* hook_counter_name(std::size_t hook);  // "syscall", "bio", ...
 
 class BpfSession {
  public:

@@ -248,6 +248,12 @@ void trim_count(std::deque<T>& d, std::size_t max) {
 }  // namespace
 
 struct Stitcher::State {
+  // A request in flight and the bios it claimed point at each other (until its completion
+  // releases them): break those cycles so that nothing outlives the stitcher.
+  ~State() {
+    for (auto& [ptr, request] : active) request->bios.clear();
+  }
+
   StitchLimits limits;
   StitchStats stats;
   std::unordered_map<DevT, DeviceInfo> devices;

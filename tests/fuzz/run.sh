@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Builds the trace-file fuzzer with clang (libFuzzer + AddressSanitizer + UBSan) and runs it
+# for a short while from the checked-in corpus. Usage: run.sh BUILD_DIR [SECONDS]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(cd "$here/../.." && pwd)
+build=$(realpath "${1:-build}")
+seconds=${2:-20}
+out=$build/fuzz
+mkdir -p "$out/corpus"
+us=$src/userspace
+sources=(
+  "$here/trace_file_fuzz.cpp" "$us/record/trace_file.cpp" "$us/agent/pipeline.cpp"
+  "$us/decode/decoder.cpp" "$us/decode/events.cpp" "$us/stitch/stitcher.cpp"
+  "$us/stitch/page_set.cpp" "$us/sinks/sink.cpp" "$us/sinks/json_sink.cpp"
+  "$us/sinks/text_sink.cpp" "$us/sinks/units.cpp"
+)
+if [[ ! -x $out/trace_file_fuzz || -n $(find "${sources[@]}" -newer "$out/trace_file_fuzz") ]]; then
+  clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+    -DFMT_HEADER_ONLY -I"$us" -I"$src/bpf" "${sources[@]}" -o "$out/trace_file_fuzz"
+fi
+cp -n "$here"/corpus/* "$out/corpus/" 2>/dev/null || true
+# Fails (leaving crash-*/leak-* files in $out) on the first crash, leak or UB.
+cd "$out"
+rc=0
+./trace_file_fuzz -max_total_time="$seconds" -print_final_stats=1 -max_len=65536 corpus \
+  >fuzz.log 2>&1 || rc=$?
+grep -E "^(stat::number_of_executed_units|stat::new_units_added|#[0-9]+ +DONE)|ERROR|SUMMARY" \
+  fuzz.log || true
+echo "fuzz: trace-file reader, ${seconds}s: $( ((rc == 0)) && echo "no crash" || echo "FAILED (rc $rc, see $out/fuzz.log)")"
+exit "$rc"

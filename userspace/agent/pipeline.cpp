@@ -1,0 +1,66 @@
+#include "agent/pipeline.h"
+
+namespace wp {
+
+Pipeline::Pipeline(PipelineOptions options, const std::vector<DeviceInfo>& devices, Sink& sink)
+    : options_(std::move(options)), sink_(sink) {
+  for (const auto& device : devices) stitcher_.add_device(device);
+}
+
+void Pipeline::on_record(std::span<const std::byte> record) {
+  if (auto event = decoder_.decode(record)) feed(*event);
+}
+
+void Pipeline::feed(const Event& event) {
+  std::visit(
+      [this](const auto& e) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(e)>, SyscallEvent>)
+          last_ts_ = std::max(last_ts_, e.end_ns);
+        else
+          last_ts_ = std::max(last_ts_, e.ts);
+      },
+      event);
+  stitcher_.feed(event, finished_);
+  emit();
+}
+
+void Pipeline::add_lost(const LostCounts& delta) {
+  std::uint64_t total = 0;
+  for (std::size_t hook = 0; hook < delta.size(); ++hook) {
+    lost_[hook] += delta[hook];
+    total += delta[hook];
+  }
+  if (total) feed(LostEvent{last_ts_, total});
+}
+
+void Pipeline::finish(Nanos duration_ns) {
+  stitcher_.finish(finished_);
+  emit();
+  TraceSummary summary;
+  summary.events = decoder_.stats().records;
+  for (std::size_t hook = 0; hook < lost_.size(); ++hook) {
+    summary.lost += lost_[hook];
+    if (lost_[hook]) summary.lost_by_hook[hook_counter_name(hook)] = lost_[hook];
+  }
+  const auto& stats = stitcher_.stats();
+  summary.writes = stats.writes;
+  summary.fsyncs = stats.syncs;
+  summary.incomplete = stats.incomplete;
+  summary.aged_out = stats.aged_out;
+  summary.duration_ns = duration_ns;
+  sink_.summary(summary);
+  sink_.flush();
+}
+
+void Pipeline::emit() {
+  for (const auto& item : finished_) {
+    const SyscallEvent& call =
+        std::visit([](const auto& t) -> const SyscallEvent& { return t.call; }, item);
+    if (call.end_ns - call.start_ns < options_.min_latency_ns) continue;
+    if (options_.observer) options_.observer(item);
+    sink_.timeline(item);
+  }
+  finished_.clear();
+}
+
+}  // namespace wp

@@ -1,0 +1,98 @@
+// The binary trace file of `writepath record` / `report`: a versioned header, then
+// length-framed frames holding the ring-buffer records exactly as the kernel side wrote them.
+// A recorder killed mid-write leaves a file readable up to its last whole frame.
+//
+//   "WPTRACE\0"  u32 format version  u32 header length  header (JSON, UTF-8)
+//   frame*:      u32 payload length  u32 frame kind     payload
+//
+// All integers little-endian (the machines writepath runs on).
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "decode/decoder.h"
+#include "decode/events.h"
+
+namespace wp {
+
+constexpr std::uint32_t kTraceFileVersion = 1;
+constexpr std::uint32_t kMaxFramePayload = 1u << 20;
+
+enum class FrameKind : std::uint32_t {
+  Record = 1,  // one ring-buffer record (struct wp_*_record of bpf/writepath.h)
+  Lost = 2,    // LostCounts: records lost per hook since the previous Lost frame
+};
+
+// What the header says about the recording.
+struct TraceFileHeader {
+  std::string writepath_version;
+  std::string kernel;                // uname -r of the recording machine
+  std::uint32_t record_version = 0;  // WP_RECORD_VERSION of the records
+  std::string clock = "CLOCK_MONOTONIC";
+  std::vector<std::string> hooks;  // "tp_btf block:block_rq_issue", …
+  std::vector<DeviceInfo> devices;
+  std::vector<std::string> command;  // `-- CMD …`, if one was traced
+};
+
+// Writes a trace file: created mode 0600 (traces reveal file and process activity).
+class TraceFileWriter {
+ public:
+  // Throws std::runtime_error with a one-line reason.
+  TraceFileWriter(const std::string& path, const TraceFileHeader& header);
+  ~TraceFileWriter();
+  TraceFileWriter(const TraceFileWriter&) = delete;
+  TraceFileWriter& operator=(const TraceFileWriter&) = delete;
+
+  void record(std::span<const std::byte> bytes);
+  void lost(const LostCounts& delta);
+  void flush();
+  bool ok() const { return ok_; }
+
+ private:
+  void frame(FrameKind kind, const void* payload, std::uint32_t size);
+
+  std::FILE* file_ = nullptr;
+  bool ok_ = true;
+};
+
+// One frame as read back.
+struct Frame {
+  FrameKind kind;
+  std::span<const std::byte> payload;
+};
+
+// Reads a whole trace file. Never throws on bad content: a foreign or corrupt file gives
+// `error` (and no frames); a damaged or cut-short tail gives the frames before it and a
+// `warning`.
+class TraceFileReader {
+ public:
+  static TraceFileReader open(const std::string& path);           // reads the file
+  static TraceFileReader parse(std::span<const std::byte> data);  // from memory (fuzzing)
+
+  // Frames point into the reader's own copy of the bytes: moves keep it, copies would not.
+  TraceFileReader(TraceFileReader&&) = default;
+  TraceFileReader& operator=(TraceFileReader&&) = default;
+  TraceFileReader(const TraceFileReader&) = delete;
+  TraceFileReader& operator=(const TraceFileReader&) = delete;
+
+  const std::string& error() const { return error_; }
+  const std::string& warning() const { return warning_; }
+  const TraceFileHeader& header() const { return header_; }
+  const std::vector<Frame>& frames() const { return frames_; }
+
+ private:
+  TraceFileReader() = default;
+  void parse_all();
+
+  std::vector<std::byte> data_;
+  std::string error_;
+  std::string warning_;
+  TraceFileHeader header_;
+  std::vector<Frame> frames_;
+};
+
+}  // namespace wp
