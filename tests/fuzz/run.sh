@@ -1,20 +1,17 @@
 #!/usr/bin/env bash
 # Builds the trace-file fuzzer with clang (libFuzzer + AddressSanitizer + UBSan) and runs it
-# for a short while from the checked-in corpus. Usage: run.sh BUILD_DIR [SECONDS]
+# for a short while from the checked-in corpus.
+# Usage: run.sh BUILD_DIR SECONDS SOURCES…   (SOURCES: wp_core's, as CMake passes them)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
 build=$(realpath "${1:-build}")
 seconds=${2:-20}
+shift 2
 out=$build/fuzz
 mkdir -p "$out/corpus"
 us=$src/userspace
-sources=(
-  "$here/trace_file_fuzz.cpp" "$us/record/trace_file.cpp" "$us/agent/pipeline.cpp"
-  "$us/decode/decoder.cpp" "$us/decode/events.cpp" "$us/stitch/stitcher.cpp"
-  "$us/stitch/page_set.cpp" "$us/sinks/sink.cpp" "$us/sinks/json_sink.cpp"
-  "$us/sinks/text_sink.cpp" "$us/sinks/units.cpp"
-)
+sources=("$here/trace_file_fuzz.cpp" "$@")
 if [[ ! -x $out/trace_file_fuzz || -n $(find "${sources[@]}" -newer "$out/trace_file_fuzz") ]]; then
   clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
     -DFMT_HEADER_ONLY -I"$us" -I"$src/bpf" "${sources[@]}" -o "$out/trace_file_fuzz"

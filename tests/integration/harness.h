@@ -29,6 +29,10 @@ inline fs::path build_dir() {
   return dir ? fs::path(dir) : fs::current_path();
 }
 
+inline std::string writepath() {
+  return (build_dir() / "writepath").string();
+}
+
 struct RunResult {
   int exit_code = -1;
   std::string out;

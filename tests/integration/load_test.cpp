@@ -10,10 +10,6 @@ using namespace wp::testing;
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::string writepath() {
-  return (build_dir() / "writepath").string();
-}
-
 // The loop devices attached right now (scratch filesystems must not leak them).
 std::string loop_devices() {
   FILE* p = ::popen("losetup -a 2>/dev/null | sort", "r");

@@ -48,6 +48,8 @@ void Pipeline::finish(Nanos duration_ns) {
   summary.incomplete = stats.incomplete;
   summary.aged_out = stats.aged_out;
   summary.duration_ns = duration_ns;
+  summary.sync_phases = sync_phases_;
+  summary.direct_io = direct_io_;
   sink_.summary(summary);
   sink_.flush();
 }
@@ -58,6 +60,8 @@ void Pipeline::emit() {
         std::visit([](const auto& t) -> const SyscallEvent& { return t.call; }, item);
     if (call.end_ns - call.start_ns < options_.min_latency_ns) continue;
     if (options_.observer) options_.observer(item);
+    if (const auto* sync = std::get_if<SyncTimeline>(&item)) sync_phases_.add(*sync);
+    if (const auto* write = std::get_if<WriteTimeline>(&item)) direct_io_.add(*write);
     sink_.timeline(item);
   }
   finished_.clear();

@@ -41,6 +41,8 @@ class Pipeline {
   std::vector<Timeline> finished_;
   LostCounts lost_{};
   Nanos last_ts_ = 0;
+  SyncPhaseSummary sync_phases_;
+  DirectIoSummary direct_io_;
 };
 
 }  // namespace wp

@@ -162,7 +162,8 @@ void Workspace::make_scratch(const WorkspaceOptions& options, std::uint64_t size
     throw Failure(kExitRuntime, fmt::format("{} failed (is it installed?)", mkfs[0]));
   }
   std::string loop;
-  if (run_quiet({"losetup", "--find", "--show", image.string()}, &loop) != 0 || loop.empty()) {
+  if (run_quiet({"losetup", "--direct-io=on", "--find", "--show", image.string()}, &loop) != 0 ||
+      loop.empty()) {
     teardown();
     throw Failure(kExitRuntime, "losetup failed: no free loop device?");
   }

@@ -56,6 +56,16 @@ UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
   return *this;
 }
 
+AlignedBuffer::AlignedBuffer(std::size_t length) : length_(length) {
+  void* map = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (map == MAP_FAILED) throw LoadError(fmt::format("mmap: {}", std::strerror(errno)));
+  data_ = static_cast<char*>(map);
+}
+
+AlignedBuffer::~AlignedBuffer() {
+  ::munmap(data_, length_);
+}
+
 UniqueFd open_file(const fs::path& path, int flags, mode_t mode) {
   int fd = ::open(path.c_str(), flags | O_CLOEXEC, mode);
   if (fd < 0) throw LoadError(fmt::format("open {}: {}", path.string(), std::strerror(errno)));
@@ -156,29 +166,6 @@ std::string read_sysctl(const std::string& name) {
   std::getline(in, value);
   if (!in && value.empty()) throw LoadError(fmt::format("cannot read /proc/sys/{}", name));
   return value;
-}
-
-namespace {
-void write_sysctl(const std::string& path, const std::string& value) {
-  std::ofstream out(path);
-  out << value << "\n";
-  out.flush();
-  if (!out) throw LoadError(fmt::format("cannot write {} = {}", path, value));
-}
-}  // namespace
-
-SysctlOverride::SysctlOverride(const std::string& name, const std::string& value)
-    : path_("/proc/sys/" + name), old_(read_sysctl(name)) {
-  write_sysctl(path_, value);
-}
-
-SysctlOverride::~SysctlOverride() {
-  try {
-    write_sysctl(path_, old_);
-  } catch (const LoadError&) {
-    // Nothing better to do in a destructor than say so.
-    fmt::print(stderr, "writepath: could not restore {} to {}\n", path_, old_);
-  }
 }
 
 void fill_pattern(std::vector<char>& buffer, std::uint64_t seed) {

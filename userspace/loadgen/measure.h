@@ -48,6 +48,20 @@ class UniqueFd {
   int fd_;
 };
 
+// Page-aligned anonymous memory (mmap): what O_DIRECT needs of a buffer.
+class AlignedBuffer {
+ public:
+  explicit AlignedBuffer(std::size_t length);
+  ~AlignedBuffer();
+  AlignedBuffer(const AlignedBuffer&) = delete;
+  AlignedBuffer& operator=(const AlignedBuffer&) = delete;
+  char* data() const { return data_; }
+
+ private:
+  char* data_ = nullptr;
+  std::size_t length_;
+};
+
 // open(2) that throws LoadError with the path and errno text.
 UniqueFd open_file(const std::filesystem::path& path, int flags, mode_t mode = 0644);
 // pwrite/pread every byte or throw LoadError.
@@ -75,21 +89,6 @@ struct ProcessCounters {
   std::uint64_t read_bytes = 0;  // /proc/self/io read_bytes: what came from storage
 };
 ProcessCounters process_counters();
-
-// Sets a /proc/sys value for its lifetime and puts the old one back, also when a scenario
-// unwinds from an error or an interrupt.
-class SysctlOverride {
- public:
-  SysctlOverride(const std::string& name, const std::string& value);  // "vm/dirty_bytes"
-  ~SysctlOverride();
-  SysctlOverride(const SysctlOverride&) = delete;
-  SysctlOverride& operator=(const SysctlOverride&) = delete;
-  const std::string& old_value() const { return old_; }
-
- private:
-  std::string path_;
-  std::string old_;
-};
 
 std::string read_sysctl(const std::string& name);
 

@@ -175,6 +175,45 @@ json timeline_json(const Timeline& item) {
       item);
 }
 
+namespace {
+
+json phases_json(const SyncPhaseSummary& phases) {
+  json out = json::object();
+  for (std::size_t i = 0; i < SyncPhaseSummary::kPhases.size(); ++i) {
+    PhaseStats s = phases.phase(i);
+    // log2 buckets as {"lower bound ns": count}, non-empty ones only.
+    json histogram = json::object();
+    for (std::size_t b = 0; b < s.histogram.buckets.size(); ++b)
+      if (s.histogram.buckets[b])
+        histogram[std::to_string(b == 0 ? 0 : Nanos{1} << b)] = s.histogram.buckets[b];
+    out[std::string(SyncPhaseSummary::kPhases[i]) + "_ns"] = {{"p50", s.p50},
+                                                              {"p99", s.p99},
+                                                              {"max", s.max},
+                                                              {"total", s.total},
+                                                              {"log2_histogram", histogram}};
+  }
+  return out;
+}
+
+json direct_io_json(const DirectIoSummary& direct) {
+  json out = json::array();
+  for (const auto& v : direct.verdicts())
+    out.push_back({{"pid", v.pid},
+                   {"comm", v.comm},
+                   {"dev", dev_string(v.dev)},
+                   {"ino", v.ino},
+                   {"writes", v.writes},
+                   {"bytes", v.bytes},
+                   {"pages_dirtied", v.pages_dirtied},
+                   {"buffered_bytes", v.buffered_bytes},
+                   {"einval", v.einval},
+                   {"other_errors", v.other_errors},
+                   {"bypassed_page_cache", v.bypassed()}});
+  return out;
+}
+
+}  // namespace
+
 json summary_json(const TraceSummary& totals) {
   return json{
       {"type", "summary"},
@@ -186,6 +225,9 @@ json summary_json(const TraceSummary& totals) {
       {"incomplete", totals.incomplete},
       {"aged_out", totals.aged_out},
       {"duration_ns", totals.duration_ns},
+      {"fsync_phases",
+       totals.sync_phases.syncs() ? phases_json(totals.sync_phases) : json(nullptr)},
+      {"direct_io", direct_io_json(totals.direct_io)},
   };
 }
 

@@ -9,6 +9,7 @@
 #include <ostream>
 #include <string>
 
+#include "analyze/summaries.h"
 #include "decode/events.h"
 #include "stitch/timeline.h"
 
@@ -22,8 +23,10 @@ struct TraceSummary {
   std::uint64_t writes = 0;                           // write timelines emitted
   std::uint64_t fsyncs = 0;                           // sync timelines emitted (every sync kind)
   std::uint64_t incomplete = 0;                       // timelines emitted incomplete
-  std::uint64_t aged_out = 0;  // of which evicted while still pending (age or count limit)
-  Nanos duration_ns = 0;       // wall time traced
+  std::uint64_t aged_out = 0;    // of which evicted while still pending (age or count limit)
+  Nanos duration_ns = 0;         // wall time traced
+  SyncPhaseSummary sync_phases;  // every sync call's phases: percentiles and histograms
+  DirectIoSummary direct_io;     // O_DIRECT verdict per process and file
 };
 
 enum class OutputFormat { Text, Json };

@@ -319,7 +319,67 @@ std::string format_summary(const TraceSummary& totals, const SinkOptions& option
   }
   if (!by_hook.empty()) lost += fmt::format(" ({})", fmt::join(by_hook, ", "));
   if (totals.lost != 0) lost = paint.red(lost);
-  return fmt::format("{}\n         events {}  {}\n", first, totals.events, lost);
+  std::string text = fmt::format("{}\n         events {}  {}\n", first, totals.events, lost);
+  text += format_sync_phases(totals.sync_phases, options);
+  text += format_direct_io(totals.direct_io, options);
+  return text;
+}
+
+std::string format_sync_phases(const SyncPhaseSummary& phases, const SinkOptions& options) {
+  if (phases.syncs() == 0) return "";
+  const Painter paint(options.color);
+  std::string text = fmt::format("{} ({} calls)\n", paint.bold("fsync phases"), phases.syncs());
+  text += fmt::format("  {:<10} {:>10} {:>10} {:>10} {:>10}\n", "", "p50", "p99", "max", "total");
+  std::vector<PhaseStats> stats;
+  for (std::size_t i = 0; i < SyncPhaseSummary::kPhases.size(); ++i) {
+    stats.push_back(phases.phase(i));
+    const PhaseStats& s = stats.back();
+    text += fmt::format("  {:<10} {:>10} {:>10} {:>10} {:>10}\n", SyncPhaseSummary::kPhases[i],
+                        human_duration(s.p50), human_duration(s.p99), human_duration(s.max),
+                        human_duration(s.total));
+  }
+  // One log2 histogram per phase, as biolatency draws them: only the buckets in use.
+  for (std::size_t i = 0; i < stats.size(); ++i) {
+    const auto& buckets = stats[i].histogram.buckets;
+    std::size_t lo = buckets.size(), hi = 0;
+    std::uint64_t peak = 0;
+    for (std::size_t b = 0; b < buckets.size(); ++b)
+      if (buckets[b]) {
+        lo = std::min(lo, b);
+        hi = b;
+        peak = std::max(peak, buckets[b]);
+      }
+    if (lo > hi) continue;
+    text += fmt::format("  {} histogram\n", SyncPhaseSummary::kPhases[i]);
+    for (std::size_t b = lo; b <= hi; ++b) {
+      const Nanos from = b == 0 ? 0 : Nanos{1} << b;
+      const Nanos to = (Nanos{1} << (b + 1)) - 1;
+      const int width = static_cast<int>(30 * buckets[b] / peak);
+      text += fmt::format("    {:>9} .. {:<9} {:>6} |{:<30}|\n", human_duration(from),
+                          human_duration(to), buckets[b], std::string(width, '*'));
+    }
+  }
+  return text;
+}
+
+std::string format_direct_io(const DirectIoSummary& direct, const SinkOptions& options) {
+  auto verdicts = direct.verdicts();
+  if (verdicts.empty()) return "";
+  const Painter paint(options.color);
+  std::string text = paint.bold("O_DIRECT") + "\n";
+  for (const auto& v : verdicts) {
+    std::string verdict =
+        v.bypassed()
+            ? paint.green("bypassed the page cache")
+            : paint.red(fmt::format("{} through the page cache", human_bytes(v.buffered_bytes)));
+    text += fmt::format("  pid {} ({}) dev {} ino {}: {} writes, {}, {} pages dirtied: {}", v.pid,
+                        printable_comm(v.comm), dev_string(v.dev), v.ino, v.writes,
+                        human_bytes(v.bytes), v.pages_dirtied, verdict);
+    if (v.einval) text += fmt::format("; {} refused with EINVAL (misaligned)", v.einval);
+    if (v.other_errors) text += fmt::format("; {} other errors", v.other_errors);
+    text += "\n";
+  }
+  return text;
 }
 
 void TextSink::timeline(const Timeline& item) {

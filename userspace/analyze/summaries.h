@@ -1,0 +1,70 @@
+// End-of-trace summaries computed from the stitched timelines (pure: timelines in, figures
+// out): the fsync phase breakdown and the O_DIRECT verdict.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "stitch/timeline.h"
+
+namespace wp {
+
+// log2 histogram of nanoseconds: bucket i counts values in [2^i, 2^(i+1)) ns; bucket 0 also
+// takes 0 and 1.
+struct Log2Histogram {
+  std::array<std::uint64_t, 64> buckets{};
+  void add(Nanos value);
+  std::uint64_t count() const;
+};
+
+struct PhaseStats {
+  std::uint64_t count = 0;
+  Nanos p50 = 0;
+  Nanos p99 = 0;
+  Nanos max = 0;
+  Nanos total = 0;
+  Log2Histogram histogram;
+};
+
+// Per-phase figures of every sync call of the trace (fsync, fdatasync, …).
+class SyncPhaseSummary {
+ public:
+  static constexpr std::array<const char*, 6> kPhases = {"latency", "writeback", "data_io",
+                                                         "journal", "flush",     "other"};
+  void add(const SyncTimeline& sync);
+  std::uint64_t syncs() const { return latency_.size(); }
+  // Stats of phase `index` of kPhases (nearest-rank percentiles).
+  PhaseStats phase(std::size_t index) const;
+
+ private:
+  std::vector<Nanos> latency_, writeback_, data_io_, journal_, flush_, other_;
+};
+
+// Does O_DIRECT really bypass the page cache? Per process and file.
+struct DirectIoVerdict {
+  std::uint32_t pid = 0;
+  std::string comm;
+  DevT dev = 0;
+  std::uint64_t ino = 0;
+  std::uint64_t writes = 0;  // direct writes that wrote something
+  std::uint64_t bytes = 0;
+  std::uint64_t pages_dirtied = 0;   // expected 0
+  std::uint64_t buffered_bytes = 0;  // bytes of direct writes that dirtied pages anyway
+  std::uint64_t einval = 0;          // attempts refused for misalignment
+  std::uint64_t other_errors = 0;
+  bool bypassed() const { return pages_dirtied == 0 && buffered_bytes == 0; }
+};
+
+class DirectIoSummary {
+ public:
+  void add(const WriteTimeline& write);
+  std::vector<DirectIoVerdict> verdicts() const;  // ordered by pid, then file
+
+ private:
+  std::map<std::tuple<std::uint32_t, DevT, std::uint64_t>, DirectIoVerdict> by_file_;
+};
+
+}  // namespace wp

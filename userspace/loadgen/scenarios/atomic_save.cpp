@@ -1,0 +1,229 @@
+// atomic-save: saving a checkpoint so that a crash leaves the old file or the new one, never
+// half of one: write a temporary file, fsync it, rename it over the target, fsync the
+// directory. Against the naive overwrite in place (O_TRUNC, write, close), which is faster
+// because nothing of it is durable when it returns.
+#include <fcntl.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <set>
+#include <vector>
+
+#include "loadgen/context.h"
+#include "loadgen/measure.h"
+#include "loadgen/scenarios/scenarios.h"
+
+namespace wp::loadgen {
+namespace {
+
+constexpr std::uint64_t kChunk = 1u << 20;  // bytes per write(2)
+
+class AtomicSave : public Scenario {
+ public:
+  std::string name() const override { return "atomic-save"; }
+  std::string summary() const override {
+    return "save a checkpoint crash-safely (temp, fsync, rename, fsync dir) vs overwrite in place";
+  }
+  std::vector<Param> params() override {
+    return {
+        {"size", "checkpoint size", ParamKind::Size, &size_, 1, 16ull << 30},
+        {"rounds", "saves of each kind (medians reported)", ParamKind::Count, &rounds_, 1, 1000}};
+  }
+  // At the rename: the new temporary file and the old target, plus the naive file.
+  std::uint64_t space_needed() const override { return 3 * size_; }
+
+  ScenarioResult run(LoadContext& ctx) override {
+    Workspace& workspace = ctx.workspace();
+    const auto temp = workspace.path("checkpoint.tmp");
+    const auto target = workspace.path("checkpoint");
+    const auto naive = workspace.path("checkpoint-naive");
+    std::vector<char> content(size_);
+
+    // Each round saves different content, so each save really replaces the last one.
+    std::vector<Nanos> safe_ns, file_fsync_ns, dir_fsync_ns, naive_ns;
+    std::uint64_t safe_fsyncs = 0;
+    auto progress = ctx.progress("save", 2 * rounds_);
+    for (std::uint64_t round = 0; round < rounds_; ++round) {
+      fill_pattern(content, 1000 + round);
+      Stopwatch save;
+      {
+        UniqueFd fd = open_file(temp, O_WRONLY | O_CREAT | O_TRUNC);
+        write_chunks(ctx, fd.get(), content);
+        Stopwatch fsync_time;
+        fsync_or_throw(fd.get(), "fsync of the temporary file");
+        file_fsync_ns.push_back(fsync_time.elapsed_ns());
+        ++safe_fsyncs;
+      }
+      if (std::rename(temp.c_str(), target.c_str()) != 0)
+        throw LoadError(fmt::format("rename {} to {}: {}", temp.string(), target.string(),
+                                    std::strerror(errno)));
+      {
+        // The rename is an entry in the directory: durable only once the directory is.
+        UniqueFd dir = open_file(workspace.dir(), O_RDONLY | O_DIRECTORY);
+        Stopwatch fsync_time;
+        fsync_or_throw(dir.get(), "fsync of the directory");
+        dir_fsync_ns.push_back(fsync_time.elapsed_ns());
+        ++safe_fsyncs;
+      }
+      safe_ns.push_back(save.elapsed_ns());
+      expect_content(target, content);
+      progress.update(round + 1);
+    }
+    // The naive saves after all the safe ones: their writeback, left to the kernel, must not
+    // land inside a safe save's fsyncs.
+    for (std::uint64_t round = 0; round < rounds_; ++round) {
+      fill_pattern(content, 2000 + round);
+      Stopwatch save;
+      {
+        UniqueFd fd = open_file(naive, O_WRONLY | O_CREAT | O_TRUNC);
+        write_chunks(ctx, fd.get(), content);
+      }
+      naive_ns.push_back(save.elapsed_ns());
+      expect_content(naive, content);
+      progress.update(rounds_ + round + 1);
+    }
+
+    const LatencySummary safe = summarize(safe_ns);
+    const LatencySummary unsafe = summarize(naive_ns);
+    ScenarioResult r;
+    r.figures["size_bytes"] = size_;
+    r.figures["rounds"] = rounds_;
+    r.figures["safe_median_ns"] = safe.p50;
+    r.figures["safe_max_ns"] = safe.max;
+    r.figures["safe_file_fsync_median_ns"] = summarize(file_fsync_ns).p50;
+    r.figures["safe_dir_fsync_median_ns"] = summarize(dir_fsync_ns).p50;
+    r.figures["safe_fsyncs"] = safe_fsyncs;
+    r.figures["safe_fsyncs_per_round"] = safe_fsyncs / rounds_;
+    r.figures["naive_median_ns"] = unsafe.p50;
+    r.figures["naive_max_ns"] = unsafe.max;
+    r.figures["naive_fsyncs"] = 0;
+    r.figures["naive_fsyncs_per_round"] = 0;
+    r.lines.push_back(
+        fmt::format("safe save of {}: median {} (file fsync {}, directory fsync {}), 2 fsyncs each",
+                    human_size(), format_ns(safe.p50), format_ns(summarize(file_fsync_ns).p50),
+                    format_ns(summarize(dir_fsync_ns).p50)));
+    r.lines.push_back(fmt::format("naive overwrite: median {}, no fsync: not durable on return",
+                                  format_ns(unsafe.p50)));
+    r.lines.push_back(fmt::format(
+        "{} rounds each; the safe save costs {:.1f}× the naive one", rounds_,
+        unsafe.p50 ? static_cast<double>(safe.p50) / static_cast<double>(unsafe.p50) : 0.0));
+    return r;
+  }
+
+  std::vector<std::string> explain(const ScenarioResult&,
+                                   const std::vector<Timeline>& timelines) const override {
+    // Files are told apart by inode and time. The directory is the synced inode nobody wrote
+    // to. A write was part of a safe save if its inode was fsynced after it: inode numbers are
+    // reused (each rename frees the old checkpoint's, and the naive file, made later, may get
+    // it), so the inode alone cannot tell.
+    std::set<std::uint64_t> written;
+    for (const auto& item : timelines)
+      if (const auto* w = std::get_if<WriteTimeline>(&item)) written.insert(w->call.ino);
+    std::vector<Nanos> file_fsyncs, dir_fsyncs;
+    std::map<std::uint64_t, Nanos> last_fsync_start;  // by inode, files only
+    const SyncTimeline* last_file = nullptr;
+    const SyncTimeline* last_dir = nullptr;
+    for (const auto& item : timelines) {
+      const auto* sync = std::get_if<SyncTimeline>(&item);
+      if (!sync || sync->call.syscall != Syscall::Fsync) continue;
+      const Nanos latency = sync->call.end_ns - sync->call.start_ns;
+      if (!written.contains(sync->call.ino)) {
+        dir_fsyncs.push_back(latency);
+        last_dir = sync;
+        continue;
+      }
+      file_fsyncs.push_back(latency);
+      last_file = sync;
+      Nanos& start = last_fsync_start[sync->call.ino];
+      start = std::max(start, sync->call.start_ns);
+    }
+    std::vector<std::string> out;
+    out.push_back(
+        fmt::format("{} fsyncs of the temporary files, p50 {}; {} of the directory, p50 {}",
+                    file_fsyncs.size(), format_ns(summarize(file_fsyncs).p50), dir_fsyncs.size(),
+                    format_ns(summarize(dir_fsyncs).p50)));
+    if (last_file) out.push_back("the last file " + fsync_phases_line(*last_file));
+    if (last_dir) {
+      // ext4 with a journal commits the rename; without one, the directory's blocks are written.
+      const char* how = !last_dir->commits.empty()    ? "a journal commit carried the rename"
+                        : !last_dir->requests.empty() ? "no journal: it wrote the directory itself"
+                                                      : "the rename was already on the device";
+      out.push_back(fmt::format("the last directory {} ({})", fsync_phases_line(*last_dir), how));
+    }
+
+    // The naive saves' state when the scenario's last call returned: the trace goes on while
+    // the workspace is torn down, and unmounting a scratch filesystem syncs it.
+    Nanos finished_ns = 0;
+    for (const auto& item : timelines)
+      finished_ns =
+          std::max(finished_ns, std::visit([](const auto& t) { return t.call.end_ns; }, item));
+    std::size_t safe_writes = 0, safe_durable = 0, naive_writes = 0, naive_durable = 0,
+                naive_written = 0, naive_durable_later = 0;
+    for (const auto& item : timelines) {
+      const auto* w = std::get_if<WriteTimeline>(&item);
+      if (!w) continue;
+      auto synced = last_fsync_start.find(w->call.ino);
+      if (synced != last_fsync_start.end() && synced->second >= w->call.end_ns) {
+        ++safe_writes;
+        safe_durable += w->state == WriteState::Durable;
+        continue;
+      }
+      ++naive_writes;
+      auto by_end = [&](const std::optional<Nanos>& t) { return t && *t <= finished_ns; };
+      naive_durable += by_end(w->durable_ns);
+      naive_written += !by_end(w->durable_ns) && by_end(w->written_ns);
+      naive_durable_later += w->durable_ns && !by_end(w->durable_ns);
+    }
+    out.push_back(fmt::format("safe saves: {} of {} writes durable", safe_durable, safe_writes));
+    out.push_back(fmt::format(
+        "naive overwrites, when the scenario finished: {} of {} writes durable, {} written to "
+        "the device but not flushed, {} still dirty in the page cache",
+        naive_durable, naive_writes, naive_written, naive_writes - naive_durable - naive_written));
+    if (naive_durable_later)
+      out.push_back(
+          fmt::format("({} of them became durable only afterwards, when the "
+                      "workspace was synced on its way out)",
+                      naive_durable_later));
+    return out;
+  }
+
+ private:
+  std::string human_size() const {
+    return size_ % (1u << 20) == 0 ? fmt::format("{} MiB", size_ >> 20)
+                                   : fmt::format("{} B", size_);
+  }
+
+  static void write_chunks(LoadContext& ctx, int fd, const std::vector<char>& content) {
+    for (std::uint64_t done = 0; done < content.size(); done += kChunk) {
+      ctx.check_interrupt();
+      write_all(fd, content.data() + done, std::min<std::uint64_t>(kChunk, content.size() - done),
+                static_cast<off_t>(done));
+    }
+  }
+
+  // The saved file holds this round's bytes (read back from the page cache: a check of the
+  // save's logic, not of the disk).
+  static void expect_content(const std::filesystem::path& path, const std::vector<char>& content) {
+    std::vector<char> back(content.size());
+    UniqueFd fd = open_file(path, O_RDONLY);
+    read_all(fd.get(), back.data(), back.size(), 0);
+    if (crc32(back.data(), back.size()) != crc32(content.data(), content.size()))
+      throw LoadError(fmt::format("{} does not hold what was just saved", path.string()));
+  }
+
+  std::uint64_t size_ = 4u << 20;
+  std::uint64_t rounds_ = 5;
+};
+
+}  // namespace
+
+std::unique_ptr<Scenario> make_atomic_save() {
+  return std::make_unique<AtomicSave>();
+}
+
+}  // namespace wp::loadgen
