@@ -22,6 +22,14 @@ const volatile __u64 cfg_cgroup_id __weak = 0; /* 0: any cgroup */
 const volatile __u32 cfg_disk __weak = 0;      /* 0: any disk */
 const volatile __u32 cfg_file_dev __weak = 0;  /* with cfg_file_ino: one file only */
 const volatile __u64 cfg_file_ino __weak = 0;
+const volatile __u64 cfg_causes_min_ns __weak = 0; /* emit causes for calls at least this slow */
+
+enum wp_offcpu_cause {
+	WP_OFFCPU_BLOCKED = 0,
+	WP_OFFCPU_THROTTLE = 1,
+	WP_OFFCPU_WRITEBACK_WAIT = 2,
+	WP_OFFCPU_RUNNABLE = 3,
+};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -70,6 +78,14 @@ struct wp_task_state {
 	bool cached_traced;
 	__u8 writeback_why; /* enum wp_why while a flusher thread runs writeback work, else 0 */
 	__u8 pos_exact;	    /* pos is the exact first byte written (set by fexit) */
+	/* Off-CPU accounting inside the call (bpf/sched.bpf.c). */
+	__u8 pending_cause; /* what the next sleep is for: enum wp_offcpu_cause */
+	__u8 offcpu_cause;  /* what the current sleep is for */
+	__u64 offcpu_since; /* switched out at, 0 while on CPU */
+	__u64 throttle_sleep_ns;
+	__u64 writeback_wait_ns;
+	__u64 blocked_ns;
+	__u64 runnable_ns;
 };
 
 /* Task-local storage (v5.11+) rather than a tid-keyed hash: no insert and delete per

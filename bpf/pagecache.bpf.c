@@ -63,6 +63,7 @@ int wp_balance_dirty_pages(struct trace_event_raw_balance_dirty_pages *ctx)
 
 	if (!st || pause <= 0)
 		return 0;
+	st->pending_cause = WP_OFFCPU_THROTTLE; /* io_schedule_timeout(pause) follows */
 	st->throttle_ns += (__u64)pause * 1000000ull;
 	st->throttle_events += 1;
 	r = wp_reserve(sizeof(*r), WP_REC_THROTTLE, WP_HOOK_THROTTLE);
@@ -83,8 +84,10 @@ static __always_inline void wp_count_writeback_wait(void)
 {
 	struct wp_task_state *st = wp_active_state();
 
-	if (st)
+	if (st) {
 		st->writeback_waits += 1;
+		st->pending_cause = WP_OFFCPU_WRITEBACK_WAIT; /* folio_wait_bit() sleeps next */
+	}
 }
 
 /* v5.17 renamed wait_on_page_writeback to folio_wait_writeback. */

@@ -132,6 +132,12 @@ static __always_inline int wp_enter_file(__u32 syscall, int fd, struct file *fil
 	st->throttle_ns = 0;
 	st->throttle_events = 0;
 	st->writeback_waits = 0;
+	st->pending_cause = WP_OFFCPU_BLOCKED;
+	st->offcpu_since = 0;
+	st->throttle_sleep_ns = 0;
+	st->writeback_wait_ns = 0;
+	st->blocked_ns = 0;
+	st->runnable_ns = 0;
 	st->start_ns = bpf_ktime_get_ns();
 	st->active = 1;
 	return 0;
@@ -142,6 +148,22 @@ static __always_inline int wp_enter(__u32 syscall, int fd, __u64 pos, __u64 coun
 	return wp_enter_file(syscall, fd, NULL, pos, count);
 }
 
+static __always_inline void wp_emit_causes(struct wp_task_state *st)
+{
+	struct wp_causes_record *c = wp_reserve(sizeof(*c), WP_REC_CAUSES, WP_HOOK_CAUSES);
+
+	if (!c)
+		return;
+	c->start_ns = st->start_ns;
+	c->tid = wp_current_tid();
+	c->pad = 0;
+	c->throttle_ns = st->throttle_sleep_ns;
+	c->writeback_wait_ns = st->writeback_wait_ns;
+	c->blocked_ns = st->blocked_ns;
+	c->runnable_ns = st->runnable_ns;
+	wp_submit(c, sizeof(*c));
+}
+
 static __always_inline int wp_exit(long ret)
 {
 	struct wp_task_state *st = wp_active_state();
@@ -149,6 +171,8 @@ static __always_inline int wp_exit(long ret)
 
 	if (!st)
 		return 0;
+	if (cfg_causes_min_ns && bpf_ktime_get_ns() - st->start_ns >= cfg_causes_min_ns)
+		wp_emit_causes(st);
 	r = wp_reserve(sizeof(*r), WP_REC_SYSCALL, WP_HOOK_SYSCALL);
 	if (!r)
 		goto out;

@@ -36,6 +36,7 @@ enum wp_record_type {
 	WP_REC_JOURNAL = 4,  /* a jbd2 commit phase */
 	WP_REC_THROTTLE = 5, /* one balance_dirty_pages pause of a traced thread */
 	WP_REC_NVME = 6,     /* an NVMe command set up or completed */
+	WP_REC_CAUSES = 7,   /* where a slow syscall's time went (only with --min-latency) */
 };
 
 /* Which hook lost a record (ring buffer full); indexes the lost_by_hook counters. */
@@ -47,7 +48,8 @@ enum wp_hook {
 	WP_HOOK_THROTTLE = 4,
 	WP_HOOK_NVME = 5,
 	WP_HOOK_STATE = 6, /* no per-thread state could be allocated: a syscall went untraced */
-	WP_HOOK_COUNT = 7,
+	WP_HOOK_CAUSES = 7,
+	WP_HOOK_COUNT = 8,
 };
 
 enum wp_syscall {
@@ -125,6 +127,19 @@ struct wp_syscall_record {
 	wp_u32 writeback_waits; /* folio_wait_writeback inside the call */
 	wp_u32 dirty_folios;
 	wp_u32 pad2;
+};
+
+/* Where a slow syscall's time went off CPU, emitted just before its wp_syscall_record (same
+ * tid and start_ns). On-CPU time is the rest of its latency. */
+struct wp_causes_record {
+	struct wp_record_header h;
+	wp_u64 start_ns;
+	wp_u32 tid;
+	wp_u32 pad;
+	wp_u64 throttle_ns;	  /* asleep in balance_dirty_pages */
+	wp_u64 writeback_wait_ns; /* asleep waiting for a page under writeback */
+	wp_u64 blocked_ns;	  /* asleep for anything else (locks, journal, I/O) */
+	wp_u64 runnable_ns;	  /* preempted: ready to run, waiting for a CPU */
 };
 
 enum wp_bio_kind {

@@ -80,6 +80,12 @@ TEST_F(ScratchExt4, BufferedWritesThenFsyncAreDurableAndFsyncIsBrokenDown) {
   ASSERT_EQ(summary.size(), 1u);
   EXPECT_EQ(u64(summary[0]["lost"]), 0u);
   EXPECT_GE(u64(summary[0]["writes"]), 64u);
+  // The end-of-trace phase table: the one fsync is every percentile.
+  const json& phases = summary[0]["fsync_phases"];
+  ASSERT_FALSE(phases.is_null());
+  EXPECT_EQ(u64(phases["latency_ns"]["p50"]), latency);
+  EXPECT_EQ(u64(phases["journal_ns"]["max"]), u64(fsync["phases"]["journal_ns"]));
+  EXPECT_EQ(phases["flush_ns"]["log2_histogram"].size(), 1u);
 }
 
 TEST_F(ScratchExt4, DirectWritesDirtyNoPagesAndIssueTheirOwnRequests) {
@@ -274,6 +280,41 @@ TEST(BadInput, ReportOfAForeignFileIsOneClearLine) {
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_EQ(line_count(missing.err), 1) << missing.err;
   fs::remove(foreign);
+}
+
+// --min-latency: each slow call comes with the causes of its time, adding up to its latency.
+// Under lowered dirty limits (the dirty-throttle scenario) the flood writer's slow writes
+// must show time asleep in balance_dirty_pages, with the dirty state of each pause.
+TEST(SlowCalls, CausesAddUpAndShowDirtyThrottling) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+  fs::path out = fs::temp_directory_path() / ("wp_slow_" + std::to_string(::getpid()));
+  auto r = run({writepath(),  "trace",          "--format",      "json",       "-o",
+                out.string(), "--min-latency",  "2ms",           "--",         writepath(),
+                "load",       "dirty-throttle", "--dirty-limit", "16M",        "--background",
+                "8M",         "--flood",        "256M",          "--duration", "2s"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto items = json_lines(slurp(out));
+  fs::remove(out);
+  std::size_t slow = 0, throttled = 0;
+  for (const auto& item : items) {
+    if (item["type"] == "summary") continue;
+    ++slow;
+    ASSERT_FALSE(item["causes"].is_null()) << item.dump();
+    const json& c = item["causes"];
+    std::uint64_t sum = u64(c["on_cpu_ns"]) + u64(c["throttled_ns"]) + u64(c["writeback_wait_ns"]) +
+                        u64(c["blocked_ns"]) + u64(c["runnable_ns"]);
+    EXPECT_GE(u64(item["latency_ns"]), 2'000'000u);
+    EXPECT_NEAR(static_cast<double>(sum), static_cast<double>(u64(item["latency_ns"])),
+                u64(item["latency_ns"]) * 0.01)
+        << item.dump();
+    if (item["type"] == "write" && u64(c["throttled_ns"]) > 0) {
+      ++throttled;
+      ASSERT_FALSE(item["throttle_pauses"].empty()) << item.dump();
+      EXPECT_GT(u64(item["throttle_pauses"][0]["limit_pages"]), 0u);
+    }
+  }
+  EXPECT_GT(slow, 0u);
+  EXPECT_GT(throttled, 0u) << "no write was seen asleep in balance_dirty_pages";
 }
 
 TEST_F(ScratchExt4, InterruptDetachesFlushesAndSummarises) {

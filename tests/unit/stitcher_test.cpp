@@ -998,6 +998,57 @@ TEST_F(StitcherTest, NvmeSetupBeforeIssueGoesToTheNextLifetimeOfThePointer) {
   }
 }
 
+// ---- slow-call causes ----
+
+TEST_F(StitcherTest, CausesOfASlowWriteAddUpToItsLatency) {
+  CausesEvent causes;
+  causes.ts = 9000;
+  causes.start_ns = 1000;
+  causes.tid = kWriterTid;
+  causes.throttle_ns = 5000;
+  causes.writeback_wait_ns = 1000;
+  causes.blocked_ns = 500;
+  causes.runnable_ns = 250;
+  ThrottleEvent pause;
+  pause.ts = 1500;
+  pause.tid = kWriterTid;
+  pause.pause_ms = 5;
+  pause.dirty = 900;
+  pause.limit = 800;
+  ThrottleEvent before = pause;
+  before.ts = 500;  // an earlier call's pause
+  feed(before);
+  feed(pause);
+  feed(causes);
+  feed(write_call(1000, 9000, 0, -5, 0));  // failed writes are emitted at once
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  ASSERT_TRUE(w[0].causes.has_value());
+  const SlowCauses& c = *w[0].causes;
+  EXPECT_EQ(c.throttle_ns, 5000u);
+  EXPECT_EQ(c.on_cpu_ns, 8000u - 5000 - 1000 - 500 - 250);
+  EXPECT_EQ(c.on_cpu_ns + c.throttle_ns + c.writeback_wait_ns + c.blocked_ns + c.runnable_ns,
+            8000u);
+  ASSERT_EQ(w[0].throttles.size(), 1u);
+  EXPECT_EQ(w[0].throttles[0].ts, Nanos{1500});
+  EXPECT_EQ(w[0].throttles[0].dirty_pages, 900u);
+  EXPECT_EQ(w[0].throttles[0].limit_pages, 800u);
+}
+
+TEST_F(StitcherTest, CausesOfAnotherCallAreNotAttached) {
+  CausesEvent causes;
+  causes.start_ns = 777;  // not this call's start
+  causes.tid = kWriterTid;
+  causes.blocked_ns = 100;
+  feed(causes);
+  feed(sync_call(Syscall::Fsync, 1000, 2000, kWriterTid));
+  ASSERT_EQ(syncs().size(), 1u);
+  EXPECT_FALSE(syncs()[0].causes.has_value());
+  // And they are gone: the thread's next call does not pick them up either.
+  feed(sync_call(Syscall::Fsync, 3000, 4000, kWriterTid));
+  EXPECT_FALSE(syncs()[1].causes.has_value());
+}
+
 class SmallLimitsTest : public StitcherTest {
  protected:
   static StitchLimits limits() {

@@ -1,5 +1,7 @@
 #include "analyze/summaries.h"
 
+#include "sinks/text_sink.h"
+
 #include <gtest/gtest.h>
 
 #include <cerrno>
@@ -85,6 +87,14 @@ TEST(DirectIoSummary, VerdictPerProcessAndFile) {
   EXPECT_EQ(v[2].pid, 2u);
   EXPECT_EQ(v[2].other_errors, 1u);
   EXPECT_EQ(v[2].writes, 0u);
+}
+
+// The top bucket's upper bound is 2^64 - 1: found by the fuzzer as a shift by 64.
+TEST(SyncPhaseSummaryText, HistogramOfHugeLatenciesRenders) {
+  SyncPhaseSummary summary;
+  summary.add(sync_of(~Nanos{0} - 2000, 0));
+  std::string text = format_sync_phases(summary, SinkOptions{});
+  EXPECT_NE(text.find("latency histogram"), std::string::npos) << text;
 }
 
 }  // namespace

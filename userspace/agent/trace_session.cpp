@@ -129,6 +129,7 @@ KernelFilter build_filter(const TraceOptions& options) {
   }
   filter.filter_tgid = !filter.tgids.empty() || !options.command.empty();
   filter.follow_children = !options.command.empty();
+  filter.causes_min_ns = options.min_latency_ns;
   if (options.comm) {
     if (options.comm->empty() || options.comm->size() >= WP_COMM_LEN)
       throw Failure(kExitUsage, fmt::format("--comm takes a name of 1 to {} characters (the "

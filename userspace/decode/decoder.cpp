@@ -176,6 +176,20 @@ std::optional<Event> decode_nvme(std::span<const std::byte> bytes) {
   return e;
 }
 
+std::optional<Event> decode_causes(std::span<const std::byte> bytes) {
+  wp_causes_record r;
+  if (!read_record(bytes, r)) return std::nullopt;
+  CausesEvent e;
+  e.ts = r.h.ts_ns;
+  e.start_ns = r.start_ns;
+  e.tid = r.tid;
+  e.throttle_ns = r.throttle_ns;
+  e.writeback_wait_ns = r.writeback_wait_ns;
+  e.blocked_ns = r.blocked_ns;
+  e.runnable_ns = r.runnable_ns;
+  return e;
+}
+
 }  // namespace
 
 static_assert(std::tuple_size_v<LostCounts> == WP_HOOK_COUNT);
@@ -189,6 +203,7 @@ const char* hook_counter_name(std::size_t hook) {
     case WP_HOOK_THROTTLE: return "throttle";
     case WP_HOOK_NVME: return "nvme";
     case WP_HOOK_STATE: return "thread-state";
+    case WP_HOOK_CAUSES: return "causes";
   }
   return "?";
 }
@@ -208,6 +223,7 @@ std::optional<Event> Decoder::decode(std::span<const std::byte> record) {
         case WP_REC_JOURNAL: event = decode_journal(bytes); break;
         case WP_REC_THROTTLE: event = decode_throttle(bytes); break;
         case WP_REC_NVME: event = decode_nvme(bytes); break;
+        case WP_REC_CAUSES: event = decode_causes(bytes); break;
         default: break;
       }
     }

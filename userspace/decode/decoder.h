@@ -14,7 +14,7 @@
 namespace wp {
 
 // Records the kernel side lost (ring buffer full), per hook (enum wp_hook).
-using LostCounts = std::array<std::uint64_t, 7>;
+using LostCounts = std::array<std::uint64_t, 8>;
 const char* hook_counter_name(std::size_t hook);  // "syscall", "bio", ...
 
 struct DecodeStats {

@@ -195,6 +195,18 @@ struct NvmeEvent {
   std::uint32_t control = 0;
 };
 
+// Where a slow syscall's time went off CPU (only for calls over --min-latency). Arrives just
+// before the SyscallEvent of the same tid and start_ns.
+struct CausesEvent {
+  Nanos ts = 0;
+  Nanos start_ns = 0;
+  std::uint32_t tid = 0;
+  Nanos throttle_ns = 0;        // asleep in balance_dirty_pages
+  Nanos writeback_wait_ns = 0;  // asleep on a page under writeback
+  Nanos blocked_ns = 0;         // asleep for anything else
+  Nanos runnable_ns = 0;        // preempted, waiting for a CPU
+};
+
 // Records were lost (ring buffer full) just before this point of the stream.
 struct LostEvent {
   Nanos ts = 0;
@@ -211,6 +223,6 @@ struct DeviceInfo {
 };
 
 using Event = std::variant<SyscallEvent, BioEvent, RequestEvent, JournalEvent, ThrottleEvent,
-                           NvmeEvent, LostEvent>;
+                           NvmeEvent, LostEvent, CausesEvent>;
 
 }  // namespace wp

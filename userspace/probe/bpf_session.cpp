@@ -55,6 +55,7 @@ std::unique_ptr<BpfSession> BpfSession::start(const HookPlan& plan, const Kernel
   ro->cfg_file_dev = filter.file_dev;
   ro->cfg_file_ino = filter.file_ino;
   ro->cfg_raw_syscall_slots = plan.raw_syscall_slots();
+  ro->cfg_causes_min_ns = filter.causes_min_ns;
   // Slot order of wp_slot_syscall[] in bpf/syscall.bpf.c; stored as number + 1.
   const long syscall_numbers[] = {SYS_write,    SYS_pwrite64, SYS_writev,    SYS_pwritev,
                                   SYS_pwritev2, SYS_fsync,    SYS_fdatasync, SYS_sync_file_range,
@@ -164,6 +165,7 @@ PlannedSession start_planned_session(const KernelCaps& caps, bool allow_fentry,
     }
   }
   options.fentry = allow_fentry && caps.fentry;
+  options.causes = filter.causes_min_ns != 0;
   options.fentry_off_reason =
       !allow_fentry ? "off (--no-fentry)" : "unavailable (" + caps.fentry_error + ")";
   for (int attempt = 0; attempt < 4; ++attempt) {

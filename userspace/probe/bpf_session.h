@@ -35,6 +35,7 @@ struct KernelFilter {
   DevT disk = 0;
   DevT file_dev = 0;
   std::uint64_t file_ino = 0;
+  Nanos causes_min_ns = 0;  // off-CPU causes for calls at least this slow (0: off)
 };
 
 class BpfSession {

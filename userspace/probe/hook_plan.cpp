@@ -140,6 +140,13 @@ std::vector<Hook> build_table() {
                  false,
                  {tracepoint(std::string("wp_") + ev, "jbd2", ev)}});
 
+  // Only with --min-latency: it runs on every context switch of the machine.
+  t.push_back({"off-CPU time",
+               "sched",
+               false,
+               {btf_or_raw("wp_sched_switch", K::TpBtf, "sched", "sched_switch", 4),
+                btf_or_raw("wp_sched_switch_pre518", K::TpBtf, "sched", "sched_switch", 3)}});
+
   t.push_back(
       {"nvme submit",
        "nvme",
@@ -211,6 +218,11 @@ HookPlan plan_hooks(const KernelBtf& btf, const std::string& tracefs, const Plan
   HookPlan plan;
   for (const auto& hook : hook_table()) {
     HookChoice choice{&hook, nullptr, ""};
+    if (hook.layer == "sched" && !options.causes) {
+      choice.why = "only with --min-latency (slow-call causes)";
+      plan.choices.push_back(std::move(choice));
+      continue;
+    }
     for (const auto& v : hook.variants) {
       std::string reason = unusable_reason(v, btf, tracefs, options);
       if (reason.empty()) {

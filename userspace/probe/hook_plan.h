@@ -56,6 +56,7 @@ struct PlanOptions {
   bool fentry = false;            // fentry/fexit can attach here and the user allows it
   std::string fentry_off_reason;  // why not, for doctor
   std::set<std::string> failed;   // programs that failed to load or attach in an earlier try
+  bool causes = false;            // off-CPU accounting for slow calls (--min-latency)
 };
 
 HookPlan plan_hooks(const KernelBtf& btf, const std::string& tracefs, const PlanOptions& options);

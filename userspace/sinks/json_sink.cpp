@@ -90,6 +90,16 @@ json commit_json(const JournalCommit& commit) {
 
 }  // namespace
 
+// Where a slow call's time went (null when causes were not asked for: --min-latency).
+json causes_json(const std::optional<SlowCauses>& causes) {
+  if (!causes) return nullptr;
+  return {{"on_cpu_ns", causes->on_cpu_ns},
+          {"throttled_ns", causes->throttle_ns},
+          {"writeback_wait_ns", causes->writeback_wait_ns},
+          {"blocked_ns", causes->blocked_ns},
+          {"runnable_ns", causes->runnable_ns}};
+}
+
 json request_json(const RequestTimeline& request) {
   return json{
       {"dev", dev_string(request.disk)},
@@ -139,6 +149,14 @@ json write_json(const WriteTimeline& write) {
                               ? json(nullptr)
                               : json(durable_via_name(write.durable_via));
   object["incomplete"] = write.incomplete;
+  object["causes"] = causes_json(write.causes);
+  json pauses = json::array();
+  for (const auto& p : write.throttles)
+    pauses.push_back({{"ts", p.ts},
+                      {"pause_ms", p.pause_ms},
+                      {"dirty_pages", p.dirty_pages},
+                      {"limit_pages", p.limit_pages}});
+  object["throttle_pauses"] = pauses;
   return object;
 }
 
@@ -159,6 +177,7 @@ json sync_json(const SyncTimeline& sync) {
   for (const JournalCommit& commit : sync.commits) commits.push_back(commit_json(commit));
   object["journal_commits"] = std::move(commits);
   object["incomplete"] = sync.incomplete;
+  object["causes"] = causes_json(sync.causes);
   return object;
 }
 

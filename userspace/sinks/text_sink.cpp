@@ -172,6 +172,31 @@ std::string write_verdict(const WriteTimeline& write, BlockBuilder& block) {
   return write_state_name(write.state);
 }
 
+// "causes  on-CPU 0.10ms  throttled 310ms  writeback wait 0  blocked 2.0ms  runnable 0.1ms":
+// where a slow call's time went; zero causes are left out.
+void add_causes(BlockBuilder& block, const std::optional<SlowCauses>& causes) {
+  if (!causes) return;
+  std::string text = "causes";
+  for (const auto& [name, ns] :
+       {std::pair{"on-CPU", causes->on_cpu_ns}, std::pair{"throttled", causes->throttle_ns},
+        std::pair{"writeback-wait", causes->writeback_wait_ns},
+        std::pair{"blocked", causes->blocked_ns}, std::pair{"runnable", causes->runnable_ns}}) {
+    if (ns != 0) text += fmt::format("  {} {}", name, human_duration(ns));
+  }
+  block.add(std::nullopt, block.line(std::nullopt, text));
+}
+
+void add_throttles(BlockBuilder& block, const std::vector<ThrottlePause>& pauses) {
+  for (const auto& p : pauses) {
+    block.add(
+        p.ts,
+        block.line(p.ts, fmt::format("dirty throttling: pause {}ms, {} of {} pages "
+                                     "dirty ({:.0f}% of the limit)",
+                                     p.pause_ms, p.dirty_pages, p.limit_pages,
+                                     p.limit_pages ? 100.0 * p.dirty_pages / p.limit_pages : 0.0)));
+  }
+}
+
 std::string format_write(const WriteTimeline& write, const Painter& paint) {
   const SyscallEvent& call = write.call;
   BlockBuilder block(call.start_ns, paint);
@@ -224,6 +249,8 @@ std::string format_write(const WriteTimeline& write, const Painter& paint) {
     }
     block.add(write.durable_ns, block.line(write.durable_ns, paint.green(text)));
   }
+  add_causes(block, write.causes);
+  add_throttles(block, write.throttles);
   return block.finish(std::move(header));
 }
 
@@ -265,6 +292,7 @@ std::string format_sync(const SyncTimeline& sync, const Painter& paint) {
   for (const RequestTimeline& request : sync.requests) add_request(block, request, "request");
   for (const RequestTimeline& flush : sync.flushes) add_request(block, flush, "flush");
   for (const JournalCommit& commit : sync.commits) add_commit(block, commit);
+  add_causes(block, sync.causes);
   return block.finish(std::move(header));
 }
 
@@ -353,7 +381,7 @@ std::string format_sync_phases(const SyncPhaseSummary& phases, const SinkOptions
     text += fmt::format("  {} histogram\n", SyncPhaseSummary::kPhases[i]);
     for (std::size_t b = lo; b <= hi; ++b) {
       const Nanos from = b == 0 ? 0 : Nanos{1} << b;
-      const Nanos to = (Nanos{1} << (b + 1)) - 1;
+      const Nanos to = b + 1 >= 64 ? ~Nanos{0} : (Nanos{1} << (b + 1)) - 1;
       const int width = static_cast<int>(30 * buckets[b] / peak);
       text += fmt::format("    {:>9} .. {:<9} {:>6} |{:<30}|\n", human_duration(from),
                           human_duration(to), buckets[b], std::string(width, '*'));

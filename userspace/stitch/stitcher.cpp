@@ -266,6 +266,8 @@ struct Stitcher::State {
   std::unordered_map<DevT, Disk> disks;
   std::unordered_map<std::uint64_t, std::shared_ptr<Request>> active;  // rq pointer -> lifetime
   std::unordered_map<std::uint64_t, NvmeCommand> nvme_before_issue;    // rq pointer -> command
+  std::unordered_map<std::uint32_t, CausesEvent> causes_by_tid;        // until its syscall's record
+  std::unordered_map<std::uint32_t, std::deque<ThrottlePause>> throttles_by_tid;
   std::unordered_map<InodeKey, Inode, InodeKeyHash> inodes;
   std::unordered_map<std::uint32_t, std::deque<std::shared_ptr<Bio>>> bios_by_tid;
   std::map<WriteId, PendingWrite> writes;  // pending, in arrival order
@@ -767,9 +769,47 @@ struct Stitcher::State {
     out->push_back(std::move(tl));
   }
 
+  // A throttling pause of a thread that is inside a write: the write's record comes at exit.
+  void on_throttle(const ThrottleEvent& ev) {
+    auto& pauses = throttles_by_tid[ev.tid];
+    pauses.push_back(ThrottlePause{ev.ts, ev.pause_ms, ev.dirty, ev.limit});
+    if (pauses.size() > 256) pauses.pop_front();
+  }
+
+  // The causes and throttling pauses recorded for this call, taken out of the per-thread
+  // holding places (so a later call of the thread never sees them).
+  std::optional<SlowCauses> take_causes(const SyscallEvent& ev) {
+    auto it = causes_by_tid.find(ev.tid);
+    if (it == causes_by_tid.end()) return std::nullopt;
+    CausesEvent c = it->second;
+    causes_by_tid.erase(it);
+    if (c.start_ns != ev.start_ns) return std::nullopt;
+    SlowCauses out;
+    out.throttle_ns = c.throttle_ns;
+    out.writeback_wait_ns = c.writeback_wait_ns;
+    out.blocked_ns = c.blocked_ns;
+    out.runnable_ns = c.runnable_ns;
+    const Nanos latency = ev.end_ns > ev.start_ns ? ev.end_ns - ev.start_ns : 0;
+    const Nanos off = c.throttle_ns + c.writeback_wait_ns + c.blocked_ns + c.runnable_ns;
+    out.on_cpu_ns = latency > off ? latency - off : 0;
+    return out;
+  }
+
+  std::vector<ThrottlePause> take_throttles(const SyscallEvent& ev) {
+    std::vector<ThrottlePause> found;
+    auto it = throttles_by_tid.find(ev.tid);
+    if (it == throttles_by_tid.end()) return found;
+    for (const auto& p : it->second)
+      if (p.ts >= ev.start_ns && p.ts <= ev.end_ns) found.push_back(p);
+    throttles_by_tid.erase(it);
+    return found;
+  }
+
   void emit_failed(const SyscallEvent& ev) {
     WriteTimeline tl;
     tl.call = ev;
+    tl.causes = take_causes(ev);
+    tl.throttles = take_throttles(ev);
     tl.direct = ev.file_flags & file_flag::kDirect;
     tl.sync = ev.file_flags & (file_flag::kSync | file_flag::kDsync);
     tl.state = WriteState::Failed;
@@ -805,6 +845,8 @@ struct Stitcher::State {
     auto it = writes.emplace(id, PendingWrite{}).first;
     PendingWrite& w = it->second;
     w.tl.call = ev;
+    w.tl.causes = take_causes(ev);
+    w.tl.throttles = take_throttles(ev);
     w.tl.direct = ev.file_flags & file_flag::kDirect;
     w.tl.sync = ev.file_flags & (file_flag::kSync | file_flag::kDsync);
     w.tl.state = WriteState::Dirty;
@@ -877,6 +919,7 @@ struct Stitcher::State {
   void on_sync(const SyscallEvent& ev) {
     SyncTimeline s;
     s.call = ev;
+    s.causes = take_causes(ev);
     s.incomplete = lost_within(ev.start_ns, ev.end_ns);
     const Nanos start = ev.start_ns;
     const Nanos end = std::max(ev.end_ns, ev.start_ns);
@@ -1120,7 +1163,8 @@ struct Stitcher::State {
             if constexpr (std::is_same_v<T, JournalEvent>) on_journal(ev);
             if constexpr (std::is_same_v<T, NvmeEvent>) on_nvme(ev);
             if constexpr (std::is_same_v<T, LostEvent>) on_lost(ev);
-            // ThrottleEvent: the syscall record already carries its throttle time.
+            if constexpr (std::is_same_v<T, CausesEvent>) causes_by_tid[ev.tid] = ev;
+            if constexpr (std::is_same_v<T, ThrottleEvent>) on_throttle(ev);
           }
         },
         event);

@@ -44,6 +44,23 @@ struct RequestTimeline {
   std::optional<NvmeCommand> nvme;
 };
 
+// Where a slow call's time went: these add up to its latency.
+struct SlowCauses {
+  Nanos on_cpu_ns = 0;
+  Nanos throttle_ns = 0;        // asleep in dirty throttling (balance_dirty_pages)
+  Nanos writeback_wait_ns = 0;  // asleep waiting for a page under writeback
+  Nanos blocked_ns = 0;         // asleep for anything else: locks, the journal, I/O
+  Nanos runnable_ns = 0;        // preempted, waiting for a CPU
+};
+
+// One dirty-throttling pause inside a write, with the dirty state that caused it.
+struct ThrottlePause {
+  Nanos ts = 0;
+  std::int64_t pause_ms = 0;
+  std::uint64_t dirty_pages = 0;  // globally dirty at that moment
+  std::uint64_t limit_pages = 0;  // the global dirty limit
+};
+
 enum class WriteState : std::uint8_t { Failed, Dirty, Written, Durable };
 const char* write_state_name(WriteState s);
 
@@ -61,7 +78,9 @@ struct WriteTimeline {
   std::optional<Nanos> written_ns;
   std::optional<Nanos> durable_ns;
   DurableVia durable_via = DurableVia::None;
-  bool incomplete = false;  // records were lost or the item aged out while pending
+  bool incomplete = false;           // records were lost or the item aged out while pending
+  std::optional<SlowCauses> causes;  // with --min-latency, for calls that slow
+  std::vector<ThrottlePause> throttles;
 };
 
 struct JournalCommit {
@@ -90,6 +109,7 @@ struct SyncTimeline {
   std::vector<RequestTimeline> flushes;   // flushes on the device completing inside the call
   std::vector<JournalCommit> commits;     // journal commits on the device overlapping the call
   bool incomplete = false;
+  std::optional<SlowCauses> causes;  // with --min-latency, for calls that slow
 };
 
 using Timeline = std::variant<WriteTimeline, SyncTimeline>;
