@@ -9,8 +9,10 @@ packages=(
   bpftool libbpf-dev libelf-dev zlib1g-dev
   libcli11-dev libfmt-dev nlohmann-json3-dev
   libgtest-dev googletest
+  libprotobuf-dev protobuf-compiler  # the Perfetto sink's trace format (protoc at build)
   e2fsprogs util-linux  # mkfs.ext4, losetup for the scratch filesystems
   qemu-system-x86 cpio file  # make vm-test: Debian 6.1 guest with an emulated NVMe disk
+  chromium              # the HTML report's integration test renders it headless (no X needed)
 )
 
 missing=()

@@ -14,7 +14,8 @@ us=$src/userspace
 sources=("$here/trace_file_fuzz.cpp" "$@")
 if [[ ! -x $out/trace_file_fuzz || -n $(find "${sources[@]}" -newer "$out/trace_file_fuzz") ]]; then
   clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-    -DFMT_HEADER_ONLY -I"$us" -I"$src/bpf" "${sources[@]}" -o "$out/trace_file_fuzz"
+    -DFMT_HEADER_ONLY -I"$us" -I"$src/bpf" -isystem "$build/proto" "${sources[@]}" -lprotobuf \
+    -o "$out/trace_file_fuzz"
 fi
 cp -n "$here"/corpus/* "$out/corpus/" 2>/dev/null || true
 # Fails (leaving crash-*/leak-* files in $out) on the first crash, leak or UB.

@@ -576,7 +576,8 @@ TEST(TextSink, HostileCommIsEscaped) {
 }
 
 TEST(TextSink, ColorOnlyWhenAsked) {
-  const std::string colored = format_timeline(durable_write(), SinkOptions{.color = true});
+  const std::string colored =
+      format_timeline(durable_write(), SinkOptions{.color = true, .devices = {}});
   EXPECT_TRUE(contains(colored, "\x1b[32mDURABLE +3.10ms via flush\x1b[0m")) << colored;
 }
 

@@ -42,7 +42,7 @@ int run_report(const ReportOptions& options) {
                     fmt::format("cannot write {}: {}", options.output, std::strerror(errno)));
     out = &file;
   }
-  auto sink = make_sink(options.format, *out, SinkOptions{});
+  auto sink = make_sink(options.format, *out, SinkOptions{.devices = reader.header().devices});
   Pipeline pipeline(PipelineOptions{options.min_latency_ns, {}}, reader.header().devices, *sink);
 
   Nanos first = 0, last = 0;

@@ -129,7 +129,7 @@ KernelFilter build_filter(const TraceOptions& options) {
   }
   filter.filter_tgid = !filter.tgids.empty() || !options.command.empty();
   filter.follow_children = !options.command.empty();
-  filter.causes_min_ns = options.min_latency_ns;
+  filter.causes_min_ns = options.causes_min_ns ? options.causes_min_ns : options.min_latency_ns;
   if (options.comm) {
     if (options.comm->empty() || options.comm->size() >= WP_COMM_LEN)
       throw Failure(kExitUsage, fmt::format("--comm takes a name of 1 to {} characters (the "
@@ -237,10 +237,11 @@ int run_trace(const TraceOptions& options) {
     filter.tgids.push_back(static_cast<std::uint32_t>(child->pid()));
   }
 
-  auto sink = make_sink(options.format, *output.stream,
-                        SinkOptions{options.output.empty() && ::isatty(STDOUT_FILENO)});
-  Pipeline pipeline(PipelineOptions{options.min_latency_ns, options.observer}, list_block_devices(),
-                    *sink);
+  const std::vector<DeviceInfo> devices = list_block_devices();
+  auto sink = make_sink(
+      options.format, *output.stream,
+      SinkOptions{.color = options.output.empty() && ::isatty(STDOUT_FILENO), .devices = devices});
+  Pipeline pipeline(PipelineOptions{options.min_latency_ns, options.observer}, devices, *sink);
   std::unique_ptr<TraceFileWriter> recording;  // made once the hooks are known
   PlannedSession planned = start_planned_session(caps, !options.no_fentry, filter,
                                                  [&](std::span<const std::byte> record) {

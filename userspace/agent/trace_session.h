@@ -26,6 +26,9 @@ struct TraceOptions {
   std::vector<std::string> command;  // `-- CMD ARGS…`
   bool no_fentry = false;            // keep to tracepoints even where fentry attaches
   std::string record_path;           // also write the raw records to this trace file
+  // Off-CPU causes for calls at least this slow; 0: the same as min_latency_ns (and none
+  // when that is 0 too: the sched_switch hook runs on every context switch).
+  Nanos causes_min_ns = 0;
   // Sees every timeline the sink gets (writepath demo keeps them to explain the run).
   std::function<void(const Timeline&)> observer;
 };

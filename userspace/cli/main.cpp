@@ -105,6 +105,21 @@ std::vector<std::string> load_arguments(const ScenarioCommand& cmd) {
   return args;
 }
 
+// The sink for --format NAME. The HTML report is one page written when the trace ends, not a
+// stream: it goes to a file (-o), never to a terminal.
+wp::OutputFormat output_format(const std::string& name, const std::string& output) {
+  if (name == "html") {
+    if (output.empty()) throw wp::Failure(wp::kExitUsage, "--format html needs -o FILE");
+    return wp::OutputFormat::Html;
+  }
+  // A Perfetto trace is binary, written once at the end.
+  if (name == "perfetto") {
+    if (output.empty()) throw wp::Failure(wp::kExitUsage, "--format perfetto needs -o FILE");
+    return wp::OutputFormat::Perfetto;
+  }
+  return name == "json" ? wp::OutputFormat::Json : wp::OutputFormat::Text;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -137,7 +152,8 @@ int main(int argc, char** argv) {
   };
   auto* trace = app.add_subcommand("trace", "Trace writes and fsyncs live");
   add_filters(trace, trace_options, min_latency, duration);
-  trace->add_option("--format", format, "Output format")->check(CLI::IsMember({"text", "json"}));
+  trace->add_option("--format", format, "Output format")
+      ->check(CLI::IsMember({"text", "json", "html", "perfetto"}));
   trace->add_option("-o,--output", trace_options.output, "Write to FILE instead of stdout");
   trace->add_option("--save", trace_options.record_path,
                     "Also record the raw trace to FILE (for writepath report)");
@@ -152,7 +168,7 @@ int main(int argc, char** argv) {
   auto* report = app.add_subcommand("report", "Print a recorded trace as trace would have");
   report->add_option("file", report_options.path, "A file written by writepath record")->required();
   report->add_option("--format", report_format, "Output format")
-      ->check(CLI::IsMember({"text", "json"}));
+      ->check(CLI::IsMember({"text", "json", "html", "perfetto"}));
   report->add_option("-o,--output", report_options.output, "Write to FILE instead of stdout");
   report->add_option("--min-latency", report_min_latency, "Only items at least this slow")
       ->check(DurationValidator());
@@ -167,7 +183,7 @@ int main(int argc, char** argv) {
   wp::TraceOptions demo_trace;
   std::string demo_format = "json";
   demo->add_option("--format", demo_format, "Format of the full trace written with -o")
-      ->check(CLI::IsMember({"text", "json"}));
+      ->check(CLI::IsMember({"text", "json", "html", "perfetto"}));
   demo->add_option("-o,--output", demo_trace.output, "Also write the full trace to FILE");
   demo->add_flag("--no-fentry", demo_trace.no_fentry, "Use tracepoints even where fentry attaches");
   std::vector<ScenarioCommand> commands;
@@ -215,14 +231,14 @@ int main(int argc, char** argv) {
         return wp::loadgen::run_load(*cmd.scenario, options);
       }
       workspace_options(cmd);  // bad values fail here, before anything is traced
-      demo_trace.format = demo_format == "text" ? wp::OutputFormat::Text : wp::OutputFormat::Json;
+      demo_trace.format = output_format(demo_format, demo_trace.output);
       return wp::run_demo(*cmd.scenario, load_arguments(cmd), demo_trace);
     }
     if (*doctor) return wp::run_doctor(std::cout, !doctor_no_fentry);
     if (*trace) {
       if (!min_latency.empty()) trace_options.min_latency_ns = *wp::parse_duration(min_latency);
       if (!duration.empty()) trace_options.duration_ns = wp::parse_duration(duration);
-      trace_options.format = format == "json" ? wp::OutputFormat::Json : wp::OutputFormat::Text;
+      trace_options.format = output_format(format, trace_options.output);
       return wp::run_trace(trace_options);
     }
     if (*record) {
@@ -236,8 +252,7 @@ int main(int argc, char** argv) {
     if (*report) {
       if (!report_min_latency.empty())
         report_options.min_latency_ns = *wp::parse_duration(report_min_latency);
-      report_options.format =
-          report_format == "json" ? wp::OutputFormat::Json : wp::OutputFormat::Text;
+      report_options.format = output_format(report_format, report_options.output);
       return wp::run_report(report_options);
     }
   } catch (const wp::Failure& e) {

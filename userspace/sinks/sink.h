@@ -8,6 +8,7 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "analyze/summaries.h"
 #include "decode/events.h"
@@ -29,10 +30,11 @@ struct TraceSummary {
   DirectIoSummary direct_io;     // O_DIRECT verdict per process and file
 };
 
-enum class OutputFormat { Text, Json };
+enum class OutputFormat { Text, Json, Html, Perfetto };
 
 struct SinkOptions {
   bool color = false;  // ANSI colors in text output; the CLI sets it when the stream is a tty
+  std::vector<DeviceInfo> devices;  // names the Perfetto tracks ("vda 254:0"); else by number
 };
 
 class Sink {

@@ -1,0 +1,250 @@
+// HTML report sink: hand-built timelines in, one page out. The page's drawing is tested in a real
+// browser by the integration suite; here: the embedded data round-trips, nothing in it can break
+// out of its script element, the page fetches nothing, and the slowest-N cap keeps what it says.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "sinks/html_sink.h"
+#include "sinks/sink.h"
+
+namespace wp {
+namespace {
+
+using nlohmann::json;
+
+constexpr Nanos kStart = 1'000'000'000;
+constexpr DevT kLoop0 = make_dev(7, 0);
+constexpr const char* kHostileComm = "</script><script>alert(1)</script>";
+
+SyscallEvent call_at(Nanos start, Nanos latency, std::string comm = "dd") {
+  SyscallEvent call;
+  call.start_ns = start;
+  call.end_ns = start + latency;
+  call.pid = 1234;
+  call.tid = 1235;
+  call.comm = std::move(comm);
+  call.syscall = Syscall::Pwrite64;
+  call.fd = 3;
+  call.dev = kLoop0;
+  call.ino = 12;
+  call.file_flags = file_flag::kRegular;
+  call.ret = 4096;
+  call.count = 4096;
+  call.pages_dirtied = 1;
+  return call;
+}
+
+WriteTimeline write_at(Nanos start, Nanos latency, std::string comm = "dd") {
+  WriteTimeline write;
+  write.call = call_at(start, latency, std::move(comm));
+  write.state = WriteState::Durable;
+  write.pages = 1;
+  RequestTimeline request;
+  request.disk = kLoop0;
+  request.bytes = 4096;
+  write.requests.push_back(request);
+  write.written_ns = start + 2'000'000;
+  write.durable_ns = start + 3'000'000;
+  write.durable_via = DurableVia::Flush;
+  return write;
+}
+
+SyncTimeline fsync_at(Nanos start) {
+  SyncTimeline sync;
+  sync.call = call_at(start, 5'200'000);
+  sync.call.syscall = Syscall::Fsync;
+  sync.call.ret = 0;
+  sync.phases = {400'000, 1'100'000, 2'000'000, 1'500'000, 200'000};
+  RequestTimeline flush;
+  flush.disk = kLoop0;
+  flush.op = ReqOp::Flush;
+  sync.flushes.push_back(flush);
+  return sync;
+}
+
+TraceSummary totals_of(const std::vector<Timeline>& items) {
+  TraceSummary totals;
+  for (const Timeline& item : items) {
+    if (const auto* sync = std::get_if<SyncTimeline>(&item)) {
+      totals.sync_phases.add(*sync);
+      ++totals.fsyncs;
+    } else {
+      totals.direct_io.add(std::get<WriteTimeline>(item));
+      ++totals.writes;
+    }
+  }
+  totals.duration_ns = 10'000'000;
+  return totals;
+}
+
+std::string page_of(const std::vector<Timeline>& items, HtmlOptions options = {}) {
+  std::ostringstream out;
+  HtmlSink sink(out, std::move(options));
+  for (const Timeline& item : items) sink.timeline(item);
+  sink.summary(totals_of(items));
+  return out.str();
+}
+
+constexpr std::string_view kDataOpen = R"(<script type="application/json" id="data">)";
+
+// The text between the data element's tags, exactly as the browser's parser would cut it.
+std::string embedded_text(const std::string& page) {
+  std::size_t open = page.find(kDataOpen);
+  EXPECT_NE(open, std::string::npos);
+  std::size_t begin = open + kDataOpen.size();
+  std::size_t end = page.find("</script", begin);
+  EXPECT_NE(end, std::string::npos);
+  return page.substr(begin, end - begin);
+}
+
+json embedded_data(const std::string& page) {
+  return json::parse(embedded_text(page));
+}
+
+std::size_t occurrences(const std::string& text, std::string_view what) {
+  std::size_t count = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+    ++count;
+  return count;
+}
+
+TEST(HtmlSink, EmbedsTheItemsAndTheSummaryAsParseableJson) {
+  std::vector<Timeline> items = {write_at(kStart, 14'200), write_at(kStart + 50'000, 9'000),
+                                 fsync_at(kStart + 100'000)};
+  json data = embedded_data(page_of(items, HtmlOptions{.generated_at = "2025-01-31 14:02:11"}));
+
+  EXPECT_EQ(data["generated_at"], "2025-01-31 14:02:11");
+  ASSERT_EQ(data["writes"].size(), 2u);
+  ASSERT_EQ(data["syncs"].size(), 1u);
+  EXPECT_EQ(data["writes_seen"], 2);
+  EXPECT_EQ(data["syncs_seen"], 1);
+  EXPECT_EQ(data["writes_by_state"]["durable"], 2);
+  EXPECT_EQ(data["first_start_ns"], kStart);
+
+  const json& write = data["writes"][0];
+  EXPECT_EQ(write["syscall"], "pwrite64");
+  EXPECT_EQ(write["dev"], "7:0");
+  EXPECT_EQ(write["latency_ns"], 14'200);
+  EXPECT_EQ(write["state"], "durable");
+  EXPECT_EQ(write["durable_via"], "flush");
+  // Requests are counted, not carried: a write can have hundreds.
+  EXPECT_FALSE(write.contains("requests"));
+  EXPECT_EQ(write["requests_count"], 1);
+
+  const json& sync = data["syncs"][0];
+  EXPECT_EQ(sync["phases"]["journal_ns"], 2'000'000);
+  EXPECT_EQ(sync["flushes_count"], 1);
+  EXPECT_FALSE(sync.contains("flushes"));
+
+  EXPECT_EQ(data["summary"]["type"], "summary");
+  EXPECT_EQ(data["summary"]["fsync_phases"]["latency_ns"]["p50"], 5'200'000);
+  ASSERT_EQ(data["processes"].size(), 1u);
+  EXPECT_EQ(data["processes"][0]["comm"], "dd");
+  EXPECT_EQ(data["processes"][0]["items"], 3);
+  ASSERT_EQ(data["files"].size(), 1u);
+  EXPECT_EQ(data["files"][0]["writes"], 2);
+  EXPECT_EQ(data["files"][0]["syncs"], 1);
+}
+
+TEST(HtmlSink, AProcessNameCannotCloseOrOpenAScriptElement) {
+  std::vector<Timeline> items = {write_at(kStart, 10'000, kHostileComm),
+                                 write_at(kStart + 1, 10'000, "<!--<script>")};
+  std::string page = page_of(items);
+  std::string embedded = embedded_text(page);
+
+  EXPECT_EQ(embedded.find("</"), std::string::npos);
+  EXPECT_EQ(embedded.find('<'), std::string::npos) << "no '<' at all, so no <!-- either";
+  // The page's own three script elements, and no others.
+  EXPECT_EQ(occurrences(page, "</script>"), 3u);
+  EXPECT_EQ(occurrences(page, "<script"), 3u);
+  json data = json::parse(embedded);
+  EXPECT_EQ(data["writes"][0]["comm"], kHostileComm);
+  EXPECT_EQ(data["writes"][1]["comm"], "<!--<script>");
+}
+
+TEST(HtmlSink, ACommCutMidCharacterDoesNotStopThePage) {
+  std::vector<Timeline> items = {write_at(kStart, 10'000, "caf\xC3")};
+  json data = embedded_data(page_of(items));
+  EXPECT_EQ(data["writes"][0]["comm"], "caf\xEF\xBF\xBD");  // U+FFFD
+}
+
+TEST(HtmlSink, ThePageHasItsPartsAndFetchesNothing) {
+  std::string page = page_of({write_at(kStart, 10'000), fsync_at(kStart + 20'000)});
+  EXPECT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
+  for (const char* id :
+       {"errors", "header", "subject", "totals", "cap-note", "how-to-read", "timeline-chart",
+        "timeline-legend", "phases", "phase-chart", "phase-summary", "causes", "cause-chart",
+        "throttle", "throttle-chart", "direct-io", "tooltip", "data"})
+    EXPECT_NE(page.find(std::string("id=\"") + id + "\""), std::string::npos) << id;
+  EXPECT_NE(page.find(R"(<div id="errors" hidden></div>)"), std::string::npos);
+  // Offline: no external script, stylesheet, image or font; the only URL is SVG's namespace.
+  EXPECT_EQ(page.find("<link"), std::string::npos);
+  EXPECT_EQ(page.find("src="), std::string::npos);
+  EXPECT_EQ(page.find("@import"), std::string::npos);
+  EXPECT_EQ(page.find("https://"), std::string::npos);
+  EXPECT_EQ(occurrences(page, "http://"), 1u);
+  EXPECT_NE(page.find("http://www.w3.org/2000/svg"), std::string::npos);
+  EXPECT_EQ(page.find("innerHTML"), std::string::npos) << "data must never be parsed as markup";
+}
+
+TEST(HtmlSink, KeepsTheSlowestWritesInArrivalOrderAndCountsThemAll) {
+  std::vector<Timeline> items;
+  // Latencies 1..10 µs, out of order: the three slowest are 10, 9 and 8 µs.
+  for (Nanos us : {3, 10, 1, 8, 2, 9, 4, 5, 7, 6})
+    items.push_back(write_at(kStart + us * 1'000'000, us * 1'000));
+  for (int i = 0; i < 4; ++i) items.push_back(fsync_at(kStart + 100'000'000 + i));
+  HtmlOptions small;
+  small.max_writes = 3;
+  small.max_syncs = 2;
+  json data = embedded_data(page_of(items, small));
+
+  ASSERT_EQ(data["writes"].size(), 3u);
+  EXPECT_EQ(data["writes"][0]["latency_ns"], 10'000);  // arrived second
+  EXPECT_EQ(data["writes"][1]["latency_ns"], 8'000);
+  EXPECT_EQ(data["writes"][2]["latency_ns"], 9'000);
+  EXPECT_EQ(data["writes_seen"], 10);
+  EXPECT_EQ(data["writes_by_state"]["durable"], 10);
+  EXPECT_EQ(data["syncs"].size(), 2u);
+  EXPECT_EQ(data["syncs_seen"], 4);
+  EXPECT_EQ(data["summary"]["writes"], 10);
+  EXPECT_EQ(data["limits"]["writes"], 3);
+}
+
+TEST(HtmlSink, CarriesSlowCausesThrottlePausesAndDirectIoVerdicts) {
+  WriteTimeline throttled = write_at(kStart, 40'000'000);
+  throttled.causes = SlowCauses{.on_cpu_ns = 1'000'000,
+                                .throttle_ns = 36'000'000,
+                                .writeback_wait_ns = 0,
+                                .blocked_ns = 2'000'000,
+                                .runnable_ns = 1'000'000};
+  throttled.throttles.push_back(
+      {.ts = kStart + 1'000, .pause_ms = 36, .dirty_pages = 51'000, .limit_pages = 50'000});
+  WriteTimeline direct = write_at(kStart + 50'000'000, 20'000);
+  direct.direct = true;
+  direct.call.pages_dirtied = 0;
+  json data = embedded_data(page_of({throttled, direct}));
+
+  EXPECT_EQ(data["writes"][0]["causes"]["throttled_ns"], 36'000'000);
+  ASSERT_EQ(data["throttle_pauses"].size(), 1u);
+  EXPECT_EQ(data["throttle_pauses"][0]["dirty_pages"], 51'000);
+  EXPECT_EQ(data["throttle_pauses"][0]["limit_pages"], 50'000);
+  EXPECT_EQ(data["throttle_pauses"][0]["comm"], "dd");
+  EXPECT_EQ(data["throttle_pauses_seen"], 1);
+  ASSERT_EQ(data["summary"]["direct_io"].size(), 1u);
+  EXPECT_EQ(data["summary"]["direct_io"][0]["bypassed_page_cache"], true);
+}
+
+TEST(HtmlSink, MakeSinkStampsWhenThePageWasWritten) {
+  std::ostringstream out;
+  auto sink = make_sink(OutputFormat::Html, out, SinkOptions{});
+  sink->summary(TraceSummary{});
+  json data = embedded_data(out.str());
+  EXPECT_FALSE(data["generated_at"].get<std::string>().empty());
+  EXPECT_TRUE(data["writes"].empty());
+}
+
+}  // namespace
+}  // namespace wp

@@ -1,0 +1,869 @@
+// The HTML report's page: markup, CSS and the script that draws the embedded data. Everything is
+// inline (no CDN, no web fonts) so the file works offline. The script builds every element with
+// createElement/textContent, never innerHTML, so nothing in the data (comms are chosen by any
+// process) is ever parsed as markup. HtmlSink replaces @@WRITEPATH_DATA@@ with the JSON.
+#pragma once
+
+namespace wp {
+
+inline constexpr const char* kHtmlTemplate = R"html(<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="writepath">
+<title>writepath report</title>
+<script>
+// First, on its own: a page that fails to draw says so in #errors instead of staying blank.
+window.addEventListener('error', function (e) {
+  var box = document.getElementById('errors');
+  var line = document.createElement('div');
+  line.textContent = 'This page failed to draw: ' + (e.message || 'error') +
+      (e.lineno ? ' (line ' + e.lineno + ')' : '');
+  if (box) { box.appendChild(line); box.hidden = false; }
+});
+</script>
+<style>
+:root { --ink: #1f2430; --muted: #5d6675; --line: #d9dde4; --panel: #ffffff; --bg: #f3f5f8;
+        --durable: #2e9e5b; --written: #3b7dd8; --dirty: #e8a33a; --failed: #d64545;
+        --sync: #6f4bbf; }
+* { box-sizing: border-box; }
+body { margin: 0; background: var(--bg); color: var(--ink);
+       font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial,
+             sans-serif; }
+main { max-width: 1400px; margin: 0 auto; padding: 16px 20px 40px; }
+h1 { font-size: 22px; margin: 4px 0 6px; }
+h2 { font-size: 17px; margin: 0 0 6px; }
+section, header { background: var(--panel); border: 1px solid var(--line); border-radius: 8px;
+                  padding: 14px 18px; margin: 0 0 14px; }
+p { margin: 6px 0; }
+.muted, .hint { color: var(--muted); }
+.hint { font-size: 13px; }
+#errors { background: #fdecec; border: 1px solid var(--failed); color: #8a1f1f; padding: 8px 12px;
+          border-radius: 6px; margin-bottom: 12px; white-space: pre-wrap; }
+.warning { background: #fff6e5; border: 1px solid var(--dirty); border-radius: 6px;
+           padding: 6px 10px; }
+.cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(150px, 1fr)); gap: 10px;
+         margin: 10px 0 4px; }
+.card { border: 1px solid var(--line); border-radius: 6px; padding: 8px 10px; }
+.card .value { font-size: 20px; font-weight: 600; }
+.card .label { color: var(--muted); font-size: 12px; }
+.card.bad .value { color: var(--failed); }
+.legend { display: flex; flex-wrap: wrap; gap: 6px 16px; margin: 6px 0 8px; font-size: 13px; }
+.legend span.item { display: inline-flex; align-items: center; gap: 6px; }
+.legend svg { flex: none; }
+.chart { width: 100%; overflow-x: auto; }
+svg text { font: 11px system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif;
+           fill: var(--ink); }
+svg .axis-label { fill: var(--muted); }
+svg .grid { stroke: #e6e9ee; }
+svg .lane-bg { fill: #f7f8fa; }
+svg .bar { stroke: rgba(0,0,0,.25); stroke-width: .5; }
+svg .state-durable { fill: var(--durable); }
+svg .state-written { fill: var(--written); }
+svg .state-dirty { fill: var(--dirty); }
+svg .state-failed { fill: var(--failed); }
+svg .bar.sync { fill: var(--sync); fill-opacity: .8; }
+svg .bar.sync.failed { fill: var(--failed); }
+svg .durable-wait { stroke: var(--durable); stroke-dasharray: 3 3; stroke-width: 1.2; fill: none; }
+svg .durable-mark { fill: #fff; stroke: #14532d; stroke-width: 1.5; }
+svg .selection { fill: rgba(59,125,216,.15); stroke: var(--written); }
+svg .has-tip:hover { stroke: #000; stroke-width: 1.2; }
+svg .seg-label { fill: #fff; font-size: 10.5px; pointer-events: none; }
+svg .limit-line { stroke: var(--failed); stroke-width: 1.5; fill: none; }
+svg .pause-dot { fill: var(--dirty); stroke: #8a5a12; stroke-width: .6; }
+.phase-writeback { fill: #e8a33a; background: #e8a33a; }
+.phase-data_io { fill: #3b7dd8; background: #3b7dd8; }
+.phase-journal { fill: #8e5cc9; background: #8e5cc9; }
+.phase-flush { fill: #d6604d; background: #d6604d; }
+.phase-other { fill: #a7afbb; background: #a7afbb; }
+.cause-on_cpu { fill: #2e9e5b; background: #2e9e5b; }
+.cause-throttled { fill: #d64545; background: #d64545; }
+.cause-writeback_wait { fill: #e8a33a; background: #e8a33a; }
+.cause-blocked { fill: #5b6fd6; background: #5b6fd6; }
+.cause-runnable { fill: #a7afbb; background: #a7afbb; }
+.swatch { display: inline-block; width: 12px; height: 12px; border-radius: 2px; flex: none; }
+table { border-collapse: collapse; margin-top: 10px; font-size: 13px; }
+th, td { padding: 4px 10px; border-bottom: 1px solid var(--line); text-align: right;
+         white-space: nowrap; }
+th { color: var(--muted); font-weight: 600; }
+th:first-child, td:first-child, td.text, th.text { text-align: left; }
+td.text { white-space: normal; color: var(--muted); }
+tr.total td { font-weight: 600; }
+.verdict-good { color: var(--durable); font-weight: 600; }
+.verdict-bad { color: var(--failed); font-weight: 600; }
+button { font: inherit; font-size: 13px; padding: 2px 10px; border: 1px solid var(--line);
+         background: #fff; border-radius: 5px; cursor: pointer; }
+#tooltip { position: fixed; z-index: 10; pointer-events: none; background: #1f2430; color: #fff;
+           border-radius: 6px; padding: 8px 10px; font-size: 12px; max-width: 420px;
+           box-shadow: 0 4px 14px rgba(0,0,0,.25); }
+#tooltip .title { font-weight: 600; margin-bottom: 4px; }
+#tooltip table { margin: 0; font-size: 12px; }
+#tooltip td { border: 0; padding: 1px 8px 1px 0; color: #fff; text-align: left;
+              white-space: normal; }
+#tooltip td:first-child { color: #aeb6c4; white-space: nowrap; }
+</style>
+</head>
+<body>
+<main>
+<div id="errors" hidden></div>
+<noscript><p class="warning">This report draws its charts with JavaScript: enable it to see
+them.</p></noscript>
+<header id="header">
+  <h1>writepath report: where the write time went</h1>
+  <p id="subject"></p>
+  <div id="totals" class="cards"></div>
+  <p id="lost-note" class="warning" hidden></p>
+  <p id="cap-note" class="warning" hidden></p>
+</header>
+<section id="how-to-read">
+  <h2>How to read this</h2>
+  <p>Every <code>write()</code> and <code>fsync()</code> the tracer saw is a bar in the timeline
+  below, on the row of the thread that made the call; the bar runs from the moment the call
+  started to the moment it returned, so a long bar is a call the program waited for. A write's
+  color says how far its data got: <b>durable</b> (on stable storage: the disk's cache was flushed
+  or the write went to it with FUA), <b>written</b> (the device has it, possibly only in its
+  volatile cache), <b>dirty</b> (still only in memory, in the page cache) or <b>failed</b>.
+  A diamond marks the moment a write became durable; the dashed line before it is how long the
+  data was at risk after <code>write()</code> had already returned. Sync calls are purple.
+  Further down, each sync call's time is split into phases (submitting its data, the data I/O,
+  the filesystem journal commit, the disk cache flush), slow calls are split by what they waited
+  for, and dirty-throttling pauses show when the kernel made a writer wait because too much
+  memory was dirty. Hover over anything for its details; drag across the timeline to zoom in.</p>
+</section>
+<section id="timeline">
+  <h2>Timeline of writes and syncs</h2>
+  <div id="timeline-legend" class="legend"></div>
+  <p class="hint"><span id="timeline-range"></span> <button id="zoom-reset" hidden>Show
+  everything</button></p>
+  <div id="timeline-chart" class="chart"></div>
+</section>
+<section id="phases">
+  <h2>Where each sync call spent its time</h2>
+  <p class="hint" id="phase-hint"></p>
+  <div id="phase-legend" class="legend"></div>
+  <div id="phase-chart" class="chart"></div>
+  <div id="phase-summary"></div>
+</section>
+<section id="causes">
+  <h2>Why the slowest calls were slow</h2>
+  <p class="hint" id="cause-hint"></p>
+  <div id="cause-legend" class="legend"></div>
+  <div id="cause-chart" class="chart"></div>
+</section>
+<section id="throttle">
+  <h2>Dirty-throttling pauses</h2>
+  <p class="hint" id="throttle-hint"></p>
+  <div id="throttle-legend" class="legend"></div>
+  <div id="throttle-chart" class="chart"></div>
+</section>
+<section id="direct-io" hidden>
+  <h2>Did O_DIRECT bypass the page cache?</h2>
+  <p class="hint">One row per process and file written with O_DIRECT. Writes that dirtied pages
+  went through the page cache after all (a misaligned or extending write the filesystem fell
+  back on, for instance); EINVAL counts writes refused for misalignment.</p>
+  <div id="direct-io-table"></div>
+</section>
+</main>
+<div id="tooltip" hidden></div>
+<script type="application/json" id="data">@@WRITEPATH_DATA@@</script>
+<script>
+(function () {
+'use strict';
+
+function reportError(message) {
+  var box = document.getElementById('errors');
+  var line = document.createElement('div');
+  line.textContent = 'This page failed to draw: ' + message;
+  box.appendChild(line);
+  box.hidden = false;
+}
+
+// ---- building blocks ----------------------------------------------------------------------
+var SVGNS = 'http://www.w3.org/2000/svg';
+
+// An HTML element; children are nodes or strings (strings become text, never markup).
+function h(tag, attrs) {
+  var e = document.createElement(tag);
+  for (var k in attrs || {}) e.setAttribute(k, attrs[k]);
+  for (var i = 2; i < arguments.length; i++) {
+    var c = arguments[i];
+    if (c === null || c === undefined) continue;
+    e.append(c);
+  }
+  return e;
+}
+
+function s(tag, attrs, parent) {
+  var e = document.createElementNS(SVGNS, tag);
+  for (var k in attrs || {}) e.setAttribute(k, attrs[k]);
+  if (parent) parent.appendChild(e);
+  return e;
+}
+
+function stext(parent, x, y, text, attrs) {
+  var t = s('text', Object.assign({x: x, y: y}, attrs || {}), parent);
+  t.textContent = text;
+  return t;
+}
+
+function fmtDur(ns) {
+  ns = Number(ns);
+  if (!isFinite(ns) || ns < 0) return '?';
+  if (ns < 999.5) return Math.round(ns) + ' ns';
+  var units = [[1e3, 'µs'], [1e6, 'ms'], [1e9, 's']];
+  for (var i = 0; i < units.length; i++) {
+    var v = ns / units[i][0];
+    if (v >= 999.5 && i < units.length - 1) continue;  // 999.7 µs reads better as 1.00 ms
+    return (v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2)) + ' ' + units[i][1];
+  }
+}
+
+function fmtBytes(b) {
+  b = Number(b);
+  var units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  var i = 0;
+  while (b >= 1024 && i < units.length - 1) { b /= 1024; i++; }
+  return (Number.isInteger(b) ? String(b) : b.toFixed(1)) + ' ' + units[i];
+}
+
+function fmtCount(n) { return Number(n).toLocaleString('en-US'); }
+
+function plural(n, one, many) { return fmtCount(n) + ' ' + (Number(n) === 1 ? one : many); }
+
+function pct(part, whole) { return whole > 0 ? (100 * part / whole).toFixed(0) + '%' : '–'; }
+
+// Tick values between a and b, about `count` of them, on a 1-2-5 grid.
+function niceTicks(a, b, count) {
+  var raw = (b - a) / Math.max(1, count);
+  var mag = Math.pow(10, Math.floor(Math.log10(raw)));
+  var step = [1, 2, 5, 10].map(function (m) { return m * mag; })
+                          .find(function (st) { return st >= raw; });
+  var ticks = [];
+  for (var t = Math.ceil(a / step) * step; t <= b + step * 1e-9; t += step) ticks.push(t);
+  return {ticks: ticks, step: step};
+}
+
+// A tick label: the unit of the largest value, with as many decimals as the step needs.
+function tickLabel(ns, step, largest) {
+  var unit = largest >= 1e9 ? [1e9, 's'] : largest >= 1e6 ? [1e6, 'ms'] :
+             largest >= 1e3 ? [1e3, 'µs'] : [1, 'ns'];
+  var decimals = Math.min(6, Math.max(0, Math.ceil(Math.log10(unit[0] / step) - 1e-9)));
+  return (ns / unit[0]).toFixed(decimals) + ' ' + unit[1];
+}
+
+function truncate(text, max) {
+  text = String(text);
+  return text.length > max ? text.slice(0, max - 1) + '…' : text;
+}
+
+// ---- tooltip --------------------------------------------------------------------------------
+var tooltip = document.getElementById('tooltip');
+var tips = new WeakMap();
+var tipShown = null;
+
+// `describe` returns {title, rows: [[label, value], …]}; built only when hovered.
+function tip(elem, describe) {
+  tips.set(elem, describe);
+  elem.classList.add('has-tip');
+}
+
+document.addEventListener('mousemove', function (e) {
+  var t = e.target;
+  while (t && t !== document && !tips.has(t)) t = t.parentNode;
+  if (!t || t === document) { tooltip.hidden = true; tipShown = null; return; }
+  if (t !== tipShown) {
+    tipShown = t;
+    var d = tips.get(t)();
+    tooltip.replaceChildren(h('div', {class: 'title'}, d.title));
+    var table = h('table');
+    d.rows.forEach(function (r) {
+      if (r[1] === null || r[1] === undefined || r[1] === '') return;
+      table.append(h('tr', {}, h('td', {}, r[0]), h('td', {}, String(r[1]))));
+    });
+    tooltip.append(table);
+  }
+  tooltip.hidden = false;
+  var x = e.clientX + 14, y = e.clientY + 14;
+  var w = tooltip.offsetWidth, ht = tooltip.offsetHeight;
+  if (x + w > window.innerWidth - 4) x = Math.max(4, e.clientX - w - 14);
+  if (y + ht > window.innerHeight - 4) y = Math.max(4, e.clientY - ht - 14);
+  tooltip.style.left = x + 'px';
+  tooltip.style.top = y + 'px';
+});
+
+// ---- the data -------------------------------------------------------------------------------
+var data = JSON.parse(document.getElementById('data').textContent);
+var summary = data.summary || {};
+var origin = Number(data.first_start_ns) || 0;
+function rel(ns) { return Number(ns) - origin; }
+function at(ns) { return 'at +' + fmtDur(rel(ns)); }
+
+var PHASES = [
+  ['writeback', 'Writeback', 'the caller submitting its dirty pages to the block layer'],
+  ['data_io', 'Data I/O', 'its data requests in flight on the device'],
+  ['journal', 'Journal', 'a filesystem journal commit running on the device'],
+  ['flush', 'Cache flush', 'the disk emptying its volatile write cache (FLUSH or FUA)'],
+  ['other', 'Other', 'anything else: CPU time, locks, waiting to be scheduled']];
+var CAUSES = [
+  ['on_cpu', 'On CPU', 'running: copying data, filesystem code'],
+  ['throttled', 'Throttled', 'put to sleep by dirty throttling (too much memory dirty)'],
+  ['writeback_wait', 'Writeback wait', 'asleep until a page under writeback was written'],
+  ['blocked', 'Blocked', 'asleep for anything else: locks, the journal, I/O'],
+  ['runnable', 'Runnable', 'ready to run, waiting for a CPU']];
+var STATES = [
+  ['durable', 'durable: on stable storage'],
+  ['written', 'written: on the device, maybe only in its cache'],
+  ['dirty', 'dirty: only in memory'],
+  ['failed', 'failed']];
+
+function callName(d) { return d.syscall + ' by ' + d.comm; }
+function fileText(d) { return d.dev === null ? 'none' : 'device ' + d.dev + ', inode ' + d.ino; }
+
+function writeTip(d) {
+  var durable = d.durable_ns !== null
+      ? fmtDur(Number(d.durable_ns) - Number(d.end_ns)) + ' after it returned' +
+            (d.durable_via ? ' (via ' + d.durable_via + ')' : '')
+      : 'not by the end of the trace';
+  var flags = [d.direct ? 'O_DIRECT' : null, d.sync ? 'O_SYNC' : null, d.append ? 'O_APPEND' : null]
+                  .filter(Boolean).join(', ');
+  var rows = [
+    ['process', d.comm + ' (pid ' + d.pid + ', thread ' + d.tid + ')'],
+    ['file', fileText(d) + (d.fd !== null ? ', fd ' + d.fd : '')],
+    ['bytes', fmtBytes(d.bytes) + ' at offset ' + fmtCount(d.offset) +
+                  (d.requested !== d.bytes ? ' (asked ' + fmtBytes(d.requested) + ')' : '')],
+    ['latency', fmtDur(d.latency_ns) + ', started ' + at(d.start_ns)],
+    ['state', d.state + (d.incomplete ? ' (incomplete: records were lost)' : '')],
+    ['durable', durable],
+    ['pages dirtied', fmtCount(d.pages_dirtied)],
+    ['throttled', d.throttled_ns > 0 ? fmtDur(d.throttled_ns) + ' in ' +
+                  plural(d.throttle_events, 'pause', 'pauses') : 'no'],
+    ['writeback waits', d.writeback_waits > 0 ? fmtCount(d.writeback_waits) : null],
+    ['requests', fmtCount(d.requests_count)],
+    ['flags', flags],
+    ['error', d.error]];
+  return {title: callName(d), rows: rows.concat(causeRows(d))};
+}
+
+function syncTip(d) {
+  var rows = [
+    ['process', d.comm + ' (pid ' + d.pid + ', thread ' + d.tid + ')'],
+    ['file', fileText(d)],
+    ['latency', fmtDur(d.latency_ns) + ', started ' + at(d.start_ns)]];
+  PHASES.forEach(function (p) {
+    var v = d.phases[p[0] + '_ns'];
+    rows.push([p[1], fmtDur(v) + ' (' + pct(v, d.latency_ns) + ')']);
+  });
+  rows.push(['data requests', fmtCount(d.requests_count)],
+            ['cache flushes', fmtCount(d.flushes_count)],
+            ['journal commits', fmtCount(d.journal_commits_count)],
+            ['incomplete', d.incomplete ? 'yes: records were lost' : null], ['error', d.error]);
+  return {title: callName(d), rows: rows.concat(causeRows(d))};
+}
+
+function causeRows(d) {
+  if (!d.causes) return [];
+  return CAUSES.map(function (c) {
+    var v = d.causes[c[0] + '_ns'];
+    return [c[1], fmtDur(v) + ' (' + pct(v, d.latency_ns) + ')'];
+  });
+}
+
+function legendItem(box, swatch, label) {
+  box.append(h('span', {class: 'item'}, swatch, label));
+}
+function swatch(cls) { return h('span', {class: 'swatch ' + cls}); }
+function svgSwatch(draw) {
+  var svg = s('svg', {width: 22, height: 14, 'aria-hidden': 'true'});
+  draw(svg);
+  return svg;
+}
+
+// ---- header ---------------------------------------------------------------------------------
+function drawHeader() {
+  var procs = (data.processes || []).map(function (p) { return p.comm + ' (pid ' + p.pid + ')'; });
+  var files = (data.files || []).map(function (f) { return f.dev + ' inode ' + f.ino; });
+  var more = function (shown, total) {
+    return total > shown ? ' and ' + (total - shown) + ' more' : '';
+  };
+  var text = 'Traced ' + plural(summary.writes || 0, 'write', 'writes') + ' and ' +
+      plural(summary.fsyncs || 0, 'sync call', 'sync calls');
+  if (procs.length) text += ' from ' + procs.join(', ') + more(procs.length, data.process_count);
+  if (files.length) {
+    text += ', on ' + plural(data.file_count, 'file', 'files') + ' (' + files.join(', ') +
+            more(files.length, data.file_count) + ')';
+  }
+  text += ', over ' + fmtDur(summary.duration_ns || 0) + '.';
+  if (data.generated_at) text += ' Report written ' + data.generated_at + '.';
+  document.getElementById('subject').textContent = text;
+
+  var cards = document.getElementById('totals');
+  function card(value, label, bad) {
+    cards.append(h('div', {class: 'card' + (bad ? ' bad' : '')}, h('div', {class: 'value'}, value),
+                   h('div', {class: 'label'}, label)));
+  }
+  card(fmtCount(summary.writes || 0), 'writes');
+  card(fmtCount(summary.fsyncs || 0), 'sync calls (fsync, fdatasync, …)');
+  card(fmtDur(summary.duration_ns || 0), 'traced for');
+  card(fmtCount(summary.lost || 0), 'records lost', summary.lost > 0);
+  card(fmtCount(summary.incomplete || 0), 'incomplete items', summary.incomplete > 0);
+  card(fmtCount(summary.events || 0), 'kernel events decoded');
+
+  if (summary.lost > 0) {
+    var note = document.getElementById('lost-note');
+    var hooks = Object.keys(summary.lost_by_hook || {}).map(function (k) {
+      return k + ' ' + fmtCount(summary.lost_by_hook[k]);
+    });
+    note.textContent = fmtCount(summary.lost) + ' kernel records were lost because the ring ' +
+        'buffer was full (' + hooks.join(', ') + '): some items below are missing stages or ' +
+        'missing altogether.';
+    note.hidden = false;
+  }
+  var capped = [];
+  if (data.writes_seen > data.writes.length)
+    capped.push('the ' + fmtCount(data.writes.length) + ' slowest of ' +
+                fmtCount(data.writes_seen) + ' writes');
+  if (data.syncs_seen > data.syncs.length)
+    capped.push('the ' + fmtCount(data.syncs.length) + ' slowest of ' +
+                fmtCount(data.syncs_seen) + ' sync calls');
+  if (capped.length) {
+    var cap = document.getElementById('cap-note');
+    cap.textContent = 'To stay quick to open, this page draws only ' + capped.join(' and ') +
+        '. The totals and the percentile table cover every call.';
+    cap.hidden = false;
+  }
+}
+
+// ---- timeline -------------------------------------------------------------------------------
+function drawTimeline() {
+  var chart = document.getElementById('timeline-chart');
+  var legend = document.getElementById('timeline-legend');
+  var byState = data.writes_by_state || {};
+  STATES.forEach(function (st) {
+    var sw = svgSwatch(function (svg) {
+      s('rect', {x: 1, y: 2, width: 20, height: 10, class: 'bar state-' + st[0]}, svg);
+    });
+    legendItem(legend, sw, 'write, ' + st[1] + ' (' + fmtCount(byState[st[0]] || 0) + ')');
+  });
+  legendItem(legend, svgSwatch(function (svg) {
+    s('rect', {x: 1, y: 2, width: 20, height: 10, class: 'bar sync'}, svg);
+  }), 'sync call (fsync, fdatasync, …)');
+  legendItem(legend, svgSwatch(function (svg) {
+    s('line', {x1: 1, y1: 7, x2: 15, y2: 7, class: 'durable-wait'}, svg);
+    s('path', {d: 'M16 2 L21 7 L16 12 L11 7 Z', class: 'durable-mark'}, svg);
+  }), 'returned … became durable');
+
+  var items = [];
+  data.writes.forEach(function (d) { items.push({kind: 'write', d: d}); });
+  data.syncs.forEach(function (d) { items.push({kind: 'sync', d: d}); });
+  if (!items.length) {
+    chart.append(h('p', {class: 'muted'}, 'Nothing to draw: no write or sync call was traced.'));
+    return;
+  }
+  items.sort(function (a, b) { return a.d.start_ns - b.d.start_ns; });
+
+  // One lane per thread, in order of first appearance; past MAX_LANES the quietest threads
+  // share one last lane.
+  var MAX_LANES = 40;
+  var lanesByTid = new Map();
+  items.forEach(function (it) {
+    var lane = lanesByTid.get(it.d.tid);
+    if (!lane) {
+      lane = {label: it.d.comm + ' · thread ' + it.d.tid, count: 0, first: lanesByTid.size};
+      lanesByTid.set(it.d.tid, lane);
+    }
+    lane.count++;
+  });
+  var lanes = Array.from(lanesByTid.values());
+  var other = null;
+  if (lanes.length > MAX_LANES) {
+    lanes.sort(function (a, b) { return b.count - a.count; });
+    var rest = lanes.slice(MAX_LANES - 1);
+    lanes = lanes.slice(0, MAX_LANES - 1).sort(function (a, b) { return a.first - b.first; });
+    other = {label: rest.length + ' other threads', count: 0};
+    rest.forEach(function (l) { l.shared = other; });
+    lanes.push(other);
+  }
+  lanes.forEach(function (l, i) { l.index = i; });
+  items.forEach(function (it) {
+    var lane = lanesByTid.get(it.d.tid);
+    it.lane = (lane.shared || lane).index;
+  });
+
+  var fullStart = origin, fullEnd = origin;
+  items.forEach(function (it) {
+    fullStart = Math.min(fullStart, Number(it.d.start_ns));
+    fullEnd = Math.max(fullEnd, Number(it.d.end_ns), Number(it.d.durable_ns || 0));
+  });
+  if (fullEnd <= fullStart) fullEnd = fullStart + 1000;
+  var pad = (fullEnd - fullStart) * 0.01;
+  var full = [fullStart - pad, fullEnd + pad];
+  var view = full.slice();
+  var resetButton = document.getElementById('zoom-reset');
+  resetButton.addEventListener('click', function () { view = full.slice(); render(); });
+
+  function render() {
+    chart.replaceChildren();
+    var width = Math.max(720, chart.clientWidth || 1200);
+    var labelW = 190, rightPad = 14, axisH = 30;
+    var plotW = width - labelW - rightPad;
+    var laneH = lanes.length > 16 ? 16 : 26;
+    var height = axisH + lanes.length * laneH + 6;
+    var t0 = view[0], t1 = view[1];
+    var x = function (t) { return labelW + (t - t0) / (t1 - t0) * plotW; };
+    var svg = s('svg', {id: 'timeline-svg', width: width, height: height,
+                        viewBox: '0 0 ' + width + ' ' + height, role: 'img',
+                        'aria-label': 'timeline of writes and sync calls'}, chart);
+    s('rect', {x: labelW, y: 0, width: plotW, height: height}, s('clipPath', {id: 'plot-clip'},
+      s('defs', {}, svg)));
+
+    lanes.forEach(function (l, i) {
+      var y = axisH + i * laneH;
+      if (i % 2 === 0) s('rect', {x: 0, y: y, width: width, height: laneH, class: 'lane-bg'}, svg);
+      var label = stext(svg, labelW - 8, y + laneH / 2 + 4, truncate(l.label, 30),
+                        {'text-anchor': 'end'});
+      s('title', {}, label).textContent = l.label;
+    });
+
+    var tk = niceTicks(t0 - origin, t1 - origin, Math.floor(plotW / 110));
+    var largest = Math.max(Math.abs(t0 - origin), Math.abs(t1 - origin));
+    tk.ticks.forEach(function (v) {
+      var px = x(v + origin);
+      if (px < labelW - 0.5 || px > labelW + plotW + 0.5) return;
+      s('line', {x1: px, x2: px, y1: axisH - 4, y2: height, class: 'grid'}, svg);
+      stext(svg, px, axisH - 9, (v > 0 ? '+' : '') + tickLabel(v, tk.step, largest),
+            {'text-anchor': 'middle', class: 'axis-label'});
+    });
+    stext(svg, 8, axisH - 9, 'thread                    time →', {class: 'axis-label'});
+
+    var plot = s('g', {'clip-path': 'url(#plot-clip)'}, svg);
+    // The durable-wait lines go over the bars: they mostly run across the sync that made the
+    // data durable.
+    var bars = s('g', {}, plot), waits = s('g', {}, plot), marks = s('g', {}, plot);
+    var barH = Math.round(laneH * 0.62);
+    items.forEach(function (it) {
+      var d = it.d;
+      var start = Number(d.start_ns), end = Number(d.end_ns);
+      var durable = d.durable_ns == null ? null : Number(d.durable_ns);  // null or absent
+      var last = Math.max(end, durable || 0);
+      if (last < t0 || start > t1) return;
+      var yTop = axisH + it.lane * laneH + (laneH - barH) / 2;
+      var yMid = axisH + it.lane * laneH + laneH / 2;
+      var x0 = x(start), x1 = Math.max(x(end), x0 + 2);
+      if (it.kind === 'write' && durable !== null) {
+        var xd = x(durable);
+        if (xd > x1) s('line', {x1: x1, x2: xd, y1: yMid, y2: yMid, class: 'durable-wait'}, waits);
+        var r = Math.min(5, barH / 2 + 1);
+        var mark = s('path', {d: 'M' + xd + ' ' + (yMid - r) + ' L' + (xd + r) + ' ' + yMid + ' L' +
+                                 xd + ' ' + (yMid + r) + ' L' + (xd - r) + ' ' + yMid + ' Z',
+                              class: 'durable-mark'}, marks);
+        tip(mark, function () {
+          return {title: 'durable ' + at(durable),
+                  rows: [['write', callName(d) + ', started ' + at(start)],
+                         ['via', d.durable_via],
+                         ['after return', fmtDur(durable - end)]]};
+        });
+      }
+      var cls = it.kind === 'write' ? 'bar write state-' + d.state
+                                    : 'bar sync' + (d.error ? ' failed' : '');
+      var bar = s('rect', {x: x0, y: yTop, width: x1 - x0, height: barH, class: cls}, bars);
+      tip(bar, it.kind === 'write' ? function () { return writeTip(d); }
+                                   : function () { return syncTip(d); });
+    });
+
+    // Drag across the plot to zoom into that span.
+    var selection = null, dragFrom = null;
+    var toTime = function (px) { return t0 + (px - labelW) / plotW * (t1 - t0); };
+    var localX = function (e) {
+      var box = svg.getBoundingClientRect();
+      return Math.min(labelW + plotW, Math.max(labelW, (e.clientX - box.left) * width / box.width));
+    };
+    svg.addEventListener('mousedown', function (e) {
+      dragFrom = localX(e);
+      selection = s('rect', {x: dragFrom, y: axisH, width: 0, height: height - axisH,
+                             class: 'selection'}, svg);
+      e.preventDefault();
+    });
+    svg.addEventListener('mousemove', function (e) {
+      if (dragFrom === null) return;
+      var px = localX(e);
+      selection.setAttribute('x', Math.min(px, dragFrom));
+      selection.setAttribute('width', Math.abs(px - dragFrom));
+    });
+    var finish = function (e) {
+      if (dragFrom === null) return;
+      var px = localX(e), from = dragFrom;
+      dragFrom = null;
+      selection.remove();
+      if (Math.abs(px - from) < 5) return;
+      view = [toTime(Math.min(px, from)), toTime(Math.max(px, from))];
+      if (view[1] - view[0] < 200) view[1] = view[0] + 200;  // no deeper than 200 ns
+      render();
+    };
+    svg.addEventListener('mouseup', finish);
+    svg.addEventListener('mouseleave', finish);
+
+    var zoomed = view[0] > full[0] || view[1] < full[1];
+    resetButton.hidden = !zoomed;
+    document.getElementById('timeline-range').textContent =
+        (zoomed ? 'Zoomed in: ' : 'Showing ') + 'from +' + fmtDur(Math.max(0, view[0] - origin)) +
+        ' to +' + fmtDur(view[1] - origin) + ' (' + fmtDur(view[1] - view[0]) + ' across). ' +
+        'Times are since the first traced call. Drag across the chart to zoom in.';
+  }
+  render();
+  var lastWidth = chart.clientWidth;
+  window.addEventListener('resize', function () {
+    if (chart.clientWidth !== lastWidth) { lastWidth = chart.clientWidth; render(); }
+  });
+}
+
+// ---- stacked bars (sync phases, slow-call causes) ------------------------------------------
+// rows: [{label, title, total, parts: [{key, name, value}], describe}]
+// colorPrefix-KEY is the CSS class that colors part KEY (phase-journal, cause-blocked, …).
+function stackedBars(container, id, rows, segClass, colorPrefix, unitName) {
+  var width = Math.max(720, container.clientWidth || 1200);
+  var labelW = 340, totalW = 80, rowH = 24, barH = 16, top = 4;
+  var plotW = width - labelW - totalW - 10;
+  var max = Math.max.apply(null, rows.map(function (r) { return r.total; }).concat([1]));
+  var height = top + rows.length * rowH + 4;
+  var svg = s('svg', {id: id, width: width, height: height, viewBox: '0 0 ' + width + ' ' + height,
+                      role: 'img', 'aria-label': unitName}, container);
+  rows.forEach(function (r, i) {
+    var y = top + i * rowH;
+    var label = stext(svg, labelW - 8, y + barH / 2 + 4, truncate(r.label, 56),
+                      {'text-anchor': 'end'});
+    s('title', {}, label).textContent = r.label;
+    var x = labelW;
+    r.parts.forEach(function (p) {
+      var w = p.value / max * plotW;
+      if (w <= 0) return;
+      var seg = s('rect', {x: x, y: y, width: Math.max(w, 0.5), height: barH,
+                           class: segClass + ' ' + colorPrefix + '-' + p.key}, svg);
+      tip(seg, function () {
+        var d = r.describe();
+        d.title = p.name + ': ' + fmtDur(p.value) + ' of ' + fmtDur(r.total) + ' (' +
+                  pct(p.value, r.total) + ')';
+        return d;
+      });
+      var text = fmtDur(p.value);
+      if (w > text.length * 6.2 + 8) stext(svg, x + w / 2, y + barH / 2 + 4, text,
+                                            {'text-anchor': 'middle', class: 'seg-label'});
+      x += w;
+    });
+    stext(svg, labelW + r.total / max * plotW + 6, y + barH / 2 + 4, fmtDur(r.total));
+  });
+  return svg;
+}
+
+function partsOf(d, names, field) {
+  return names.map(function (n) {
+    return {key: n[0], name: n[1], value: Number(d[field][n[0] + '_ns']) || 0};
+  });
+}
+
+function namedLegend(box, names, cls) {
+  names.forEach(function (n) {
+    var item = h('span', {class: 'item'}, swatch(cls + '-' + n[0]), h('b', {}, n[1]), ': ' + n[2]);
+    box.append(item);
+  });
+}
+
+function drawPhases() {
+  var MAX_ROWS = 40;
+  var syncs = data.syncs.slice().sort(function (a, b) { return b.latency_ns - a.latency_ns; });
+  var hint = document.getElementById('phase-hint');
+  if (!syncs.length) {
+    hint.textContent = 'No fsync, fdatasync, sync_file_range or sync call was traced.';
+    return;
+  }
+  hint.textContent = 'One bar per sync call, slowest first' +
+      (syncs.length > MAX_ROWS ? ' (the ' + MAX_ROWS + ' slowest of ' + fmtCount(syncs.length) +
+                                 ' drawn)' : '') +
+      '; the bar is the call\'s latency, split into what it was waiting for.';
+  namedLegend(document.getElementById('phase-legend'), PHASES, 'phase');
+  var rows = syncs.slice(0, MAX_ROWS).map(function (d) {
+    return {label: '+' + fmtDur(rel(d.start_ns)) + ' · ' + d.syscall + ' · ' + d.comm +
+                   ' (thread ' + d.tid + ')',
+            total: Number(d.latency_ns), parts: partsOf(d, PHASES, 'phases'),
+            describe: function () { return syncTip(d); }};
+  });
+  stackedBars(document.getElementById('phase-chart'), 'phase-svg', rows, 'phase-seg', 'phase',
+              'sync call phases');
+
+  var stats = summary.fsync_phases;
+  if (!stats) return;
+  var table = h('table', {id: 'phase-table'});
+  table.append(h('tr', {}, h('th', {}, 'Phase'), h('th', {}, 'p50'), h('th', {}, 'p99'),
+                 h('th', {}, 'max'), h('th', {}, 'total'), h('th', {}, 'share of sync time'),
+                 h('th', {class: 'text'}, 'what it is')));
+  var all = stats.latency_ns;
+  var rowOf = function (name, st, cls, what, total) {
+    return h('tr', total ? {class: 'total'} : {},
+             h('td', {}, cls ? swatch(cls) : '', cls ? ' ' : '', name), h('td', {}, fmtDur(st.p50)),
+             h('td', {}, fmtDur(st.p99)), h('td', {}, fmtDur(st.max)),
+             h('td', {}, fmtDur(st.total)), h('td', {}, pct(st.total, all.total)),
+             h('td', {class: 'text'}, what));
+  };
+  table.append(rowOf('Whole call', all, null,
+                     'latency of ' + plural(summary.fsyncs, 'sync call', 'sync calls'), true));
+  PHASES.forEach(function (p) {
+    var st = stats[p[0] + '_ns'];
+    if (st) table.append(rowOf(p[1], st, 'phase-' + p[0], p[2], false));
+  });
+  var box = document.getElementById('phase-summary');
+  box.append(h('p', {class: 'hint'}, 'Every sync call of the trace: percentiles per phase ' +
+                                          '(p50: half the calls spent less; p99: all but 1 in ' +
+                                          '100 did).'),
+             table);
+}
+
+function drawCauses() {
+  var MAX_ROWS = 30;
+  var hint = document.getElementById('cause-hint');
+  var slow = [];
+  data.writes.forEach(function (d) { if (d.causes) slow.push({kind: 'write', d: d}); });
+  data.syncs.forEach(function (d) { if (d.causes) slow.push({kind: 'sync', d: d}); });
+  if (!slow.length) {
+    hint.textContent = 'No breakdown in this trace. Run writepath with --min-latency (for ' +
+        'example --min-latency 1ms) to keep only the calls at least that slow and split each one ' +
+        'into on-CPU, throttled, writeback-wait, blocked and runnable time.';
+    return;
+  }
+  slow.sort(function (a, b) { return b.d.latency_ns - a.d.latency_ns; });
+  hint.textContent = 'One bar per call, slowest first' +
+      (slow.length > MAX_ROWS ? ' (the ' + MAX_ROWS + ' slowest of ' + fmtCount(slow.length) +
+                                ' drawn)' : '') +
+      '; the bar is the call\'s latency, split by what the thread was doing.';
+  namedLegend(document.getElementById('cause-legend'), CAUSES, 'cause');
+  var rows = slow.slice(0, MAX_ROWS).map(function (it) {
+    var d = it.d;
+    var size = it.kind === 'write' ? ' ' + fmtBytes(d.bytes) : '';
+    return {label: '+' + fmtDur(rel(d.start_ns)) + ' · ' + d.syscall + size + ' · ' + d.comm +
+                   ' (thread ' + d.tid + ')',
+            total: Number(d.latency_ns), parts: partsOf(d, CAUSES, 'causes'),
+            describe: function () { return it.kind === 'write' ? writeTip(d) : syncTip(d); }};
+  });
+  stackedBars(document.getElementById('cause-chart'), 'cause-svg', rows, 'cause-seg', 'cause',
+              'slow call causes');
+}
+
+// ---- dirty throttling -----------------------------------------------------------------------
+function drawThrottle() {
+  var pauses = data.throttle_pauses || [];
+  var hint = document.getElementById('throttle-hint');
+  if (!pauses.length) {
+    hint.textContent = 'No writer was paused by dirty throttling: the dirty page cache stayed ' +
+        'under the kernel\'s limits.';
+    return;
+  }
+  var totalMs = 0, worst = 0;
+  pauses.forEach(function (p) {
+    totalMs += Number(p.pause_ms);
+    if (p.limit_pages > 0) worst = Math.max(worst, p.dirty_pages / p.limit_pages);
+  });
+  hint.textContent = 'When too much memory is dirty, the kernel makes writers sleep inside ' +
+      'write() until writeback catches up. ' +
+      plural(data.throttle_pauses_seen, 'pause', 'pauses') +
+      (data.throttle_pauses_seen > pauses.length ? ' (the first ' + fmtCount(pauses.length) +
+                                                   ' drawn)' : '') +
+      ', ' + fmtDur(totalMs * 1e6) + ' asleep in those drawn; dirty memory reached ' +
+      (worst * 100).toFixed(0) + '% of the limit. Each dot is a pause: how many pages were ' +
+      'dirty at that moment; the red line is the dirty limit. Throttling starts below the limit: ' +
+      'past halfway between the background threshold and the limit, writers are slowed down.';
+  var legend = document.getElementById('throttle-legend');
+  legendItem(legend, svgSwatch(function (svg) {
+    s('circle', {cx: 11, cy: 7, r: 4, class: 'pause-dot'}, svg);
+  }), 'a throttling pause: pages dirty then');
+  legendItem(legend, svgSwatch(function (svg) {
+    s('line', {x1: 1, y1: 7, x2: 21, y2: 7, class: 'limit-line'}, svg);
+  }), 'the global dirty limit (pages)');
+
+  var chart = document.getElementById('throttle-chart');
+  var width = Math.max(720, chart.clientWidth || 1200);
+  var labelW = 100, rightPad = 14, top = 10, bottom = 26, plotH = 220;
+  var plotW = width - labelW - rightPad, height = top + plotH + bottom;
+  var sorted = pauses.slice().sort(function (a, b) { return a.ts - b.ts; });
+  var t0 = Number(sorted[0].ts), t1 = Number(sorted[sorted.length - 1].ts);
+  if (t1 <= t0) t1 = t0 + 1e6;
+  // The point is dirty against limit, so the y axis starts near them rather than at 0.
+  var maxPages = 1, minPages = Infinity;
+  sorted.forEach(function (p) {
+    maxPages = Math.max(maxPages, p.dirty_pages, p.limit_pages);
+    minPages = Math.min(minPages, p.dirty_pages, p.limit_pages);
+  });
+  var yTicks = niceTicks(minPages * 0.9, maxPages * 1.05, 5);
+  var lowPages = Math.floor(minPages * 0.9 / yTicks.step) * yTicks.step;
+  maxPages = Math.ceil(maxPages * 1.05 / yTicks.step) * yTicks.step;
+  var x = function (t) { return labelW + (t - t0) / (t1 - t0) * plotW; };
+  var y = function (pages) {
+    return top + plotH - (pages - lowPages) / (maxPages - lowPages) * plotH;
+  };
+  var svg = s('svg', {id: 'throttle-svg', width: width, height: height,
+                      viewBox: '0 0 ' + width + ' ' + height, role: 'img',
+                      'aria-label': 'dirty pages at each throttling pause'}, chart);
+  niceTicks(lowPages, maxPages, 5).ticks.forEach(function (v) {
+    s('line', {x1: labelW, x2: labelW + plotW, y1: y(v), y2: y(v), class: 'grid'}, svg);
+    stext(svg, labelW - 6, y(v) + 4, fmtCount(Math.round(v)) + ' pages',
+          {'text-anchor': 'end', class: 'axis-label'});
+  });
+  var xt = niceTicks(t0 - origin, t1 - origin, Math.floor(plotW / 110));
+  xt.ticks.forEach(function (v) {
+    var px = x(v + origin);
+    if (px < labelW - 0.5 || px > labelW + plotW + 0.5) return;
+    stext(svg, px, top + plotH + 16, '+' + tickLabel(v, xt.step, t1 - origin),
+          {'text-anchor': 'middle', class: 'axis-label'});
+  });
+  s('path', {d: sorted.map(function (p, i) {
+    return (i ? 'L' : 'M') + x(p.ts).toFixed(1) + ' ' + y(p.limit_pages).toFixed(1);
+  }).join(' '), class: 'limit-line'}, svg);
+  sorted.forEach(function (p) {
+    var dot = s('circle', {cx: x(p.ts), cy: y(p.dirty_pages), r: 3.5, class: 'pause-dot'}, svg);
+    tip(dot, function () {
+      return {title: 'paused ' + fmtDur(p.pause_ms * 1e6) + ' ' + at(p.ts),
+              rows: [['writer', p.comm + ' (thread ' + p.tid + ')'],
+                     ['dirty', fmtCount(p.dirty_pages) + ' pages'],
+                     ['limit', fmtCount(p.limit_pages) + ' pages'],
+                     ['dirty / limit', pct(p.dirty_pages, p.limit_pages)]]};
+    });
+  });
+}
+
+// ---- O_DIRECT -------------------------------------------------------------------------------
+function drawDirectIo() {
+  var verdicts = summary.direct_io || [];
+  if (!verdicts.length) return;
+  document.getElementById('direct-io').hidden = false;
+  var table = h('table', {id: 'direct-io-verdicts'});
+  table.append(h('tr', {}, h('th', {}, 'Process'), h('th', {}, 'File'), h('th', {}, 'Writes'),
+                 h('th', {}, 'Bytes'), h('th', {}, 'Pages dirtied'), h('th', {}, 'Bytes via cache'),
+                 h('th', {}, 'EINVAL'), h('th', {}, 'Other errors'), h('th', {}, 'Verdict')));
+  verdicts.forEach(function (v) {
+    var ok = v.bypassed_page_cache;
+    table.append(h('tr', {}, h('td', {}, v.comm + ' (pid ' + v.pid + ')'),
+                   h('td', {}, 'device ' + v.dev + ', inode ' + v.ino),
+                   h('td', {}, fmtCount(v.writes)),
+                   h('td', {}, fmtBytes(v.bytes)), h('td', {}, fmtCount(v.pages_dirtied)),
+                   h('td', {}, fmtBytes(v.buffered_bytes)), h('td', {}, fmtCount(v.einval)),
+                   h('td', {}, fmtCount(v.other_errors)),
+                   h('td', {class: ok ? 'verdict-good' : 'verdict-bad'},
+                     ok ? 'bypassed the page cache' : 'went through the page cache')));
+  });
+  document.getElementById('direct-io-table').append(table);
+}
+
+// Each part draws on its own: one failing leaves the others readable, and says so.
+[drawHeader, drawTimeline, drawPhases, drawCauses, drawThrottle, drawDirectIo].forEach(
+    function (draw) {
+      try {
+        draw();
+      } catch (e) {
+        reportError(draw.name + ': ' + (e && e.stack ? e.stack : e));
+      }
+    });
+})();
+</script>
+</body>
+</html>
+)html";
+
+}  // namespace wp
