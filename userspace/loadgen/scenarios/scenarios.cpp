@@ -29,4 +29,15 @@ std::string fsync_phases_line(const SyncTimeline& sync) {
       human_duration(p.flush_ns), human_duration(p.other_ns));
 }
 
+std::string durable_writes_line(const std::vector<Timeline>& timelines) {
+  std::size_t durable = 0, writes = 0;
+  for (const auto& item : timelines) {
+    if (const auto* w = std::get_if<WriteTimeline>(&item)) {
+      ++writes;
+      durable += w->state == WriteState::Durable;
+    }
+  }
+  return fmt::format("{} of {} writes durable by the end", durable, writes);
+}
+
 }  // namespace wp::loadgen

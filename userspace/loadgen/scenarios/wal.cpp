@@ -113,13 +113,7 @@ class Wal : public Scenario {
                : 0.0));
     out.push_back(fmt::format("{} of them waited for a journal commit, {} for a cache flush",
                               with_commit, with_flush));
-    std::size_t durable = 0, writes = 0;
-    for (const auto& item : timelines)
-      if (const auto* w = std::get_if<WriteTimeline>(&item)) {
-        ++writes;
-        durable += w->state == WriteState::Durable;
-      }
-    out.push_back(fmt::format("{} of {} writes durable by the end", durable, writes));
+    out.push_back(durable_writes_line(timelines));
     return out;
   }
 

@@ -76,13 +76,7 @@ class WriteFsync : public Scenario {
       out.push_back(fmt::format("its {} data requests, {} cache flushes, {} journal commits",
                                 sync->requests.size(), sync->flushes.size(), sync->commits.size()));
     }
-    std::size_t durable = 0, writes = 0;
-    for (const auto& item : timelines)
-      if (const auto* w = std::get_if<WriteTimeline>(&item)) {
-        ++writes;
-        durable += w->state == WriteState::Durable;
-      }
-    out.push_back(fmt::format("{} of {} writes durable by the end", durable, writes));
+    out.push_back(durable_writes_line(timelines));
     return out;
   }
 
