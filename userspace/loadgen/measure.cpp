@@ -17,7 +17,6 @@
 #include <utility>
 
 #include "loadgen/context.h"
-#include "sinks/units.h"
 
 namespace wp::loadgen {
 namespace fs = std::filesystem;
@@ -197,10 +196,6 @@ std::uint32_t crc32(const void* data, std::size_t size) {
 double mib_per_s(std::uint64_t bytes, Nanos ns) {
   return ns ? static_cast<double>(bytes) / (1024.0 * 1024.0) / (static_cast<double>(ns) / 1e9)
             : 0.0;
-}
-
-std::string format_ns(Nanos ns) {
-  return human_duration(ns);
 }
 
 }  // namespace wp::loadgen

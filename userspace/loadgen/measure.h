@@ -97,6 +97,5 @@ void fill_pattern(std::vector<char>& buffer, std::uint64_t seed);
 std::uint32_t crc32(const void* data, std::size_t size);
 
 double mib_per_s(std::uint64_t bytes, Nanos ns);
-std::string format_ns(Nanos ns);  // "3.10ms"
 
 }  // namespace wp::loadgen

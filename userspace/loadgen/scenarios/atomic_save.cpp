@@ -17,6 +17,7 @@
 #include "loadgen/context.h"
 #include "loadgen/measure.h"
 #include "loadgen/scenarios/scenarios.h"
+#include "sinks/units.h"
 
 namespace wp::loadgen {
 namespace {
@@ -103,12 +104,12 @@ class AtomicSave : public Scenario {
     r.figures["naive_max_ns"] = unsafe.max;
     r.figures["naive_fsyncs"] = 0;
     r.figures["naive_fsyncs_per_round"] = 0;
-    r.lines.push_back(
-        fmt::format("safe save of {}: median {} (file fsync {}, directory fsync {}), 2 fsyncs each",
-                    human_size(), format_ns(safe.p50), format_ns(summarize(file_fsync_ns).p50),
-                    format_ns(summarize(dir_fsync_ns).p50)));
+    r.lines.push_back(fmt::format(
+        "safe save of {}: median {} (file fsync {}, directory fsync {}), 2 fsyncs each",
+        human_size(), human_duration(safe.p50), human_duration(summarize(file_fsync_ns).p50),
+        human_duration(summarize(dir_fsync_ns).p50)));
     r.lines.push_back(fmt::format("naive overwrite: median {}, no fsync: not durable on return",
-                                  format_ns(unsafe.p50)));
+                                  human_duration(unsafe.p50)));
     r.lines.push_back(fmt::format(
         "{} rounds each; the safe save costs {:.1f}× the naive one", rounds_,
         unsafe.p50 ? static_cast<double>(safe.p50) / static_cast<double>(unsafe.p50) : 0.0));
@@ -145,8 +146,8 @@ class AtomicSave : public Scenario {
     std::vector<std::string> out;
     out.push_back(
         fmt::format("{} fsyncs of the temporary files, p50 {}; {} of the directory, p50 {}",
-                    file_fsyncs.size(), format_ns(summarize(file_fsyncs).p50), dir_fsyncs.size(),
-                    format_ns(summarize(dir_fsyncs).p50)));
+                    file_fsyncs.size(), human_duration(summarize(file_fsyncs).p50),
+                    dir_fsyncs.size(), human_duration(summarize(dir_fsyncs).p50)));
     if (last_file) out.push_back("the last file " + fsync_phases_line(*last_file));
     if (last_dir) {
       // ext4 with a journal commits the rename; without one, the directory's blocks are written.

@@ -8,6 +8,7 @@
 #include "loadgen/context.h"
 #include "loadgen/measure.h"
 #include "loadgen/scenarios/scenarios.h"
+#include "sinks/units.h"
 
 namespace wp::loadgen {
 namespace {
@@ -73,14 +74,14 @@ class ColdWarm : public Scenario {
     r.figures["warm_storage_read_bytes"] = warm.storage_bytes;
     r.figures["warm_over_cold"] = cold_mib_s > 0 ? warm_mib_s / cold_mib_s : 0.0;
     r.lines.push_back(fmt::format("write {} MiB: {}, fsync: {}; then its pages dropped",
-                                  size_ >> 20, format_ns(write_ns), format_ns(fsync_ns)));
+                                  size_ >> 20, human_duration(write_ns), human_duration(fsync_ns)));
     r.lines.push_back(
         fmt::format("cold read: {} ({:.0f} MiB/s), {:.0f}% cached before, {:.1f} MiB from storage",
-                    format_ns(cold.elapsed_ns), cold_mib_s, 100.0 * cold.resident_before,
+                    human_duration(cold.elapsed_ns), cold_mib_s, 100.0 * cold.resident_before,
                     cold.storage_bytes / 1048576.0));
     r.lines.push_back(
         fmt::format("warm read: {} ({:.0f} MiB/s), {:.0f}% cached before, {:.1f} MiB from storage",
-                    format_ns(warm.elapsed_ns), warm_mib_s, 100.0 * warm.resident_before,
+                    human_duration(warm.elapsed_ns), warm_mib_s, 100.0 * warm.resident_before,
                     warm.storage_bytes / 1048576.0));
     r.lines.push_back(fmt::format("warm/cold: {:.1f}×", r.figures["warm_over_cold"].get<double>()));
     return r;

@@ -209,8 +209,8 @@ class DirtyThrottle : public Scenario {
                                   human_bytes(flood.bytes), mib_per_s(flood.bytes, flood.ns),
                                   human_bytes(logger.dirty_peak_bytes)));
     r.lines.push_back(fmt::format("logger: {} appends every {}: p50 {}, p99 {}, max {}", log.count,
-                                  format_ns(interval_), format_ns(log.p50), format_ns(log.p99),
-                                  format_ns(log.max)));
+                                  human_duration(interval_), human_duration(log.p50),
+                                  human_duration(log.p99), human_duration(log.max)));
     r.lines.push_back(knobs_before == knobs_after
                           ? "dirty sysctls restored"
                           : "dirty sysctls NOT restored: check vm.dirty_* by hand");

@@ -13,6 +13,7 @@
 #include "loadgen/context.h"
 #include "loadgen/measure.h"
 #include "loadgen/scenarios/scenarios.h"
+#include "sinks/units.h"
 
 namespace wp::loadgen {
 namespace {
@@ -102,8 +103,8 @@ class GroupCommit : public Scenario {
           "{:<10} {:>8.0f} records/s, {} fsyncs for {} records ({:.2f} records per fsync), "
           "commit p50 {}, p99 {}",
           label, records_per_s(m), m.fsyncs, m.records,
-          static_cast<double>(m.records) / static_cast<double>(m.fsyncs), format_ns(m.commit.p50),
-          format_ns(m.commit.p99)));
+          static_cast<double>(m.records) / static_cast<double>(m.fsyncs),
+          human_duration(m.commit.p50), human_duration(m.commit.p99)));
     r.lines.push_back(fmt::format("group commit: {:.1f}× the records per second with {} threads",
                                   records_per_s(group) / records_per_s(per_record), threads_));
     return r;
@@ -126,7 +127,7 @@ class GroupCommit : public Scenario {
     std::vector<std::string> out;
     out.push_back(
         fmt::format("{} fsyncs traced, p50 {} (the load counted {}: {} per-record, {} group)",
-                    latency.size(), format_ns(summarize(latency).p50),
+                    latency.size(), human_duration(summarize(latency).p50),
                     per_record_fsyncs + group_fsyncs, per_record_fsyncs, group_fsyncs));
     if (per_record_fsyncs && group_fsyncs)
       out.push_back(fmt::format(

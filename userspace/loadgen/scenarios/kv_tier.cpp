@@ -50,9 +50,9 @@ std::string tier_line(const std::string& mode, const TierFigures& t, std::uint64
   return fmt::format(
       "{}: write p50 {}, p99 {}, {:.0f} MiB/s; read back {:.0f} MiB/s, {} ok / {} bad; "
       "page cache: {} of {} resident",
-      mode, format_ns(t.write.p50), format_ns(t.write.p99), mib_per_s(bytes, t.write_total_ns),
-      mib_per_s(bytes, t.read_total_ns), t.verify_ok, t.verify_failed,
-      human_bytes(t.resident_bytes), human_bytes(t.file_bytes));
+      mode, human_duration(t.write.p50), human_duration(t.write.p99),
+      mib_per_s(bytes, t.write_total_ns), mib_per_s(bytes, t.read_total_ns), t.verify_ok,
+      t.verify_failed, human_bytes(t.resident_bytes), human_bytes(t.file_bytes));
 }
 
 class KvTier : public Scenario {

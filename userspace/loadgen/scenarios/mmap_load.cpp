@@ -173,7 +173,7 @@ std::string signed_bytes(std::int64_t bytes) {
 
 std::string cost_line(const std::string& what, const LoadCost& cost) {
   return fmt::format("{}: {}, {} major faults, RSS {}, {} read from storage", what,
-                     format_ns(cost.load_ns), cost.major_faults,
+                     human_duration(cost.load_ns), cost.major_faults,
                      signed_bytes(cost.rss_growth_bytes), human_bytes(cost.read_bytes));
 }
 
@@ -246,14 +246,14 @@ class MmapLoad : public Scenario {
 
     r.lines.push_back(fmt::format("generated {} tensors × {} ({} in all): {}, fsync {}", tensors_,
                                   human_bytes(tensor_size_), human_bytes(file_size),
-                                  format_ns(generate_ns), format_ns(fsync_ns)));
+                                  human_duration(generate_ns), human_duration(fsync_ns)));
     r.lines.push_back(fmt::format("load {} ({}), page cache dropped before each way:", wanted,
                                   human_bytes(tensor_size_)));
     r.lines.push_back(cost_line("  lazy (mmap, touch the tensor)", lazy));
     r.lines.push_back(cost_line("  eager (read the whole file)", eager));
     r.lines.push_back(
         cost_line(fmt::format("  prefetch ({} threads, then mmap)", threads_), prefetch) +
-        fmt::format(" (prefetch {})", format_ns(prefetch.prefetch_ns)));
+        fmt::format(" (prefetch {})", human_duration(prefetch.prefetch_ns)));
     if (read_ahead)
       r.lines.push_back(fmt::format(
           "lazy reads what it touches plus the device's readahead around each fault ({})",

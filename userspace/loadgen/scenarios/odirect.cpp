@@ -134,7 +134,7 @@ class ODirect : public Scenario {
         outcome(unaligned), unaligned.error == EINVAL ? " (expected)" : " (EINVAL expected)"));
     r.lines.push_back(fmt::format("aligned: {} from a page-aligned buffer at offset {}: {} in {}",
                                   human_bytes(size_), offset_, outcome(aligned),
-                                  format_ns(aligned.ns)));
+                                  human_duration(aligned.ns)));
     if (alignment)
       r.lines.push_back(fmt::format(
           "the filesystem asks O_DIRECT for buffers aligned to {} B, offsets and lengths to {} B",

@@ -8,6 +8,7 @@
 #include "loadgen/context.h"
 #include "loadgen/measure.h"
 #include "loadgen/scenarios/scenarios.h"
+#include "sinks/units.h"
 
 namespace wp::loadgen {
 namespace {
@@ -68,11 +69,11 @@ class Wal : public Scenario {
     r.figures["fsync_p50_ns"] = fsyncs.p50;
     r.figures["fsync_p99_ns"] = fsyncs.p99;
     r.lines.push_back(fmt::format("{} × ({} B write + fsync) in {}: {:.0f} ops/s", count_, record_,
-                                  format_ns(total_ns), ops_per_s));
-    r.lines.push_back(fmt::format("per op: p50 {}, p99 {}, max {}", format_ns(ops.p50),
-                                  format_ns(ops.p99), format_ns(ops.max)));
+                                  human_duration(total_ns), ops_per_s));
+    r.lines.push_back(fmt::format("per op: p50 {}, p99 {}, max {}", human_duration(ops.p50),
+                                  human_duration(ops.p99), human_duration(ops.max)));
     r.lines.push_back(fmt::format("of which the write p50 {}, the fsync p50 {}",
-                                  format_ns(writes.p50), format_ns(fsyncs.p50)));
+                                  human_duration(writes.p50), human_duration(fsyncs.p50)));
     return r;
   }
 
@@ -103,9 +104,9 @@ class Wal : public Scenario {
     out.push_back(fmt::format(
         "per fsync, p50 of each phase: writeback {}, data-io {}, journal {}, flush {}, other {} "
         "(fsync p50 {})",
-        format_ns(summarize(writeback).p50), format_ns(summarize(data_io).p50),
-        format_ns(summarize(journal).p50), format_ns(summarize(flush).p50),
-        format_ns(summarize(other).p50), format_ns(summarize(latency).p50)));
+        human_duration(summarize(writeback).p50), human_duration(summarize(data_io).p50),
+        human_duration(summarize(journal).p50), human_duration(summarize(flush).p50),
+        human_duration(summarize(other).p50), human_duration(summarize(latency).p50)));
     out.push_back(fmt::format(
         "journal + flush: {:.0f}% of all fsync time — the fixed round trip, whatever the record "
         "size",

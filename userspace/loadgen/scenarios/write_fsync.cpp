@@ -7,6 +7,7 @@
 #include "loadgen/context.h"
 #include "loadgen/measure.h"
 #include "loadgen/scenarios/scenarios.h"
+#include "sinks/units.h"
 
 namespace wp::loadgen {
 namespace {
@@ -58,10 +59,10 @@ class WriteFsync : public Scenario {
     r.figures["dirty_after_write_bytes"] = dirty_after_write;
     r.figures["dirty_after_fsync_bytes"] = dirty_after_fsync;
     r.lines.push_back(fmt::format("write {} MiB in {} B writes: {} ({:.0f} MiB/s)", size_ >> 20,
-                                  block_, format_ns(write_ns), mib_per_s(size_, write_ns)));
+                                  block_, human_duration(write_ns), mib_per_s(size_, write_ns)));
     r.lines.push_back(fmt::format("dirty: {:.1f} MiB before, {:.1f} MiB after the writes",
                                   dirty_before / 1048576.0, dirty_after_write / 1048576.0));
-    r.lines.push_back(fmt::format("fsync: {}; dirty after: {:.1f} MiB", format_ns(fsync_ns),
+    r.lines.push_back(fmt::format("fsync: {}; dirty after: {:.1f} MiB", human_duration(fsync_ns),
                                   dirty_after_fsync / 1048576.0));
     return r;
   }
