@@ -1,13 +1,18 @@
 // Perfetto sink: hand-built timelines in, a protobuf trace out, parsed back with the generated
-// classes and checked as the importer would read it: tracks, slices from BEGIN/END pairs,
-// flows from flow ids, every timestamp on CLOCK_MONOTONIC.
+// classes and checked as the importer would read it: interned names resolved through the
+// sequence's tables, tracks, slices from BEGIN/END pairs of each track in time order (the importer
+// sorts; the sink streams timelines in the order they finish), flows from flow ids, every
+// timestamp on CLOCK_MONOTONIC.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
+#include <streambuf>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "sinks/perfetto.pb.h"
@@ -107,30 +112,40 @@ struct Scenario {
     sync.requests = {shared, overlapping};
     sync.flushes = {flush};
     sync.commits = {commit};
+    sync.segments = {{SyncPhase::Writeback, 9'000, 10'000}, {SyncPhase::DataIo, 10'000, 13'000},
+                     {SyncPhase::Other, 13'000, 14'000},    {SyncPhase::Journal, 14'000, 17'000},
+                     {SyncPhase::Other, 17'000, 18'000},    {SyncPhase::Flush, 18'000, 20'000},
+                     {SyncPhase::Other, 20'000, 21'000}};
     sync.phases = {.writeback_ns = 1'000,
-                   .data_io_ns = 4'000,
+                   .data_io_ns = 3'000,
                    .journal_ns = 3'000,
                    .flush_ns = 2'000,
-                   .other_ns = 2'000};
+                   .other_ns = 3'000};
     timelines.push_back(sync);
   }
 };
 
-// The trace as the importer sees it: tracks by uuid, slices rebuilt from BEGIN/END pairs.
+// The trace as the importer sees it: tracks by uuid, names through the interning tables, slices
+// rebuilt from each track's BEGIN/END events sorted by time (stable: equal timestamps keep the
+// order they were written in, as the importer's sort does).
 struct ParsedSlice {
   std::uint64_t track = 0;
   std::string name;
   Nanos begin = 0;
   Nanos end = 0;
   int depth = 0;
+  std::map<std::string, std::string> args;
   pb::TrackEvent begin_event;
 };
 
 struct ParsedTrace {
   pb::Trace trace;
   std::map<std::uint64_t, pb::TrackDescriptor> tracks;
+  std::map<std::uint64_t, std::string> event_names;  // the interning tables at the end
+  std::map<std::uint64_t, std::string> annotation_names;
   std::vector<ParsedSlice> slices;
-  std::vector<std::string> errors;  // unbalanced BEGIN/END, events out of time order
+  std::vector<ParsedSlice> instants;
+  std::vector<std::string> errors;  // unbalanced BEGIN/END, unresolved names, unknown tracks
 
   const pb::TrackDescriptor* track_named(const std::string& name) const {
     for (const auto& [uuid, d] : tracks)
@@ -141,53 +156,120 @@ struct ParsedTrace {
     std::vector<const ParsedSlice*> out;
     for (const auto& s : slices)
       if (s.name == name) out.push_back(&s);
+    std::sort(out.begin(), out.end(),
+              [](const ParsedSlice* a, const ParsedSlice* b) { return a->begin < b->begin; });
     return out;
   }
 };
 
+// An interned entry: defined once per iid (redefining one with another name is illegal).
+void intern(std::map<std::uint64_t, std::string>& table, std::uint64_t iid, const std::string& name,
+            std::vector<std::string>& errors) {
+  if (iid == 0) errors.push_back("interned entry with iid 0");
+  auto [it, added] = table.try_emplace(iid, name);
+  if (!added && it->second != name) errors.push_back("iid " + std::to_string(iid) + " redefined");
+}
+
 ParsedTrace parse(const std::string& bytes) {
   ParsedTrace parsed;
   EXPECT_TRUE(parsed.trace.ParseFromString(bytes));
-  std::map<std::uint64_t, std::vector<ParsedSlice>> open;
-  Nanos last_ts = 0;
+  struct Event {
+    Nanos ts = 0;
+    pb::TrackEvent event;
+    std::string name;
+    std::map<std::string, std::string> args;
+  };
+  std::map<std::uint64_t, std::vector<Event>> by_track;
+  bool state_valid = false;
   for (const auto& packet : parsed.trace.packet()) {
+    if (packet.sequence_flags() & pb::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED) {
+      state_valid = true;
+      parsed.event_names.clear();
+      parsed.annotation_names.clear();
+    }
+    for (const auto& n : packet.interned_data().event_names())
+      intern(parsed.event_names, n.iid(), n.name(), parsed.errors);
+    for (const auto& n : packet.interned_data().debug_annotation_names())
+      intern(parsed.annotation_names, n.iid(), n.name(), parsed.errors);
     if (packet.has_track_descriptor())
       parsed.tracks[packet.track_descriptor().uuid()] = packet.track_descriptor();
     if (!packet.has_track_event()) continue;
     const pb::TrackEvent& e = packet.track_event();
-    if (packet.timestamp() < last_ts) parsed.errors.push_back("events out of time order");
-    last_ts = packet.timestamp();
-    auto& stack = open[e.track_uuid()];
-    if (e.type() == pb::TrackEvent::TYPE_SLICE_BEGIN) {
-      ParsedSlice s;
-      s.track = e.track_uuid();
-      s.name = e.name();
-      s.begin = packet.timestamp();
-      s.depth = static_cast<int>(stack.size());
-      s.begin_event = e;
-      stack.push_back(std::move(s));
-    } else if (e.type() == pb::TrackEvent::TYPE_SLICE_END) {
-      if (stack.empty()) {
-        parsed.errors.push_back("END without BEGIN on track " + std::to_string(e.track_uuid()));
+    if (!parsed.tracks.count(e.track_uuid()))
+      parsed.errors.push_back("an event before its track's descriptor");
+    Event event{packet.timestamp(), e, e.name(), {}};
+    bool uses_interning = false;
+    if (e.has_name_iid()) {
+      uses_interning = true;
+      auto it = parsed.event_names.find(e.name_iid());
+      if (it == parsed.event_names.end())
+        parsed.errors.push_back("unresolved event name iid " + std::to_string(e.name_iid()));
+      else
+        event.name = it->second;
+    }
+    for (const auto& a : e.debug_annotations()) {
+      std::string name = a.name();
+      if (a.has_name_iid()) {
+        uses_interning = true;
+        auto it = parsed.annotation_names.find(a.name_iid());
+        if (it == parsed.annotation_names.end())
+          parsed.errors.push_back("unresolved annotation name iid " + std::to_string(a.name_iid()));
+        else
+          name = it->second;
+      }
+      event.args[name] = a.has_string_value() ? a.string_value()
+                         : a.has_int_value()  ? std::to_string(a.int_value())
+                                              : std::to_string(a.uint_value());
+    }
+    if (uses_interning &&
+        (!state_valid || !(packet.sequence_flags() & pb::TracePacket::SEQ_NEEDS_INCREMENTAL_STATE)))
+      parsed.errors.push_back("interned ids in a packet not marked as needing incremental state");
+    by_track[e.track_uuid()].push_back(std::move(event));
+  }
+  for (auto& [uuid, events] : by_track) {
+    std::stable_sort(events.begin(), events.end(),
+                     [](const Event& a, const Event& b) { return a.ts < b.ts; });
+    std::vector<ParsedSlice> stack;
+    for (auto& e : events) {
+      if (e.event.type() == pb::TrackEvent::TYPE_SLICE_END) {
+        if (stack.empty()) {
+          parsed.errors.push_back("END without BEGIN on track " + std::to_string(uuid));
+          continue;
+        }
+        stack.back().end = e.ts;
+        parsed.slices.push_back(std::move(stack.back()));
+        stack.pop_back();
         continue;
       }
-      stack.back().end = packet.timestamp();
-      parsed.slices.push_back(std::move(stack.back()));
-      stack.pop_back();
+      ParsedSlice s;
+      s.track = uuid;
+      s.name = e.name;
+      s.begin = e.ts;
+      s.end = e.ts;
+      s.depth = static_cast<int>(stack.size());
+      s.args = std::move(e.args);
+      s.begin_event = std::move(e.event);
+      if (s.begin_event.type() == pb::TrackEvent::TYPE_SLICE_BEGIN)
+        stack.push_back(std::move(s));
+      else
+        parsed.instants.push_back(std::move(s));
     }
-  }
-  for (const auto& [uuid, stack] : open)
     if (!stack.empty())
       parsed.errors.push_back("BEGIN without END on track " + std::to_string(uuid));
+  }
   return parsed;
+}
+
+SinkOptions named_devices() {
+  SinkOptions options;
+  options.devices = {DeviceInfo{.dev = kVda, .disk = kVda, .name = "vda"},
+                     DeviceInfo{.dev = kVda1, .disk = kVda, .name = "vda1"}};
+  return options;
 }
 
 std::string render(const std::vector<Timeline>& timelines) {
   std::ostringstream out;
-  SinkOptions options;
-  options.devices = {DeviceInfo{.dev = kVda, .disk = kVda, .name = "vda"},
-                     DeviceInfo{.dev = kVda1, .disk = kVda, .name = "vda1"}};
-  auto sink = make_sink(OutputFormat::Perfetto, out, options);
+  auto sink = make_sink(OutputFormat::Perfetto, out, named_devices());
   for (const auto& t : timelines) sink->timeline(t);
   sink->summary(TraceSummary{});
   sink->flush();
@@ -197,6 +279,22 @@ std::string render(const std::vector<Timeline>& timelines) {
 bool contains(const google::protobuf::RepeatedField<std::uint64_t>& ids, std::uint64_t id) {
   return std::find(ids.begin(), ids.end(), id) != ids.end();
 }
+
+// Counts the bytes written and keeps none of them.
+class CountingBuffer : public std::streambuf {
+ public:
+  std::uint64_t bytes = 0;
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (c != traits_type::eof()) ++bytes;
+    return traits_type::not_eof(c);
+  }
+  std::streamsize xsputn(const char*, std::streamsize n) override {
+    bytes += static_cast<std::uint64_t>(n);
+    return n;
+  }
+};
 
 TEST(PerfettoSink, DeclaresMonotonicClockOnEveryTimestampedPacket) {
   ParsedTrace parsed = parse(render(Scenario().timelines));
@@ -215,10 +313,38 @@ TEST(PerfettoSink, DeclaresMonotonicClockOnEveryTimestampedPacket) {
   EXPECT_GT(timestamped, 10);
 }
 
+TEST(PerfettoSink, ClockSnapshotHasMonotonicRealtimeAndBoottime) {
+  std::ostringstream out;
+  PerfettoSink sink(
+      out, {},
+      ClockReadings{.monotonic = 5'000, .realtime = 1'700'000'000'000'000'000, .boottime = 7'000});
+  sink.summary(TraceSummary{});
+  ParsedTrace parsed = parse(out.str());
+  ASSERT_EQ(parsed.trace.packet_size(), 1);
+  std::map<std::uint32_t, std::uint64_t> clocks;
+  for (const auto& c : parsed.trace.packet(0).clock_snapshot().clocks())
+    clocks[c.clock_id()] = c.timestamp();
+  EXPECT_EQ(clocks, (std::map<std::uint32_t, std::uint64_t>{
+                        {1, 1'700'000'000'000'000'000}, {3, 5'000}, {6, 7'000}}));
+
+  // Read for real: BOOTTIME counts suspend on top of MONOTONIC, and both were read together.
+  const ClockReadings now = read_clocks();
+  EXPECT_GE(now.boottime, now.monotonic);
+  EXPECT_GT(now.monotonic, 0u);
+  EXPECT_GT(now.realtime, now.boottime);  // the epoch is long before this machine booted
+}
+
 TEST(PerfettoSink, ThreadAndProcessTracksCarryTheIds) {
   ParsedTrace parsed = parse(render(Scenario().timelines));
   const pb::TrackDescriptor* process = nullptr;
   const pb::TrackDescriptor* thread = nullptr;
+  int process_tracks = 0, thread_tracks = 0;
+  for (const auto& packet : parsed.trace.packet()) {
+    process_tracks += packet.track_descriptor().has_process();
+    thread_tracks += packet.track_descriptor().has_thread();
+  }
+  EXPECT_EQ(process_tracks, 1) << "described once, when first seen";
+  EXPECT_EQ(thread_tracks, 1);
   for (const auto& [uuid, d] : parsed.tracks) {
     if (d.has_process()) process = &d;
     if (d.has_thread()) thread = &d;
@@ -233,46 +359,68 @@ TEST(PerfettoSink, ThreadAndProcessTracksCarryTheIds) {
   EXPECT_EQ(thread->parent_uuid(), process->uuid());
 }
 
+TEST(PerfettoSink, ProcessIsRenamedWhenItsMainThreadShowsUp) {
+  WriteTimeline worker = write(1'000, 2'000, 0, data_request(64, 1'500, 1'800));
+  worker.call.comm = "db-worker";
+  WriteTimeline main = write(3'000, 4'000, 0, data_request(128, 3'500, 3'800));
+  main.call.tid = kPid;
+  ParsedTrace parsed = parse(render({worker, main}));
+  std::vector<std::string> process_names;
+  for (const auto& packet : parsed.trace.packet())
+    if (packet.track_descriptor().has_process())
+      process_names.push_back(packet.track_descriptor().process().process_name());
+  EXPECT_EQ(process_names, (std::vector<std::string>{"db-worker", "db"}));
+}
+
 TEST(PerfettoSink, WriteAndFsyncAreSlicesOnTheThreadTrack) {
   ParsedTrace parsed = parse(render(Scenario().timelines));
-  EXPECT_TRUE(parsed.errors.empty()) << parsed.errors.front();
+  ASSERT_TRUE(parsed.errors.empty()) << parsed.errors.front();
   auto writes = parsed.named("pwrite64 4 KiB");
   ASSERT_EQ(writes.size(), 2u);
   const ParsedSlice& w = *writes[0];
   EXPECT_EQ(w.begin, 1'000u);
   EXPECT_EQ(w.end, 2'000u);
   EXPECT_TRUE(parsed.tracks.at(w.track).has_thread());
-  std::map<std::string, std::string> args;
-  for (const auto& a : w.begin_event.debug_annotations())
-    args[a.name()] = a.has_string_value() ? a.string_value() : std::to_string(a.uint_value());
-  EXPECT_EQ(args["dev"], "254:1");
-  EXPECT_EQ(args["ino"], "12");
-  EXPECT_EQ(args["offset"], "0");
-  EXPECT_EQ(args["bytes"], "4096");
-  EXPECT_EQ(args["state"], "durable");
-  EXPECT_EQ(args["durable_via"], "flush");
-  EXPECT_EQ(args["pages_dirtied"], "1");
+  EXPECT_EQ(w.args.at("dev"), "254:1");
+  EXPECT_EQ(w.args.at("ino"), "12");
+  EXPECT_EQ(w.args.at("offset"), "0");
+  EXPECT_EQ(w.args.at("bytes"), "4096");
+  EXPECT_EQ(w.args.at("state"), "durable");
+  EXPECT_EQ(w.args.at("durable_via"), "flush");
+  EXPECT_EQ(w.args.at("pages_dirtied"), "1");
 
   auto fsyncs = parsed.named("fsync");
   ASSERT_EQ(fsyncs.size(), 1u);
   EXPECT_EQ(fsyncs[0]->track, w.track);
   EXPECT_EQ(fsyncs[0]->begin, 9'000u);
   EXPECT_EQ(fsyncs[0]->end, 21'000u);
-  // Its phases nest under it: the flush ran 18000..20000, the journal commit 14000..17000.
-  auto flush_phase = parsed.named("flush");
-  ASSERT_EQ(flush_phase.size(), 1u);
-  EXPECT_EQ(flush_phase[0]->track, w.track);
-  EXPECT_EQ(flush_phase[0]->depth, 1);
-  EXPECT_EQ(flush_phase[0]->begin, 18'000u);
-  EXPECT_EQ(flush_phase[0]->end, 20'000u);
-  auto journal_phase = parsed.named("journal");
-  ASSERT_EQ(journal_phase.size(), 1u);
-  EXPECT_EQ(journal_phase[0]->begin, 14'000u);
-  EXPECT_EQ(journal_phase[0]->end, 17'000u);
+  EXPECT_EQ(fsyncs[0]->args.at("ret"), "0");
+  EXPECT_EQ(fsyncs[0]->args.at("journal_ns"), "3000");
+}
+
+TEST(PerfettoSink, SyncPhasesAreTheStitchersSegmentsNestedUnderTheSync) {
+  ParsedTrace parsed = parse(render(Scenario().timelines));
+  ASSERT_TRUE(parsed.errors.empty()) << parsed.errors.front();
+  const std::uint64_t thread = parsed.named("fsync")[0]->track;
+  std::vector<std::tuple<std::string, Nanos, Nanos>> phases;
+  for (const auto& s : parsed.slices) {
+    if (s.track != thread || s.depth != 1) continue;
+    phases.emplace_back(s.name, s.begin, s.end);
+  }
+  std::sort(phases.begin(), phases.end(),
+            [](const auto& a, const auto& b) { return std::get<1>(a) < std::get<1>(b); });
+  // The Other segments are not drawn: time no phase covers stays bare under the sync.
+  EXPECT_EQ(phases,
+            (std::vector<std::tuple<std::string, Nanos, Nanos>>{{"writeback", 9'000, 10'000},
+                                                                {"data I/O", 10'000, 13'000},
+                                                                {"journal", 14'000, 17'000},
+                                                                {"flush", 18'000, 20'000}}));
+  EXPECT_TRUE(parsed.named("other").empty());
 }
 
 TEST(PerfettoSink, RequestsGoOnDeviceLanesOnceEachWithoutOverlap) {
   ParsedTrace parsed = parse(render(Scenario().timelines));
+  ASSERT_TRUE(parsed.errors.empty()) << parsed.errors.front();
   const pb::TrackDescriptor* device = parsed.track_named("vda 254:0");
   ASSERT_NE(device, nullptr);
   auto shared = parsed.named("W 8 KiB");
@@ -281,6 +429,7 @@ TEST(PerfettoSink, RequestsGoOnDeviceLanesOnceEachWithoutOverlap) {
     EXPECT_EQ(parsed.tracks.at(s->track).parent_uuid(), device->uuid());
   EXPECT_EQ(shared[0]->begin, 10'000u);
   EXPECT_EQ(shared[0]->end, 12'000u);
+  EXPECT_EQ(shared[0]->args.at("sector"), "2048");
   EXPECT_EQ(shared[1]->begin, 11'000u);
   EXPECT_NE(shared[0]->track, shared[1]->track) << "in flight together: separate lanes";
 
@@ -302,8 +451,10 @@ TEST(PerfettoSink, RequestsGoOnDeviceLanesOnceEachWithoutOverlap) {
   auto commits = parsed.named("commit 7");
   ASSERT_EQ(commits.size(), 1u);
   EXPECT_EQ(parsed.tracks.at(commits[0]->track).parent_uuid(), journal->uuid());
+}
 
-  // Lanes hold no nested or overlapping slices; thread tracks only properly nested ones.
+// Lanes hold no nested or overlapping slices; thread tracks only properly nested ones.
+void expect_lanes_apart(const ParsedTrace& parsed) {
   for (const auto& a : parsed.slices) {
     for (const auto& b : parsed.slices) {
       if (&a == &b || a.track != b.track) continue;
@@ -318,37 +469,183 @@ TEST(PerfettoSink, RequestsGoOnDeviceLanesOnceEachWithoutOverlap) {
   }
 }
 
+TEST(PerfettoSink, LanesStayApartWhenRequestsArriveOutOfTimeOrder) {
+  expect_lanes_apart(parse(render(Scenario().timelines)));
+  // Timelines finish in any order: a late one brings requests from before, and between, those
+  // already drawn.
+  std::vector<Timeline> timelines;
+  for (Nanos t : {50'000, 10'000, 30'000, 20'000, 40'000, 15'000, 35'000, 12'000}) {
+    RequestTimeline r = data_request(t / 8, t, t + 6'000);
+    timelines.push_back(write(t - 1'000, t - 500, 0, r));
+  }
+  ParsedTrace parsed = parse(render(timelines));
+  ASSERT_TRUE(parsed.errors.empty()) << parsed.errors.front();
+  EXPECT_EQ(parsed.named("W 8 KiB").size(), 8u);
+  expect_lanes_apart(parsed);
+  std::set<std::uint64_t> lanes;
+  for (const ParsedSlice* s : parsed.named("W 8 KiB")) lanes.insert(s->track);
+  EXPECT_LE(lanes.size(), 3u) << "a lane is reused where it is free, not only after its last";
+}
+
 TEST(PerfettoSink, FlowsLeadFromWriteToRequestToNvmeToFlush) {
   ParsedTrace parsed = parse(render(Scenario().timelines));
-  const ParsedSlice& write = *parsed.named("pwrite64 4 KiB")[0];
-  ASSERT_EQ(write.begin_event.flow_ids_size(), 1);
-  const std::uint64_t write_flow = write.begin_event.flow_ids(0);
+  ASSERT_TRUE(parsed.errors.empty()) << parsed.errors.front();
+  auto writes = parsed.named("pwrite64 4 KiB");
+  ASSERT_EQ(writes[0]->begin_event.flow_ids_size(), 1);
+  const std::uint64_t write_flow = writes[0]->begin_event.flow_ids(0);
+  // The second write's request was drawn already, from the first: no arrow can reach it.
+  EXPECT_EQ(writes[1]->begin_event.flow_ids_size(), 0);
 
-  const ParsedSlice* request = nullptr;
-  for (const ParsedSlice* s : parsed.named("W 8 KiB"))
-    if (s->begin == 10'000) request = s;
-  ASSERT_NE(request, nullptr);
+  const ParsedSlice* request = parsed.named("W 8 KiB")[0];
+  ASSERT_EQ(request->begin, 10'000u);
+  EXPECT_EQ(request->begin_event.terminating_flow_ids_size(), 1);
   EXPECT_TRUE(contains(request->begin_event.terminating_flow_ids(), write_flow));
-  // Both writes and the fsync lead into the shared request.
-  EXPECT_EQ(request->begin_event.terminating_flow_ids_size(), 3);
   ASSERT_EQ(request->begin_event.flow_ids_size(), 1);
   const std::uint64_t chain = request->begin_event.flow_ids(0);
+
+  // The fsync leads to the request it was the first to show.
+  const ParsedSlice& fsync = *parsed.named("fsync")[0];
+  ASSERT_EQ(fsync.begin_event.flow_ids_size(), 1);
+  const ParsedSlice* overlapping = parsed.named("W 8 KiB")[1];
+  EXPECT_TRUE(
+      contains(overlapping->begin_event.terminating_flow_ids(), fsync.begin_event.flow_ids(0)));
 
   const ParsedSlice& command = *parsed.named("write 8 KiB")[0];
   EXPECT_TRUE(contains(command.begin_event.flow_ids(), chain));
   const ParsedSlice& flush = *parsed.named("FF")[0];
   EXPECT_TRUE(contains(flush.begin_event.terminating_flow_ids(), chain));
   // The other request, made durable by the same flush, has its own chain into it.
-  EXPECT_EQ(flush.begin_event.terminating_flow_ids_size(), 2);
+  ASSERT_EQ(flush.begin_event.terminating_flow_ids_size(), 2);
+  EXPECT_TRUE(
+      contains(flush.begin_event.terminating_flow_ids(), overlapping->begin_event.flow_ids(0)));
+  EXPECT_NE(chain, overlapping->begin_event.flow_ids(0));
 }
 
-TEST(PerfettoSink, WritesNothingBeforeTheSummaryAndAnEmptyTraceStillParses) {
-  std::ostringstream out;
-  auto sink = make_sink(OutputFormat::Perfetto, out, SinkOptions{});
-  for (const auto& t : Scenario().timelines) sink->timeline(t);
-  sink->flush();
-  EXPECT_TRUE(out.str().empty());
+TEST(PerfettoSink, NvmeCommandKnownOnlyToALaterCopyIsDrawnOnTheRequestsChain) {
+  Scenario scenario;
+  RequestTimeline early = scenario.shared;
+  early.nvme.reset();  // a snapshot taken before the command was matched
+  ParsedTrace parsed =
+      parse(render({write(1'000, 2'000, 0, early), write(3'000, 4'000, 4096, scenario.shared)}));
+  ASSERT_TRUE(parsed.errors.empty()) << parsed.errors.front();
+  ASSERT_EQ(parsed.named("W 8 KiB").size(), 1u);
+  auto commands = parsed.named("write 8 KiB");
+  ASSERT_EQ(commands.size(), 1u);
+  const ParsedSlice& request = *parsed.named("W 8 KiB")[0];
+  ASSERT_EQ(request.begin_event.flow_ids_size(), 1);
+  EXPECT_TRUE(contains(commands[0]->begin_event.flow_ids(), request.begin_event.flow_ids(0)));
+}
 
+TEST(PerfettoSink, NamesAreInternedOnceAndResolve) {
+  ParsedTrace parsed = parse(render(Scenario().timelines));
+  ASSERT_TRUE(parsed.errors.empty()) << parsed.errors.front();
+  int name_entries = 0, annotation_entries = 0, inline_names = 0;
+  for (const auto& packet : parsed.trace.packet()) {
+    for (const auto& n : packet.interned_data().event_names())
+      name_entries += n.name() == "pwrite64 4 KiB";
+    for (const auto& n : packet.interned_data().debug_annotation_names())
+      annotation_entries += n.name() == "dev";
+    inline_names += packet.track_event().has_name();
+  }
+  EXPECT_EQ(name_entries, 1) << "two writes, one entry";
+  EXPECT_EQ(annotation_entries, 1) << "on writes, requests, syncs and commits, one entry";
+  EXPECT_EQ(inline_names, 1) << "only the commit, whose name never repeats";
+  EXPECT_EQ(parsed.named("pwrite64 4 KiB")[1]->begin_event.name_iid(),
+            parsed.named("pwrite64 4 KiB")[0]->begin_event.name_iid());
+}
+
+TEST(PerfettoSink, StreamsEachTimelineAsItArrives) {
+  std::ostringstream out;
+  auto sink = make_sink(OutputFormat::Perfetto, out, named_devices());
+  std::string before = out.str();
+  EXPECT_TRUE(before.empty()) << "nothing until there is something to write";
+  for (const auto& t : Scenario().timelines) {
+    sink->timeline(t);
+    const std::string now = out.str();
+    ASSERT_GT(now.size(), before.size());
+    EXPECT_EQ(now.compare(0, before.size(), before), 0) << "appended, never rewritten";
+    EXPECT_TRUE(parse(now).errors.empty()) << "a whole trace after every timeline";
+    before = now;
+  }
+  sink->summary(TraceSummary{});
+  EXPECT_EQ(out.str(), before);
+}
+
+TEST(PerfettoSink, TrackUuidsAndFlowIdsDifferBetweenTraces) {
+  ParsedTrace a = parse(render(Scenario().timelines));
+  ParsedTrace b = parse(render(Scenario().timelines));
+  auto ids_of = [](const ParsedTrace& parsed) {
+    std::set<std::uint64_t> ids;
+    for (const auto& [uuid, d] : parsed.tracks) ids.insert(uuid);
+    for (const auto& s : parsed.slices)
+      for (auto id : s.begin_event.flow_ids()) ids.insert(id);
+    return ids;
+  };
+  const std::set<std::uint64_t> ids_a = ids_of(a), ids_b = ids_of(b);
+  EXPECT_GT(ids_a.size(), 10u);
+  std::vector<std::uint64_t> shared;
+  std::set_intersection(ids_a.begin(), ids_a.end(), ids_b.begin(), ids_b.end(),
+                        std::back_inserter(shared));
+  EXPECT_TRUE(shared.empty()) << "two traces can be merged without colliding ids";
+  EXPECT_EQ(ids_a.count(0), 0u);
+}
+
+TEST(PerfettoSink, RetainedStateStaysFlatOverManyTimelines) {
+  CountingBuffer bytes;
+  std::ostream out(&bytes);
+  PerfettoSink sink(out, {}, read_clocks());
+  std::size_t retained_early = 0;
+  constexpr int kItems = 200'000;
+  for (int i = 0; i < kItems; ++i) {
+    const Nanos t = 1'000'000 + static_cast<Nanos>(i) * 10'000;
+    RequestTimeline r = data_request(static_cast<std::uint64_t>(i) * 16, t + 2'000, t + 6'000);
+    r.nvme = NvmeCommand{.qid = static_cast<std::uint16_t>(i % 2),
+                         .cid = static_cast<std::uint16_t>(i % 64),
+                         .opcode = 1,
+                         .nsid = 1,
+                         .fua = false,
+                         .submit_ns = t + 2'100,
+                         .complete_ns = t + 5'900,
+                         .status = 0};
+    if (i % 40 == 39) {
+      SyncTimeline sync;
+      sync.call = call(Syscall::Fdatasync, t, t + 9'000);
+      sync.call.tid = kTid + static_cast<std::uint32_t>(i % 4);
+      RequestTimeline flush;
+      flush.disk = kVda;
+      flush.op = ReqOp::Flush;
+      flush.issue_ns = t + 7'000;
+      flush.complete_ns = t + 8'000;
+      r.durable_ns = flush.complete_ns;
+      sync.requests = {r};
+      sync.flushes = {flush};
+      JournalCommit commit;
+      commit.dev = kVda1;
+      commit.transaction = static_cast<std::uint32_t>(i);
+      commit.start_ns = t + 6'500;
+      commit.end_ns = t + 7'000;
+      sync.commits = {commit};
+      sync.segments = {{SyncPhase::DataIo, t + 2'000, t + 6'000},
+                       {SyncPhase::Flush, t + 7'000, t + 8'000}};
+      sink.timeline(sync);
+    } else {
+      WriteTimeline w = write(t, t + 1'000, static_cast<std::uint64_t>(i) * 4096, r);
+      w.call.tid = kTid + static_cast<std::uint32_t>(i % 4);
+      w.call.count = w.call.ret = 4096 + i % 3;  // a few distinct names
+      sink.timeline(w);
+    }
+    if (i == kItems / 2) retained_early = sink.retained();
+  }
+  sink.summary(TraceSummary{});
+  // The recent-request and recent-commit windows are full by half way (5000 commits, 100000
+  // requests); nothing else grows with the items.
+  EXPECT_GT(retained_early, 4096u);
+  EXPECT_EQ(sink.retained(), retained_early);
+  EXPECT_LT(sink.retained(), 20'000u);
+  EXPECT_GT(bytes.bytes, 200u * static_cast<std::uint64_t>(kItems)) << "all of it written";
+}
+
+TEST(PerfettoSink, AnEmptyTraceIsJustTheClockSnapshot) {
   ParsedTrace parsed = parse(render({}));
   ASSERT_EQ(parsed.trace.packet_size(), 1);
   EXPECT_TRUE(parsed.trace.packet(0).has_clock_snapshot());

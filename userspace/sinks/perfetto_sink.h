@@ -1,16 +1,25 @@
-// Perfetto sink: the whole trace as one Perfetto protobuf file (open it in ui.perfetto.dev).
-// Each traced thread gets a track with its write and sync calls as slices (sync phases nested
-// under the sync); each disk gets request lanes, each NVMe queue command lanes, each journal a
-// track of commits; flow arrows lead from a write to its requests, their NVMe commands and the
-// cache flush that made them durable.
+// Perfetto sink: the trace as a Perfetto protobuf file (open it in ui.perfetto.dev). Each traced
+// thread gets a track with its write and sync calls as slices (sync phases nested under the
+// sync); each disk gets request lanes, each NVMe queue command lanes, each journal a track of
+// commits; flow arrows lead from a call to the requests it caused, from a request to its NVMe
+// command and to the cache flush that made it durable.
 //
-// A trace file is written once: the sink keeps the timelines and writes the file at summary().
+// The file is streamed: a Perfetto trace is a concatenation of length-delimited TracePackets
+// (field 1 of Trace), so each timeline's packets are appended as it arrives. The sink keeps only
+// what later packets refer to: the tracks it has described, the lanes' recent occupancy, the
+// interning tables, and bounded windows of recently seen requests and journal commits (the same
+// request or commit appears in several timelines and is drawn once). Its memory is bounded by
+// the number of threads, devices and names, never by the number of timelines.
+//
 // Timestamps are bpf_ktime_get_ns (CLOCK_MONOTONIC): every timestamped packet says so with
-// timestamp_clock_id = BUILTIN_CLOCK_MONOTONIC, and a leading clock snapshot makes MONOTONIC the
-// trace's primary clock, so the importer shows them as they are (its default is BOOTTIME, which
-// it could not convert MONOTONIC to without a second clock reading we don't have).
+// timestamp_clock_id = BUILTIN_CLOCK_MONOTONIC, and the leading clock snapshot (MONOTONIC,
+// REALTIME and BOOTTIME read together when the sink is created) makes MONOTONIC the trace's
+// primary clock, so the importer shows times as they are, can show wall-clock time, and can
+// merge the file with a system Perfetto trace (whose default clock is BOOTTIME).
 #pragma once
 
+#include <cstddef>
+#include <memory>
 #include <ostream>
 #include <vector>
 
@@ -18,20 +27,35 @@
 
 namespace wp {
 
+// The clocks of the trace's clock snapshot, read at one moment.
+struct ClockReadings {
+  Nanos monotonic = 0;
+  Nanos realtime = 0;
+  Nanos boottime = 0;
+};
+
+// MONOTONIC, REALTIME and BOOTTIME, read back to back.
+ClockReadings read_clocks();
+
 class PerfettoSink : public Sink {
  public:
-  // `devices` name the tracks ("vda 254:0"); a device missing there is named by number.
-  PerfettoSink(std::ostream& out, std::vector<DeviceInfo> devices)
-      : out_(out), devices_(std::move(devices)) {}
+  // `devices` name the tracks ("vda 254:0"); a device missing there is named by number. Reads
+  // the clocks for the snapshot now.
+  PerfettoSink(std::ostream& out, std::vector<DeviceInfo> devices);
+  PerfettoSink(std::ostream& out, std::vector<DeviceInfo> devices, ClockReadings clocks);
+  ~PerfettoSink() override;
+
   void timeline(const Timeline& item) override;
   void summary(const TraceSummary& totals) override;
   void flush() override;
 
+  // Entries the sink holds between timelines (tracks, lanes and their recent slices, interned
+  // names, remembered requests and commits): what must stay flat however long the trace.
+  std::size_t retained() const;
+
  private:
-  std::ostream& out_;
-  std::vector<DeviceInfo> devices_;
-  std::vector<Timeline> timelines_;
-  bool written_ = false;
+  class Writer;
+  std::unique_ptr<Writer> writer_;
 };
 
 }  // namespace wp
