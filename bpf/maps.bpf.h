@@ -23,6 +23,9 @@ const volatile __u32 cfg_disk __weak = 0;      /* 0: any disk */
 const volatile __u32 cfg_file_dev __weak = 0;  /* with cfg_file_ino: one file only */
 const volatile __u64 cfg_file_ino __weak = 0;
 const volatile __u64 cfg_causes_min_ns __weak = 0; /* emit causes for calls at least this slow */
+/* With --min-latency, a call faster than this is dropped at its exit: it costs no record, no
+ * ring-buffer space and no agent work. */
+const volatile __u64 cfg_min_latency_ns __weak = 0;
 
 enum wp_offcpu_cause {
 	WP_OFFCPU_BLOCKED = 0,

@@ -168,10 +168,14 @@ static __always_inline int wp_exit(long ret)
 {
 	struct wp_task_state *st = wp_active_state();
 	struct wp_syscall_record *r;
+	__u64 latency;
 
 	if (!st)
 		return 0;
-	if (cfg_causes_min_ns && bpf_ktime_get_ns() - st->start_ns >= cfg_causes_min_ns)
+	latency = bpf_ktime_get_ns() - st->start_ns;
+	if (latency < cfg_min_latency_ns)
+		goto out;
+	if (cfg_causes_min_ns && latency >= cfg_causes_min_ns)
 		wp_emit_causes(st);
 	r = wp_reserve(sizeof(*r), WP_REC_SYSCALL, WP_HOOK_SYSCALL);
 	if (!r)

@@ -769,6 +769,31 @@ TEST_F(StitcherTest, FsyncPhasesPartitionItsLatency) {
   EXPECT_EQ(s[0].commits[0].end_ns, Nanos{15000});
   EXPECT_FALSE(s[0].incomplete);
   EXPECT_EQ(stitcher_.stats().syncs, 1u);
+
+  // The segments place those totals: they tile the call in time order, one phase each.
+  const std::vector<PhaseSegment> expected = {
+      {SyncPhase::Writeback, 10000, 10100}, {SyncPhase::Other, 10100, 10300},
+      {SyncPhase::DataIo, 10300, 11000},    {SyncPhase::Other, 11000, 11200},
+      {SyncPhase::Journal, 11200, 14000},   {SyncPhase::Flush, 14000, 14500},
+      {SyncPhase::Journal, 14500, 14800},   {SyncPhase::Flush, 14800, 14950},
+      {SyncPhase::Journal, 14950, 15000},   {SyncPhase::Other, 15000, 20000}};
+  ASSERT_EQ(s[0].segments.size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(s[0].segments[i].phase, expected[i].phase) << i;
+    EXPECT_EQ(s[0].segments[i].start_ns, expected[i].start_ns) << i;
+    EXPECT_EQ(s[0].segments[i].end_ns, expected[i].end_ns) << i;
+  }
+}
+
+TEST_F(StitcherTest, SyncWithNothingToDoIsOneOtherSegment) {
+  feed(sync_call(Syscall::Fdatasync, 1000, 1500, 300));
+  auto s = syncs();
+  ASSERT_EQ(s.size(), 1u);
+  ASSERT_EQ(s[0].segments.size(), 1u);
+  EXPECT_EQ(s[0].segments[0].phase, SyncPhase::Other);
+  EXPECT_EQ(s[0].segments[0].start_ns, Nanos{1000});
+  EXPECT_EQ(s[0].segments[0].end_ns, Nanos{1500});
+  EXPECT_EQ(s[0].phases.other_ns, 500u);
 }
 
 TEST_F(StitcherTest, FsyncCollectsOnlyItsOwnThreadsBios) {
@@ -1049,6 +1074,101 @@ TEST_F(StitcherTest, CausesOfAnotherCallAreNotAttached) {
   EXPECT_FALSE(syncs()[1].causes.has_value());
 }
 
+// ---- batches: writes of one thread to one file share their pending state ----
+
+TEST_F(StitcherTest, AppendsOfOneThreadShareABatchAndBecomeDurableTogether) {
+  // Four appends, 100 bytes each at first, then a page each: pages 0, 0, 1, 2.
+  feed(write_call(100, 110, 0, 100, 1));
+  feed(write_call(200, 210, 100, 100, 0));
+  feed(write_call(300, 310, 4096, 4096, 1));
+  feed(write_call(400, 410, 8192, 4096, 1));
+  feed(page_bio(1000, 0xb1, 2048, 0, 2));
+  io(0x71, 2048, 8192, 1100, 1500);
+  EXPECT_TRUE(out_.empty());  // written, not durable
+  feed(page_bio(1600, 0xb2, 2064, 2, 1));
+  io(0x72, 2064, 4096, 1700, 1800);
+  flush(0xf1, 1900, 2000);
+  auto w = writes();
+  ASSERT_EQ(w.size(), 4u);
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(w[i].state, WriteState::Durable) << i;
+    EXPECT_EQ(w[i].durable_ns, Nanos{2000}) << i;
+    ASSERT_EQ(w[i].requests.size(), 1u) << i;  // only the request carrying its own page
+  }
+  EXPECT_EQ(w[0].written_ns, Nanos{1500});
+  EXPECT_EQ(w[2].written_ns, Nanos{1500});
+  EXPECT_EQ(w[3].written_ns, Nanos{1800});
+  EXPECT_EQ(w[3].requests[0].sector, 2064u);
+  EXPECT_EQ(w[1].call.pos, 100u);
+  EXPECT_EQ(w[1].call.comm, "writer");
+  EXPECT_EQ(w[1].call.dev, kPart);
+}
+
+TEST_F(StitcherTest, WriteAfterWritebackStartedIsNotCoveredByThatBio) {
+  // The bio closes the first write's batch: the second write's page 0 waits for a new bio.
+  feed(write_call(100, 110, 0, 4096, 1));
+  feed(page_bio(1000, 0xb1, 2048, 0, 1));
+  feed(write_call(1100, 1110, 0, 4096, 1));  // redirties page 0 after the bio was queued
+  io(0x71, 2048, 4096, 1200, 1500);
+  flush(0xf1, 1600, 1700);
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].call.start_ns, Nanos{100});
+  EXPECT_EQ(w[0].state, WriteState::Durable);
+  finish();
+  w = writes();
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_EQ(w[1].call.start_ns, Nanos{1100});
+  EXPECT_EQ(w[1].state, WriteState::Dirty);
+  EXPECT_EQ(w[1].pages_pending, 1u);
+}
+
+TEST_F(StitcherTest, BackwardWriteStartsANewBatchAndBothAreTracked) {
+  feed(write_call(100, 110, 8192, 4096, 1));  // page 2
+  feed(write_call(200, 210, 0, 4096, 1));     // page 0: before the last write's first page
+  feed(page_bio(1000, 0xb1, 2048, 0, 1));
+  io(0x71, 2048, 4096, 1100, 1200);
+  feed(page_bio(1300, 0xb2, 2064, 2, 1));
+  io(0x72, 2064, 4096, 1400, 1500);
+  flush(0xf1, 1600, 1700);
+  auto w = writes();
+  ASSERT_EQ(w.size(), 2u);
+  for (const auto& write : w) EXPECT_EQ(write.state, WriteState::Durable);
+}
+
+TEST_F(StitcherTest, WritesOfTwoThreadsToOneFileAreTrackedApart) {
+  feed(write_call(100, 110, 0, 4096, 1));
+  SyscallEvent other = write_call(150, 160, 4096, 4096, 1);
+  other.tid = 101;
+  other.comm = "other";
+  feed(other);
+  feed(page_bio(1000, 0xb1, 2048, 0, 2));
+  io(0x71, 2048, 8192, 1100, 1200);
+  flush(0xf1, 1300, 1400);
+  auto w = writes();
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_EQ(w[0].call.tid, kWriterTid);
+  EXPECT_EQ(w[1].call.tid, 101u);
+  EXPECT_EQ(w[1].call.comm, "other");
+  for (const auto& write : w) EXPECT_EQ(write.state, WriteState::Durable);
+}
+
+TEST_F(StitcherTest, LostRecordsMarkOnlyWritesPendingAtTheLoss) {
+  feed(write_call(100, 110, 0, 4096, 1));
+  feed(page_bio(200, 0xb1, 2048, 0, 1));
+  io(0x71, 2048, 4096, 300, 400);
+  flush(0xf1, 500, 600);  // the first write is durable and emitted before the loss
+  feed(write_call(700, 710, 4096, 4096, 1));
+  feed(LostEvent{800, 3});
+  feed(write_call(900, 910, 8192, 4096, 1));
+  finish();
+  auto w = writes();
+  ASSERT_EQ(w.size(), 3u);
+  EXPECT_FALSE(w[0].incomplete);
+  EXPECT_TRUE(w[1].incomplete);
+  EXPECT_FALSE(w[2].incomplete);
+}
+
 class SmallLimitsTest : public StitcherTest {
  protected:
   static StitchLimits limits() {
@@ -1090,7 +1210,8 @@ TEST_F(SmallLimitsTest, TooManyPendingWritesEvictsTheOldest) {
   EXPECT_EQ(w[0].call.pos, 0u);
   EXPECT_EQ(w[0].state, WriteState::Dirty);
   EXPECT_TRUE(w[0].incomplete);
-  EXPECT_EQ(stitcher_.stats().aged_out, 1u);
+  EXPECT_EQ(stitcher_.stats().evicted, 1u);
+  EXPECT_EQ(stitcher_.stats().aged_out, 0u);
 }
 
 TEST_F(SmallLimitsTest, UnclaimedBioBecomesOrphan) {

@@ -24,25 +24,6 @@ void PageSet::add(std::uint64_t first, std::uint64_t last) {
   size_ += last - first + 1;
 }
 
-std::uint64_t PageSet::remove(std::uint64_t first, std::uint64_t last) {
-  if (first > last || ranges_.empty()) return 0;
-  std::uint64_t removed = 0;
-  auto it = ranges_.upper_bound(first);
-  if (it != ranges_.begin() && std::prev(it)->second >= first) it = std::prev(it);
-  while (it != ranges_.end() && it->first <= last) {
-    const std::uint64_t lo = it->first;
-    const std::uint64_t hi = it->second;
-    it = ranges_.erase(it);
-    const std::uint64_t cut_lo = std::max(lo, first);
-    const std::uint64_t cut_hi = std::min(hi, last);
-    removed += cut_hi - cut_lo + 1;
-    if (lo < cut_lo) ranges_.emplace(lo, cut_lo - 1);
-    if (hi > cut_hi) it = ranges_.emplace(cut_hi + 1, hi).first, ++it;
-  }
-  size_ -= removed;
-  return removed;
-}
-
 bool PageSet::contains(std::uint64_t page) const {
   auto it = ranges_.upper_bound(page);
   if (it == ranges_.begin()) return false;

@@ -26,6 +26,21 @@ const char* write_state_name(WriteState s) {
   return "";
 }
 
+const char* sync_phase_name(SyncPhase p) {
+  switch (p) {
+    case SyncPhase::Flush: return "flush";
+    case SyncPhase::Journal: return "journal";
+    case SyncPhase::DataIo: return "data_io";
+    case SyncPhase::Writeback: return "writeback";
+    case SyncPhase::Other: return "other";
+  }
+  return "";
+}
+
+const char* sync_phase_label(SyncPhase p) {
+  return p == SyncPhase::DataIo ? "data I/O" : sync_phase_name(p);
+}
+
 const char* durable_via_name(DurableVia v) {
   switch (v) {
     case DurableVia::Flush: return "flush";
@@ -42,7 +57,12 @@ constexpr unsigned kPageShift = 12;
 constexpr std::uint64_t kPageSize = 1ull << kPageShift;
 constexpr std::uint64_t kSectorSize = 512;
 
-using WriteId = std::uint64_t;
+// Pending writes live in batches (see Batch); a write is a member of one.
+using BatchId = std::uint64_t;
+struct MemberRef {
+  BatchId batch = 0;
+  std::uint32_t index = 0;
+};
 
 struct Request;
 
@@ -55,7 +75,7 @@ struct Bio {
   bool pending = false;              // still in its disk's pending set
   bool trimmed = false;              // a split took a piece of it; it is the remainder
   std::multimap<std::uint64_t, std::shared_ptr<Bio>>::iterator pending_it;
-  std::vector<WriteId> direct_writers;  // O_DIRECT writes waiting for it to complete
+  std::vector<BatchId> direct_writers;  // O_DIRECT writes waiting for it to complete
 };
 
 // One lifetime of a kernel request pointer.
@@ -71,7 +91,7 @@ struct Request {
   // Bios it carries; cleared once it completes (or is abandoned), which also breaks the
   // Bio -> Request -> Bio ownership cycle.
   std::vector<std::shared_ptr<Bio>> bios;
-  std::vector<WriteId> durable_waiters;  // written writes waiting for it to become durable
+  std::vector<MemberRef> durable_waiters;  // written writes waiting for it to become durable
 };
 
 // A completed flush on a disk as syncs see it: a flush request, or the post-flush of a
@@ -107,26 +127,109 @@ struct InodeKeyHash {
 
 struct Inode {
   std::deque<std::shared_ptr<Bio>> bios;  // bios carrying its pages, arrival order
-  // Pending buffered writes by first page. A write overlapping page p has first page in
-  // [p - max_span, p], so lookups stay local.
-  std::multimap<std::uint64_t, WriteId> writes;
-  std::uint64_t max_span = 0;
+  std::uint64_t bio_count = 0;            // bios with its pages seen so far
+  Nanos last_bio_ns = 0;                  // queue time of the newest of them
+  std::vector<BatchId> batches;           // batches with pages not yet written
+  std::vector<BatchId> open_batches;      // the ones new writes may still join
 };
 
-struct PendingWrite {
-  WriteTimeline tl;
-  bool by_pages = false;  // tracked by page range (buffered, or O_DIRECT fallen back to it)
-  bool indexed = false;   // in its inode's write index
-  std::uint64_t first_page = 0;
-  std::uint64_t last_page = 0;
-  PageSet remaining;  // buffered: pages not yet seen written
+// A few indices stored inline: most writes are carried by one or two requests.
+class SmallIndexList {
+ public:
+  void push_back(std::uint32_t v) {
+    if (size_ < kInline) {
+      inline_[size_++] = v;
+      return;
+    }
+    if (!more_) more_ = std::make_unique<std::vector<std::uint32_t>>();
+    more_->push_back(v);
+    ++size_;
+  }
+  bool empty() const { return size_ == 0; }
+  std::uint32_t size() const { return size_; }
+  std::uint32_t operator[](std::uint32_t i) const {
+    return i < kInline ? inline_[i] : (*more_)[i - kInline];
+  }
+  std::uint32_t back() const { return (*this)[size_ - 1]; }
+
+ private:
+  static constexpr std::uint32_t kInline = 2;
+  std::array<std::uint32_t, kInline> inline_{};
+  std::uint32_t size_ = 0;
+  std::unique_ptr<std::vector<std::uint32_t>> more_;
+};
+
+// What only slow or throttled calls carry: kept out of line.
+struct MemberExtras {
+  std::optional<SlowCauses> causes;
+  std::vector<ThrottlePause> throttles;
+};
+
+// One pending write: the fields of its call that are its own (the batch holds the rest).
+struct Member {
+  Nanos start_ns = 0;
+  Nanos end_ns = 0;
+  std::int64_t ret = 0;
+  std::uint64_t pos = 0;
+  std::uint64_t count = 0;
+  std::uint64_t seq = 0;  // arrival order among all writes
+  Nanos throttle_ns = 0;
+  std::uint32_t pages_dirtied = 0;
+  std::uint32_t dirty_folios = 0;
+  std::uint32_t throttle_events = 0;
+  std::uint32_t writeback_waits = 0;
+  std::uint32_t pages_left = 0;  // buffered: its pages not yet seen written
+  std::uint32_t not_durable = 0;
+  Syscall syscall = Syscall::Write;
+  WriteState state = WriteState::Dirty;
+  bool incomplete = false;
+  bool emitted = false;
+  SmallIndexList requests;  // indices into its batch's requests
+  std::unique_ptr<MemberExtras> extras;
+
+  std::uint64_t first_page() const { return pos >> kPageShift; }
+  std::uint64_t last_page() const {
+    return (pos + static_cast<std::uint64_t>(ret) - 1) >> kPageShift;
+  }
+};
+
+// Writes of one thread to one file, through one fd, waiting for the same writeback: their
+// call identity, page set and requests are kept once. A buffered write joins the thread's
+// open batch of the file if no bio with the file's pages was queued since the batch opened
+// or since the write started, and it starts at or after the batch's last write's first page.
+// Then every bio queued later was queued after every member started, so it carries their
+// data for every page of the batch it holds: the page set can be shared. The first such bio
+// closes the batch. Other writes (O_DIRECT, or writes that saw writeback during their call)
+// are batches of one, with the same exact rules.
+struct Batch {
+  std::uint32_t pid = 0;
+  std::uint32_t tid = 0;
+  std::string comm;
+  int fd = -1;
+  DevT dev = 0;
+  std::uint64_t ino = 0;
+  std::uint32_t file_flags = 0;
+  bool by_pages = false;          // tracked by page range (buffered, or O_DIRECT fallen back to it)
+  bool indexed = false;           // in its inode's batch list
+  std::uint64_t open_at_bio = 0;  // the inode's bio count when it opened; ~0: closed
+  Nanos max_start = 0;
+  std::uint64_t min_page = ~0ull;
+  std::uint64_t max_page = 0;
+  std::uint64_t max_member_span = 0;  // largest last_page - first_page of a member
+  PageSet remaining;                  // pages of its members not yet seen written
+  std::vector<std::shared_ptr<Request>> requests;
+  std::deque<Member>
+      members;           // ordered by first page when by_pages (a deque: no copies as it grows)
+  std::size_t live = 0;  // members not yet emitted
+  std::size_t first_live = 0;  // no member before this one is live
   std::uint64_t direct_bios_left = 0;
   std::uint64_t direct_pages_left = 0;
-  std::vector<std::shared_ptr<Request>> requests;
-  std::unordered_set<const Request*> request_set;
-  std::size_t not_durable = 0;
-  Nanos durable_max = 0;
-  DurableVia durable_via = DurableVia::None;
+  std::uint64_t direct_pages = 0;  // pages its O_DIRECT bios carry
+
+  bool same_writer(const SyscallEvent& ev) const {
+    return pid == ev.pid && tid == ev.tid && fd == ev.fd && dev == ev.dev && ino == ev.ino &&
+           file_flags == ev.file_flags && comm == ev.comm;
+  }
 };
 
 bool is_data_op(ReqOp op) {
@@ -191,10 +294,11 @@ Nanos first_known(const JournalCommit& c) {
   return 0;
 }
 
-// Splits [start, end] among the categories by priority (index 0 highest); time covered by none
-// is `other`. The segments tile [start, end], so the parts add up exactly.
-SyncPhases partition_phases(Nanos start, Nanos end,
-                            const std::array<std::vector<std::pair<Nanos, Nanos>>, 4>& cats) {
+// Splits [start, end] among the categories by priority (index 0 highest, SyncPhase order);
+// time covered by none is `other`. The segments tile [start, end], so the parts add up exactly.
+void partition_phases(Nanos start, Nanos end,
+                      const std::array<std::vector<std::pair<Nanos, Nanos>>, 4>& cats,
+                      SyncPhases& phases, std::vector<PhaseSegment>& segments) {
   struct Edge {
     Nanos at;
     int cat;
@@ -211,12 +315,12 @@ SyncPhases partition_phases(Nanos start, Nanos end,
     }
   }
   std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) { return a.at < b.at; });
-  std::array<Nanos, 5> totals{};  // flush, journal, data_io, writeback, other
+  std::array<Nanos, kSyncPhaseCount> totals{};
   std::array<int, 4> active{};
   Nanos prev = start;
   auto account = [&](Nanos until) {
     if (until <= prev) return;
-    int owner = 4;
+    int owner = static_cast<int>(SyncPhase::Other);
     for (int c = 0; c < 4; ++c) {
       if (active[c] > 0) {
         owner = c;
@@ -224,6 +328,12 @@ SyncPhases partition_phases(Nanos start, Nanos end,
       }
     }
     totals[owner] += until - prev;
+    const auto phase = static_cast<SyncPhase>(owner);
+    if (!segments.empty() && segments.back().phase == phase) {
+      segments.back().end_ns = until;
+    } else {
+      segments.push_back(PhaseSegment{phase, prev, until});
+    }
     prev = until;
   };
   for (const Edge& e : edges) {
@@ -231,14 +341,15 @@ SyncPhases partition_phases(Nanos start, Nanos end,
     active[e.cat] += e.delta;
   }
   account(end);
-  SyncPhases phases;
-  phases.flush_ns = totals[0];
-  phases.journal_ns = totals[1];
-  phases.data_io_ns = totals[2];
-  phases.writeback_ns = totals[3];
-  phases.other_ns = totals[4];
-  return phases;
+  phases.flush_ns = totals[static_cast<int>(SyncPhase::Flush)];
+  phases.journal_ns = totals[static_cast<int>(SyncPhase::Journal)];
+  phases.data_io_ns = totals[static_cast<int>(SyncPhase::DataIo)];
+  phases.writeback_ns = totals[static_cast<int>(SyncPhase::Writeback)];
+  phases.other_ns = totals[static_cast<int>(SyncPhase::Other)];
 }
+
+// Open batches a file keeps for new writes to join (one per writing thread, normally).
+constexpr std::size_t kMaxOpenBatchesPerInode = 8;
 
 template <typename T>
 void trim_count(std::deque<T>& d, std::size_t max) {
@@ -261,7 +372,10 @@ struct Stitcher::State {
 
   Nanos now = 0;  // newest event time seen
   Nanos last_sweep = 0;
-  WriteId next_write_id = 1;
+  BatchId next_batch_id = 1;
+  std::uint64_t next_write_seq = 1;
+  std::size_t pending_writes = 0;  // live members of all batches
+  std::optional<Nanos> last_lost;  // newest loss: pending writes older than it are incomplete
 
   std::unordered_map<DevT, Disk> disks;
   std::unordered_map<std::uint64_t, std::shared_ptr<Request>> active;  // rq pointer -> lifetime
@@ -270,7 +384,7 @@ struct Stitcher::State {
   std::unordered_map<std::uint32_t, std::deque<ThrottlePause>> throttles_by_tid;
   std::unordered_map<InodeKey, Inode, InodeKeyHash> inodes;
   std::unordered_map<std::uint32_t, std::deque<std::shared_ptr<Bio>>> bios_by_tid;
-  std::map<WriteId, PendingWrite> writes;  // pending, in arrival order
+  std::map<BatchId, Batch> batches;  // pending writes, batches in creation order
   std::unordered_map<std::uint64_t, std::shared_ptr<JournalCommit>> open_commits;
   std::unordered_map<DevT, std::deque<std::shared_ptr<JournalCommit>>> commits;
   std::deque<Nanos> lost;
@@ -331,6 +445,9 @@ struct Stitcher::State {
     if (has_file_pages(bio->ev)) {
       auto& inode = inodes[InodeKey{bio->ev.file_dev, bio->ev.ino}];
       inode.bios.push_back(bio);
+      ++inode.bio_count;
+      inode.last_bio_ns = std::max(inode.last_bio_ns, bio->queued_ns);
+      inode.open_batches.clear();  // later writes must not share pages with earlier ones
       trim_count(inode.bios, limits.max_history_per_key);
     }
   }
@@ -642,131 +759,405 @@ struct Stitcher::State {
     if (r.tl.durable_ns) return;
     r.tl.durable_ns = ts;
     r.via = via;
-    std::vector<WriteId> waiters = std::move(r.durable_waiters);
+    std::vector<MemberRef> waiters = std::move(r.durable_waiters);
     r.durable_waiters.clear();
-    for (WriteId id : waiters) {
-      auto it = writes.find(id);
-      if (it == writes.end() || it->second.tl.state != WriteState::Written) continue;
-      PendingWrite& w = it->second;
-      if (ts >= w.durable_max) {
-        w.durable_max = ts;
-        w.durable_via = via;
+    for (const MemberRef& ref : waiters) {
+      auto it = batches.find(ref.batch);
+      if (it == batches.end()) continue;
+      Member& m = it->second.members[ref.index];
+      if (m.emitted || m.state != WriteState::Written) continue;
+      if (--m.not_durable == 0) {
+        m.state = WriteState::Durable;
+        emit_member(it, ref.index, Eviction::None);
       }
-      if (--w.not_durable == 0) become_durable(it);
     }
   }
 
   // ---- writes ----
 
-  void add_request(PendingWrite& w, const std::shared_ptr<Request>& r) {
-    if (!w.request_set.insert(r.get()).second) return;
-    w.requests.push_back(r);
-    if (r->lost_tracking) w.tl.incomplete = true;
+  enum class Eviction { None, AgedOut, Evicted };
+
+  // Adds request `r` to member `index` of `b` (once), returning nothing.
+  void add_request(Batch& b, std::uint32_t index, const std::shared_ptr<Request>& r) {
+    std::uint32_t at = 0;
+    if (!b.requests.empty() && b.requests.back() == r) {
+      at = static_cast<std::uint32_t>(b.requests.size() - 1);
+    } else {
+      auto found = std::find(b.requests.begin(), b.requests.end(), r);
+      at = static_cast<std::uint32_t>(found - b.requests.begin());
+      if (found == b.requests.end()) b.requests.push_back(r);
+    }
+    SmallIndexList& list = b.members[index].requests;
+    for (std::uint32_t i = list.size(); i-- > 0;) {
+      if (list[i] == at) return;
+    }
+    list.push_back(at);
   }
 
   // A completed bio: its pages (buffered writes) and its O_DIRECT writers.
   void bio_written(Bio& bio, const std::shared_ptr<Request>& r) {
-    std::vector<WriteId> done;
-    for (WriteId id : bio.direct_writers) {
-      auto it = writes.find(id);
-      if (it == writes.end()) continue;
-      PendingWrite& w = it->second;
-      add_request(w, r);
-      w.direct_pages_left -= std::min(w.direct_pages_left, bio_pages(bio.ev));
-      if (--w.direct_bios_left == 0) done.push_back(id);
+    for (BatchId id : bio.direct_writers) {
+      auto it = batches.find(id);
+      if (it == batches.end() || it->second.members.empty()) continue;
+      Batch& b = it->second;
+      add_request(b, 0, r);
+      b.direct_pages_left -= std::min(b.direct_pages_left, bio_pages(bio.ev));
+      if (--b.direct_bios_left == 0 && b.members[0].state == WriteState::Dirty) {
+        become_written(it, 0);
+      }
     }
     bio.direct_writers.clear();
 
-    if (has_file_pages(bio.ev)) {
-      auto inode_it = inodes.find(InodeKey{bio.ev.file_dev, bio.ev.ino});
-      if (inode_it != inodes.end() && !inode_it->second.writes.empty()) {
-        Inode& inode = inode_it->second;
-        for (std::size_t i = 0; i < bio.ev.nr_extents && i < kMaxBioExtents; ++i) {
-          const Extent& e = bio.ev.extents[i];
-          if (e.pages == 0) continue;
-          const std::uint64_t first = e.index;
-          const std::uint64_t last = e.index + e.pages - 1;
-          const std::uint64_t from = first > inode.max_span ? first - inode.max_span : 0;
-          for (auto w_it = inode.writes.lower_bound(from);
-               w_it != inode.writes.end() && w_it->first <= last; ++w_it) {
-            auto it = writes.find(w_it->second);
-            if (it == writes.end()) continue;
-            PendingWrite& w = it->second;
-            // Writeback queued before the write started carried older contents.
-            if (w.last_page < first || bio.queued_ns < w.tl.call.start_ns) continue;
-            if (w.remaining.remove(first, last) == 0) continue;
-            add_request(w, r);
-            if (w.remaining.empty()) done.push_back(w_it->second);
-          }
-        }
+    if (!has_file_pages(bio.ev)) return;
+    auto inode_it = inodes.find(InodeKey{bio.ev.file_dev, bio.ev.ino});
+    if (inode_it == inodes.end() || inode_it->second.batches.empty()) return;
+    // Copied: becoming written unindexes batches from the inode's list.
+    const std::vector<BatchId> candidates = inode_it->second.batches;
+    for (BatchId id : candidates) {
+      auto it = batches.find(id);
+      if (it == batches.end()) continue;
+      Batch& b = it->second;
+      // Writeback queued before its writes started carried older contents.
+      if (bio.queued_ns < b.max_start) continue;
+      std::vector<std::uint32_t> done;
+      for (std::size_t i = 0; i < bio.ev.nr_extents && i < kMaxBioExtents; ++i) {
+        const Extent& e = bio.ev.extents[i];
+        if (e.pages == 0) continue;
+        const std::uint64_t first = e.index;
+        const std::uint64_t last = e.index + e.pages - 1;
+        if (last < b.min_page || first > b.max_page) continue;
+        b.remaining.remove_each(first, last, [&](std::uint64_t lo, std::uint64_t hi) {
+          pages_written(b, lo, hi, r, done);
+        });
+      }
+      if (b.remaining.empty()) unindex(it->first, b);
+      for (std::uint32_t index : done) {
+        if (b.members[index].state == WriteState::Dirty) become_written(it, index);
       }
     }
-    for (WriteId id : done) {
-      auto it = writes.find(id);
-      if (it != writes.end() && it->second.tl.state == WriteState::Dirty) become_written(it);
+  }
+
+  // Pages [lo, hi] of batch `b` were written by `r`: every member holding some of them loses
+  // them (each page leaves the batch's set once, so each member counts each page once).
+  void pages_written(Batch& b, std::uint64_t lo, std::uint64_t hi,
+                     const std::shared_ptr<Request>& r, std::vector<std::uint32_t>& done) {
+    // Members are ordered by first page; one overlapping [lo, hi] starts in
+    // [lo - max_member_span, hi].
+    const std::uint64_t from = lo > b.max_member_span ? lo - b.max_member_span : 0;
+    auto begin =
+        std::lower_bound(b.members.begin(), b.members.end(), from,
+                         [](const Member& m, std::uint64_t page) { return m.first_page() < page; });
+    for (auto m = begin; m != b.members.end() && m->first_page() <= hi; ++m) {
+      if (m->emitted || m->state != WriteState::Dirty) continue;
+      const std::uint64_t a = std::max(lo, m->first_page());
+      const std::uint64_t z = std::min(hi, m->last_page());
+      if (a > z) continue;
+      const auto index = static_cast<std::uint32_t>(m - b.members.begin());
+      add_request(b, index, r);
+      m->pages_left -=
+          static_cast<std::uint32_t>(std::min<std::uint64_t>(m->pages_left, z - a + 1));
+      if (m->pages_left == 0) done.push_back(index);
     }
   }
 
-  void become_written(std::map<WriteId, PendingWrite>::iterator it) {
-    PendingWrite& w = it->second;
-    w.tl.state = WriteState::Written;
-    unindex(it->first, w);
-    Nanos written = 0;
-    for (const auto& r : w.requests) written = std::max(written, r->tl.complete_ns.value_or(0));
-    w.tl.written_ns = written;
-    w.not_durable = 0;
-    for (const auto& r : w.requests) {
-      if (r->tl.durable_ns) {
-        if (*r->tl.durable_ns >= w.durable_max) {
-          w.durable_max = *r->tl.durable_ns;
-          w.durable_via = r->via;
-        }
-      } else {
-        r->durable_waiters.push_back(it->first);
-        ++w.not_durable;
-      }
+  void become_written(std::map<BatchId, Batch>::iterator it, std::uint32_t index) {
+    Batch& b = it->second;
+    Member& m = b.members[index];
+    m.state = WriteState::Written;
+    m.not_durable = 0;
+    for (std::uint32_t i = 0; i < m.requests.size(); ++i) {
+      Request& r = *b.requests[m.requests[i]];
+      if (r.tl.durable_ns) continue;
+      r.durable_waiters.push_back(MemberRef{it->first, index});
+      ++m.not_durable;
     }
-    if (w.not_durable == 0 && !w.requests.empty()) become_durable(it);
+    if (m.not_durable == 0 && !m.requests.empty()) {
+      m.state = WriteState::Durable;
+      emit_member(it, index, Eviction::None);
+    }
   }
 
-  void become_durable(std::map<WriteId, PendingWrite>::iterator it) {
-    PendingWrite& w = it->second;
-    w.tl.state = WriteState::Durable;
-    w.tl.durable_ns = w.durable_max;
-    w.tl.durable_via = w.durable_via;
-    emit_write(it, false);
-  }
-
-  void unindex(WriteId id, PendingWrite& w) {
-    if (!w.indexed) return;
-    w.indexed = false;
-    auto inode_it = inodes.find(InodeKey{w.tl.call.dev, w.tl.call.ino});
+  void unindex(BatchId id, Batch& b) {
+    if (!b.indexed) return;
+    b.indexed = false;
+    auto inode_it = inodes.find(InodeKey{b.dev, b.ino});
     if (inode_it == inodes.end()) return;
-    auto [lo, hi] = inode_it->second.writes.equal_range(w.first_page);
-    for (auto i = lo; i != hi; ++i) {
-      if (i->second == id) {
-        inode_it->second.writes.erase(i);
-        break;
-      }
-    }
+    std::erase(inode_it->second.batches, id);
+    std::erase(inode_it->second.open_batches, id);
   }
 
-  void emit_write(std::map<WriteId, PendingWrite>::iterator it, bool aged_out) {
-    PendingWrite& w = it->second;
-    unindex(it->first, w);
-    WriteTimeline tl = std::move(w.tl);
-    tl.pages_pending = w.by_pages ? w.remaining.size() : w.direct_pages_left;
-    tl.requests.clear();
-    tl.requests.reserve(w.requests.size());
-    for (const auto& r : w.requests) tl.requests.push_back(r->tl);
-    if (aged_out) {
+  // The timeline of member `index` as it stands, from its batch and its requests.
+  WriteTimeline timeline_of(const Batch& b, Member& m) const {
+    WriteTimeline tl;
+    SyscallEvent& call = tl.call;
+    call.start_ns = m.start_ns;
+    call.end_ns = m.end_ns;
+    call.pid = b.pid;
+    call.tid = b.tid;
+    call.comm = b.comm;
+    call.syscall = m.syscall;
+    call.fd = b.fd;
+    call.dev = b.dev;
+    call.ino = b.ino;
+    call.file_flags = b.file_flags;
+    call.ret = m.ret;
+    call.pos = m.pos;
+    call.count = m.count;
+    call.pages_dirtied = m.pages_dirtied;
+    call.dirty_folios = m.dirty_folios;
+    call.throttle_ns = m.throttle_ns;
+    call.throttle_events = m.throttle_events;
+    call.writeback_waits = m.writeback_waits;
+    tl.direct = b.file_flags & file_flag::kDirect;
+    tl.sync = b.file_flags & (file_flag::kSync | file_flag::kDsync);
+    tl.state = m.state;
+    tl.incomplete = m.incomplete || (last_lost && *last_lost >= m.start_ns);
+    if (b.by_pages) {
+      tl.pages = m.last_page() - m.first_page() + 1;
+      tl.pages_pending = m.pages_left;
+    } else {
+      tl.pages = b.direct_pages;
+      tl.pages_pending = b.direct_pages_left;
+    }
+    tl.requests.reserve(m.requests.size());
+    Nanos written = 0;
+    Nanos durable = 0;
+    for (std::uint32_t i = 0; i < m.requests.size(); ++i) {
+      const Request& r = *b.requests[m.requests[i]];
+      tl.requests.push_back(r.tl);
+      if (r.lost_tracking) tl.incomplete = true;
+      written = std::max(written, r.tl.complete_ns.value_or(0));
+      if (r.tl.durable_ns && *r.tl.durable_ns >= durable) {
+        durable = *r.tl.durable_ns;
+        tl.durable_via = r.via;
+      }
+    }
+    if (m.state == WriteState::Written || m.state == WriteState::Durable) tl.written_ns = written;
+    if (m.state == WriteState::Durable) {
+      tl.durable_ns = durable;
+    } else {
+      tl.durable_via = DurableVia::None;
+    }
+    if (m.extras) {
+      tl.causes = m.extras->causes;
+      tl.throttles = std::move(m.extras->throttles);
+    }
+    return tl;
+  }
+
+  void emit_member(std::map<BatchId, Batch>::iterator it, std::uint32_t index, Eviction eviction) {
+    Batch& b = it->second;
+    Member& m = b.members[index];
+    if (m.emitted) return;
+    WriteTimeline tl = timeline_of(b, m);
+    if (eviction != Eviction::None) {
       tl.incomplete = true;
-      ++stats.aged_out;
+      ++(eviction == Eviction::AgedOut ? stats.aged_out : stats.evicted);
     }
     if (tl.incomplete) ++stats.incomplete;
     ++stats.writes;
-    writes.erase(it);
+    m.emitted = true;
+    m.extras.reset();
+    --pending_writes;
+    while (b.first_live < b.members.size() && b.members[b.first_live].emitted) ++b.first_live;
+    if (--b.live == 0) {
+      unindex(it->first, b);
+      batches.erase(it);
+    }
     out->push_back(std::move(tl));
+  }
+
+  void emit_failed(const SyscallEvent& ev) {
+    WriteTimeline tl;
+    tl.call = ev;
+    tl.causes = take_causes(ev);
+    tl.throttles = take_throttles(ev);
+    tl.direct = ev.file_flags & file_flag::kDirect;
+    tl.sync = ev.file_flags & (file_flag::kSync | file_flag::kDsync);
+    tl.state = WriteState::Failed;
+    tl.incomplete = lost_within(ev.start_ns, ev.end_ns);
+    if (tl.incomplete) ++stats.incomplete;
+    ++stats.writes;
+    out->push_back(std::move(tl));
+  }
+
+  // The write bios an O_DIRECT write's thread queued during the call on the file's device.
+  std::vector<std::shared_ptr<Bio>> direct_bios(const SyscallEvent& ev) {
+    std::vector<std::shared_ptr<Bio>> found;
+    auto it = bios_by_tid.find(ev.tid);
+    if (it == bios_by_tid.end()) return found;
+    const DevT disk = disk_of(ev.dev);
+    for (auto b = it->second.rbegin(); b != it->second.rend(); ++b) {
+      const BioEvent& bio = (*b)->ev;
+      if (bio.ts < ev.start_ns) break;
+      if (bio.ts > ev.end_ns || is_flush_bio(bio) || !is_data_op(bio.op)) continue;
+      if (bio.bdev != ev.dev && bio.disk != disk) continue;
+      found.push_back(*b);
+    }
+    std::reverse(found.begin(), found.end());
+    return found;
+  }
+
+  Member member_of(const SyscallEvent& ev) {
+    Member m;
+    m.start_ns = ev.start_ns;
+    m.end_ns = ev.end_ns;
+    m.ret = ev.ret;
+    m.pos = ev.pos;
+    m.count = ev.count;
+    m.seq = next_write_seq++;
+    m.throttle_ns = ev.throttle_ns;
+    m.pages_dirtied = ev.pages_dirtied;
+    m.dirty_folios = ev.dirty_folios;
+    m.throttle_events = ev.throttle_events;
+    m.writeback_waits = ev.writeback_waits;
+    m.syscall = ev.syscall;
+    m.incomplete = lost_within(ev.start_ns, ev.end_ns);
+    std::optional<SlowCauses> causes = take_causes(ev);
+    std::vector<ThrottlePause> throttles = take_throttles(ev);
+    if (causes || !throttles.empty()) {
+      m.extras = std::make_unique<MemberExtras>();
+      m.extras->causes = causes;
+      m.extras->throttles = std::move(throttles);
+    }
+    return m;
+  }
+
+  std::map<BatchId, Batch>::iterator new_batch(const SyscallEvent& ev, Member m) {
+    const BatchId id = next_batch_id++;
+    Batch& b = batches[id];
+    b.pid = ev.pid;
+    b.tid = ev.tid;
+    b.comm = ev.comm;
+    b.fd = ev.fd;
+    b.dev = ev.dev;
+    b.ino = ev.ino;
+    b.file_flags = ev.file_flags;
+    b.open_at_bio = ~0ull;
+    b.max_start = m.start_ns;
+    b.members.push_back(std::move(m));
+    b.live = 1;
+    ++pending_writes;
+    return batches.find(id);
+  }
+
+  void on_write(const SyscallEvent& ev) {
+    if (ev.ret <= 0) {
+      emit_failed(ev);
+      return;
+    }
+    if (!(ev.file_flags & file_flag::kDirect)) {
+      track_buffered(ev);
+      return;
+    }
+    auto it = new_batch(ev, member_of(ev));
+    Batch& b = it->second;
+    std::vector<std::shared_ptr<Bio>> bios = direct_bios(ev);
+    if (!bios.empty()) {
+      for (const auto& bio : bios) {
+        const std::uint64_t pages = bio_pages(bio->ev);
+        b.direct_pages += pages;
+        const Request* r = bio->request.get();
+        if (r != nullptr && r->lost_tracking) b.members[0].incomplete = true;
+        if (r != nullptr && r->data_done && r->tl.complete_ns) {
+          if (r->tl.error == 0) {
+            add_request(b, 0, bio->request);
+            continue;
+          }
+        } else {
+          bio->direct_writers.push_back(it->first);
+        }
+        ++b.direct_bios_left;
+        b.direct_pages_left += pages;
+      }
+      if (b.direct_bios_left == 0) become_written(it, 0);
+      return;
+    }
+    // No bio of its own: the filesystem fell back to buffered I/O, or records were lost.
+    if (ev.pages_dirtied == 0) return;  // stays Dirty until finish()
+    batches.erase(it);
+    --pending_writes;
+    track_buffered(ev);
+  }
+
+  // The open batch of `inode` that a buffered write `ev` may join, or batches.end().
+  std::map<BatchId, Batch>::iterator joinable_batch(const Inode& inode, const SyscallEvent& ev) {
+    // A bio of the file queued since the write started may carry part of its data: such a
+    // write is tracked alone, with the exact per-bio rules.
+    if (inode.bio_count > 0 && inode.last_bio_ns >= ev.start_ns) return batches.end();
+    const std::uint64_t first_page = ev.pos >> kPageShift;
+    for (BatchId id : inode.open_batches) {
+      auto it = batches.find(id);
+      if (it == batches.end()) continue;
+      const Batch& b = it->second;
+      if (b.open_at_bio != inode.bio_count || !b.same_writer(ev) || b.members.empty()) continue;
+      if (b.members.back().first_page() > first_page) continue;  // keep members ordered
+      if (b.members.size() >= limits.max_batch_writes) continue;
+      return it;
+    }
+    return batches.end();
+  }
+
+  void track_buffered(const SyscallEvent& ev) {
+    Inode& inode = inodes[InodeKey{ev.dev, ev.ino}];
+    Member m = member_of(ev);
+    const std::uint64_t first = m.first_page();
+    const std::uint64_t last = m.last_page();
+    m.pages_left = static_cast<std::uint32_t>(last - first + 1);
+
+    auto it = joinable_batch(inode, ev);
+    if (it != batches.end()) {
+      Batch& b = it->second;
+      b.members.push_back(std::move(m));
+      ++b.live;
+      ++pending_writes;
+      b.max_start = std::max(b.max_start, ev.start_ns);
+      b.min_page = std::min(b.min_page, first);
+      b.max_page = std::max(b.max_page, last);
+      b.max_member_span = std::max(b.max_member_span, last - first);
+      b.remaining.add(first, last);
+      return;
+    }
+
+    it = new_batch(ev, std::move(m));
+    Batch& b = it->second;
+    b.by_pages = true;
+    b.min_page = first;
+    b.max_page = last;
+    b.max_member_span = last - first;
+    b.remaining.add(first, last);
+    Member& w = b.members[0];
+    // Bios that already completed (writeback during a long, throttled write).
+    for (auto bio_it = inode.bios.rbegin(); bio_it != inode.bios.rend() && !b.remaining.empty();
+         ++bio_it) {
+      const Bio& bio = **bio_it;
+      if (bio.ev.ts < ev.start_ns) break;  // ev.ts >= queued_ns: nothing older qualifies
+      if (bio.queued_ns < ev.start_ns || !bio.request) continue;
+      const Request& r = *bio.request;
+      if (r.lost_tracking) w.incomplete = true;
+      if (!r.data_done || r.tl.error != 0) continue;
+      for (std::size_t i = 0; i < bio.ev.nr_extents && i < kMaxBioExtents; ++i) {
+        const Extent& e = bio.ev.extents[i];
+        if (e.pages == 0) continue;
+        const std::uint64_t removed = b.remaining.remove(e.index, e.index + e.pages - 1);
+        if (removed == 0) continue;
+        add_request(b, 0, bio.request);
+        w.pages_left -= static_cast<std::uint32_t>(std::min<std::uint64_t>(w.pages_left, removed));
+      }
+    }
+    if (b.remaining.empty()) {
+      become_written(it, 0);
+      return;
+    }
+    inode.batches.push_back(it->first);
+    b.indexed = true;
+    if (inode.bio_count == 0 || inode.last_bio_ns < ev.start_ns) {
+      b.open_at_bio = inode.bio_count;
+      inode.open_batches.push_back(it->first);
+      if (inode.open_batches.size() > kMaxOpenBatchesPerInode) {
+        inode.open_batches.erase(inode.open_batches.begin());
+      }
+    }
   }
 
   // A throttling pause of a thread that is inside a write: the write's record comes at exit.
@@ -803,115 +1194,6 @@ struct Stitcher::State {
       if (p.ts >= ev.start_ns && p.ts <= ev.end_ns) found.push_back(p);
     throttles_by_tid.erase(it);
     return found;
-  }
-
-  void emit_failed(const SyscallEvent& ev) {
-    WriteTimeline tl;
-    tl.call = ev;
-    tl.causes = take_causes(ev);
-    tl.throttles = take_throttles(ev);
-    tl.direct = ev.file_flags & file_flag::kDirect;
-    tl.sync = ev.file_flags & (file_flag::kSync | file_flag::kDsync);
-    tl.state = WriteState::Failed;
-    tl.incomplete = lost_within(ev.start_ns, ev.end_ns);
-    if (tl.incomplete) ++stats.incomplete;
-    ++stats.writes;
-    out->push_back(std::move(tl));
-  }
-
-  // The write bios an O_DIRECT write's thread queued during the call on the file's device.
-  std::vector<std::shared_ptr<Bio>> direct_bios(const SyscallEvent& ev) {
-    std::vector<std::shared_ptr<Bio>> found;
-    auto it = bios_by_tid.find(ev.tid);
-    if (it == bios_by_tid.end()) return found;
-    const DevT disk = disk_of(ev.dev);
-    for (auto b = it->second.rbegin(); b != it->second.rend(); ++b) {
-      const BioEvent& bio = (*b)->ev;
-      if (bio.ts < ev.start_ns) break;
-      if (bio.ts > ev.end_ns || is_flush_bio(bio) || !is_data_op(bio.op)) continue;
-      if (bio.bdev != ev.dev && bio.disk != disk) continue;
-      found.push_back(*b);
-    }
-    std::reverse(found.begin(), found.end());
-    return found;
-  }
-
-  void on_write(const SyscallEvent& ev) {
-    if (ev.ret <= 0) {
-      emit_failed(ev);
-      return;
-    }
-    const WriteId id = next_write_id++;
-    auto it = writes.emplace(id, PendingWrite{}).first;
-    PendingWrite& w = it->second;
-    w.tl.call = ev;
-    w.tl.causes = take_causes(ev);
-    w.tl.throttles = take_throttles(ev);
-    w.tl.direct = ev.file_flags & file_flag::kDirect;
-    w.tl.sync = ev.file_flags & (file_flag::kSync | file_flag::kDsync);
-    w.tl.state = WriteState::Dirty;
-    w.tl.incomplete = lost_within(ev.start_ns, ev.end_ns);
-
-    if (w.tl.direct) {
-      std::vector<std::shared_ptr<Bio>> bios = direct_bios(ev);
-      if (!bios.empty()) {
-        for (const auto& bio : bios) {
-          const std::uint64_t pages = bio_pages(bio->ev);
-          w.tl.pages += pages;
-          const Request* r = bio->request.get();
-          if (r != nullptr && r->lost_tracking) w.tl.incomplete = true;
-          if (r != nullptr && r->data_done && r->tl.complete_ns) {
-            if (r->tl.error == 0) {
-              add_request(w, bio->request);
-              continue;
-            }
-          } else {
-            bio->direct_writers.push_back(id);
-          }
-          ++w.direct_bios_left;
-          w.direct_pages_left += pages;
-        }
-        if (w.direct_bios_left == 0) become_written(it);
-        return;
-      }
-      // No bio of its own: the filesystem fell back to buffered I/O, or records were lost.
-      if (ev.pages_dirtied == 0) return;  // stays Dirty until finish()
-    }
-    track_buffered(it);
-  }
-
-  void track_buffered(std::map<WriteId, PendingWrite>::iterator it) {
-    PendingWrite& w = it->second;
-    const SyscallEvent& ev = w.tl.call;
-    w.first_page = ev.pos >> kPageShift;
-    w.last_page = (ev.pos + static_cast<std::uint64_t>(ev.ret) - 1) >> kPageShift;
-    w.tl.pages = w.last_page - w.first_page + 1;
-    w.by_pages = true;
-    w.remaining.add(w.first_page, w.last_page);
-
-    Inode& inode = inodes[InodeKey{ev.dev, ev.ino}];
-    // Bios that already completed (writeback during a long, throttled write).
-    for (auto b = inode.bios.rbegin(); b != inode.bios.rend() && !w.remaining.empty(); ++b) {
-      const Bio& bio = **b;
-      if (bio.ev.ts < ev.start_ns) break;  // ev.ts >= queued_ns: nothing older qualifies
-      if (bio.queued_ns < ev.start_ns || !bio.request) continue;
-      const Request& r = *bio.request;
-      if (r.lost_tracking) w.tl.incomplete = true;
-      if (!r.data_done || r.tl.error != 0) continue;
-      bool carried = false;
-      for (std::size_t i = 0; i < bio.ev.nr_extents && i < kMaxBioExtents; ++i) {
-        const Extent& e = bio.ev.extents[i];
-        if (e.pages > 0 && w.remaining.remove(e.index, e.index + e.pages - 1) > 0) carried = true;
-      }
-      if (carried) add_request(w, bio.request);
-    }
-    if (w.remaining.empty()) {
-      become_written(it);
-    } else {
-      inode.writes.emplace(w.first_page, it->first);
-      inode.max_span = std::max(inode.max_span, w.last_page - w.first_page);
-      w.indexed = true;
-    }
   }
 
   // ---- syncs ----
@@ -996,7 +1278,7 @@ struct Stitcher::State {
                 return first_known(a) < first_known(b);
               });
 
-    s.phases = partition_phases(start, end, cats);
+    partition_phases(start, end, cats, s.phases, s.segments);
     if (s.incomplete) ++stats.incomplete;
     ++stats.syncs;
     out->push_back(std::move(s));
@@ -1075,7 +1357,7 @@ struct Stitcher::State {
 
   void on_lost(const LostEvent& ev) {
     lost.push_back(ev.ts);
-    for (auto& [id, w] : writes) w.tl.incomplete = true;
+    last_lost = std::max(last_lost.value_or(0), ev.ts);  // pending writes read it at emission
     // A lifetime in flight may have lost its completion and been reused: a later completion
     // for its pointer could belong to another request. Abandon them all rather than guess.
     for (auto& [ptr, r] : active) {
@@ -1088,12 +1370,31 @@ struct Stitcher::State {
   // ---- bounds ----
 
   void age_out() {
-    while (!writes.empty()) {
-      auto it = writes.begin();
-      const bool too_many = writes.size() > limits.max_pending_writes;
-      const bool too_old = it->second.tl.call.end_ns + limits.max_pending_age_ns < now;
+    while (!batches.empty()) {
+      auto it = batches.begin();
+      Batch& b = it->second;
+      const Member& m = b.members[b.first_live];
+      const bool too_many = pending_writes > limits.max_pending_writes;
+      const bool too_old = m.end_ns + limits.max_pending_age_ns < now;
       if (!too_many && !too_old) break;
-      emit_write(it, true);
+      emit_member(it, static_cast<std::uint32_t>(b.first_live),
+                  too_old ? Eviction::AgedOut : Eviction::Evicted);
+    }
+  }
+
+  // End of trace: every pending write, in arrival order, with its last state.
+  void finish() {
+    std::vector<std::tuple<std::uint64_t, BatchId, std::uint32_t>> order;
+    order.reserve(pending_writes);
+    for (const auto& [id, b] : batches) {
+      for (std::size_t i = b.first_live; i < b.members.size(); ++i) {
+        if (!b.members[i].emitted) order.emplace_back(b.members[i].seq, id, i);
+      }
+    }
+    std::sort(order.begin(), order.end());
+    for (const auto& [seq, id, index] : order) {
+      auto it = batches.find(id);
+      if (it != batches.end()) emit_member(it, index, Eviction::None);
     }
   }
 
@@ -1109,7 +1410,7 @@ struct Stitcher::State {
     }
     for (auto it = inodes.begin(); it != inodes.end();) {
       prune_front(it->second.bios, [](const auto& b) { return b->ev.ts; });
-      const bool unused = it->second.bios.empty() && it->second.writes.empty();
+      const bool unused = it->second.bios.empty() && it->second.batches.empty();
       it = unused ? inodes.erase(it) : std::next(it);
     }
     for (auto& [dev, disk] : disks) {
@@ -1194,7 +1495,7 @@ void Stitcher::feed(const Event& event, std::vector<Timeline>& out) {
 
 void Stitcher::finish(std::vector<Timeline>& out) {
   state_->out = &out;
-  while (!state_->writes.empty()) state_->emit_write(state_->writes.begin(), false);
+  state_->finish();
   state_->out = nullptr;
 }
 

@@ -17,6 +17,8 @@ struct StitchLimits {
   // vm.dirty_expire_centisecs (30 s) plus a writeback period.
   Nanos max_pending_age_ns = 120'000'000'000ull;
   std::size_t max_pending_writes = 1u << 20;
+  // Writes one batch may hold (a batch shares one page set among writes to one file).
+  std::size_t max_batch_writes = 1u << 16;
   // How long finished bios/requests/flushes/commits stay available for syscalls whose record
   // arrives later (records are emitted at syscall exit, after the I/O they caused).
   Nanos history_ns = 60'000'000'000ull;
@@ -27,7 +29,8 @@ struct StitchStats {
   std::uint64_t writes = 0;      // write timelines emitted
   std::uint64_t syncs = 0;       // sync timelines emitted
   std::uint64_t incomplete = 0;  // timelines emitted incomplete
-  std::uint64_t aged_out = 0;    // of which evicted by age or count while pending
+  std::uint64_t aged_out = 0;    // of which emitted early: pending longer than the age limit
+  std::uint64_t evicted = 0;     // of which emitted early: over the pending-writes cap
   std::uint64_t bios = 0;
   std::uint64_t requests = 0;
   std::uint64_t orphan_bios = 0;  // bios no request claimed before they aged out

@@ -93,6 +93,21 @@ struct JournalCommit {
   std::optional<Nanos> end_ns;
 };
 
+// The phases of a sync call, in the order they take precedence when they overlap (a flush in
+// flight outranks a journal commit, which outranks data I/O, then writeback submission).
+enum class SyncPhase : std::uint8_t { Flush, Journal, DataIo, Writeback, Other };
+inline constexpr std::size_t kSyncPhaseCount = 5;
+const char* sync_phase_name(SyncPhase p);   // "flush", "journal", "data_io", "writeback", "other"
+const char* sync_phase_label(SyncPhase p);  // "flush", "journal", "data I/O", "writeback", "other"
+
+// One stretch of a sync call spent in one phase. A sync's segments tile [start_ns, end_ns] in
+// time order with no gaps, adjacent segments of one phase merged: sinks draw them as they are.
+struct PhaseSegment {
+  SyncPhase phase = SyncPhase::Other;
+  Nanos start_ns = 0;
+  Nanos end_ns = 0;
+};
+
 // Partition of an fsync's latency: these add up to end_ns - start_ns exactly.
 struct SyncPhases {
   Nanos writeback_ns = 0;  // the caller submitting data writeback
@@ -105,6 +120,7 @@ struct SyncPhases {
 struct SyncTimeline {
   SyscallEvent call;
   SyncPhases phases;
+  std::vector<PhaseSegment> segments;     // where each phase fell (phases are their totals)
   std::vector<RequestTimeline> requests;  // data requests carrying bios the caller submitted
   std::vector<RequestTimeline> flushes;   // flushes on the device completing inside the call
   std::vector<JournalCommit> commits;     // journal commits on the device overlapping the call
