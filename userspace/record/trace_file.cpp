@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -28,13 +29,15 @@ json header_json(const TraceFileHeader& h) {
                        {"name", d.name},
                        {"volatile_write_cache", d.volatile_write_cache},
                        {"fua", d.fua}});
-  return {{"writepath", h.writepath_version},
-          {"kernel", h.kernel},
-          {"record_version", h.record_version},
-          {"clock", h.clock},
-          {"hooks", h.hooks},
-          {"devices", devices},
-          {"command", h.command}};
+  json out = {{"writepath", h.writepath_version},
+              {"kernel", h.kernel},
+              {"record_version", h.record_version},
+              {"clock", h.clock},
+              {"hooks", h.hooks},
+              {"devices", devices},
+              {"command", h.command}};
+  if (h.min_latency_ns) out["min_latency_ns"] = h.min_latency_ns;
+  return out;
 }
 
 // Throws json exceptions on missing or mistyped keys; the caller turns them into an error.
@@ -55,6 +58,7 @@ TraceFileHeader header_from(const json& j) {
     h.devices.push_back(std::move(info));
   }
   h.command = j.at("command").get<std::vector<std::string>>();
+  if (j.contains("min_latency_ns")) h.min_latency_ns = j.at("min_latency_ns").get<Nanos>();
   return h;
 }
 
@@ -68,43 +72,68 @@ std::uint32_t read_u32(const std::byte* p) {
 
 // ---- writer ----------------------------------------------------------------------------------
 
-TraceFileWriter::TraceFileWriter(const std::string& path, const TraceFileHeader& header) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0)
+TraceFileWriter::TraceFileWriter(const std::string& path, const TraceFileHeader& header,
+                                 std::size_t buffer_bytes)
+    : buffer_(std::max<std::size_t>(buffer_bytes, kMaxFramePayload + 8)) {
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd_ < 0)
     throw std::runtime_error(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
-  // O_TRUNC keeps an existing file's mode: a trace is private whatever was there before.
-  ::fchmod(fd, 0600);
-  file_ = ::fdopen(fd, "wb");
-  if (!file_) {
-    ::close(fd);
-    throw std::runtime_error(fmt::format("cannot write {}", path));
-  }
+  // O_TRUNC keeps an existing file's mode: a trace is private whatever was there before
+  // (a device or a pipe given as the path keeps its own).
+  struct stat st {};
+  if (::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode)) ::fchmod(fd_, 0600);
   const std::string text = header_json(header).dump();
   const std::uint32_t version = kTraceFileVersion;
   const std::uint32_t length = static_cast<std::uint32_t>(text.size());
-  ok_ = std::fwrite(kMagic, sizeof(kMagic), 1, file_) == 1 &&
-        std::fwrite(&version, sizeof(version), 1, file_) == 1 &&
-        std::fwrite(&length, sizeof(length), 1, file_) == 1 &&
-        std::fwrite(text.data(), 1, text.size(), file_) == text.size();
-  flush();
-  if (!ok_)
-    throw std::runtime_error(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+  std::string head(kMagic, sizeof(kMagic));
+  head.append(reinterpret_cast<const char*>(&version), sizeof(version));
+  head.append(reinterpret_cast<const char*>(&length), sizeof(length));
+  head += text;
+  write_out(reinterpret_cast<const std::byte*>(head.data()), head.size());
+  if (!ok()) {
+    const std::string reason = error();
+    ::close(fd_);
+    throw std::runtime_error(fmt::format("cannot write {}: {}", path, reason));
+  }
 }
 
 TraceFileWriter::~TraceFileWriter() {
-  if (file_) std::fclose(file_);
+  flush();
+  ::close(fd_);
+}
+
+std::string TraceFileWriter::error() const {
+  return error_ ? std::strerror(error_) : "";
+}
+
+void TraceFileWriter::write_out(const std::byte* data, std::size_t size) {
+  while (size > 0 && ok()) {
+    const ssize_t n = ::write(fd_, data, size);
+    if (n < 0) {
+      if (errno != EINTR) error_ = errno;
+      continue;
+    }
+    if (n == 0) error_ = EIO;  // a regular file never takes nothing: do not spin
+    data += n;
+    size -= static_cast<std::size_t>(n);
+    written_ += static_cast<std::uint64_t>(n);
+  }
 }
 
 void TraceFileWriter::frame(FrameKind kind, const void* payload, std::uint32_t size) {
+  if (!ok()) return;
+  const std::size_t whole = 8 + std::size_t{size};
+  if (buffer_.size() - used_ < whole) flush();
   const std::uint32_t header[2] = {size, static_cast<std::uint32_t>(kind)};
-  // One fwrite per frame: a kill between two of them can cut a frame, never garble one.
-  ok_ = ok_ && std::fwrite(header, sizeof(header), 1, file_) == 1 &&
-        (size == 0 || std::fwrite(payload, size, 1, file_) == 1);
+  std::memcpy(buffer_.data() + used_, header, sizeof(header));
+  if (size) std::memcpy(buffer_.data() + used_ + sizeof(header), payload, size);
+  used_ += whole;
 }
 
 void TraceFileWriter::record(std::span<const std::byte> bytes) {
   if (bytes.size() > kMaxFramePayload) return;
   frame(FrameKind::Record, bytes.data(), static_cast<std::uint32_t>(bytes.size()));
+  ++records_;
 }
 
 void TraceFileWriter::lost(const LostCounts& delta) {
@@ -112,7 +141,9 @@ void TraceFileWriter::lost(const LostCounts& delta) {
 }
 
 void TraceFileWriter::flush() {
-  if (file_ && std::fflush(file_) != 0) ok_ = false;
+  if (used_ == 0) return;
+  write_out(buffer_.data(), used_);
+  used_ = 0;
 }
 
 // ---- reader ----------------------------------------------------------------------------------

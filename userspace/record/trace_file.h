@@ -36,27 +36,46 @@ struct TraceFileHeader {
   std::vector<std::string> hooks;  // "tp_btf block:block_rq_issue", …
   std::vector<DeviceInfo> devices;
   std::vector<std::string> command;  // `-- CMD …`, if one was traced
+  // record --min-latency: the threshold the recording was made for (0: none). The report
+  // applies it unless given its own. Written only when set; older files lack it.
+  Nanos min_latency_ns = 0;
 };
 
 // Writes a trace file: created mode 0600 (traces reveal file and process activity).
+// Frames are gathered in one buffer allocated up front and written out whole when it is full
+// or on flush(): no allocation and no system call per record, so the recorder keeps up with
+// the ring buffer. Only whole frames reach the file, so a killed recorder leaves whole frames.
 class TraceFileWriter {
  public:
+  static constexpr std::size_t kDefaultBufferBytes = 4u << 20;
+
   // Throws std::runtime_error with a one-line reason.
-  TraceFileWriter(const std::string& path, const TraceFileHeader& header);
+  TraceFileWriter(const std::string& path, const TraceFileHeader& header,
+                  std::size_t buffer_bytes = kDefaultBufferBytes);
   ~TraceFileWriter();
   TraceFileWriter(const TraceFileWriter&) = delete;
   TraceFileWriter& operator=(const TraceFileWriter&) = delete;
 
   void record(std::span<const std::byte> bytes);
   void lost(const LostCounts& delta);
+  // Writes out what is buffered.
   void flush();
-  bool ok() const { return ok_; }
+  // False once a write failed; error() then says why (strerror text). Later frames are dropped.
+  bool ok() const { return error_ == 0; }
+  std::string error() const;
+  std::uint64_t records() const { return records_; }
+  std::uint64_t bytes_written() const { return written_; }
 
  private:
   void frame(FrameKind kind, const void* payload, std::uint32_t size);
+  void write_out(const std::byte* data, std::size_t size);
 
-  std::FILE* file_ = nullptr;
-  bool ok_ = true;
+  int fd_ = -1;
+  int error_ = 0;  // errno of the first failed write
+  std::vector<std::byte> buffer_;
+  std::size_t used_ = 0;
+  std::uint64_t records_ = 0;
+  std::uint64_t written_ = 0;
 };
 
 // One frame as read back.
