@@ -33,8 +33,10 @@ test: build
 demo: build
 	@bash scripts/demo.sh $(BUILD)
 
+# writepath beside bpftrace and perf trace, then hook variants, soak, saturation and replay
+# (bench/run.sh; ~15 min; ROUNDS, COUNT, SOAK_SECONDS… scale it). Installs the peers itself.
 bench: build
-	@bash bench/overhead.sh $(BUILD)
+	@bash bench/run.sh all $(BUILD)
 
 # Regenerates the checked-in CO-RE header from the running kernel's BTF.
 vmlinux: deps

@@ -1,0 +1,437 @@
+#!/usr/bin/env bash
+# writepath's benchmarks, side by side with bpftrace and perf trace. Sections:
+#   side-by-side  ns/op of three loops untraced, then the ratio to untraced under each tracer
+#   variants      the write-syscall hook's variants: bystander and traced-write cost of each
+#   soak          a steady logger under the agent: its peak RSS over time and records lost
+#   saturation    writers flat out: events/s the agent consumes and records lost
+#   replay        writepath report of a 1 M-write recording: events/s and peak RSS
+# Usage: bash bench/run.sh [all|SECTION…] [BUILD_DIR]   (build dir default `build`)
+# The machine is shared and noisy, so runs are interleaved (column order reversed every other
+# round) and each figure is the median over rounds of the ratio to the untraced run of the
+# same round. Sizes scale with ROUNDS, COUNT, GETPPID_COUNT, FSYNC_COUNT, SOAK_SECONDS,
+# SOAK_RATE, SAT_COUNT, REPLAY_COUNT (defaults below: about 15 minutes for `all`).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+all_sections=(side-by-side variants soak saturation replay)
+sections=()
+build=build
+for arg in "$@"; do
+  case $arg in
+    all) sections+=("${all_sections[@]}") ;;
+    side-by-side | variants | soak | saturation | replay) sections+=("$arg") ;;
+    -h | --help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "bench: unknown option $arg" >&2; exit 2 ;;
+    *) build=$arg ;;
+  esac
+done
+((${#sections[@]})) || sections=("${all_sections[@]}")
+if [[ $build == /* ]]; then bin=$build; else bin=$here/$build; fi
+
+rounds=${ROUNDS:-5}
+count=${COUNT:-200000}                 # cached 4 KiB pwrites per run (side-by-side, variants)
+getppid_count=${GETPPID_COUNT:-2000000}
+fsync_count=${FSYNC_COUNT:-1000}       # pwrite + fdatasync pairs per run
+soak_seconds=${SOAK_SECONDS:-60}
+soak_rate=${SOAK_RATE:-20000}          # logger writes/s
+sat_count=${SAT_COUNT:-1000000}        # cached pwrites per writer
+replay_count=${REPLAY_COUNT:-1000000}  # writes in the recording report replays
+attach_timeout=${ATTACH_TIMEOUT:-60}   # seconds a background tracer may take to attach
+
+if [[ $(id -u) -ne 0 ]]; then
+  echo "bench: tracing needs root" >&2
+  exit 1
+fi
+for exe in writepath wp_bench_pwrite wp_bench_getppid wp_bench_logger; do
+  if [[ ! -x $bin/$exe ]]; then
+    echo "bench: $bin/$exe is missing; build it first (make build BUILD=$build)" >&2
+    exit 1
+  fi
+done
+bash "$here/bench/setup.sh"
+wp=$bin/writepath
+
+source "$here/scripts/scratch-fs.sh"
+scratch_fs_create "${SCRATCH_SIZE:-2G}"
+# Trace output goes to $work, on the filesystem holding /tmp: never the measured one.
+work=$SCRATCH_DIR/work
+mkdir -p "$work"
+summary=$work/summary.md
+: >"$summary"
+
+# ---- background tracers ----------------------------------------------------------------------
+bg_pid=""
+stop_background() {
+  if [[ -n $bg_pid ]] && kill -0 "$bg_pid" 2>/dev/null; then
+    kill -TERM "$bg_pid" 2>/dev/null || true
+    wait "$bg_pid" 2>/dev/null || true
+  fi
+  bg_pid=""
+}
+trap 'stop_background; scratch_fs_remove' EXIT
+
+# LOG PATTERN CMD…: start CMD in the background; return once PATTERN shows in its output (the
+# tracer says it is attached), or fail if it exits or takes longer than attach_timeout.
+bg_start() {
+  local log=$1 pattern=$2
+  shift 2
+  "$@" >"$log" 2>&1 &
+  bg_pid=$!
+  local deadline=$((SECONDS + attach_timeout))
+  until grep -q -- "$pattern" "$log"; do
+    if ! kill -0 "$bg_pid" 2>/dev/null || ((SECONDS >= deadline)); then
+      echo "bench: $1 did not attach: $(tail -n 2 "$log" | tr '\n' ' ')" >&2
+      stop_background
+      return 1
+    fi
+    sleep 0.02
+  done
+}
+# SIGNAL: stop the background tracer with SIGNAL and wait for it to write its output.
+bg_stop() {
+  kill -s "$1" "$bg_pid" 2>/dev/null || true
+  wait "$bg_pid" 2>/dev/null || true
+  bg_pid=""
+}
+
+# ---- figures -----------------------------------------------------------------------------------
+median() {
+  local values
+  values=$(printf '%s\n' "$@" | grep -E '^[0-9.eE+-]+$' || true)
+  [[ -n $values ]] || { echo "fail"; return; }
+  sort -g <<<"$values" | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
+}
+ratio() {  # A B: A / B, or "fail" when either is not a number
+  awk -v a="$1" -v b="$2" 'BEGIN {
+    if (a !~ /^[0-9.eE+-]+$/ || b !~ /^[0-9.eE+-]+$/ || b == 0) print "fail"; else printf "%.3f\n", a / b }'
+}
+fmt_ratio() { [[ $1 == fail ]] && echo "fail" || awk -v r="$1" 'BEGIN {printf "%.2f×", r}'; }
+fmt_ns() { [[ $1 =~ ^[0-9.eE+-]+$ ]] && awk -v v="$1" 'BEGIN {printf (v >= 100 ? "%.0f" : "%.1f"), v}' || echo "$1"; }
+mib() { [[ $1 =~ ^[0-9]+$ ]] && awk -v k="$1" 'BEGIN {printf "%.1f MiB", k / 1024}' || echo "$1"; }
+# Events and lost records from a trace's summary: JSON Lines' last line, or the text summary.
+summary_field() {  # FIELD FILE
+  local line
+  line=$(tail -n 1 "$2" 2>/dev/null || true)
+  if [[ $line == *'"type":"summary"'* ]]; then
+    sed -nE "s/.*\"$1\":([0-9]+).*/\1/p" <<<"$line"
+  else
+    grep -oE "$1 [0-9]+" "$2" 2>/dev/null | tail -n 1 | awk '{print $2}'
+  fi
+}
+# FIELD FILE.wpt: the same from a recording, through writepath report (its summary only).
+recording_field() {
+  "$wp" report "$2" --format json --min-latency 1000s 2>/dev/null | tail -n 1 >"$work/recording-summary.json" || true
+  summary_field "$1" "$work/recording-summary.json"
+}
+now() { date +%s.%N; }
+
+# ---- section 1: side by side -------------------------------------------------------------------
+columns=(untraced wp-trace wp-bystander wp-record wp-min-latency bpftrace perf-trace)
+declare -A column_title=(
+  [untraced]="untraced ns/op"
+  [wp-trace]="writepath trace"
+  [wp-bystander]="bystander of trace -p 1"
+  [wp-record]="writepath record"
+  [wp-min-latency]="trace --min-latency 10ms"
+  [bpftrace]="bpftrace pwrite64 hist"
+  [perf-trace]="perf trace -e pwrite64"
+)
+bpftrace_program='tracepoint:syscalls:sys_enter_pwrite64 { @s[tid] = nsecs; }
+tracepoint:syscalls:sys_exit_pwrite64 /@s[tid]/ { @ = hist(nsecs - @s[tid]); delete(@s[tid]); }'
+
+workload_cmd() {  # WORKLOAD: the loop program's command line, in the array `cmd`
+  case $1 in
+    pwrite) cmd=("$bin/wp_bench_pwrite" "$SCRATCH_MNT/cached.dat" "$count" 1) ;;
+    getppid) cmd=("$bin/wp_bench_getppid" "$getppid_count") ;;
+    fdatasync) cmd=("$bin/wp_bench_pwrite" "$SCRATCH_MNT/synced.dat" "$fsync_count" 1 fdatasync) ;;
+  esac
+}
+
+# COLUMN WORKLOAD: run the workload once under COLUMN; print its ns/op, or "fail".
+run_column() {
+  local column=$1 cmd out="$work/$1.out" ns=""
+  workload_cmd "$2"
+  case $column in
+    untraced) ns=$("${cmd[@]}" 2>"$work/err") || ns="" ;;
+    wp-trace) ns=$("$wp" trace -o "$out" -- "${cmd[@]}" 2>"$work/err") || ns="" ;;
+    wp-record) ns=$("$wp" record -o "$work/side.wpt" -- "${cmd[@]}" 2>"$work/err") || ns="" ;;
+    wp-min-latency)
+      ns=$("$wp" trace --min-latency 10ms -o "$out" -- "${cmd[@]}" 2>"$work/err") || ns="" ;;
+    wp-bystander)
+      if bg_start "$work/bystander.log" "writepath: tracing" "$wp" trace -p 1 -o "$out"; then
+        ns=$("${cmd[@]}" 2>"$work/err") || ns=""
+        bg_stop TERM
+      fi ;;
+    bpftrace)
+      if bg_start "$out" "Attaching" bpftrace -e "$bpftrace_program"; then
+        ns=$("${cmd[@]}" 2>"$work/err") || ns=""
+        bg_stop INT
+      fi ;;
+    perf-trace) ns=$(perf trace -e pwrite64 -o "$out" -- "${cmd[@]}" 2>"$work/err") || ns="" ;;
+  esac
+  if [[ ! $ns =~ ^[0-9.]+$ ]]; then
+    echo "bench: $column on $2 failed: $(tail -n 2 "$work/err" | tr '\n' ' ')" >&2
+    ns=fail
+  fi
+  echo "$ns"
+}
+
+side_by_side() {
+  echo "== side by side: $rounds rounds; pwrite COUNT=$count, getppid GETPPID_COUNT=$getppid_count, pwrite+fdatasync FSYNC_COUNT=$fsync_count"
+  local header="| workload | ${column_title[untraced]} |" rule="|---|---:|"
+  for c in "${columns[@]:1}"; do header+=" ${column_title[$c]} |"; rule+="---:|"; done
+  local rows=() lost_notes=()
+  for workload in pwrite getppid fdatasync; do
+    declare -A ns_of=() lost_of=()
+    local order
+    for ((r = 0; r < rounds; r++)); do
+      if ((r % 2 == 0)); then order=("${columns[@]}"); else order=($(printf '%s\n' "${columns[@]}" | tac)); fi
+      declare -A this=()
+      for c in "${order[@]}"; do
+        this[$c]=$(run_column "$c" "$workload")
+        ns_of[$c]+="${this[$c]} "
+        case $c in
+          wp-trace | wp-min-latency) lost_of[$c]+="$(summary_field lost "$work/$c.out") " ;;
+          wp-bystander) lost_of[$c]+="$(summary_field lost "$work/$c.out") " ;;
+        esac
+      done
+      local line="round $r $workload: untraced ${this[untraced]} ns/op"
+      for c in "${columns[@]:1}"; do
+        line+=", $c ${this[$c]} ($(fmt_ratio "$(ratio "${this[$c]}" "${this[untraced]}")"))"
+      done
+      echo "$line"
+      unset this
+    done
+    # Median of each round's ratio: runs of one round are close in time, so drift cancels.
+    local row="| $workload | $(fmt_ns "$(median ${ns_of[untraced]})") |"
+    for c in "${columns[@]:1}"; do
+      local u=(${ns_of[untraced]}) v=(${ns_of[$c]}) ratios=()
+      for ((r = 0; r < rounds; r++)); do ratios+=("$(ratio "${v[r]}" "${u[r]}")"); done
+      row+=" $(fmt_ratio "$(median "${ratios[@]}")") |"
+    done
+    rows+=("$row")
+    local note="$workload:"
+    for c in wp-trace wp-bystander wp-min-latency; do
+      local total=0
+      for l in ${lost_of[$c]:-}; do [[ $l =~ ^[0-9]+$ ]] && total=$((total + l)); done
+      note+=" $c $total"
+    done
+    lost_notes+=("$note")
+    unset ns_of lost_of
+  done
+  {
+    echo "### Side by side (median of $rounds interleaved rounds; ratio = time per op / untraced)"
+    echo
+    echo "$header"
+    echo "$rule"
+    printf '%s\n' "${rows[@]}"
+    echo
+    echo "pwrite: 4 KiB pwrite over a cached 1 MiB file, $count per run; getppid: $getppid_count"
+    echo "calls; fdatasync: 4 KiB pwrite + fdatasync, $fsync_count per run, ext4 with journal on a"
+    echo "loop device. Records lost by writepath, all rounds: $(printf '%s; ' "${lost_notes[@]}" | sed 's/; $//')."
+    echo
+  } >>"$summary"
+}
+
+# ---- section 2: hook variants ----------------------------------------------------------------
+# The raw syscall program pairs of userspace/probe/hook_plan.cpp, in order of preference;
+# disabling the first n pairs makes the plan take the variant after them.
+syscall_program_pairs() {
+  grep -oE '"wp_sys_(enter|exit)[a-z_0-9]*"' "$here/userspace/probe/hook_plan.cpp" | tr -d '"' |
+    paste -d, - - | awk '!seen[$0]++'
+}
+chosen_variant() {  # DISABLED: the write-syscall variant doctor reports with those programs off
+  WRITEPATH_DISABLE_PROGRAMS=$1 "$wp" doctor 2>&1 | grep -m1 'write/sync syscalls' |
+    sed -E 's/.*write\/sync syscalls +//; s/ +$//'
+}
+
+variants() {
+  echo "== hook variants: $rounds rounds; pwrite COUNT=$count, getppid GETPPID_COUNT=$getppid_count"
+  local disabled_sets=("") disabled="" seen=() rows=()
+  for pair in $(syscall_program_pairs); do
+    disabled=${disabled:+$disabled,}$pair
+    disabled_sets+=("$disabled")
+  done
+  for set in "${disabled_sets[@]}"; do
+    local variant
+    variant=$(chosen_variant "$set")
+    if [[ -z $variant ]] || printf '%s\n' "${seen[@]:-}" | grep -qxF -- "$variant"; then continue; fi
+    seen+=("$variant")
+    echo "variant: $variant (WRITEPATH_DISABLE_PROGRAMS=${set:-none})"
+    local by_ratios=() tr_ratios=() by_ns=() tr_ns=()
+    for ((r = 0; r < rounds; r++)); do
+      local u_g b_g u_p t_p
+      # ABBA within the round: untraced, traced, traced, untraced; order flips every round.
+      if ((r % 2 == 0)); then
+        u_g=$(run_column untraced getppid)
+        b_g=$(WRITEPATH_DISABLE_PROGRAMS=$set run_column wp-bystander getppid)
+        t_p=$(WRITEPATH_DISABLE_PROGRAMS=$set run_column wp-trace pwrite)
+        u_p=$(run_column untraced pwrite)
+      else
+        u_p=$(run_column untraced pwrite)
+        t_p=$(WRITEPATH_DISABLE_PROGRAMS=$set run_column wp-trace pwrite)
+        b_g=$(WRITEPATH_DISABLE_PROGRAMS=$set run_column wp-bystander getppid)
+        u_g=$(run_column untraced getppid)
+      fi
+      by_ratios+=("$(ratio "$b_g" "$u_g")")
+      tr_ratios+=("$(ratio "$t_p" "$u_p")")
+      echo "round $r: getppid untraced $u_g, bystander $b_g ns/op ($(fmt_ratio "${by_ratios[-1]}")); pwrite untraced $u_p, traced $t_p ns/op ($(fmt_ratio "${tr_ratios[-1]}"))"
+    done
+    rows+=("| $variant | ${set:-(none)} | $(fmt_ratio "$(median "${by_ratios[@]}")") | $(fmt_ratio "$(median "${tr_ratios[@]}")") |")
+  done
+  {
+    echo "### Write-syscall hook variants (median of $rounds rounds; lower is better)"
+    echo
+    echo "| variant (writepath doctor) | WRITEPATH_DISABLE_PROGRAMS | getppid, bystander of trace -p 1 | cached pwrite, trace -- CMD |"
+    echo "|---|---|---:|---:|"
+    printf '%s\n' "${rows[@]}"
+    echo
+  } >>"$summary"
+}
+
+# ---- section 3: soak ------------------------------------------------------------------------
+# MODE: run the logger under MODE for soak_seconds, sampling the agent's memory every second.
+soak_run() {
+  local mode=$1 out="$work/soak.$1" args label
+  case $mode in
+    json) args=(trace --format json -o "$out") label="trace --format json -o F" ;;
+    min-latency) args=(trace --min-latency 50ms -o "$out") label="trace --min-latency 50ms" ;;
+    record) args=(record -o "$out") label="record -o F" ;;
+  esac
+  mkdir -p "$SCRATCH_MNT/soak"
+  "$wp" "${args[@]}" -- "$bin/wp_bench_logger" "$SCRATCH_MNT/soak" "$soak_rate" "$soak_seconds" \
+    >"$work/soak.logger" 2>"$work/soak.err" &
+  local pid=$! t=0 hwm="" rss="" rss10="" status
+  while status=$(cat "/proc/$pid/status" 2>/dev/null) && [[ $status == *VmHWM* ]]; do
+    hwm=$(awk '/^VmHWM/ {print $2}' <<<"$status")
+    rss=$(awk '/^VmRSS/ {print $2}' <<<"$status")
+    ((t == 10)) && rss10=$rss
+    sleep 1
+    t=$((t + 1))
+  done
+  local rc=0
+  wait "$pid" || rc=$?
+  local lost events
+  if [[ $mode == record ]]; then
+    lost=$(recording_field lost "$out"); events=$(recording_field events "$out")
+  else
+    lost=$(summary_field lost "$out"); events=$(summary_field events "$out")
+  fi
+  local achieved
+  achieved=$(sed -nE 's/.*\(([0-9]+) writes\/s\).*/\1/p' "$work/soak.logger")
+  ((rc == 0)) || echo "bench: soak $mode exited $rc: $(tail -n 2 "$work/soak.err" | tr '\n' ' ')" >&2
+  echo "soak $mode: peak RSS $(mib "$hwm"), RSS at 10 s $(mib "${rss10:-n/a}"), at end $(mib "$rss"), events ${events:-?}, lost ${lost:-?}, logger ${achieved:-?} writes/s"
+  soak_rows+=("| $label | $(mib "$hwm") | $(mib "${rss10:-n/a}") | $(mib "$rss") | ${events:-?} | ${lost:-?} | ${achieved:-?} |")
+  rm -f "$out"
+}
+
+soak() {
+  echo "== soak: SOAK_SECONDS=$soak_seconds at SOAK_RATE=$soak_rate writes/s, per mode"
+  soak_rows=()
+  for mode in json min-latency record; do soak_run "$mode"; done
+  {
+    echo "### Soak: logger appending 4 KiB at $soak_rate writes/s for $soak_seconds s, never syncing"
+    echo
+    echo "| mode | peak RSS (VmHWM) | RSS at 10 s | RSS at end | events | lost | logger writes/s |"
+    echo "|---|---:|---:|---:|---:|---:|---:|"
+    printf '%s\n' "${soak_rows[@]}"
+    echo
+  } >>"$summary"
+}
+
+# ---- section 4: saturation ------------------------------------------------------------------
+saturation() {
+  local writers_list=(1) rows=()
+  (($(nproc) > 1)) && writers_list+=("$(nproc)")
+  echo "== saturation: SAT_COUNT=$sat_count cached pwrites per writer, writers ${writers_list[*]}"
+  for writers in "${writers_list[@]}"; do
+    for mode in record json; do
+      local out="$work/sat.$mode" args label
+      if [[ $mode == record ]]; then
+        args=(record -o "$out") label="record -o F"
+      else
+        args=(trace --format json -o "$out") label="trace --format json -o F"
+      fi
+      "$wp" "${args[@]}" -- sh -c "for i in \$(seq $writers); do
+          '$bin/wp_bench_pwrite' '$SCRATCH_MNT/sat.'\$i $sat_count 1 & done; wait" \
+        >"$work/sat.writers" 2>"$work/sat.err" &
+      local pid=$!
+      until grep -q "writepath: tracing" "$work/sat.err" || ! kill -0 "$pid" 2>/dev/null; do sleep 0.02; done
+      local start end rc=0
+      start=$(now)
+      wait "$pid" || rc=$?
+      end=$(now)
+      ((rc == 0)) || echo "bench: saturation $mode exited $rc: $(tail -n 2 "$work/sat.err" | tr '\n' ' ')" >&2
+      local events lost writes_ns rate
+      if [[ $mode == record ]]; then
+        events=$(recording_field events "$out"); lost=$(recording_field lost "$out")
+      else
+        events=$(summary_field events "$out"); lost=$(summary_field lost "$out")
+      fi
+      writes_ns=$(fmt_ns "$(median $(cat "$work/sat.writers"))")
+      rate=$(awk -v e="${events:-0}" -v a="$start" -v b="$end" 'BEGIN {printf "%.0f", e / (b - a)}')
+      echo "saturation $writers writer(s) under $label: events ${events:-?} in $(awk -v a="$start" -v b="$end" 'BEGIN {printf "%.2f", b - a}') s of tracing = $rate events/s, lost ${lost:-?}, writers' median $writes_ns ns/write"
+      rows+=("| $writers | $label | $writes_ns | ${events:-?} | $rate | ${lost:-?} |")
+      rm -f "$out" "$SCRATCH_MNT"/sat.*
+    done
+  done
+  {
+    echo "### Saturation: each writer does $sat_count cached 4 KiB pwrites flat out"
+    echo
+    echo "| writers | mode | writer ns/write | events | events/s (attached → exit) | lost |"
+    echo "|---:|---|---:|---:|---:|---:|"
+    printf '%s\n' "${rows[@]}"
+    echo
+  } >>"$summary"
+}
+
+# ---- section 5: replay ----------------------------------------------------------------------
+replay() {
+  echo "== replay: a recording of REPLAY_COUNT=$replay_count cached pwrites"
+  local rec="$work/replay.wpt" rows=()
+  "$wp" record -o "$rec" -- "$bin/wp_bench_pwrite" "$SCRATCH_MNT/replay.dat" "$replay_count" 1 \
+    >/dev/null 2>"$work/replay.err" ||
+    echo "bench: recording for replay failed: $(tail -n 2 "$work/replay.err" | tr '\n' ' ')" >&2
+  local events
+  events=$(recording_field events "$rec")
+  echo "recording: $(du -h "$rec" | cut -f1), events ${events:-?}, lost $(recording_field lost "$rec")"
+  for format in json text perfetto; do
+    local out="$work/replay.$format" timing secs kib rate
+    if /usr/bin/time -f '%e %M' -o "$work/replay.time" "$wp" report "$rec" --format "$format" \
+      -o "$out" 2>"$work/replay.err"; then
+      read -r secs kib <"$work/replay.time"
+      rate=$(awk -v e="${events:-0}" -v s="$secs" 'BEGIN {printf "%.0f", (s > 0 ? e / s : 0)}')
+    else
+      echo "bench: report --format $format failed: $(tail -n 2 "$work/replay.err" | tr '\n' ' ')" >&2
+      secs=fail kib=fail rate=fail
+    fi
+    echo "report --format $format: $secs s, $rate events/s, peak RSS $(mib "$kib"), output $(du -h "$out" 2>/dev/null | cut -f1)"
+    rows+=("| $format | $secs | $rate | $(mib "$kib") |")
+    rm -f "$out"
+  done
+  {
+    echo "### Replay: writepath report of a recording of $replay_count writes (${events:-?} events)"
+    echo
+    echo "| format | seconds | events/s | peak RSS |"
+    echo "|---|---:|---:|---:|"
+    printf '%s\n' "${rows[@]}"
+    echo
+  } >>"$summary"
+  rm -f "$rec" "$SCRATCH_MNT/replay.dat"
+}
+
+started=$SECONDS
+for section in "${sections[@]}"; do
+  case $section in
+    side-by-side) side_by_side ;;
+    variants) variants ;;
+    soak) soak ;;
+    saturation) saturation ;;
+    replay) replay ;;
+  esac
+done
+
+echo
+echo "## writepath bench summary ($(uname -r), $(nproc) CPUs, $((SECONDS - started)) s)"
+echo
+cat "$summary"
