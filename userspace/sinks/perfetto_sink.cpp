@@ -62,12 +62,6 @@ std::optional<Nanos> request_begin(const RequestTimeline& r) {
   return r.complete_ns;
 }
 
-Nanos first_known(const JournalCommit& c) {
-  for (const auto& t : {c.start_ns, c.locking_ns, c.flushing_ns, c.logging_ns, c.end_ns})
-    if (t) return *t;
-  return 0;
-}
-
 std::string nvme_opcode_name(std::uint8_t opcode) {
   switch (opcode) {
     case 0x00: return "flush";

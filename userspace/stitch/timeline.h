@@ -92,6 +92,8 @@ struct JournalCommit {
   std::optional<Nanos> logging_ns;
   std::optional<Nanos> end_ns;
 };
+// The earliest phase time a commit has (its start, unless that record was not seen).
+Nanos first_known(const JournalCommit& c);
 
 // The phases of a sync call, in the order they take precedence when they overlap (a flush in
 // flight outranks a journal commit, which outranks data I/O, then writeback submission).

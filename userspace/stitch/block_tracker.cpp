@@ -1,0 +1,448 @@
+#include "stitch/block_tracker.h"
+
+#include <algorithm>
+
+namespace wp::stitch {
+
+namespace {
+
+// The extents of the bytes [offset, offset + len) of `from`'s data. A page goes to the piece
+// holding its last byte, so the pieces of a split partition the pages. Mixed bios interleave
+// files, so positions do not map to their listed extents: the piece gets none.
+void slice_extents(const BioEvent& from, std::uint64_t offset, std::uint64_t len, BioEvent& to) {
+  to.nr_extents = 0;
+  to.extents = {};
+  if (from.bio_flags & bio_flag::kMixed) {
+    to.bio_flags |= bio_flag::kMixed;
+    return;
+  }
+  const std::uint64_t want_first = offset / kPageSize;
+  const std::uint64_t want_end = (offset + len) / kPageSize;  // exclusive
+  std::uint64_t position = 0;  // page position of the current extent in the bio's data
+  for (std::size_t i = 0; i < from.nr_extents && i < kMaxBioExtents; ++i) {
+    const Extent& e = from.extents[i];
+    const std::uint64_t lo = std::max(position, want_first);
+    const std::uint64_t hi = std::min(position + e.pages, want_end);
+    if (lo < hi) {
+      to.extents[to.nr_extents++] =
+          Extent{e.index + (lo - position), static_cast<std::uint32_t>(hi - lo)};
+    }
+    position += e.pages;
+  }
+  to.file_dev = from.file_dev;
+  to.ino = from.ino;
+  to.bio_flags |= from.bio_flags & (bio_flag::kTruncated | bio_flag::kAnon | bio_flag::kNoFile);
+}
+
+NvmeCommand nvme_command(const NvmeEvent& ev) {
+  NvmeCommand cmd;
+  cmd.qid = ev.qid;
+  cmd.cid = ev.cid;
+  cmd.opcode = ev.opcode;
+  cmd.nsid = ev.nsid;
+  cmd.fua = (ev.control >> 14) & 1u;
+  return cmd;
+}
+
+}  // namespace
+
+BlockTracker::~BlockTracker() {
+  // A request in flight and the bios it claimed point at each other (until its completion
+  // releases them): break those cycles so that nothing outlives the tracker.
+  for (auto& [ptr, request] : active_) request->bios.clear();
+}
+
+void BlockTracker::remove_pending(Disk& disk, Bio& bio) {
+  if (!bio.pending) return;
+  disk.pending.erase(bio.pending_it);
+  auto it = disk.pending_by_ptr.find(bio.ev.bio);
+  if (it != disk.pending_by_ptr.end() && it->second.get() == &bio) disk.pending_by_ptr.erase(it);
+  bio.pending = false;
+}
+
+// `index_pointer` false: keep an existing pointer entry (a split piece reported under its
+// parent's pointer must not hide the parent from the remainder's requeue).
+void BlockTracker::add_pending(Disk& disk, const std::shared_ptr<Bio>& bio, bool index_pointer) {
+  bio->pending_it = disk.pending.emplace(bio->ev.sector, bio);
+  bio->pending = true;
+  if (index_pointer) {
+    disk.pending_by_ptr[bio->ev.bio] = bio;
+  } else {
+    disk.pending_by_ptr.emplace(bio->ev.bio, bio);
+  }
+  while (!disk.pending_order.empty() && !disk.pending_order.front()->pending) {
+    disk.pending_order.pop_front();
+  }
+  disk.pending_order.push_back(bio);
+}
+
+void BlockTracker::remember(const std::shared_ptr<Bio>& bio) {
+  auto& by_tid = bios_by_tid_[bio->ev.tid];
+  by_tid.push_back(bio);
+  trim_count(by_tid, limits_.max_history_per_key);
+  if (has_file_pages(bio->ev)) {
+    auto& inode = inodes_[InodeKey{bio->ev.file_dev, bio->ev.ino}];
+    inode.bios.push_back(bio);
+    inode.last_seq = ++bio_seq_;
+    inode.last_queued_ns = std::max(inode.last_queued_ns, bio->queued_ns);
+    trim_count(inode.bios, limits_.max_history_per_key);
+  }
+}
+
+// The pending bio a split cut a piece from: the same pointer, else one containing the piece.
+std::shared_ptr<Bio> BlockTracker::split_parent(Disk& disk, const BioEvent& ev) {
+  const std::uint64_t lo = ev.sector;
+  const std::uint64_t hi = ev.sector + sectors_of(ev.bytes);
+  auto contains = [&](const Bio& b) {
+    return b.ev.sector <= lo && b.ev.sector + sectors_of(b.ev.bytes) >= hi;
+  };
+  if (auto it = disk.pending_by_ptr.find(ev.bio);
+      it != disk.pending_by_ptr.end() && contains(*it->second)) {
+    return it->second;
+  }
+  // Bounded backwards walk from the piece's sector: candidates start at or before it.
+  auto it = disk.pending.upper_bound(lo);
+  for (int steps = 0; steps < 64 && it != disk.pending.begin(); ++steps) {
+    --it;
+    if (contains(*it->second)) return it->second;
+  }
+  return nullptr;
+}
+
+void BlockTracker::on_bio(const BioEvent& ev) {
+  ++stats_.bios;
+  if (ev.op == ReqOp::Read || ev.op == ReqOp::Other) return;  // reads never matter here
+  Disk& disk = disks_[ev.disk];
+  auto bio = std::make_shared<Bio>();
+  bio->ev = ev;
+  bio->queued_ns = ev.ts;
+
+  if (is_flush_bio(ev)) {
+    disk.pending_flush_bios.push_back(bio);
+    remember(bio);
+    return;
+  }
+
+  if (ev.kind == BioKind::Split) {
+    if (auto parent = split_parent(disk, ev)) {
+      Bio& p = *parent;
+      const std::uint64_t offset = (ev.sector - p.ev.sector) * kSectorSize;
+      bio->queued_ns = p.queued_ns;
+      if (!has_file_pages(ev) && !(ev.bio_flags & bio_flag::kAnon)) {
+        slice_extents(p.ev, offset, ev.bytes, bio->ev);
+      }
+      // The parent becomes the remainder (splits cut from the front; a piece from the back
+      // is handled too; one from the middle leaves the parent as it is).
+      const std::uint64_t parent_bytes = p.ev.bytes;
+      if (offset == 0 || offset + ev.bytes == parent_bytes) {
+        const std::uint64_t rest_offset = offset == 0 ? ev.bytes : 0;
+        const std::uint64_t rest_len = parent_bytes - ev.bytes;
+        BioEvent rest = p.ev;
+        if (has_file_pages(p.ev) || (p.ev.bio_flags & bio_flag::kMixed)) {
+          slice_extents(p.ev, rest_offset, rest_len, rest);
+        }
+        rest.sector = p.ev.sector + rest_offset / kSectorSize;
+        rest.bytes = static_cast<std::uint32_t>(rest_len);
+        remove_pending(disk, p);
+        p.ev = rest;
+        p.trimmed = true;
+        if (rest_len > 0) {
+          add_pending(disk, parent);
+        }
+      }
+    }
+    add_pending(disk, bio, false);
+    remember(bio);
+    return;
+  }
+
+  // A split remainder re-entering the queue under its own pointer: it is already pending,
+  // with its share of the extents; only adopt the range the kernel reports.
+  if (auto it = disk.pending_by_ptr.find(ev.bio); it != disk.pending_by_ptr.end()) {
+    std::shared_ptr<Bio> existing = it->second;
+    if (existing->trimmed) {
+      remove_pending(disk, *existing);
+      existing->ev.sector = ev.sector;
+      existing->ev.bytes = ev.bytes;
+      existing->ev.flags |= ev.flags;
+      add_pending(disk, existing);
+      return;
+    }
+    // Same pointer, never claimed: that bio's request was not seen. Drop it, never guess.
+    remove_pending(disk, *existing);
+    ++stats_.orphan_bios;
+  }
+  add_pending(disk, bio);
+  remember(bio);
+}
+
+// ---- requests ----
+
+// Ends a lifetime that will see no more events (pointer reused, or records lost).
+void BlockTracker::abandon(Request& r) {
+  if (!r.data_done) r.bios.clear();
+}
+
+std::shared_ptr<Request> BlockTracker::lifetime_for_submit(const RequestEvent& ev) {
+  auto it = active_.find(ev.rq);
+  if (it != active_.end()) {
+    Request& r = *it->second;
+    if (!r.data_done && r.tl.disk == ev.disk) return it->second;
+    abandon(r);
+    active_.erase(it);
+  }
+  auto r = std::make_shared<Request>();
+  r->rq = ev.rq;
+  r->tl.disk = ev.disk;
+  r->tl.op = ev.op;
+  ++stats_.requests;
+  active_.emplace(ev.rq, r);
+  // The driver set up its command just before the block layer's issue event.
+  if (auto cmd = nvme_before_issue_.find(ev.rq); cmd != nvme_before_issue_.end()) {
+    r->tl.nvme = cmd->second;
+    nvme_before_issue_.erase(cmd);
+  }
+  return r;
+}
+
+void BlockTracker::claim(const std::shared_ptr<Request>& request, const std::shared_ptr<Bio>& bio) {
+  Request& r = *request;
+  bio->request = request;
+  r.bios.push_back(bio);
+  ++r.tl.bios;
+  r.tl.flags |= bio->ev.flags;
+  if (!r.tl.queue_ns || bio->queued_ns < *r.tl.queue_ns) r.tl.queue_ns = bio->queued_ns;
+  if (!r.tl.submit_tid) {
+    r.tl.submit_tid = bio->ev.tid;
+    r.tl.submit_comm = bio->ev.comm;
+    r.tl.submit_why = bio->ev.why;
+  }
+}
+
+void BlockTracker::claim_data_bios(const std::shared_ptr<Request>& r, Disk& disk) {
+  const std::uint64_t lo = r->tl.sector;
+  const std::uint64_t hi = r->tl.sector + sectors_of(r->tl.bytes);
+  std::uint64_t cursor = lo;  // bios of one request never overlap: skip ones that would
+  auto it = disk.pending.lower_bound(lo);
+  while (it != disk.pending.end() && it->first < hi) {
+    std::shared_ptr<Bio> bio = it->second;
+    const std::uint64_t end = bio->ev.sector + sectors_of(bio->ev.bytes);
+    if (it->first < cursor || end > hi) {
+      ++it;
+      continue;
+    }
+    cursor = end;
+    ++it;  // remove_pending erases the current node
+    remove_pending(disk, *bio);
+    claim(r, bio);
+  }
+}
+
+void BlockTracker::claim_flush_bios(const std::shared_ptr<Request>& r, Disk& disk, Nanos until) {
+  while (!disk.pending_flush_bios.empty() && disk.pending_flush_bios.front()->ev.ts <= until) {
+    std::shared_ptr<Bio> bio = disk.pending_flush_bios.front();
+    disk.pending_flush_bios.pop_front();
+    claim(r, bio);
+  }
+}
+
+void BlockTracker::on_request(const RequestEvent& ev) {
+  if (ev.kind == RequestEventKind::Complete) {
+    on_complete(ev);
+    return;
+  }
+  std::shared_ptr<Request> r = lifetime_for_submit(ev);
+  RequestTimeline& tl = r->tl;
+  tl.op = ev.op;
+  tl.sector = ev.sector;
+  tl.bytes = ev.bytes;  // merges after insert grow the request: the latest size wins
+  tl.flags |= ev.flags;
+  if (ev.kind == RequestEventKind::Insert) {
+    if (!tl.insert_ns) tl.insert_ns = ev.ts;
+    return;
+  }
+  if (!tl.issue_ns) tl.issue_ns = ev.ts;
+  Disk& disk = disks_[ev.disk];
+  if (ev.op == ReqOp::Flush) {
+    claim_flush_bios(r, disk, ev.ts);
+  } else {
+    if (ev.flags & req_flag::kFua) r->fua_at_issue = true;
+    if (ev.op != ReqOp::Read) claim_data_bios(r, disk);
+  }
+}
+
+void BlockTracker::on_complete(const RequestEvent& ev) {
+  auto it = active_.find(ev.rq);
+  const bool matches = it != active_.end() && it->second->tl.disk == ev.disk;
+  // A zero-byte write completing on a pointer whose last lifetime carried no PREFLUSH/FUA
+  // cannot be that request's flush-sequence end: it is an empty PREFLUSH write (what
+  // blkdev_issue_flush() submits) that the flush machinery completed without ever issuing
+  // it, reusing the pointer of an older, finished request.
+  const bool empty_preflush_write =
+      ev.op == ReqOp::Write && ev.bytes == 0 &&
+      (!matches || (it->second->data_done && it->second->tl.op == ReqOp::Write &&
+                    !(it->second->tl.flags & (req_flag::kPreflush | req_flag::kFua))));
+  if (empty_preflush_write) {
+    // Its cache flush went out as an FF request of its own, already counted as a flush:
+    // this completion only ends the old lifetime (whose flush sequence it is not).
+    if (matches) active_.erase(it);
+    return;
+  }
+  if (ev.op == ReqOp::Flush && (!matches || it->second->tl.op != ReqOp::Flush)) {
+    // An empty flush to a device without write cache completes with no issue event.
+    auto r = std::make_shared<Request>();
+    r->rq = ev.rq;
+    r->tl.disk = ev.disk;
+    r->tl.op = ReqOp::Flush;
+    r->tl.flags = ev.flags;
+    r->tl.sector = ev.sector;
+    r->tl.complete_ns = ev.ts;
+    r->tl.error = ev.error;
+    r->data_done = true;
+    ++stats_.requests;
+    Disk& disk = disks_[ev.disk];
+    claim_flush_bios(r, disk, ev.ts);
+    r->bios.clear();
+    if (ev.error == 0) listener_.flush_completed(ev.disk, ev.ts, ev.ts, r->tl, true);
+    return;
+  }
+  if (!matches) {
+    ++stats_.unmatched_completes;  // no lifetime: never guess which request it was
+    return;
+  }
+  std::shared_ptr<Request> r = it->second;
+  RequestTimeline& tl = r->tl;
+
+  if (tl.op == ReqOp::Flush) {
+    active_.erase(it);  // a flush request is done at its completion; the pointer gets reused
+    tl.complete_ns = ev.ts;
+    tl.error = ev.error;
+    r->data_done = true;
+    r->bios.clear();
+    if (ev.error == 0) {
+      const Nanos start = tl.issue_ns ? *tl.issue_ns : tl.insert_ns ? *tl.insert_ns : ev.ts;
+      listener_.flush_completed(ev.disk, start, ev.ts, tl, true);
+    }
+    return;
+  }
+
+  if (!r->data_done) {
+    if (ev.error != 0) {
+      tl.error = ev.error;
+      tl.complete_ns = ev.ts;
+      r->data_done = true;
+      r->bios.clear();  // its pages were not written
+      return;
+    }
+    if (ev.bytes == 0 && tl.bytes != 0) {
+      ++stats_.unmatched_completes;
+      return;
+    }
+    r->completed_bytes += ev.bytes;
+    if (r->completed_bytes >= tl.bytes) complete_data(r, ev.ts);
+    return;
+  }
+
+  // Data already done, no new issue since: the zero-byte completion ending the flush
+  // sequence of a PREFLUSH/FUA request (after its post-flush on devices without FUA).
+  if (ev.bytes == 0 && !r->flush_seq_done && tl.error == 0) {
+    r->flush_seq_done = true;
+    if (tl.flags & req_flag::kFua) listener_.fua_sequence_done(*r, ev.ts);
+    listener_.flush_completed(ev.disk, *tl.complete_ns, ev.ts, tl, false);
+    return;
+  }
+  ++stats_.unmatched_completes;
+}
+
+void BlockTracker::complete_data(const std::shared_ptr<Request>& r, Nanos ts) {
+  r->data_done = true;
+  r->tl.complete_ns = ts;
+  std::vector<std::shared_ptr<Bio>> bios = std::move(r->bios);
+  r->bios.clear();
+  if (!is_data_op(r->tl.op)) return;
+  listener_.data_completed(r, bios, ts);
+}
+
+void BlockTracker::on_nvme(const NvmeEvent& ev) {
+  auto it = active_.find(ev.rq);
+  // The driver builds its command (nvme_setup_cmd) before blk_mq_start_request() fires
+  // block_rq_issue: a setup belongs to the pointer's next lifetime unless the current one
+  // is still waiting to be issued (inserted, not yet issued) or in flight without one.
+  const bool current_takes_setup = it != active_.end() && !it->second->data_done &&
+                                   (!it->second->tl.issue_ns || !it->second->tl.nvme);
+  if (ev.kind == NvmeEventKind::Setup) {
+    NvmeCommand cmd = nvme_command(ev);
+    cmd.submit_ns = ev.ts;
+    if (current_takes_setup) {
+      it->second->tl.nvme = cmd;
+    } else {
+      nvme_before_issue_[ev.rq] = cmd;
+      trim_nvme_before_issue(ev.ts);
+    }
+    return;
+  }
+  if (it == active_.end() || it->second->data_done) return;  // completion of an unseen one
+  RequestTimeline& tl = it->second->tl;
+  if (!tl.nvme) tl.nvme = nvme_command(ev);
+  tl.nvme->complete_ns = ev.ts;
+  tl.nvme->status = ev.status;
+}
+
+// Setups whose issue never came (records lost, or a request the filter dropped) must not
+// pile up: keep them for a second at most.
+void BlockTracker::trim_nvme_before_issue(Nanos now) {
+  if (nvme_before_issue_.size() < 1024) return;
+  std::erase_if(nvme_before_issue_, [now](const auto& entry) {
+    return entry.second.submit_ns && *entry.second.submit_ns + 1'000'000'000ull < now;
+  });
+}
+
+void BlockTracker::on_lost() {
+  // A lifetime in flight may have lost its completion and been reused: a later completion
+  // for its pointer could belong to another request. Abandon them all rather than guess.
+  for (auto& [ptr, r] : active_) {
+    r->lost_tracking = true;
+    abandon(*r);
+  }
+  active_.clear();
+}
+
+void BlockTracker::sweep(Nanos horizon) {
+  auto bio_time = [](const std::shared_ptr<Bio>& b) { return b->ev.ts; };
+  for (auto it = bios_by_tid_.begin(); it != bios_by_tid_.end();) {
+    prune_older(it->second, horizon, bio_time);
+    it = it->second.empty() ? bios_by_tid_.erase(it) : std::next(it);
+  }
+  for (auto it = inodes_.begin(); it != inodes_.end();) {
+    prune_older(it->second.bios, horizon, bio_time);
+    const bool quiet = it->second.bios.empty() && it->second.last_queued_ns < horizon;
+    it = quiet ? inodes_.erase(it) : std::next(it);
+  }
+  for (auto& [dev, disk] : disks_) {
+    while (!disk.pending_order.empty()) {
+      std::shared_ptr<Bio> bio = disk.pending_order.front();
+      if (bio->pending && bio->ev.ts >= horizon) break;
+      disk.pending_order.pop_front();
+      if (bio->pending) {
+        remove_pending(disk, *bio);
+        ++stats_.orphan_bios;
+      }
+    }
+    while (!disk.pending_flush_bios.empty() && disk.pending_flush_bios.front()->ev.ts < horizon) {
+      disk.pending_flush_bios.pop_front();
+      ++stats_.orphan_bios;
+    }
+  }
+}
+
+const std::deque<std::shared_ptr<Bio>>* BlockTracker::bios_of_thread(std::uint32_t tid) const {
+  auto it = bios_by_tid_.find(tid);
+  return it == bios_by_tid_.end() ? nullptr : &it->second;
+}
+
+const InodeBios* BlockTracker::bios_of_inode(DevT dev, std::uint64_t ino) const {
+  auto it = inodes_.find(InodeKey{dev, ino});
+  return it == inodes_.end() ? nullptr : &it->second;
+}
+
+}  // namespace wp::stitch

@@ -1,0 +1,101 @@
+// Block tracker: bios and request lifetimes, with their NVMe commands. It pairs each bio with
+// the request that carried it (by disk, sector and queue order, splits and merges included),
+// ends request lifetimes on completion or pointer reuse, and keeps a bounded history of bios
+// per thread and per file for the trackers above it. What a completion means for durability
+// or for writes is not its business: it reports completions to its listener.
+// Rules: docs/ARCHITECTURE.md, "Stitching rules: block"; tests: tests/unit/block_tracker_test.cpp.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "stitch/io_state.h"
+#include "stitch/stitcher.h"
+
+namespace wp::stitch {
+
+class BlockListener {
+ public:
+  virtual ~BlockListener() = default;
+  // The data transfer of data request `r` finished without error at `ts`; `bios` are the bios
+  // it carried.
+  virtual void data_completed(const std::shared_ptr<Request>& r,
+                              const std::vector<std::shared_ptr<Bio>>& bios, Nanos ts) = 0;
+  // A cache flush on `disk` completed. `covers_earlier`: a real FLUSH request, which makes
+  // durable every data request that completed before it started; false: the post-flush of a
+  // PREFLUSH/FUA data request `request`, recorded for syncs only.
+  virtual void flush_completed(DevT disk, Nanos start, Nanos end, const RequestTimeline& request,
+                               bool covers_earlier) = 0;
+  // The flush sequence of FUA request `r` ended at `ts`: it is durable.
+  virtual void fua_sequence_done(Request& r, Nanos ts) = 0;
+};
+
+// What a file's bios tell the write tracker.
+struct InodeBios {
+  std::deque<std::shared_ptr<Bio>> bios;  // bios carrying its pages, arrival order
+  // Sequence number of its newest bio among all file bios: changes with every bio of the
+  // file, never returns to an older value (even if the entry is swept and made anew).
+  std::uint64_t last_seq = 0;
+  Nanos last_queued_ns = 0;  // queue time of the newest of them
+};
+
+class BlockTracker {
+ public:
+  BlockTracker(const StitchLimits& limits, StitchStats& stats, BlockListener& listener)
+      : limits_(limits), stats_(stats), listener_(listener) {}
+  ~BlockTracker();
+  BlockTracker(const BlockTracker&) = delete;
+  BlockTracker& operator=(const BlockTracker&) = delete;
+
+  void on_bio(const BioEvent& ev);
+  void on_request(const RequestEvent& ev);
+  void on_nvme(const NvmeEvent& ev);
+  // Records were lost: every lifetime in flight may have lost its completion. Abandons them
+  // all (marked lost_tracking) rather than guess.
+  void on_lost();
+  // Forgets bios and unclaimed state older than `horizon`.
+  void sweep(Nanos horizon);
+
+  // Bios a thread submitted, in arrival order (bounded history), or null.
+  const std::deque<std::shared_ptr<Bio>>* bios_of_thread(std::uint32_t tid) const;
+  // What the file's bios were, or null when none was seen.
+  const InodeBios* bios_of_inode(DevT dev, std::uint64_t ino) const;
+
+ private:
+  struct Disk {
+    using PendingMap = std::multimap<std::uint64_t, std::shared_ptr<Bio>>;
+    PendingMap pending;  // data bios not yet claimed, by sector; FIFO among equal sectors
+    std::unordered_map<std::uint64_t, std::shared_ptr<Bio>> pending_by_ptr;
+    std::deque<std::shared_ptr<Bio>> pending_order;       // queue order, to age out orphans
+    std::deque<std::shared_ptr<Bio>> pending_flush_bios;  // empty PREFLUSH bios, queue order
+  };
+
+  void remove_pending(Disk& disk, Bio& bio);
+  // `index_pointer` false: keep an existing pointer entry (a split piece reported under its
+  // parent's pointer must not hide the parent from the remainder's requeue).
+  void add_pending(Disk& disk, const std::shared_ptr<Bio>& bio, bool index_pointer = true);
+  void remember(const std::shared_ptr<Bio>& bio);
+  std::shared_ptr<Bio> split_parent(Disk& disk, const BioEvent& ev);
+  void abandon(Request& r);
+  std::shared_ptr<Request> lifetime_for_submit(const RequestEvent& ev);
+  void claim(const std::shared_ptr<Request>& request, const std::shared_ptr<Bio>& bio);
+  void claim_data_bios(const std::shared_ptr<Request>& r, Disk& disk);
+  void claim_flush_bios(const std::shared_ptr<Request>& r, Disk& disk, Nanos until);
+  void on_complete(const RequestEvent& ev);
+  void complete_data(const std::shared_ptr<Request>& r, Nanos ts);
+  void trim_nvme_before_issue(Nanos now);
+
+  const StitchLimits& limits_;
+  StitchStats& stats_;
+  BlockListener& listener_;
+  std::unordered_map<DevT, Disk> disks_;
+  std::unordered_map<std::uint64_t, std::shared_ptr<Request>> active_;  // rq pointer -> lifetime
+  std::unordered_map<std::uint64_t, NvmeCommand> nvme_before_issue_;    // rq pointer -> command
+  std::unordered_map<InodeKey, InodeBios, InodeKeyHash> inodes_;
+  std::uint64_t bio_seq_ = 0;  // file bios seen
+  std::unordered_map<std::uint32_t, std::deque<std::shared_ptr<Bio>>> bios_by_tid_;
+};
+
+}  // namespace wp::stitch

@@ -1,0 +1,38 @@
+#include "stitch/call_context.h"
+
+namespace wp::stitch {
+
+void CallContext::on_throttle(const ThrottleEvent& ev) {
+  auto& pauses = throttles_by_tid_[ev.tid];
+  pauses.push_back(ThrottlePause{ev.ts, ev.pause_ms, ev.dirty, ev.limit});
+  if (pauses.size() > kMaxPausesPerThread) pauses.pop_front();
+}
+
+std::optional<SlowCauses> CallContext::take_causes(const SyscallEvent& ev) {
+  auto it = causes_by_tid_.find(ev.tid);
+  if (it == causes_by_tid_.end()) return std::nullopt;
+  CausesEvent c = it->second;
+  causes_by_tid_.erase(it);
+  if (c.start_ns != ev.start_ns) return std::nullopt;
+  SlowCauses out;
+  out.throttle_ns = c.throttle_ns;
+  out.writeback_wait_ns = c.writeback_wait_ns;
+  out.blocked_ns = c.blocked_ns;
+  out.runnable_ns = c.runnable_ns;
+  const Nanos latency = ev.end_ns > ev.start_ns ? ev.end_ns - ev.start_ns : 0;
+  const Nanos off = c.throttle_ns + c.writeback_wait_ns + c.blocked_ns + c.runnable_ns;
+  out.on_cpu_ns = latency > off ? latency - off : 0;
+  return out;
+}
+
+std::vector<ThrottlePause> CallContext::take_throttles(const SyscallEvent& ev) {
+  std::vector<ThrottlePause> found;
+  auto it = throttles_by_tid_.find(ev.tid);
+  if (it == throttles_by_tid_.end()) return found;
+  for (const auto& p : it->second)
+    if (p.ts >= ev.start_ns && p.ts <= ev.end_ns) found.push_back(p);
+  throttles_by_tid_.erase(it);
+  return found;
+}
+
+}  // namespace wp::stitch

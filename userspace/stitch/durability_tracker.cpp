@@ -1,0 +1,70 @@
+#include "stitch/durability_tracker.h"
+
+#include <algorithm>
+
+namespace wp::stitch {
+
+void DurabilityTracker::data_completed(const std::shared_ptr<Request>& r, Nanos ts) {
+  if (r->fua_at_issue) {
+    make_durable(*r, ts, DurableVia::Fua);
+  } else if (!devices_.volatile_cache(r->tl.disk)) {
+    make_durable(*r, ts, DurableVia::NoWriteCache);
+  } else {
+    disks_[r->tl.disk].awaiting_flush.push_back(r);
+  }
+}
+
+void DurabilityTracker::flush_completed(DevT disk_dev, Nanos start, Nanos end,
+                                        const RequestTimeline& request, bool covers_earlier) {
+  Disk& disk = disks_[disk_dev];
+  disk.flushes.push_back(FlushRecord{start, end, request});
+  trim_count(disk.flushes, limits_.max_history_per_key);
+  if (!covers_earlier) return;
+  while (!disk.awaiting_flush.empty()) {
+    std::shared_ptr<Request> r = disk.awaiting_flush.front();
+    if (!r->tl.durable_ns) {
+      // Data that completed after the flush started may not be in what it flushed.
+      if (*r->tl.complete_ns > start) break;
+      disk.awaiting_flush.pop_front();
+      make_durable(*r, end, DurableVia::Flush);
+    } else {
+      disk.awaiting_flush.pop_front();
+    }
+  }
+}
+
+void DurabilityTracker::make_durable(Request& r, Nanos ts, DurableVia via) {
+  if (r.tl.durable_ns) return;
+  r.tl.durable_ns = ts;
+  r.via = via;
+  on_durable_(r);
+}
+
+void DurabilityTracker::sweep(Nanos horizon) {
+  for (auto& [dev, disk] : disks_) {
+    prune_older(disk.awaiting_flush, horizon, [](const auto& r) { return *r->tl.complete_ns; });
+    prune_older(disk.flushes, horizon, [](const FlushRecord& f) { return f.end; });
+  }
+}
+
+std::vector<const FlushRecord*> DurabilityTracker::flushes_within(DevT disk, Nanos start,
+                                                                  Nanos end) const {
+  std::vector<const FlushRecord*> found;
+  auto collect = [&](const Disk& d) {
+    for (auto f = d.flushes.rbegin(); f != d.flushes.rend(); ++f) {
+      if (f->end < start) break;
+      if (f->end <= end) found.push_back(&*f);
+    }
+  };
+  if (disk == 0) {
+    for (const auto& [dev, d] : disks_) collect(d);
+  } else if (auto it = disks_.find(disk); it != disks_.end()) {
+    collect(it->second);
+  }
+  std::sort(found.begin(), found.end(), [](const FlushRecord* a, const FlushRecord* b) {
+    return a->end != b->end ? a->end < b->end : a->start < b->start;
+  });
+  return found;
+}
+
+}  // namespace wp::stitch

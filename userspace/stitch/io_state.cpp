@@ -1,0 +1,34 @@
+#include "stitch/io_state.h"
+
+namespace wp::stitch {
+
+void DeviceTable::add(const DeviceInfo& info) {
+  devices_[info.dev] = info;
+  const DevT disk = info.disk != 0 ? info.disk : info.dev;
+  // The disk's own entry decides; a partition's entry only fills in for a missing disk.
+  if (info.dev == disk || !disk_write_cache_.contains(disk)) {
+    disk_write_cache_[disk] = info.volatile_write_cache;
+  }
+}
+
+DevT DeviceTable::disk_of(DevT dev) const {
+  auto it = devices_.find(dev);
+  return it != devices_.end() && it->second.disk != 0 ? it->second.disk : dev;
+}
+
+bool DeviceTable::volatile_cache(DevT disk) const {
+  auto it = disk_write_cache_.find(disk);
+  return it == disk_write_cache_.end() || it->second;
+}
+
+std::uint64_t bio_pages(const BioEvent& b) {
+  if (b.nr_extents > 0 && !(b.bio_flags & bio_flag::kTruncated)) {
+    std::uint64_t pages = 0;
+    for (std::size_t i = 0; i < b.nr_extents && i < kMaxBioExtents; ++i)
+      pages += b.extents[i].pages;
+    return pages;
+  }
+  return (b.bytes + kPageSize - 1) / kPageSize;
+}
+
+}  // namespace wp::stitch

@@ -1,0 +1,128 @@
+// State the stitcher's trackers share: bios and request lifetimes as the block tracker keeps
+// them, and the small facts about events every tracker needs. Internal to stitch/.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "decode/events.h"
+#include "stitch/timeline.h"
+
+namespace wp::stitch {
+
+constexpr unsigned kPageShift = 12;
+constexpr std::uint64_t kPageSize = 1ull << kPageShift;
+constexpr std::uint64_t kSectorSize = 512;
+
+// Pending writes live in batches (write_tracker.h); a write is a member of one.
+using BatchId = std::uint64_t;
+struct MemberRef {
+  BatchId batch = 0;
+  std::uint32_t index = 0;
+};
+
+struct Request;
+
+struct Bio {
+  BioEvent ev;
+  // When the data was handed to the block layer: the queue time of the original bio, also for
+  // the pieces a split cut from it (ev.ts of a piece is the split time, kept for ordering).
+  Nanos queued_ns = 0;
+  std::shared_ptr<Request> request;  // the request lifetime that claimed it
+  bool pending = false;              // still in its disk's pending set
+  bool trimmed = false;              // a split took a piece of it; it is the remainder
+  std::multimap<std::uint64_t, std::shared_ptr<Bio>>::iterator pending_it;
+  std::vector<BatchId> direct_writers;  // O_DIRECT writes waiting for it to complete
+};
+
+// One lifetime of a kernel request pointer.
+struct Request {
+  std::uint64_t rq = 0;
+  RequestTimeline tl;
+  std::uint64_t completed_bytes = 0;
+  bool data_done = false;       // transfer finished (successfully or with tl.error)
+  bool fua_at_issue = false;    // the device does FUA natively
+  bool flush_seq_done = false;  // the zero-byte completion ending its flush sequence was seen
+  bool lost_tracking = false;   // records were lost while it was in flight: it was abandoned
+  DurableVia via = DurableVia::None;
+  // Bios it carries; cleared once it completes (or is abandoned), which also breaks the
+  // Bio -> Request -> Bio ownership cycle.
+  std::vector<std::shared_ptr<Bio>> bios;
+  std::vector<MemberRef> durable_waiters;  // written writes waiting for it to become durable
+};
+
+// A completed flush on a disk as syncs see it: a flush request, or the post-flush of a
+// PREFLUSH/FUA data request (from its data completion to its zero-byte completion).
+struct FlushRecord {
+  Nanos start = 0;
+  Nanos end = 0;
+  RequestTimeline request;
+};
+
+struct InodeKey {
+  DevT dev = 0;
+  std::uint64_t ino = 0;
+  bool operator==(const InodeKey&) const = default;
+};
+
+struct InodeKeyHash {
+  std::size_t operator()(const InodeKey& k) const {
+    return std::hash<std::uint64_t>()(k.ino * 0x9e3779b97f4a7c15ull ^ k.dev);
+  }
+};
+
+// Static device facts: which disk a partition is on, and whether that disk has a volatile
+// write cache (data is durable only after a FLUSH) or not.
+class DeviceTable {
+ public:
+  void add(const DeviceInfo& info);
+  DevT disk_of(DevT dev) const;
+  bool volatile_cache(DevT disk) const;
+
+ private:
+  std::unordered_map<DevT, DeviceInfo> devices_;
+  std::unordered_map<DevT, bool> disk_write_cache_;
+};
+
+inline bool is_data_op(ReqOp op) {
+  return op == ReqOp::Write || op == ReqOp::Discard || op == ReqOp::WriteZeroes;
+}
+
+// An empty PREFLUSH bio (blkdev_issue_flush) or a REQ_OP_FLUSH bio.
+inline bool is_flush_bio(const BioEvent& b) {
+  return b.op == ReqOp::Flush || b.bytes == 0;
+}
+
+inline bool has_file_pages(const BioEvent& b) {
+  return b.ino != 0 && b.nr_extents > 0 && !(b.bio_flags & (bio_flag::kAnon | bio_flag::kNoFile));
+}
+
+inline std::uint64_t sectors_of(std::uint64_t bytes) {
+  return (bytes + kSectorSize - 1) / kSectorSize;
+}
+
+std::uint64_t bio_pages(const BioEvent& b);
+
+// When a request started: issue, else insert, else its first bio's queue time.
+inline std::optional<Nanos> request_start(const RequestTimeline& r) {
+  if (r.issue_ns) return r.issue_ns;
+  if (r.insert_ns) return r.insert_ns;
+  return r.queue_ns;
+}
+
+template <typename T>
+void trim_count(std::deque<T>& d, std::size_t max) {
+  while (d.size() > max) d.pop_front();
+}
+
+template <typename T, typename TimeOf>
+void prune_older(std::deque<T>& d, Nanos horizon, TimeOf time_of) {
+  while (!d.empty() && time_of(d.front()) < horizon) d.pop_front();
+}
+
+}  // namespace wp::stitch

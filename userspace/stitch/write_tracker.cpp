@@ -1,0 +1,439 @@
+#include "stitch/write_tracker.h"
+
+#include <algorithm>
+#include <tuple>
+
+namespace wp::stitch {
+
+void WriteTracker::request_durable(Request& r) {
+  std::vector<MemberRef> waiters = std::move(r.durable_waiters);
+  r.durable_waiters.clear();
+  for (const MemberRef& ref : waiters) {
+    auto it = batches_.find(ref.batch);
+    if (it == batches_.end()) continue;
+    Member& m = it->second.members[ref.index];
+    if (m.emitted || m.state != WriteState::Written) continue;
+    if (--m.not_durable == 0) {
+      m.state = WriteState::Durable;
+      emit_member(it, ref.index, Eviction::None);
+    }
+  }
+}
+
+// Adds request `r` to member `index` of `b` (once), returning nothing.
+void WriteTracker::add_request(Batch& b, std::uint32_t index, const std::shared_ptr<Request>& r) {
+  std::uint32_t at = 0;
+  if (!b.requests.empty() && b.requests.back() == r) {
+    at = static_cast<std::uint32_t>(b.requests.size() - 1);
+  } else {
+    auto found = std::find(b.requests.begin(), b.requests.end(), r);
+    at = static_cast<std::uint32_t>(found - b.requests.begin());
+    if (found == b.requests.end()) b.requests.push_back(r);
+  }
+  SmallIndexList& list = b.members[index].requests;
+  for (std::uint32_t i = list.size(); i-- > 0;) {
+    if (list[i] == at) return;
+  }
+  list.push_back(at);
+}
+
+// A completed bio: its pages (buffered writes) and its O_DIRECT writers.
+void WriteTracker::bio_written(Bio& bio, const std::shared_ptr<Request>& r) {
+  for (BatchId id : bio.direct_writers) {
+    auto it = batches_.find(id);
+    if (it == batches_.end() || it->second.members.empty()) continue;
+    Batch& b = it->second;
+    add_request(b, 0, r);
+    b.direct_pages_left -= std::min(b.direct_pages_left, bio_pages(bio.ev));
+    if (--b.direct_bios_left == 0 && b.members[0].state == WriteState::Dirty) {
+      become_written(it, 0);
+    }
+  }
+  bio.direct_writers.clear();
+
+  if (!has_file_pages(bio.ev)) return;
+  auto file_it = files_.find(InodeKey{bio.ev.file_dev, bio.ev.ino});
+  if (file_it == files_.end() || file_it->second.batches.empty()) return;
+  // Copied: becoming written unindexes batches from the file's list.
+  const std::vector<BatchId> candidates = file_it->second.batches;
+  for (BatchId id : candidates) {
+    auto it = batches_.find(id);
+    if (it == batches_.end()) continue;
+    Batch& b = it->second;
+    // Writeback queued before its writes started carried older contents.
+    if (bio.queued_ns < b.max_start) continue;
+    std::vector<std::uint32_t> done;
+    for (std::size_t i = 0; i < bio.ev.nr_extents && i < kMaxBioExtents; ++i) {
+      const Extent& e = bio.ev.extents[i];
+      if (e.pages == 0) continue;
+      const std::uint64_t first = e.index;
+      const std::uint64_t last = e.index + e.pages - 1;
+      if (last < b.min_page || first > b.max_page) continue;
+      b.remaining.remove_each(first, last, [&](std::uint64_t lo, std::uint64_t hi) {
+        pages_written(b, lo, hi, r, done);
+      });
+    }
+    if (b.remaining.empty()) unindex(it->first, b);
+    for (std::uint32_t index : done) {
+      if (b.members[index].state == WriteState::Dirty) become_written(it, index);
+    }
+  }
+}
+
+// Pages [lo, hi] of batch `b` were written by `r`: every member holding some of them loses
+// them (each page leaves the batch's set once, so each member counts each page once).
+void WriteTracker::pages_written(Batch& b, std::uint64_t lo, std::uint64_t hi,
+                                 const std::shared_ptr<Request>& r,
+                                 std::vector<std::uint32_t>& done) {
+  // Members are ordered by first page; one overlapping [lo, hi] starts in
+  // [lo - max_member_span, hi].
+  const std::uint64_t from = lo > b.max_member_span ? lo - b.max_member_span : 0;
+  auto begin =
+      std::lower_bound(b.members.begin(), b.members.end(), from,
+                       [](const Member& m, std::uint64_t page) { return m.first_page() < page; });
+  for (auto m = begin; m != b.members.end() && m->first_page() <= hi; ++m) {
+    if (m->emitted || m->state != WriteState::Dirty) continue;
+    const std::uint64_t a = std::max(lo, m->first_page());
+    const std::uint64_t z = std::min(hi, m->last_page());
+    if (a > z) continue;
+    const auto index = static_cast<std::uint32_t>(m - b.members.begin());
+    add_request(b, index, r);
+    m->pages_left -= static_cast<std::uint32_t>(std::min<std::uint64_t>(m->pages_left, z - a + 1));
+    if (m->pages_left == 0) done.push_back(index);
+  }
+}
+
+void WriteTracker::become_written(BatchIt it, std::uint32_t index) {
+  Batch& b = it->second;
+  Member& m = b.members[index];
+  m.state = WriteState::Written;
+  m.not_durable = 0;
+  for (std::uint32_t i = 0; i < m.requests.size(); ++i) {
+    Request& r = *b.requests[m.requests[i]];
+    if (r.tl.durable_ns) continue;
+    r.durable_waiters.push_back(MemberRef{it->first, index});
+    ++m.not_durable;
+  }
+  if (m.not_durable == 0 && !m.requests.empty()) {
+    m.state = WriteState::Durable;
+    emit_member(it, index, Eviction::None);
+  }
+}
+
+void WriteTracker::unindex(BatchId id, Batch& b) {
+  if (!b.indexed) return;
+  b.indexed = false;
+  auto file_it = files_.find(InodeKey{b.dev, b.ino});
+  if (file_it == files_.end()) return;
+  std::erase(file_it->second.batches, id);
+  std::erase(file_it->second.open_batches, id);
+  if (file_it->second.batches.empty()) files_.erase(file_it);
+}
+
+// The timeline of member `index` as it stands, from its batch and its requests.
+WriteTimeline WriteTracker::timeline_of(const Batch& b, Member& m) const {
+  WriteTimeline tl;
+  SyscallEvent& call = tl.call;
+  call.start_ns = m.start_ns;
+  call.end_ns = m.end_ns;
+  call.pid = b.pid;
+  call.tid = b.tid;
+  call.comm = b.comm;
+  call.syscall = m.syscall;
+  call.fd = b.fd;
+  call.dev = b.dev;
+  call.ino = b.ino;
+  call.file_flags = b.file_flags;
+  call.ret = m.ret;
+  call.pos = m.pos;
+  call.count = m.count;
+  call.pages_dirtied = m.pages_dirtied;
+  call.dirty_folios = m.dirty_folios;
+  call.throttle_ns = m.throttle_ns;
+  call.throttle_events = m.throttle_events;
+  call.writeback_waits = m.writeback_waits;
+  tl.direct = b.file_flags & file_flag::kDirect;
+  tl.sync = b.file_flags & (file_flag::kSync | file_flag::kDsync);
+  tl.state = m.state;
+  tl.incomplete = m.incomplete || (loss_.last() && *loss_.last() >= m.start_ns);
+  if (b.by_pages) {
+    tl.pages = m.last_page() - m.first_page() + 1;
+    tl.pages_pending = m.pages_left;
+  } else {
+    tl.pages = b.direct_pages;
+    tl.pages_pending = b.direct_pages_left;
+  }
+  tl.requests.reserve(m.requests.size());
+  Nanos written = 0;
+  Nanos durable = 0;
+  for (std::uint32_t i = 0; i < m.requests.size(); ++i) {
+    const Request& r = *b.requests[m.requests[i]];
+    tl.requests.push_back(r.tl);
+    if (r.lost_tracking) tl.incomplete = true;
+    written = std::max(written, r.tl.complete_ns.value_or(0));
+    if (r.tl.durable_ns && *r.tl.durable_ns >= durable) {
+      durable = *r.tl.durable_ns;
+      tl.durable_via = r.via;
+    }
+  }
+  if (m.state == WriteState::Written || m.state == WriteState::Durable) tl.written_ns = written;
+  if (m.state == WriteState::Durable) {
+    tl.durable_ns = durable;
+  } else {
+    tl.durable_via = DurableVia::None;
+  }
+  if (m.extras) {
+    tl.causes = m.extras->causes;
+    tl.throttles = std::move(m.extras->throttles);
+  }
+  return tl;
+}
+
+void WriteTracker::emit_member(BatchIt it, std::uint32_t index, Eviction eviction) {
+  Batch& b = it->second;
+  Member& m = b.members[index];
+  if (m.emitted) return;
+  WriteTimeline tl = timeline_of(b, m);
+  if (eviction != Eviction::None) {
+    tl.incomplete = true;
+    ++(eviction == Eviction::AgedOut ? stats_.aged_out : stats_.evicted);
+  }
+  if (tl.incomplete) ++stats_.incomplete;
+  ++stats_.writes;
+  m.emitted = true;
+  m.extras.reset();
+  --pending_writes_;
+  while (b.first_live < b.members.size() && b.members[b.first_live].emitted) ++b.first_live;
+  if (--b.live == 0) {
+    unindex(it->first, b);
+    batches_.erase(it);
+  }
+  emit_(std::move(tl));
+}
+
+void WriteTracker::emit_failed(const SyscallEvent& ev, CallExtras extras) {
+  WriteTimeline tl;
+  tl.call = ev;
+  tl.causes = std::move(extras.causes);
+  tl.throttles = std::move(extras.throttles);
+  tl.direct = ev.file_flags & file_flag::kDirect;
+  tl.sync = ev.file_flags & (file_flag::kSync | file_flag::kDsync);
+  tl.state = WriteState::Failed;
+  tl.incomplete = loss_.within(ev.start_ns, ev.end_ns);
+  if (tl.incomplete) ++stats_.incomplete;
+  ++stats_.writes;
+  emit_(std::move(tl));
+}
+
+// The write bios an O_DIRECT write's thread queued during the call on the file's device.
+std::vector<std::shared_ptr<Bio>> WriteTracker::direct_bios(const SyscallEvent& ev) const {
+  std::vector<std::shared_ptr<Bio>> found;
+  const auto* bios = block_.bios_of_thread(ev.tid);
+  if (bios == nullptr) return found;
+  const DevT disk = devices_.disk_of(ev.dev);
+  for (auto b = bios->rbegin(); b != bios->rend(); ++b) {
+    const BioEvent& bio = (*b)->ev;
+    if (bio.ts < ev.start_ns) break;
+    if (bio.ts > ev.end_ns || is_flush_bio(bio) || !is_data_op(bio.op)) continue;
+    if (bio.bdev != ev.dev && bio.disk != disk) continue;
+    found.push_back(*b);
+  }
+  std::reverse(found.begin(), found.end());
+  return found;
+}
+
+Member WriteTracker::member_of(const SyscallEvent& ev, CallExtras extras) {
+  Member m;
+  m.start_ns = ev.start_ns;
+  m.end_ns = ev.end_ns;
+  m.ret = ev.ret;
+  m.pos = ev.pos;
+  m.count = ev.count;
+  m.seq = next_write_seq_++;
+  m.throttle_ns = ev.throttle_ns;
+  m.pages_dirtied = ev.pages_dirtied;
+  m.dirty_folios = ev.dirty_folios;
+  m.throttle_events = ev.throttle_events;
+  m.writeback_waits = ev.writeback_waits;
+  m.syscall = ev.syscall;
+  m.incomplete = loss_.within(ev.start_ns, ev.end_ns);
+  if (extras.causes || !extras.throttles.empty()) {
+    m.extras = std::make_unique<CallExtras>(std::move(extras));
+  }
+  return m;
+}
+
+WriteTracker::BatchIt WriteTracker::new_batch(const SyscallEvent& ev, Member m) {
+  const BatchId id = next_batch_id_++;
+  Batch& b = batches_[id];
+  b.pid = ev.pid;
+  b.tid = ev.tid;
+  b.comm = ev.comm;
+  b.fd = ev.fd;
+  b.dev = ev.dev;
+  b.ino = ev.ino;
+  b.file_flags = ev.file_flags;
+  b.open_at_bio = ~0ull;
+  b.max_start = m.start_ns;
+  b.members.push_back(std::move(m));
+  b.live = 1;
+  ++pending_writes_;
+  return batches_.find(id);
+}
+
+void WriteTracker::on_write(const SyscallEvent& ev, CallExtras extras) {
+  if (ev.ret <= 0) {
+    emit_failed(ev, std::move(extras));
+    return;
+  }
+  if (!(ev.file_flags & file_flag::kDirect)) {
+    track_buffered(ev, std::move(extras));
+    return;
+  }
+  auto it = new_batch(ev, member_of(ev, std::move(extras)));
+  Batch& b = it->second;
+  std::vector<std::shared_ptr<Bio>> bios = direct_bios(ev);
+  if (!bios.empty()) {
+    for (const auto& bio : bios) {
+      const std::uint64_t pages = bio_pages(bio->ev);
+      b.direct_pages += pages;
+      const Request* r = bio->request.get();
+      if (r != nullptr && r->lost_tracking) b.members[0].incomplete = true;
+      if (r != nullptr && r->data_done && r->tl.complete_ns) {
+        if (r->tl.error == 0) {
+          add_request(b, 0, bio->request);
+          continue;
+        }
+      } else {
+        bio->direct_writers.push_back(it->first);
+      }
+      ++b.direct_bios_left;
+      b.direct_pages_left += pages;
+    }
+    if (b.direct_bios_left == 0) become_written(it, 0);
+    return;
+  }
+  // No bio of its own: the filesystem fell back to buffered I/O, or records were lost.
+  if (ev.pages_dirtied == 0) return;  // stays Dirty until finish()
+  CallExtras kept;
+  if (b.members[0].extras) kept = std::move(*b.members[0].extras);
+  batches_.erase(it);
+  --pending_writes_;
+  track_buffered(ev, std::move(kept));
+}
+
+// The open batch of the file that a buffered write `ev` may join, or batches_.end().
+WriteTracker::BatchIt WriteTracker::joinable_batch(const FileWrites& file, const InodeBios* history,
+                                                   const SyscallEvent& ev) {
+  // A bio of the file queued since the write started may carry part of its data: such a
+  // write is tracked alone, with the exact per-bio rules.
+  if (history != nullptr && history->last_queued_ns >= ev.start_ns) return batches_.end();
+  const std::uint64_t bio_seq = history != nullptr ? history->last_seq : 0;
+  const std::uint64_t first_page = ev.pos >> kPageShift;
+  for (BatchId id : file.open_batches) {
+    auto it = batches_.find(id);
+    if (it == batches_.end()) continue;
+    const Batch& b = it->second;
+    if (b.open_at_bio != bio_seq || !b.same_writer(ev) || b.members.empty()) continue;
+    if (b.members.back().first_page() > first_page) continue;  // keep members ordered
+    if (b.members.size() >= limits_.max_batch_writes) continue;
+    return it;
+  }
+  return batches_.end();
+}
+
+void WriteTracker::track_buffered(const SyscallEvent& ev, CallExtras extras) {
+  FileWrites& file = files_[InodeKey{ev.dev, ev.ino}];
+  const InodeBios* history = block_.bios_of_inode(ev.dev, ev.ino);
+  Member m = member_of(ev, std::move(extras));
+  const std::uint64_t first = m.first_page();
+  const std::uint64_t last = m.last_page();
+  m.pages_left = static_cast<std::uint32_t>(last - first + 1);
+
+  auto it = joinable_batch(file, history, ev);
+  if (it != batches_.end()) {
+    Batch& b = it->second;
+    b.members.push_back(std::move(m));
+    ++b.live;
+    ++pending_writes_;
+    b.max_start = std::max(b.max_start, ev.start_ns);
+    b.min_page = std::min(b.min_page, first);
+    b.max_page = std::max(b.max_page, last);
+    b.max_member_span = std::max(b.max_member_span, last - first);
+    b.remaining.add(first, last);
+    return;
+  }
+
+  it = new_batch(ev, std::move(m));
+  Batch& b = it->second;
+  b.by_pages = true;
+  b.min_page = first;
+  b.max_page = last;
+  b.max_member_span = last - first;
+  b.remaining.add(first, last);
+  Member& w = b.members[0];
+  // Bios that already completed (writeback during a long, throttled write).
+  const std::deque<std::shared_ptr<Bio>> no_bios;
+  const auto& file_bios = history != nullptr ? history->bios : no_bios;
+  for (auto bio_it = file_bios.rbegin(); bio_it != file_bios.rend() && !b.remaining.empty();
+       ++bio_it) {
+    const Bio& bio = **bio_it;
+    if (bio.ev.ts < ev.start_ns) break;  // ev.ts >= queued_ns: nothing older qualifies
+    if (bio.queued_ns < ev.start_ns || !bio.request) continue;
+    const Request& r = *bio.request;
+    if (r.lost_tracking) w.incomplete = true;
+    if (!r.data_done || r.tl.error != 0) continue;
+    for (std::size_t i = 0; i < bio.ev.nr_extents && i < kMaxBioExtents; ++i) {
+      const Extent& e = bio.ev.extents[i];
+      if (e.pages == 0) continue;
+      const std::uint64_t removed = b.remaining.remove(e.index, e.index + e.pages - 1);
+      if (removed == 0) continue;
+      add_request(b, 0, bio.request);
+      w.pages_left -= static_cast<std::uint32_t>(std::min<std::uint64_t>(w.pages_left, removed));
+    }
+  }
+  if (b.remaining.empty()) {
+    become_written(it, 0);
+    return;
+  }
+  file.batches.push_back(it->first);
+  b.indexed = true;
+  if (history == nullptr || history->last_queued_ns < ev.start_ns) {
+    b.open_at_bio = history != nullptr ? history->last_seq : 0;
+    file.open_batches.push_back(it->first);
+    if (file.open_batches.size() > kMaxOpenBatchesPerFile) {
+      file.open_batches.erase(file.open_batches.begin());
+    }
+  }
+}
+
+void WriteTracker::age_out(Nanos now) {
+  while (!batches_.empty()) {
+    auto it = batches_.begin();
+    Batch& b = it->second;
+    const Member& m = b.members[b.first_live];
+    const bool too_many = pending_writes_ > limits_.max_pending_writes;
+    const bool too_old = m.end_ns + limits_.max_pending_age_ns < now;
+    if (!too_many && !too_old) break;
+    emit_member(it, static_cast<std::uint32_t>(b.first_live),
+                too_old ? Eviction::AgedOut : Eviction::Evicted);
+  }
+}
+
+// End of trace: every pending write, in arrival order, with its last state.
+void WriteTracker::finish() {
+  std::vector<std::tuple<std::uint64_t, BatchId, std::uint32_t>> order;
+  order.reserve(pending_writes_);
+  for (const auto& [id, b] : batches_) {
+    for (std::size_t i = b.first_live; i < b.members.size(); ++i) {
+      if (!b.members[i].emitted) order.emplace_back(b.members[i].seq, id, i);
+    }
+  }
+  std::sort(order.begin(), order.end());
+  for (const auto& [seq, id, index] : order) {
+    auto it = batches_.find(id);
+    if (it != batches_.end()) emit_member(it, index, Eviction::None);
+  }
+}
+
+}  // namespace wp::stitch

@@ -1,0 +1,206 @@
+// Write tracker: each write from its record (at syscall exit) until its last state is known:
+// failed at once; O_DIRECT written when its own bios complete; buffered written when every
+// page it covers was carried by a bio queued after the write started; durable when every
+// request that carried it is durable. Pending writes are kept compactly in batches.
+// Rules: docs/ARCHITECTURE.md, "Stitching rules: writes"; tests: tests/unit/write_tracker_test.cpp.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "stitch/block_tracker.h"
+#include "stitch/io_state.h"
+#include "stitch/page_set.h"
+#include "stitch/stitcher.h"
+
+namespace wp::stitch {
+
+// What a call's record brings besides the call itself (from CallContext).
+struct CallExtras {
+  std::optional<SlowCauses> causes;
+  std::vector<ThrottlePause> throttles;
+};
+
+// Where records were lost: items pending across a loss are incomplete.
+class LossLog {
+ public:
+  void add(Nanos ts) {
+    times_.push_back(ts);
+    last_ = std::max(last_.value_or(0), ts);
+  }
+  bool within(Nanos start, Nanos end) const {
+    return std::any_of(times_.begin(), times_.end(),
+                       [&](Nanos t) { return t >= start && t <= end; });
+  }
+  const std::optional<Nanos>& last() const { return last_; }
+  void sweep(Nanos horizon) {
+    prune_older(times_, horizon, [](Nanos t) { return t; });
+  }
+
+ private:
+  std::deque<Nanos> times_;
+  std::optional<Nanos> last_;  // never swept: pending writes read it at emission
+};
+
+class SmallIndexList {
+ public:
+  void push_back(std::uint32_t v) {
+    if (size_ < kInline) {
+      inline_[size_++] = v;
+      return;
+    }
+    if (!more_) more_ = std::make_unique<std::vector<std::uint32_t>>();
+    more_->push_back(v);
+    ++size_;
+  }
+  bool empty() const { return size_ == 0; }
+  std::uint32_t size() const { return size_; }
+  std::uint32_t operator[](std::uint32_t i) const {
+    return i < kInline ? inline_[i] : (*more_)[i - kInline];
+  }
+  std::uint32_t back() const { return (*this)[size_ - 1]; }
+
+ private:
+  static constexpr std::uint32_t kInline = 2;
+  std::array<std::uint32_t, kInline> inline_{};
+  std::uint32_t size_ = 0;
+  std::unique_ptr<std::vector<std::uint32_t>> more_;
+};
+
+// One pending write: the fields of its call that are its own (the batch holds the rest).
+struct Member {
+  Nanos start_ns = 0;
+  Nanos end_ns = 0;
+  std::int64_t ret = 0;
+  std::uint64_t pos = 0;
+  std::uint64_t count = 0;
+  std::uint64_t seq = 0;  // arrival order among all writes
+  Nanos throttle_ns = 0;
+  std::uint32_t pages_dirtied = 0;
+  std::uint32_t dirty_folios = 0;
+  std::uint32_t throttle_events = 0;
+  std::uint32_t writeback_waits = 0;
+  std::uint32_t pages_left = 0;  // buffered: its pages not yet seen written
+  std::uint32_t not_durable = 0;
+  Syscall syscall = Syscall::Write;
+  WriteState state = WriteState::Dirty;
+  bool incomplete = false;
+  bool emitted = false;
+  SmallIndexList requests;             // indices into its batch's requests
+  std::unique_ptr<CallExtras> extras;  // only slow or throttled calls have any
+
+  std::uint64_t first_page() const { return pos >> kPageShift; }
+  std::uint64_t last_page() const {
+    return (pos + static_cast<std::uint64_t>(ret) - 1) >> kPageShift;
+  }
+};
+
+// Writes of one thread to one file, through one fd, waiting for the same writeback: their
+// call identity, page set and requests are kept once. A buffered write joins the thread's
+// open batch of the file if no bio with the file's pages was queued since the batch opened
+// or since the write started, and it starts at or after the batch's last write's first page.
+// Then every bio queued later was queued after every member started, so it carries their
+// data for every page of the batch it holds: the page set can be shared. The first such bio
+// closes the batch. Other writes (O_DIRECT, or writes that saw writeback during their call)
+// are batches of one, with the same exact rules.
+struct Batch {
+  std::uint32_t pid = 0;
+  std::uint32_t tid = 0;
+  std::string comm;
+  int fd = -1;
+  DevT dev = 0;
+  std::uint64_t ino = 0;
+  std::uint32_t file_flags = 0;
+  bool by_pages = false;          // tracked by page range (buffered, or O_DIRECT fallen back to it)
+  bool indexed = false;           // in its inode's batch list
+  std::uint64_t open_at_bio = 0;  // the inode's bio count when it opened; ~0: closed
+  Nanos max_start = 0;
+  std::uint64_t min_page = ~0ull;
+  std::uint64_t max_page = 0;
+  std::uint64_t max_member_span = 0;  // largest last_page - first_page of a member
+  PageSet remaining;                  // pages of its members not yet seen written
+  std::vector<std::shared_ptr<Request>> requests;
+  std::deque<Member>
+      members;           // ordered by first page when by_pages (a deque: no copies as it grows)
+  std::size_t live = 0;  // members not yet emitted
+  std::size_t first_live = 0;  // no member before this one is live
+  std::uint64_t direct_bios_left = 0;
+  std::uint64_t direct_pages_left = 0;
+  std::uint64_t direct_pages = 0;  // pages its O_DIRECT bios carry
+
+  bool same_writer(const SyscallEvent& ev) const {
+    return pid == ev.pid && tid == ev.tid && fd == ev.fd && dev == ev.dev && ino == ev.ino &&
+           file_flags == ev.file_flags && comm == ev.comm;
+  }
+};
+
+class WriteTracker {
+ public:
+  using Emit = std::function<void(Timeline&&)>;
+  WriteTracker(const StitchLimits& limits, StitchStats& stats, const DeviceTable& devices,
+               const BlockTracker& block, const LossLog& loss, Emit emit)
+      : limits_(limits),
+        stats_(stats),
+        devices_(devices),
+        block_(block),
+        loss_(loss),
+        emit_(std::move(emit)) {}
+
+  void on_write(const SyscallEvent& ev, CallExtras extras);
+  // A data request completed: `bio` is one of its bios.
+  void bio_written(Bio& bio, const std::shared_ptr<Request>& r);
+  // `r` became durable: its written writes may be too.
+  void request_durable(Request& r);
+  // Emits pending writes over the age limit or the count cap, oldest first.
+  void age_out(Nanos now);
+  // End of trace: every pending write, in arrival order, with its last state.
+  void finish();
+  std::size_t pending() const { return pending_writes_; }
+
+ private:
+  enum class Eviction { None, AgedOut, Evicted };
+  using BatchIt = std::map<BatchId, Batch>::iterator;
+  // The batches of one file that still have pages to be written.
+  struct FileWrites {
+    std::vector<BatchId> batches;
+    std::vector<BatchId> open_batches;  // the ones new writes may still join
+  };
+  // Open batches a file keeps for new writes to join (one per writing thread, normally).
+  static constexpr std::size_t kMaxOpenBatchesPerFile = 8;
+
+  void add_request(Batch& b, std::uint32_t index, const std::shared_ptr<Request>& r);
+  void pages_written(Batch& b, std::uint64_t lo, std::uint64_t hi,
+                     const std::shared_ptr<Request>& r, std::vector<std::uint32_t>& done);
+  void become_written(BatchIt it, std::uint32_t index);
+  void unindex(BatchId id, Batch& b);
+  WriteTimeline timeline_of(const Batch& b, Member& m) const;
+  void emit_member(BatchIt it, std::uint32_t index, Eviction eviction);
+  void emit_failed(const SyscallEvent& ev, CallExtras extras);
+  std::vector<std::shared_ptr<Bio>> direct_bios(const SyscallEvent& ev) const;
+  Member member_of(const SyscallEvent& ev, CallExtras extras);
+  BatchIt new_batch(const SyscallEvent& ev, Member m);
+  BatchIt joinable_batch(const FileWrites& file, const InodeBios* history, const SyscallEvent& ev);
+  void track_buffered(const SyscallEvent& ev, CallExtras extras);
+
+  const StitchLimits& limits_;
+  StitchStats& stats_;
+  const DeviceTable& devices_;
+  const BlockTracker& block_;
+  const LossLog& loss_;
+  Emit emit_;
+  BatchId next_batch_id_ = 1;
+  std::uint64_t next_write_seq_ = 1;
+  std::size_t pending_writes_ = 0;    // live members of all batches
+  std::map<BatchId, Batch> batches_;  // in creation order
+  std::unordered_map<InodeKey, FileWrites, InodeKeyHash> files_;
+};
+
+}  // namespace wp::stitch
