@@ -8,6 +8,7 @@ packages=(
   clang llvm            # BPF objects (clang -target bpf, llvm-strip)
   bpftool libbpf-dev libelf-dev zlib1g-dev
   libcli11-dev libfmt-dev nlohmann-json3-dev
+  rapidjson-dev         # the JSON Lines sink's streaming writer (header-only)
   libgtest-dev googletest
   libprotobuf-dev protobuf-compiler  # the Perfetto sink's trace format (protoc at build)
   e2fsprogs util-linux  # mkfs.ext4, losetup for the scratch filesystems
