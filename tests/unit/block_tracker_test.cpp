@@ -1,0 +1,409 @@
+// Block tracker rules: bios, request lifetimes, splits and merges, NVMe commands.
+#include "stitch/block_tracker.h"
+#include "stitch_fixture.h"
+
+namespace wp::stitch_test {
+namespace {
+
+TEST_F(StitcherTest, BackMergedBiosAreClaimedByOneRequest) {
+  feed(write_call(1000, 2000, 0, 8192, 2));
+  feed(page_bio(5000, 0xb1, 2048, 0, 1));
+  feed(page_bio(5010, 0xb2, 2056, 1, 1));  // back-merged into the same request
+  feed(rq(RequestEventKind::Insert, 5050, 0x71, 2048, 8192));
+  io(0x71, 2048, 8192, 5100, 5500);
+  flush(0xf1, 5600, 5700);
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].state, WriteState::Durable);
+  ASSERT_EQ(w[0].requests.size(), 1u);
+  EXPECT_EQ(w[0].requests[0].bios, 2u);
+  EXPECT_EQ(w[0].requests[0].queue_ns, Nanos{5000});
+  EXPECT_EQ(w[0].requests[0].insert_ns, Nanos{5050});
+  EXPECT_EQ(w[0].requests[0].issue_ns, Nanos{5100});
+  EXPECT_EQ(stitcher_.stats().requests, 2u);  // one data lifetime across insert and issue
+}
+
+TEST_F(StitcherTest, OlderOfTwoPendingBiosOnTheSameSectorIsClaimedFirst) {
+  feed(write_call(1000, 2000, 0, 4096, 1));
+  feed(page_bio(1500, 0xb1, 2048, 0, 1));  // older: claimed by the first request
+  feed(page_bio(1600, 0xb2, 2048, 0, 1));
+  io(0x71, 2048, 4096, 1700, 1800);
+  flush(0xf1, 1900, 2100);
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].requests[0].queue_ns, Nanos{1500});
+  EXPECT_EQ(w[0].requests[0].bios, 1u);
+}
+
+TEST_F(StitcherTest, SplitBioPiecesGoToTheirOwnRequests) {
+  feed(write_call(1000, 2000, 0, 4 * 4096, 4));
+  feed(page_bio(5000, 0xb1, 2048, 0, 4));  // 16 KiB, split at 8 KiB by the queue limits
+  BioEvent piece;
+  piece.ts = 5001;
+  piece.bio = 0xb9;
+  piece.tid = kFlusherTid;
+  piece.bdev = kPart;
+  piece.disk = kDisk;
+  piece.sector = 2048;
+  piece.bytes = 8192;
+  piece.kind = BioKind::Split;
+  feed(piece);
+  BioEvent remainder = page_bio(5002, 0xb1, 2064, 0, 4);  // requeued: full extent list again
+  remainder.bytes = 8192;
+  feed(remainder);
+
+  io(0x71, 2048, 8192, 5100, 5500);
+  flush(0xf1, 5600, 5700);
+  EXPECT_TRUE(out_.empty());  // pages 2 and 3 still pending
+  io(0x72, 2064, 8192, 5800, 5900);
+  flush(0xf1, 6000, 6100);
+
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].state, WriteState::Durable);
+  EXPECT_EQ(w[0].written_ns, Nanos{5900});
+  EXPECT_EQ(w[0].durable_ns, Nanos{6100});
+  ASSERT_EQ(w[0].requests.size(), 2u);
+  EXPECT_EQ(w[0].requests[0].sector, 2048u);
+  EXPECT_EQ(w[0].requests[0].bios, 1u);
+  EXPECT_EQ(w[0].requests[0].queue_ns, Nanos{5000});  // the piece keeps its parent's queue time
+  EXPECT_EQ(w[0].requests[1].sector, 2064u);
+  EXPECT_EQ(w[0].requests[1].bios, 1u);
+  EXPECT_EQ(stitcher_.stats().orphan_bios, 0u);
+}
+
+TEST_F(StitcherTest, SplitPieceAloneLeavesRemainderPagesPending) {
+  feed(write_call(1000, 2000, 0, 4 * 4096, 4));
+  feed(page_bio(5000, 0xb1, 2048, 0, 4));
+  BioEvent piece;
+  piece.ts = 5001;
+  piece.bio = 0xb9;
+  piece.bdev = kPart;
+  piece.disk = kDisk;
+  piece.sector = 2048;
+  piece.bytes = 8192;
+  piece.kind = BioKind::Split;
+  feed(piece);
+  io(0x71, 2048, 8192, 5100, 5500);
+  finish();
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].state, WriteState::Dirty);
+  EXPECT_EQ(w[0].pages_pending, 2u);
+}
+
+TEST_F(StitcherTest, PartialCompletionsAddUp) {
+  feed(write_call(1000, 2000, 0, 8192, 2));
+  feed(page_bio(5000, 0xb1, 2048, 0, 2));
+  feed(issue(5100, 0x71, 2048, 8192));
+  feed(complete(5300, 0x71, 2048, 4096));
+  flush(0xf1, 5400, 5450);  // after a partial completion only: not durable
+  EXPECT_TRUE(out_.empty());
+  feed(complete(5500, 0x71, 2056, 4096));
+  flush(0xf1, 5600, 5700);
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].state, WriteState::Durable);
+  EXPECT_EQ(w[0].written_ns, Nanos{5500});
+  EXPECT_EQ(w[0].requests[0].complete_ns, Nanos{5500});
+  EXPECT_EQ(w[0].durable_ns, Nanos{5700});
+}
+
+TEST_F(StitcherTest, ErrorCompletionDoesNotWritePages) {
+  feed(write_call(1000, 2000, 0, 4096, 1));
+  feed(page_bio(5000, 0xb1, 2048, 0, 1));
+  feed(issue(5100, 0x71, 2048, 4096));
+  RequestEvent failed = complete(5500, 0x71, 2048, 4096);
+  failed.error = -5;
+  feed(failed);
+  flush(0xf1, 5600, 5700);
+  finish();
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].state, WriteState::Dirty);
+  EXPECT_EQ(w[0].pages_pending, 1u);
+  EXPECT_TRUE(w[0].requests.empty());
+}
+
+TEST_F(StitcherTest, FlushCompletingWithoutIssueEvent) {
+  feed(write_call(1000, 2000, 0, 4096, 1));
+  feed(page_bio(5000, 0xb1, 2048, 0, 1));
+  io(0x71, 2048, 4096, 5100, 5500);
+  feed(flush_complete(6000, 0xf1));  // no insert/issue: starts and ends at 6000
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].state, WriteState::Durable);
+  EXPECT_EQ(w[0].durable_ns, Nanos{6000});
+  EXPECT_EQ(w[0].durable_via, DurableVia::Flush);
+}
+
+TEST_F(StitcherTest, ReusedFlushRequestPointerIsTwoLifetimes) {
+  feed(write_call(1000, 2000, 0, 4096, 1));
+  feed(page_bio(5000, 0xb1, 2048, 0, 1));
+  feed(issue(5100, 0x71, 2048, 4096));
+  feed(flush_issue(6000, 0xf1));
+  feed(complete(6050, 0x71, 2048, 4096));  // after the first flush started
+  feed(flush_complete(6100, 0xf1));
+  EXPECT_TRUE(out_.empty());
+  flush(0xf1, 6200, 6300);  // same pointer, second lifetime
+  feed(sync_call(Syscall::Fsync, 5900, 6400, 555));
+
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].durable_ns, Nanos{6300});
+  auto s = syncs();
+  ASSERT_EQ(s.size(), 1u);
+  ASSERT_EQ(s[0].flushes.size(), 2u);
+  EXPECT_EQ(s[0].flushes[0].issue_ns, Nanos{6000});
+  EXPECT_EQ(s[0].flushes[0].complete_ns, Nanos{6100});
+  EXPECT_EQ(s[0].flushes[1].issue_ns, Nanos{6200});
+  EXPECT_EQ(s[0].flushes[1].complete_ns, Nanos{6300});
+  EXPECT_EQ(s[0].flushes[1].op, ReqOp::Flush);
+  EXPECT_EQ(stitcher_.stats().requests, 3u);
+}
+
+TEST_F(StitcherTest, EmptyPreflushWriteOnReusedPointerIsNotThatRequestsFlushSequence) {
+  feed(write_call(1000, 2000, 0, 4096, 1));
+  feed(page_bio(5000, 0xb1, 2048, 0, 1));
+  io(0x71, 2048, 4096, 5100, 5500);  // plain write, data done, no PREFLUSH/FUA
+  feed(flush_bio(5600, 0xb2, kWriterTid));
+  flush(0xf1, 5650, 6000);  // the FF sent for that empty PREFLUSH write
+  ASSERT_EQ(writes().size(), 1u);
+  EXPECT_EQ(writes()[0].durable_ns, Nanos{6000});
+  feed(complete(6010, 0x71, 0, 0));  // the empty write completing, pointer 0x71 reused
+  feed(sync_call(Syscall::Fsync, 5550, 6020, kWriterTid));
+  auto s = syncs();
+  ASSERT_EQ(s.size(), 1u);
+  ASSERT_EQ(s[0].flushes.size(), 1u);  // the FF only
+  EXPECT_EQ(s[0].flushes[0].op, ReqOp::Flush);
+  EXPECT_EQ(s[0].flushes[0].complete_ns, Nanos{6000});
+  // The pointer's old lifetime is closed: a later zero-byte completion links nothing.
+  const auto unmatched = stitcher_.stats().unmatched_completes;
+  feed(complete(6100, 0x71, 0, 0));
+  EXPECT_EQ(stitcher_.stats().unmatched_completes, unmatched);  // (another empty write)
+}
+
+TEST_F(StitcherTest, CompleteForUnknownRequestPointerLinksNothing) {
+  feed(write_call(1000, 2000, 0, 4096, 1));
+  feed(page_bio(5000, 0xb1, 2048, 0, 1));
+  feed(complete(5500, 0x99, 2048, 4096));  // its issue record was never seen
+  flush(0xf1, 5600, 5700);
+  finish();
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].state, WriteState::Dirty);
+  EXPECT_TRUE(w[0].requests.empty());
+  EXPECT_EQ(stitcher_.stats().unmatched_completes, 1u);
+}
+
+TEST_F(StitcherTest, CompleteAfterLostRecordsIsNotLinkedToTheOldLifetime) {
+  feed(write_call(1000, 2000, 0, 4096, 1));
+  feed(page_bio(5000, 0xb1, 2048, 0, 1));
+  feed(issue(5100, 0x71, 2048, 4096));
+  feed(LostEvent{5200, 10});  // its completion, and a reuse of the pointer, may be lost
+  feed(complete(5500, 0x71, 2048, 4096));
+  flush(0xf1, 5600, 5700);
+  finish();
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].state, WriteState::Dirty);
+  EXPECT_TRUE(w[0].incomplete);
+  EXPECT_EQ(stitcher_.stats().unmatched_completes, 1u);
+}
+
+TEST_F(StitcherTest, NvmeCommandAttachesToItsRequest) {
+  feed(write_call(1000, 2000, 0, 4096, 1));
+  feed(page_bio(5000, 0xb1, 2048, 0, 1));
+  feed(issue(5100, 0x71, 2048, 4096));
+  NvmeEvent setup;
+  setup.ts = 5110;
+  setup.rq = 0x71;
+  setup.disk = kDisk;
+  setup.qid = 3;
+  setup.cid = 17;
+  setup.kind = NvmeEventKind::Setup;
+  setup.opcode = 0x01;
+  setup.nsid = 1;
+  setup.control = 1u << 14;
+  feed(setup);
+  NvmeEvent done = setup;
+  done.ts = 5490;
+  done.kind = NvmeEventKind::Complete;
+  done.status = 0;
+  feed(done);
+  feed(complete(5500, 0x71, 2048, 4096));
+  flush(0xf1, 5600, 5700);
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  ASSERT_TRUE(w[0].requests[0].nvme.has_value());
+  const NvmeCommand& cmd = *w[0].requests[0].nvme;
+  EXPECT_EQ(cmd.qid, 3u);
+  EXPECT_EQ(cmd.cid, 17u);
+  EXPECT_EQ(cmd.opcode, 0x01u);
+  EXPECT_TRUE(cmd.fua);
+  EXPECT_EQ(cmd.submit_ns, Nanos{5110});
+  EXPECT_EQ(cmd.complete_ns, Nanos{5490});
+  EXPECT_EQ(cmd.status, std::uint16_t{0});
+}
+
+// nvme_queue_rq() sets the command up before blk_mq_start_request() fires block_rq_issue,
+// and the request pointer last served another, finished request: the setup belongs to the
+// lifetime its issue opens, not to the finished one.
+
+TEST_F(StitcherTest, NvmeSetupBeforeIssueGoesToTheNextLifetimeOfThePointer) {
+  feed(write_call(1000, 2000, 0, 8192, 2));
+  feed(page_bio(5000, 0xb1, 2048, 0, 1));
+  feed(page_bio(5001, 0xb2, 4096, 1, 1));
+  NvmeEvent setup;
+  setup.rq = 0x71;
+  setup.disk = kDisk;
+  setup.qid = 1;
+  setup.kind = NvmeEventKind::Setup;
+  setup.opcode = 0x01;
+  NvmeEvent done = setup;
+  done.kind = NvmeEventKind::Complete;
+
+  setup.ts = 5090;
+  setup.cid = 10;
+  feed(setup);
+  feed(issue(5100, 0x71, 2048, 4096));
+  done.ts = 5190;
+  done.cid = 10;
+  feed(done);
+  feed(complete(5200, 0x71, 2048, 4096));
+
+  setup.ts = 5290;  // same pointer, next request: set up before its issue
+  setup.cid = 11;
+  feed(setup);
+  feed(issue(5300, 0x71, 4096, 4096));
+  done.ts = 5390;
+  done.cid = 11;
+  feed(done);
+  feed(complete(5400, 0x71, 4096, 4096));
+  flush(0xf1, 5500, 5600);
+
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  ASSERT_EQ(w[0].requests.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const RequestTimeline& r = w[0].requests[i];
+    ASSERT_TRUE(r.nvme.has_value());
+    EXPECT_EQ(r.nvme->cid, 10u + i);
+    EXPECT_EQ(r.nvme->submit_ns, Nanos{5090 + 200 * i});
+    EXPECT_EQ(r.nvme->complete_ns, Nanos{5190 + 200 * i});
+    EXPECT_LT(*r.nvme->submit_ns, *r.issue_ns);
+    EXPECT_LT(*r.nvme->complete_ns, *r.complete_ns);
+  }
+}
+
+TEST_F(SmallLimitsTest, UnclaimedBioBecomesOrphan) {
+  feed(page_bio(1000, 0xb1, 2048, 0, 1));
+  feed(flush_bio(1000, 0xb2, 300));
+  feed(LostEvent{1600, 0});  // time moves past history_ns
+  EXPECT_EQ(stitcher_.stats().orphan_bios, 2u);
+  // A request issued now finds nothing to claim.
+  io(0x71, 2048, 4096, 1700, 1800);
+  feed(write_call(900, 1900, 0, 4096, 1));
+  finish();
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].state, WriteState::Dirty);
+}
+
+}  // namespace
+}  // namespace wp::stitch_test
+
+// ---- the tracker on its own, with a listener that records what it hears ----
+
+namespace wp::stitch_test {
+namespace {
+
+using stitch::Bio;
+using stitch::BlockListener;
+using stitch::BlockTracker;
+using stitch::Request;
+
+struct Heard : BlockListener {
+  struct Data {
+    std::uint64_t sector;
+    std::size_t bios;
+    Nanos ts;
+  };
+  struct Flush {
+    Nanos start, end;
+    bool covers_earlier;
+  };
+  std::vector<Data> data;
+  std::vector<Flush> flushes;
+  std::vector<Nanos> fua_done;
+  void data_completed(const std::shared_ptr<Request>& r,
+                      const std::vector<std::shared_ptr<Bio>>& bios, Nanos ts) override {
+    data.push_back({r->tl.sector, bios.size(), ts});
+  }
+  void flush_completed(DevT, Nanos start, Nanos end, const RequestTimeline&,
+                       bool covers_earlier) override {
+    flushes.push_back({start, end, covers_earlier});
+  }
+  void fua_sequence_done(Request&, Nanos ts) override { fua_done.push_back(ts); }
+};
+
+class BlockTrackerTest : public ::testing::Test {
+ protected:
+  StitchLimits limits_;
+  StitchStats stats_;
+  Heard heard_;
+  BlockTracker tracker_{limits_, stats_, heard_};
+};
+
+TEST_F(BlockTrackerTest, CompletionReportsTheBiosTheRequestClaimed) {
+  tracker_.on_bio(page_bio(100, 0xb1, 2048, 0, 1));
+  tracker_.on_bio(page_bio(110, 0xb2, 2056, 1, 1));
+  tracker_.on_request(issue(200, 0x71, 2048, 8192));
+  tracker_.on_request(complete(300, 0x71, 2048, 8192));
+  ASSERT_EQ(heard_.data.size(), 1u);
+  EXPECT_EQ(heard_.data[0].sector, 2048u);
+  EXPECT_EQ(heard_.data[0].bios, 2u);
+  EXPECT_EQ(heard_.data[0].ts, Nanos{300});
+  EXPECT_EQ(stats_.requests, 1u);
+  EXPECT_EQ(stats_.bios, 2u);
+}
+
+TEST_F(BlockTrackerTest, FlushRequestIsReportedAsCoveringEarlierData) {
+  tracker_.on_request(flush_issue(100, 0xf1));
+  tracker_.on_request(flush_complete(180, 0xf1));
+  ASSERT_EQ(heard_.flushes.size(), 1u);
+  EXPECT_EQ(heard_.flushes[0].start, Nanos{100});
+  EXPECT_EQ(heard_.flushes[0].end, Nanos{180});
+  EXPECT_TRUE(heard_.flushes[0].covers_earlier);
+  EXPECT_TRUE(heard_.data.empty());
+}
+
+TEST_F(BlockTrackerTest, FuaRequestEndsItsFlushSequenceWithAZeroByteCompletion) {
+  tracker_.on_bio(page_bio(100, 0xb1, 2048, 0, 1));
+  tracker_.on_request(issue(200, 0x71, 2048, 4096, req_flag::kFua));
+  tracker_.on_request(complete(300, 0x71, 2048, 4096));
+  tracker_.on_request(complete(400, 0x71, 2048, 0));
+  ASSERT_EQ(heard_.fua_done.size(), 1u);
+  EXPECT_EQ(heard_.fua_done[0], Nanos{400});
+  ASSERT_EQ(heard_.flushes.size(), 1u);
+  EXPECT_FALSE(heard_.flushes[0].covers_earlier);  // its post-flush, for syncs only
+}
+
+TEST_F(BlockTrackerTest, HistoryOfThreadsAndFilesIsKeptAndSwept) {
+  tracker_.on_bio(page_bio(100, 0xb1, 2048, 0, 1));
+  tracker_.on_bio(page_bio(300, 0xb2, 2056, 1, 1));
+  ASSERT_NE(tracker_.bios_of_thread(kFlusherTid), nullptr);
+  EXPECT_EQ(tracker_.bios_of_thread(kFlusherTid)->size(), 2u);
+  const auto* file = tracker_.bios_of_inode(kPart, kIno);
+  ASSERT_NE(file, nullptr);
+  EXPECT_EQ(file->last_queued_ns, Nanos{300});
+  const std::uint64_t seq = file->last_seq;
+  tracker_.sweep(200);
+  EXPECT_EQ(tracker_.bios_of_thread(kFlusherTid)->size(), 1u);
+  tracker_.on_bio(page_bio(400, 0xb3, 2064, 2, 1));
+  EXPECT_GT(tracker_.bios_of_inode(kPart, kIno)->last_seq, seq);
+  EXPECT_EQ(tracker_.bios_of_thread(9999), nullptr);
+}
+
+}  // namespace
+}  // namespace wp::stitch_test

@@ -1,0 +1,213 @@
+// Builders of synthetic kernel events and a fixture that feeds them to the stitcher: the
+// trackers' rule tests drive the whole stitcher with them (each tracker's rules are what it
+// contributes to the timelines), next to direct tests of each tracker's own interface.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "stitch/stitcher.h"
+
+namespace wp::stitch_test {
+
+constexpr DevT kDisk = make_dev(253, 0);
+constexpr DevT kPart = make_dev(253, 1);  // the filesystem's device, a partition of kDisk
+constexpr std::uint64_t kIno = 42;
+constexpr std::uint32_t kWriterTid = 100;
+constexpr std::uint32_t kFlusherTid = 7;  // a writeback kworker
+constexpr std::uint32_t kJournalTid = 8;  // jbd2
+
+inline SyscallEvent write_call(Nanos start, Nanos end, std::uint64_t pos, std::int64_t ret,
+                               std::uint32_t pages_dirtied) {
+  SyscallEvent ev;
+  ev.start_ns = start;
+  ev.end_ns = end;
+  ev.pid = kWriterTid;
+  ev.tid = kWriterTid;
+  ev.comm = "writer";
+  ev.syscall = Syscall::Pwrite64;
+  ev.fd = 3;
+  ev.dev = kPart;
+  ev.ino = kIno;
+  ev.file_flags = file_flag::kRegular;
+  ev.ret = ret;
+  ev.pos = pos;
+  ev.count = ret > 0 ? static_cast<std::uint64_t>(ret) : 4096;
+  ev.pages_dirtied = pages_dirtied;
+  return ev;
+}
+
+inline SyscallEvent sync_call(Syscall which, Nanos start, Nanos end, std::uint32_t tid) {
+  SyscallEvent ev;
+  ev.start_ns = start;
+  ev.end_ns = end;
+  ev.pid = tid;
+  ev.tid = tid;
+  ev.syscall = which;
+  ev.dev = kPart;
+  ev.ino = kIno;
+  return ev;
+}
+
+// A writeback bio of file pages [index, index + pages) at `sector`.
+inline BioEvent page_bio(Nanos ts, std::uint64_t ptr, std::uint64_t sector, std::uint64_t index,
+                         std::uint32_t pages, std::uint32_t tid = kFlusherTid) {
+  BioEvent ev;
+  ev.ts = ts;
+  ev.bio = ptr;
+  ev.pid = tid;
+  ev.tid = tid;
+  ev.bdev = kPart;
+  ev.disk = kDisk;
+  ev.sector = sector;
+  ev.bytes = pages * 4096;
+  ev.op = ReqOp::Write;
+  ev.file_dev = kPart;
+  ev.ino = kIno;
+  ev.nr_extents = 1;
+  ev.extents[0] = Extent{index, pages};
+  return ev;
+}
+
+// A bio with user pages (O_DIRECT) or metadata: no file extents.
+inline BioEvent anon_bio(Nanos ts, std::uint64_t ptr, std::uint64_t sector, std::uint32_t bytes,
+                         std::uint32_t tid) {
+  BioEvent ev;
+  ev.ts = ts;
+  ev.bio = ptr;
+  ev.pid = tid;
+  ev.tid = tid;
+  ev.bdev = kPart;
+  ev.disk = kDisk;
+  ev.sector = sector;
+  ev.bytes = bytes;
+  ev.op = ReqOp::Write;
+  ev.bio_flags = bio_flag::kAnon;
+  return ev;
+}
+
+inline BioEvent flush_bio(Nanos ts, std::uint64_t ptr, std::uint32_t tid) {
+  BioEvent ev;
+  ev.ts = ts;
+  ev.bio = ptr;
+  ev.pid = tid;
+  ev.tid = tid;
+  ev.bdev = kPart;
+  ev.disk = kDisk;
+  ev.bytes = 0;
+  ev.op = ReqOp::Write;
+  ev.flags = req_flag::kPreflush | req_flag::kSync;
+  ev.bio_flags = bio_flag::kNoFile;
+  return ev;
+}
+
+inline RequestEvent rq(RequestEventKind kind, Nanos ts, std::uint64_t ptr, std::uint64_t sector,
+                       std::uint32_t bytes, ReqOp op = ReqOp::Write, std::uint32_t flags = 0) {
+  RequestEvent ev;
+  ev.ts = ts;
+  ev.rq = ptr;
+  ev.disk = kDisk;
+  ev.op = op;
+  ev.flags = flags;
+  ev.bytes = bytes;
+  ev.sector = sector;
+  ev.kind = kind;
+  return ev;
+}
+
+inline RequestEvent issue(Nanos ts, std::uint64_t ptr, std::uint64_t sector, std::uint32_t bytes,
+                          std::uint32_t flags = 0) {
+  return rq(RequestEventKind::Issue, ts, ptr, sector, bytes, ReqOp::Write, flags);
+}
+
+inline RequestEvent complete(Nanos ts, std::uint64_t ptr, std::uint64_t sector,
+                             std::uint32_t bytes) {
+  return rq(RequestEventKind::Complete, ts, ptr, sector, bytes);
+}
+
+inline RequestEvent flush_issue(Nanos ts, std::uint64_t ptr) {
+  return rq(RequestEventKind::Issue, ts, ptr, 0, 0, ReqOp::Flush, req_flag::kPreflush);
+}
+
+inline RequestEvent flush_complete(Nanos ts, std::uint64_t ptr) {
+  return rq(RequestEventKind::Complete, ts, ptr, 0, 0, ReqOp::Flush, req_flag::kPreflush);
+}
+
+inline JournalEvent journal(Nanos ts, std::uint32_t transaction, JournalPhase phase) {
+  JournalEvent ev;
+  ev.ts = ts;
+  ev.dev = kPart;
+  ev.transaction = transaction;
+  ev.phase = phase;
+  ev.tid = kJournalTid;
+  return ev;
+}
+
+class StitcherTest : public ::testing::Test {
+ protected:
+  explicit StitcherTest(StitchLimits limits = {}) : stitcher_(limits) {
+    stitcher_.add_device(DeviceInfo{kDisk, kDisk, "vda", true, false});
+    stitcher_.add_device(DeviceInfo{kPart, kDisk, "vda1", true, false});
+  }
+
+  void feed(const Event& ev) { stitcher_.feed(ev, out_); }
+  void finish() { stitcher_.finish(out_); }
+
+  // Issue + complete of one data request.
+  void io(std::uint64_t ptr, std::uint64_t sector, std::uint32_t bytes, Nanos issued,
+          Nanos completed) {
+    feed(issue(issued, ptr, sector, bytes));
+    feed(complete(completed, ptr, sector, bytes));
+  }
+  void flush(std::uint64_t ptr, Nanos issued, Nanos completed) {
+    feed(flush_issue(issued, ptr));
+    feed(flush_complete(completed, ptr));
+  }
+
+  std::vector<WriteTimeline> writes() const {
+    std::vector<WriteTimeline> found;
+    for (const auto& t : out_) {
+      if (const auto* w = std::get_if<WriteTimeline>(&t)) found.push_back(*w);
+    }
+    return found;
+  }
+  std::vector<SyncTimeline> syncs() const {
+    std::vector<SyncTimeline> found;
+    for (const auto& t : out_) {
+      if (const auto* s = std::get_if<SyncTimeline>(&t)) found.push_back(*s);
+    }
+    return found;
+  }
+
+  Stitcher stitcher_;
+  std::vector<Timeline> out_;
+};
+
+inline Nanos phase_sum(const SyncPhases& p) {
+  return p.writeback_ns + p.data_io_ns + p.journal_ns + p.flush_ns + p.other_ns;
+}
+
+class NoWriteCacheTest : public StitcherTest {
+ protected:
+  NoWriteCacheTest() {
+    stitcher_.add_device(DeviceInfo{kDisk, kDisk, "vda", false, false});
+    stitcher_.add_device(DeviceInfo{kPart, kDisk, "vda1", false, false});
+  }
+};
+
+class SmallLimitsTest : public StitcherTest {
+ protected:
+  static StitchLimits limits() {
+    StitchLimits l;
+    l.max_pending_age_ns = 1000;
+    l.max_pending_writes = 2;
+    l.history_ns = 500;
+    l.max_history_per_key = 16;
+    return l;
+  }
+  SmallLimitsTest() : StitcherTest(limits()) {}
+};
+
+}  // namespace wp::stitch_test

@@ -1,0 +1,233 @@
+// Sync assembler rules: a sync's requests, flushes, commits and phase partition.
+#include "stitch/sync_assembler.h"
+#include "stitch_fixture.h"
+
+namespace wp::stitch_test {
+namespace {
+
+TEST_F(StitcherTest, FsyncPhasesPartitionItsLatency) {
+  constexpr std::uint32_t kSyncTid = 300;
+  // A commit that ended before the fsync: not its.
+  feed(journal(8000, 4, JournalPhase::Start));
+  feed(journal(9000, 4, JournalPhase::End));
+  flush(0xf1, 9000, 9500);  // before the call: not its
+
+  // The fsync's own data writeback.
+  feed(page_bio(10100, 0xb1, 2048, 0, 1, kSyncTid));
+  io(0x71, 2048, 4096, 10300, 11000);
+  // The journal commit, with a cache flush and a PREFLUSH|FUA commit block.
+  feed(journal(11200, 5, JournalPhase::Start));
+  feed(journal(11250, 5, JournalPhase::Locking));
+  feed(journal(11300, 5, JournalPhase::Flushing));
+  feed(journal(11400, 5, JournalPhase::Logging));
+  feed(flush_issue(14000, 0xf1));
+  feed(flush_complete(14500, 0xf1));
+  BioEvent commit_block = anon_bio(14550, 0xb2, 9000, 4096, kJournalTid);
+  commit_block.bio_flags = bio_flag::kNoFile;
+  commit_block.flags = req_flag::kPreflush | req_flag::kFua | req_flag::kSync;
+  feed(commit_block);
+  io(0x72, 9000, 4096, 14600, 14800);
+  feed(complete(14950, 0x72, 9000, 0));
+  feed(journal(15000, 5, JournalPhase::End));
+  feed(sync_call(Syscall::Fsync, 10000, 20000, kSyncTid));
+
+  auto s = syncs();
+  ASSERT_EQ(s.size(), 1u);
+  const SyncPhases& p = s[0].phases;
+  // [10000,10100] writeback, [10300,11000] data, [11200,15000] journal minus the flushes
+  // [14000,14500] and [14800,14950], the rest other.
+  EXPECT_EQ(p.writeback_ns, 100u);
+  EXPECT_EQ(p.data_io_ns, 700u);
+  EXPECT_EQ(p.journal_ns, 3150u);
+  EXPECT_EQ(p.flush_ns, 650u);
+  EXPECT_EQ(p.other_ns, 5400u);
+  EXPECT_EQ(phase_sum(p), 10000u);
+
+  ASSERT_EQ(s[0].requests.size(), 1u);
+  EXPECT_EQ(s[0].requests[0].sector, 2048u);
+  ASSERT_EQ(s[0].flushes.size(), 2u);
+  EXPECT_EQ(s[0].flushes[0].op, ReqOp::Flush);
+  EXPECT_EQ(s[0].flushes[0].complete_ns, Nanos{14500});
+  EXPECT_EQ(s[0].flushes[1].op, ReqOp::Write);  // the commit block's post-flush
+  EXPECT_EQ(s[0].flushes[1].complete_ns, Nanos{14800});
+  EXPECT_EQ(s[0].flushes[1].durable_ns, Nanos{14950});
+  ASSERT_EQ(s[0].commits.size(), 1u);
+  EXPECT_EQ(s[0].commits[0].transaction, 5u);
+  EXPECT_EQ(s[0].commits[0].start_ns, Nanos{11200});
+  EXPECT_EQ(s[0].commits[0].logging_ns, Nanos{11400});
+  EXPECT_EQ(s[0].commits[0].end_ns, Nanos{15000});
+  EXPECT_FALSE(s[0].incomplete);
+  EXPECT_EQ(stitcher_.stats().syncs, 1u);
+
+  // The segments place those totals: they tile the call in time order, one phase each.
+  const std::vector<PhaseSegment> expected = {
+      {SyncPhase::Writeback, 10000, 10100}, {SyncPhase::Other, 10100, 10300},
+      {SyncPhase::DataIo, 10300, 11000},    {SyncPhase::Other, 11000, 11200},
+      {SyncPhase::Journal, 11200, 14000},   {SyncPhase::Flush, 14000, 14500},
+      {SyncPhase::Journal, 14500, 14800},   {SyncPhase::Flush, 14800, 14950},
+      {SyncPhase::Journal, 14950, 15000},   {SyncPhase::Other, 15000, 20000}};
+  ASSERT_EQ(s[0].segments.size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(s[0].segments[i].phase, expected[i].phase) << i;
+    EXPECT_EQ(s[0].segments[i].start_ns, expected[i].start_ns) << i;
+    EXPECT_EQ(s[0].segments[i].end_ns, expected[i].end_ns) << i;
+  }
+}
+
+TEST_F(StitcherTest, SyncWithNothingToDoIsOneOtherSegment) {
+  feed(sync_call(Syscall::Fdatasync, 1000, 1500, 300));
+  auto s = syncs();
+  ASSERT_EQ(s.size(), 1u);
+  ASSERT_EQ(s[0].segments.size(), 1u);
+  EXPECT_EQ(s[0].segments[0].phase, SyncPhase::Other);
+  EXPECT_EQ(s[0].segments[0].start_ns, Nanos{1000});
+  EXPECT_EQ(s[0].segments[0].end_ns, Nanos{1500});
+  EXPECT_EQ(s[0].phases.other_ns, 500u);
+}
+
+TEST_F(StitcherTest, FsyncCollectsOnlyItsOwnThreadsBios) {
+  feed(page_bio(1100, 0xb1, 2048, 0, 1, 300));
+  feed(page_bio(1150, 0xb2, 4096, 9, 1, 301));  // another thread, same window
+  io(0x71, 2048, 4096, 1200, 1300);
+  io(0x72, 4096, 4096, 1250, 1350);
+  feed(sync_call(Syscall::Fdatasync, 1000, 2000, 300));
+  auto s = syncs();
+  ASSERT_EQ(s.size(), 1u);
+  ASSERT_EQ(s[0].requests.size(), 1u);
+  EXPECT_EQ(s[0].requests[0].sector, 2048u);
+  EXPECT_EQ(s[0].phases.writeback_ns, 100u);
+  EXPECT_EQ(s[0].phases.data_io_ns, 100u);
+  EXPECT_EQ(s[0].phases.other_ns, 800u);
+  EXPECT_EQ(phase_sum(s[0].phases), 1000u);
+}
+
+TEST_F(StitcherTest, FsyncFlushBioLinksToTheFlushRequest) {
+  feed(flush_bio(1100, 0xb1, 300));  // blkdev_issue_flush
+  flush(0xf1, 1200, 1400);
+  feed(sync_call(Syscall::Fsync, 1000, 1500, 300));
+  auto s = syncs();
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_TRUE(s[0].requests.empty());  // no data
+  ASSERT_EQ(s[0].flushes.size(), 1u);
+  EXPECT_EQ(s[0].flushes[0].bios, 1u);
+  EXPECT_EQ(s[0].flushes[0].queue_ns, Nanos{1100});
+  EXPECT_EQ(rwbs(s[0].flushes[0].op, s[0].flushes[0].flags, 0), "FFS");
+  EXPECT_EQ(s[0].phases.flush_ns, 200u);
+  EXPECT_EQ(s[0].phases.writeback_ns, 0u);
+  EXPECT_EQ(s[0].phases.other_ns, 300u);
+}
+
+TEST_F(StitcherTest, SyncWithoutDeviceSeesFlushesOfEveryDisk) {
+  constexpr DevT kOther = make_dev(8, 0);
+  RequestEvent other_issue = flush_issue(1100, 0xf2);
+  other_issue.disk = kOther;
+  RequestEvent other_complete = flush_complete(1200, 0xf2);
+  other_complete.disk = kOther;
+  feed(other_issue);
+  feed(other_complete);
+  flush(0xf1, 1300, 1400);
+  SyscallEvent call = sync_call(Syscall::Sync, 1000, 1500, 300);
+  call.dev = 0;
+  feed(call);
+  auto s = syncs();
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].flushes.size(), 2u);
+  EXPECT_EQ(s[0].phases.flush_ns, 200u);
+  EXPECT_EQ(phase_sum(s[0].phases), 500u);
+}
+
+TEST_F(StitcherTest, OpenJournalCommitLastsUntilSyncEnd) {
+  feed(journal(900, 7, JournalPhase::Start));
+  feed(sync_call(Syscall::Fsync, 1000, 1500, 300));
+  auto s = syncs();
+  ASSERT_EQ(s.size(), 1u);
+  ASSERT_EQ(s[0].commits.size(), 1u);
+  EXPECT_FALSE(s[0].commits[0].end_ns.has_value());
+  EXPECT_EQ(s[0].phases.journal_ns, 500u);
+  EXPECT_EQ(s[0].phases.other_ns, 0u);
+}
+
+TEST_F(StitcherTest, PhasesAlwaysAddUpExactly) {
+  // Many overlapping intervals of every kind from a fixed pseudo-random sequence.
+  std::uint64_t seed = 12345;
+  auto next = [&seed](std::uint64_t mod) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    return (seed >> 33) % mod;
+  };
+  constexpr std::uint32_t kSyncTid = 300;
+  const Nanos start = 100'000;
+  const Nanos end = 200'000;
+  std::uint64_t sector = 0;
+  for (std::uint32_t i = 0; i < 40; ++i) {
+    const Nanos t = 90'000 + next(120'000);
+    const std::uint64_t ptr = 0x1000 + i;
+    switch (next(3)) {
+      case 0:
+        feed(page_bio(t, ptr, sector, 1000 + i, 1, kSyncTid));
+        io(ptr, sector, 4096, t + next(500), t + 500 + next(3000));
+        sector += 8;
+        break;
+      case 1: flush(ptr, t, t + next(2000)); break;
+      default:
+        feed(journal(t, i, JournalPhase::Start));
+        feed(journal(t + next(5000), i, JournalPhase::End));
+        break;
+    }
+  }
+  feed(sync_call(Syscall::Fsync, start, end, kSyncTid));
+  auto s = syncs();
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(phase_sum(s[0].phases), end - start);
+  EXPECT_GT(s[0].phases.flush_ns, 0u);
+  EXPECT_GT(s[0].phases.journal_ns, 0u);
+}
+
+}  // namespace
+}  // namespace wp::stitch_test
+
+// ---- the partition on its own ----
+
+namespace wp::stitch_test {
+namespace {
+
+using stitch::partition_phases;
+using stitch::PhaseIntervals;
+
+TEST(PartitionPhases, HigherPhaseTakesOverlappingTime) {
+  PhaseIntervals in;
+  in[static_cast<int>(SyncPhase::DataIo)] = {{100, 400}};
+  in[static_cast<int>(SyncPhase::Flush)] = {{300, 500}};
+  SyncPhases phases;
+  std::vector<PhaseSegment> segments;
+  partition_phases(0, 600, in, phases, segments);
+  EXPECT_EQ(phases.data_io_ns, 200u);
+  EXPECT_EQ(phases.flush_ns, 200u);
+  EXPECT_EQ(phases.other_ns, 200u);
+  ASSERT_EQ(segments.size(), 4u);
+  EXPECT_EQ(segments[1].phase, SyncPhase::DataIo);
+  EXPECT_EQ(segments[1].end_ns, Nanos{300});
+  EXPECT_EQ(segments[2].phase, SyncPhase::Flush);
+  EXPECT_EQ(segments[2].start_ns, Nanos{300});
+}
+
+TEST(PartitionPhases, IntervalsAreClippedToTheCallAndSegmentsTileIt) {
+  PhaseIntervals in;
+  in[static_cast<int>(SyncPhase::Journal)] = {{0, 250}, {900, 2000}};
+  in[static_cast<int>(SyncPhase::Writeback)] = {{100, 150}, {140, 200}};  // overlapping twins
+  SyncPhases phases;
+  std::vector<PhaseSegment> segments;
+  partition_phases(100, 1000, in, phases, segments);
+  EXPECT_EQ(phases.journal_ns, 250u);  // 100..250 and 900..1000
+  EXPECT_EQ(phases.writeback_ns, 0u);  // entirely under the journal
+  EXPECT_EQ(phases.other_ns, 650u);
+  ASSERT_FALSE(segments.empty());
+  EXPECT_EQ(segments.front().start_ns, Nanos{100});
+  EXPECT_EQ(segments.back().end_ns, Nanos{1000});
+  for (std::size_t i = 1; i < segments.size(); ++i) {
+    EXPECT_EQ(segments[i].start_ns, segments[i - 1].end_ns);
+    EXPECT_NE(segments[i].phase, segments[i - 1].phase);  // adjacent ones of a phase merge
+  }
+}
+
+}  // namespace
+}  // namespace wp::stitch_test

@@ -1,0 +1,343 @@
+// Write tracker rules: buffered, O_DIRECT and failed writes, batches, loss, bounds.
+#include "stitch_fixture.h"
+
+namespace wp::stitch_test {
+namespace {
+
+TEST_F(StitcherTest, OSyncFlagSetsSync) {
+  SyscallEvent call = write_call(1000, 2000, 0, 100, 1);
+  call.file_flags |= file_flag::kDsync;
+  feed(call);
+  finish();
+  ASSERT_EQ(writes().size(), 1u);
+  EXPECT_TRUE(writes()[0].sync);
+  EXPECT_EQ(writes()[0].state, WriteState::Dirty);
+}
+
+TEST_F(StitcherTest, WriteWithoutFlushStaysWrittenAndEndsWrittenAtFinish) {
+  feed(write_call(1000, 2000, 4096, 4096, 1));  // page 1
+  feed(page_bio(5000, 0xb1, 2056, 1, 1));
+  io(0x71, 2056, 4096, 5100, 5500);
+  EXPECT_TRUE(out_.empty());
+  finish();
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].state, WriteState::Written);
+  EXPECT_EQ(w[0].written_ns, Nanos{5500});
+  EXPECT_FALSE(w[0].durable_ns.has_value());
+  EXPECT_EQ(w[0].durable_via, DurableVia::None);
+  EXPECT_FALSE(w[0].incomplete);  // not finishing in time is a normal result
+  EXPECT_EQ(stitcher_.stats().incomplete, 0u);
+}
+
+TEST_F(StitcherTest, BioCompletedBeforeWriteRecordArrivesCounts) {
+  // Writeback during a long (throttled) write: the I/O ends before the syscall exits.
+  feed(page_bio(1500, 0xb1, 2048, 0, 2));
+  io(0x71, 2048, 8192, 1600, 1800);
+  flush(0xf1, 1900, 2000);
+  EXPECT_TRUE(out_.empty());
+  feed(write_call(1000, 3000, 0, 8192, 2));
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].state, WriteState::Durable);
+  EXPECT_EQ(w[0].written_ns, Nanos{1800});
+  EXPECT_EQ(w[0].durable_ns, Nanos{2000});
+  ASSERT_EQ(w[0].requests.size(), 1u);
+  EXPECT_EQ(w[0].requests[0].issue_ns, Nanos{1600});
+}
+
+TEST_F(StitcherTest, BioQueuedBeforeWriteStartDoesNotCount) {
+  // Completed before the record arrives, and in flight when it arrives: neither counts.
+  feed(page_bio(500, 0xb1, 2048, 0, 1));
+  io(0x71, 2048, 4096, 600, 1800);
+  feed(page_bio(900, 0xb2, 2056, 1, 1));
+  feed(issue(950, 0x72, 2056, 4096));
+  feed(write_call(1000, 3000, 0, 8192, 2));
+  feed(complete(4000, 0x72, 2056, 4096));
+  flush(0xf1, 5000, 5100);
+  EXPECT_TRUE(out_.empty());
+  finish();
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].state, WriteState::Dirty);
+  EXPECT_EQ(w[0].pages, 2u);
+  EXPECT_EQ(w[0].pages_pending, 2u);
+  EXPECT_TRUE(w[0].requests.empty());
+}
+
+TEST_F(StitcherTest, PartiallyWrittenBackWriteReportsPendingPages) {
+  feed(write_call(1000, 2000, 0, 4 * 4096, 4));
+  feed(page_bio(5000, 0xb1, 2048, 0, 1));
+  io(0x71, 2048, 4096, 5100, 5500);
+  finish();
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].state, WriteState::Dirty);
+  EXPECT_EQ(w[0].pages, 4u);
+  EXPECT_EQ(w[0].pages_pending, 3u);
+  EXPECT_EQ(w[0].requests.size(), 1u);
+}
+
+TEST_F(StitcherTest, RedirtiedPageIsSharedByBothWriters) {
+  feed(write_call(100, 110, 0, 4096, 1));  // dirties page 0
+  feed(write_call(200, 210, 100, 50, 0));  // rewrites inside page 0: no dirty event
+  feed(page_bio(1000, 0xb1, 2048, 0, 1));
+  io(0x71, 2048, 4096, 1100, 1500);
+  flush(0xf1, 1600, 1700);
+  auto w = writes();
+  ASSERT_EQ(w.size(), 2u);
+  for (const auto& write : w) {
+    EXPECT_EQ(write.state, WriteState::Durable);
+    EXPECT_EQ(write.pages, 1u);
+    EXPECT_EQ(write.written_ns, Nanos{1500});
+    EXPECT_EQ(write.durable_ns, Nanos{1700});
+  }
+  EXPECT_EQ(w[0].call.pages_dirtied, 1u);
+  EXPECT_EQ(w[1].call.pages_dirtied, 0u);
+}
+
+TEST_F(StitcherTest, WriteSpanningPagesNeedsEveryPage) {
+  // 6000 bytes at offset 3000 cover pages 0..2.
+  feed(write_call(1000, 2000, 3000, 6000, 3));
+  feed(page_bio(5000, 0xb1, 2048, 0, 2));
+  io(0x71, 2048, 8192, 5100, 5500);
+  flush(0xf1, 5600, 5700);
+  EXPECT_TRUE(out_.empty());
+  feed(page_bio(6000, 0xb2, 2064, 2, 1));
+  io(0x72, 2064, 4096, 6100, 6500);
+  flush(0xf1, 6600, 6700);
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].pages, 3u);
+  EXPECT_EQ(w[0].state, WriteState::Durable);
+  EXPECT_EQ(w[0].written_ns, Nanos{6500});
+  EXPECT_EQ(w[0].durable_ns, Nanos{6700});
+  EXPECT_EQ(w[0].requests.size(), 2u);
+}
+
+TEST_F(StitcherTest, DirectWriteOwnsItsThreadsBiosInTheWindow) {
+  feed(anon_bio(900, 0xb3, 9000, 4096, kWriterTid));  // same thread, before the call
+  io(0x73, 9000, 4096, 950, 1000);
+  feed(anon_bio(1200, 0xb1, 4096, 8192, kWriterTid));
+  feed(anon_bio(1300, 0xb2, 8192, 4096, 200));  // another thread
+  io(0x71, 4096, 8192, 1250, 1800);
+  io(0x72, 8192, 4096, 1350, 1850);
+  flush(0xf1, 2500, 2600);
+  SyscallEvent call = write_call(1000, 3000, 65536, 8192, 0);
+  call.file_flags |= file_flag::kDirect;
+  feed(call);
+
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_TRUE(w[0].direct);
+  EXPECT_EQ(w[0].call.pages_dirtied, 0u);
+  EXPECT_EQ(w[0].pages, 2u);
+  EXPECT_EQ(w[0].pages_pending, 0u);
+  EXPECT_EQ(w[0].state, WriteState::Durable);
+  EXPECT_EQ(w[0].written_ns, Nanos{1800});
+  EXPECT_EQ(w[0].durable_ns, Nanos{2600});
+  ASSERT_EQ(w[0].requests.size(), 1u);
+  EXPECT_EQ(w[0].requests[0].sector, 4096u);
+}
+
+TEST_F(StitcherTest, DirectWriteCompletingAfterItsRecord) {
+  // aio-style: the record arrives before the I/O ends.
+  feed(anon_bio(1200, 0xb1, 4096, 4096, kWriterTid));
+  feed(issue(1250, 0x71, 4096, 4096));
+  SyscallEvent call = write_call(1000, 1300, 0, 4096, 0);
+  call.file_flags |= file_flag::kDirect;
+  feed(call);
+  EXPECT_TRUE(out_.empty());
+  feed(complete(1800, 0x71, 4096, 4096));
+  flush(0xf1, 1900, 2000);
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].state, WriteState::Durable);
+  EXPECT_EQ(w[0].pages, 1u);
+  EXPECT_EQ(w[0].written_ns, Nanos{1800});
+  EXPECT_EQ(w[0].durable_ns, Nanos{2000});
+}
+
+TEST_F(StitcherTest, DirectWriteWithoutBiosStaysDirtyUntilFinish) {
+  SyscallEvent call = write_call(1000, 1300, 0, 4096, 0);
+  call.file_flags |= file_flag::kDirect;
+  feed(call);
+  EXPECT_TRUE(out_.empty());
+  finish();
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].state, WriteState::Dirty);
+  EXPECT_EQ(w[0].pages, 0u);
+  EXPECT_FALSE(w[0].incomplete);
+}
+
+TEST_F(StitcherTest, DirectWriteFallenBackToBufferedTracksPages) {
+  SyscallEvent call = write_call(1000, 1300, 0, 4096, 1);
+  call.file_flags |= file_flag::kDirect;
+  feed(call);
+  feed(page_bio(5000, 0xb1, 2048, 0, 1));
+  io(0x71, 2048, 4096, 5100, 5500);
+  flush(0xf1, 5600, 5700);
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_TRUE(w[0].direct);
+  EXPECT_EQ(w[0].state, WriteState::Durable);
+  EXPECT_EQ(w[0].pages, 1u);
+  EXPECT_EQ(w[0].durable_ns, Nanos{5700});
+}
+
+TEST_F(StitcherTest, FailedWriteIsEmittedAtOnce) {
+  feed(write_call(1000, 1010, 0, -22, 0));
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].state, WriteState::Failed);
+  EXPECT_EQ(w[0].pages, 0u);
+  EXPECT_EQ(w[0].call.ret, -22);
+  EXPECT_EQ(stitcher_.stats().writes, 1u);
+  finish();
+  EXPECT_EQ(writes().size(), 1u);
+}
+
+TEST_F(StitcherTest, LostEventMarksPendingWritesIncomplete) {
+  feed(write_call(1000, 2000, 0, 4096, 1));
+  feed(LostEvent{2500, 3});
+  feed(sync_call(Syscall::Fsync, 2400, 2600, 300));  // its window holds the loss
+  feed(sync_call(Syscall::Fsync, 2700, 2800, 300));  // after it: complete
+  finish();
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_TRUE(w[0].incomplete);
+  auto s = syncs();
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_TRUE(s[0].incomplete);
+  EXPECT_FALSE(s[1].incomplete);
+  EXPECT_EQ(stitcher_.stats().incomplete, 2u);
+}
+
+TEST_F(StitcherTest, LostRecordsMarkOnlyWritesPendingAtTheLoss) {
+  feed(write_call(100, 110, 0, 4096, 1));
+  feed(page_bio(200, 0xb1, 2048, 0, 1));
+  io(0x71, 2048, 4096, 300, 400);
+  flush(0xf1, 500, 600);  // the first write is durable and emitted before the loss
+  feed(write_call(700, 710, 4096, 4096, 1));
+  feed(LostEvent{800, 3});
+  feed(write_call(900, 910, 8192, 4096, 1));
+  finish();
+  auto w = writes();
+  ASSERT_EQ(w.size(), 3u);
+  EXPECT_FALSE(w[0].incomplete);
+  EXPECT_TRUE(w[1].incomplete);
+  EXPECT_FALSE(w[2].incomplete);
+}
+
+TEST_F(StitcherTest, AppendsOfOneThreadShareABatchAndBecomeDurableTogether) {
+  // Four appends, 100 bytes each at first, then a page each: pages 0, 0, 1, 2.
+  feed(write_call(100, 110, 0, 100, 1));
+  feed(write_call(200, 210, 100, 100, 0));
+  feed(write_call(300, 310, 4096, 4096, 1));
+  feed(write_call(400, 410, 8192, 4096, 1));
+  feed(page_bio(1000, 0xb1, 2048, 0, 2));
+  io(0x71, 2048, 8192, 1100, 1500);
+  EXPECT_TRUE(out_.empty());  // written, not durable
+  feed(page_bio(1600, 0xb2, 2064, 2, 1));
+  io(0x72, 2064, 4096, 1700, 1800);
+  flush(0xf1, 1900, 2000);
+  auto w = writes();
+  ASSERT_EQ(w.size(), 4u);
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(w[i].state, WriteState::Durable) << i;
+    EXPECT_EQ(w[i].durable_ns, Nanos{2000}) << i;
+    ASSERT_EQ(w[i].requests.size(), 1u) << i;  // only the request carrying its own page
+  }
+  EXPECT_EQ(w[0].written_ns, Nanos{1500});
+  EXPECT_EQ(w[2].written_ns, Nanos{1500});
+  EXPECT_EQ(w[3].written_ns, Nanos{1800});
+  EXPECT_EQ(w[3].requests[0].sector, 2064u);
+  EXPECT_EQ(w[1].call.pos, 100u);
+  EXPECT_EQ(w[1].call.comm, "writer");
+  EXPECT_EQ(w[1].call.dev, kPart);
+}
+
+TEST_F(StitcherTest, WriteAfterWritebackStartedIsNotCoveredByThatBio) {
+  // The bio closes the first write's batch: the second write's page 0 waits for a new bio.
+  feed(write_call(100, 110, 0, 4096, 1));
+  feed(page_bio(1000, 0xb1, 2048, 0, 1));
+  feed(write_call(1100, 1110, 0, 4096, 1));  // redirties page 0 after the bio was queued
+  io(0x71, 2048, 4096, 1200, 1500);
+  flush(0xf1, 1600, 1700);
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].call.start_ns, Nanos{100});
+  EXPECT_EQ(w[0].state, WriteState::Durable);
+  finish();
+  w = writes();
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_EQ(w[1].call.start_ns, Nanos{1100});
+  EXPECT_EQ(w[1].state, WriteState::Dirty);
+  EXPECT_EQ(w[1].pages_pending, 1u);
+}
+
+TEST_F(StitcherTest, BackwardWriteStartsANewBatchAndBothAreTracked) {
+  feed(write_call(100, 110, 8192, 4096, 1));  // page 2
+  feed(write_call(200, 210, 0, 4096, 1));     // page 0: before the last write's first page
+  feed(page_bio(1000, 0xb1, 2048, 0, 1));
+  io(0x71, 2048, 4096, 1100, 1200);
+  feed(page_bio(1300, 0xb2, 2064, 2, 1));
+  io(0x72, 2064, 4096, 1400, 1500);
+  flush(0xf1, 1600, 1700);
+  auto w = writes();
+  ASSERT_EQ(w.size(), 2u);
+  for (const auto& write : w) EXPECT_EQ(write.state, WriteState::Durable);
+}
+
+TEST_F(StitcherTest, WritesOfTwoThreadsToOneFileAreTrackedApart) {
+  feed(write_call(100, 110, 0, 4096, 1));
+  SyscallEvent other = write_call(150, 160, 4096, 4096, 1);
+  other.tid = 101;
+  other.comm = "other";
+  feed(other);
+  feed(page_bio(1000, 0xb1, 2048, 0, 2));
+  io(0x71, 2048, 8192, 1100, 1200);
+  flush(0xf1, 1300, 1400);
+  auto w = writes();
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_EQ(w[0].call.tid, kWriterTid);
+  EXPECT_EQ(w[1].call.tid, 101u);
+  EXPECT_EQ(w[1].call.comm, "other");
+  for (const auto& write : w) EXPECT_EQ(write.state, WriteState::Durable);
+}
+
+TEST_F(SmallLimitsTest, OldPendingWriteAgesOut) {
+  feed(write_call(1000, 2000, 0, 4096, 1));
+  feed(page_bio(2500, 0xb1, 2048, 0, 1));
+  io(0x71, 2048, 4096, 2600, 2700);  // written, never flushed
+  EXPECT_TRUE(out_.empty());
+  feed(page_bio(3000, 0xb2, 9999, 7, 1));  // 3000 is not past 2000 + 1000 yet
+  EXPECT_TRUE(out_.empty());
+  feed(page_bio(3001, 0xb3, 9999, 7, 1));
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].state, WriteState::Written);
+  EXPECT_EQ(w[0].written_ns, Nanos{2700});
+  EXPECT_EQ(w[0].pages_pending, 0u);
+  EXPECT_TRUE(w[0].incomplete);
+  EXPECT_EQ(stitcher_.stats().aged_out, 1u);
+  EXPECT_EQ(stitcher_.stats().incomplete, 1u);
+}
+
+TEST_F(SmallLimitsTest, TooManyPendingWritesEvictsTheOldest) {
+  feed(write_call(1000, 1100, 0, 4096, 1));
+  feed(write_call(1000, 1200, 4096, 4096, 1));
+  EXPECT_TRUE(out_.empty());
+  feed(write_call(1000, 1300, 8192, 4096, 1));
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].call.pos, 0u);
+  EXPECT_EQ(w[0].state, WriteState::Dirty);
+  EXPECT_TRUE(w[0].incomplete);
+  EXPECT_EQ(stitcher_.stats().evicted, 1u);
+  EXPECT_EQ(stitcher_.stats().aged_out, 0u);
+}
+
+}  // namespace
+}  // namespace wp::stitch_test
