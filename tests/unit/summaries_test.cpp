@@ -4,7 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
+#include <random>
+#include <type_traits>
+#include <vector>
 
 namespace wp {
 namespace {
@@ -36,17 +41,147 @@ TEST(SyncPhaseSummary, PercentilesPerPhase) {
   EXPECT_EQ(summary.syncs(), 100u);
   PhaseStats latency = summary.phase(0);
   EXPECT_EQ(latency.count, 100u);
-  EXPECT_EQ(latency.p50, 50'000u);
-  EXPECT_EQ(latency.p99, 99'000u);
+  EXPECT_NEAR(static_cast<double>(latency.p50), 50'000, 500);  // within 1 %
+  EXPECT_NEAR(static_cast<double>(latency.p99), 99'000, 990);
   EXPECT_EQ(latency.max, 100'000u);
   EXPECT_EQ(latency.total, 5'050'000u);
   EXPECT_EQ(latency.histogram.count(), 100u);
   PhaseStats flush = summary.phase(4);  // kPhases[4] == "flush"
   EXPECT_STREQ(SyncPhaseSummary::kPhases[4], "flush");
-  EXPECT_EQ(flush.p50, 30'000u);
+  EXPECT_NEAR(static_cast<double>(flush.p50), 30'000, 300);
   EXPECT_EQ(flush.max, 60'000u);
   EXPECT_EQ(summary.phase(2).max, 0u);  // no data I/O in these
   EXPECT_EQ(summary.phase(99).count, 0u);
+}
+
+// The exact nearest-rank quantile of `values`, by the same rank the histogram uses.
+Nanos exact_quantile(std::vector<Nanos> values, double q) {
+  std::sort(values.begin(), values.end());
+  return values[LogLinearHistogram::nearest_rank(q, values.size()) - 1];
+}
+
+constexpr double kQuantiles[] = {0.0, 0.001, 0.01, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999, 1.0};
+
+// Every quantile within 1 % of exact; count, min, max and total exact.
+void expect_close_to_exact(const std::vector<Nanos>& values, const char* what) {
+  LogLinearHistogram h;
+  Nanos total = 0;
+  for (Nanos v : values) {
+    h.add(v);
+    total += v;  // callers keep the sum below 2^64
+  }
+  ASSERT_EQ(h.count(), values.size()) << what;
+  EXPECT_EQ(h.max(), *std::max_element(values.begin(), values.end())) << what;
+  EXPECT_EQ(h.min(), *std::min_element(values.begin(), values.end())) << what;
+  EXPECT_EQ(h.total(), total) << what;
+  for (double q : kQuantiles) {
+    const double exact = static_cast<double>(exact_quantile(values, q));
+    const double approx = static_cast<double>(h.quantile(q));
+    EXPECT_LE(std::abs(approx - exact), exact / 100) << what << " q=" << q << " exact " << exact;
+  }
+}
+
+TEST(LogLinearHistogram, QuantilesOfRandomDataWithinOnePercent) {
+  std::mt19937_64 random(42);  // fixed seed: a failure reproduces
+  for (int round = 0; round < 20; ++round) {
+    std::vector<Nanos> uniform, log_uniform;
+    for (int i = 0; i < 5'000; ++i) {
+      uniform.push_back(random() % 10'000'000);
+      // Spread over 1 ns .. 2^50 ns: every magnitude, as latencies are.
+      log_uniform.push_back(random() >> (14 + random() % 50));
+    }
+    expect_close_to_exact(uniform, "uniform");
+    expect_close_to_exact(log_uniform, "log-uniform");
+  }
+}
+
+TEST(LogLinearHistogram, AdversarialData) {
+  expect_close_to_exact({0}, "one zero");
+  expect_close_to_exact({1}, "one 1");
+  expect_close_to_exact({~Nanos{0}}, "one huge value");
+  expect_close_to_exact({123'456'789}, "one sample");
+  expect_close_to_exact(std::vector<Nanos>(10'000, 1'234'567), "many equal samples");
+  expect_close_to_exact(std::vector<Nanos>(1'000, 0), "many zeros");
+  std::vector<Nanos> zeros_and_huge(999, 0);
+  zeros_and_huge.push_back(Nanos{1} << 63);
+  expect_close_to_exact(zeros_and_huge, "zeros and one huge value");
+  std::vector<Nanos> edges;  // both sides of every power of two and of its sub-buckets
+  for (unsigned power = 1; power < 60; ++power)  // the exact sum stays below 2^64
+    for (Nanos v : {(Nanos{1} << power) - 1, Nanos{1} << power, (Nanos{1} << power) + 1,
+                    (Nanos{3} << (power - 1)) - 1})
+      edges.push_back(v);
+  expect_close_to_exact(edges, "bucket edges");
+  std::vector<Nanos> small;  // below 128 every value has its own bucket: exact
+  for (Nanos v = 0; v < 128; ++v) small.push_back(v);
+  LogLinearHistogram exact;
+  for (Nanos v : small) exact.add(v);
+  for (double q : kQuantiles) EXPECT_EQ(exact.quantile(q), exact_quantile(small, q)) << q;
+}
+
+TEST(LogLinearHistogram, EmptyAndSaturatingTotal) {
+  LogLinearHistogram h;
+  EXPECT_EQ(h.count(), 0u);
+  EXPECT_EQ(h.quantile(0.5), 0u);
+  EXPECT_EQ(h.max(), 0u);
+  EXPECT_EQ(h.min(), 0u);
+  EXPECT_EQ(h.total(), 0u);
+  h.add(~Nanos{0});
+  h.add(~Nanos{0});
+  EXPECT_EQ(h.total(), ~Nanos{0}) << "saturates rather than wraps";
+  EXPECT_EQ(h.quantile(0.5), ~Nanos{0});
+}
+
+TEST(LogLinearHistogram, BucketsTileTheRangeWithinOnePercent) {
+  EXPECT_EQ(LogLinearHistogram::bucket_of(0), 0u);
+  EXPECT_EQ(LogLinearHistogram::bucket_of(~Nanos{0}), LogLinearHistogram::kBuckets - 1);
+  for (std::size_t b = 0; b + 1 < LogLinearHistogram::kBuckets; ++b) {
+    const Nanos lower = LogLinearHistogram::bucket_lower(b);
+    const Nanos width = LogLinearHistogram::bucket_width(b);
+    ASSERT_EQ(LogLinearHistogram::bucket_lower(b + 1), lower + width) << b;  // no gaps
+    ASSERT_EQ(LogLinearHistogram::bucket_of(lower), b);
+    ASSERT_EQ(LogLinearHistogram::bucket_of(lower + width - 1), b);
+    ASSERT_LE(static_cast<double>(width - 1), static_cast<double>(lower) / 100) << b;
+  }
+}
+
+TEST(LogLinearHistogram, FixedSizeWhateverTheSampleCount) {
+  // No heap: copying one is copying its bytes, so its memory cannot grow with the samples.
+  static_assert(std::is_trivially_copyable_v<LogLinearHistogram>);
+  static_assert(sizeof(LogLinearHistogram) < 64 * 1024);
+  LogLinearHistogram h;
+  for (Nanos i = 0; i < 1'000'000; ++i) h.add(i * 7919);
+  EXPECT_EQ(h.count(), 1'000'000u);
+}
+
+TEST(LogLinearHistogram, Log2ViewMatchesADirectLog2Histogram) {
+  std::mt19937_64 random(7);
+  LogLinearHistogram h;
+  Log2Histogram direct;
+  for (int i = 0; i < 20'000; ++i) {
+    const Nanos v = random() >> (random() % 64);
+    h.add(v);
+    direct.add(v);
+  }
+  for (Nanos v : {Nanos{0}, Nanos{1}, Nanos{2}, ~Nanos{0}}) {
+    h.add(v);
+    direct.add(v);
+  }
+  EXPECT_EQ(h.log2().buckets, direct.buckets);
+}
+
+TEST(SyncPhaseSummary, ManyCallsKeepExactMaxAndTotal) {
+  SyncPhaseSummary summary;
+  Nanos total = 0;
+  for (Nanos i = 1; i <= 100'000; ++i) {
+    summary.add(sync_of(i * 37, 0));
+    total += i * 37;
+  }
+  const PhaseStats latency = summary.phase(0);
+  EXPECT_EQ(latency.count, 100'000u);
+  EXPECT_EQ(latency.max, 3'700'000u);
+  EXPECT_EQ(latency.total, total);
+  EXPECT_NEAR(static_cast<double>(latency.p99), 99'000 * 37.0, 99'000 * 37.0 / 100);
+  EXPECT_EQ(latency.histogram.count(), 100'000u);
 }
 
 WriteTimeline direct_write(std::uint32_t pid, std::uint64_t ino, std::int64_t ret,

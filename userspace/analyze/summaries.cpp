@@ -15,33 +15,86 @@ std::uint64_t Log2Histogram::count() const {
   return std::accumulate(buckets.begin(), buckets.end(), std::uint64_t{0});
 }
 
+std::size_t LogLinearHistogram::bucket_of(Nanos value) {
+  if (value < kSubBuckets) return static_cast<std::size_t>(value);
+  const unsigned power = static_cast<unsigned>(std::bit_width(value)) - 1;  // 7..63
+  const unsigned shift = power - kSubBucketBits;
+  const std::size_t sub = static_cast<std::size_t>(value >> shift) - kSubBuckets;  // 0..127
+  return kSubBuckets + shift * kSubBuckets + sub;
+}
+
+Nanos LogLinearHistogram::bucket_lower(std::size_t bucket) {
+  if (bucket < kSubBuckets) return bucket;
+  const std::size_t shift = (bucket - kSubBuckets) / kSubBuckets;
+  const std::size_t sub = (bucket - kSubBuckets) % kSubBuckets;
+  return static_cast<Nanos>(kSubBuckets + sub) << shift;
+}
+
+Nanos LogLinearHistogram::bucket_width(std::size_t bucket) {
+  if (bucket < kSubBuckets) return 1;
+  return Nanos{1} << ((bucket - kSubBuckets) / kSubBuckets);
+}
+
+void LogLinearHistogram::add(Nanos value) {
+  buckets_[bucket_of(value)] += 1;
+  count_ += 1;
+  min_ = std::min(min_, value);
+  max_ = std::max(max_, value);
+  total_ = total_ > ~Nanos{0} - value ? ~Nanos{0} : total_ + value;
+}
+
+std::uint64_t LogLinearHistogram::nearest_rank(double q, std::uint64_t n) {
+  // The smallest value with at least q·n samples at or below it; the slack keeps q·n that
+  // floating point lands a hair above an integer (0.99 · 100) on that integer.
+  const double wanted = std::clamp(q, 0.0, 1.0) * static_cast<double>(n);
+  return std::clamp<std::uint64_t>(static_cast<std::uint64_t>(wanted + 0.999999), 1, n);
+}
+
+Nanos LogLinearHistogram::quantile(double q) const {
+  if (count_ == 0) return 0;
+  const std::uint64_t rank = nearest_rank(q, count_);
+  std::uint64_t seen = 0;
+  for (std::size_t b = 0; b < buckets_.size(); ++b) {
+    seen += buckets_[b];
+    if (seen < rank) continue;
+    // The middle of the bucket halves the worst error; the exact extremes keep a bucket that
+    // holds the smallest or largest sample from answering past it.
+    const Nanos middle = bucket_lower(b) + (bucket_width(b) - 1) / 2;
+    return std::clamp(middle, min_, max_);
+  }
+  return max_;
+}
+
+Log2Histogram LogLinearHistogram::log2() const {
+  Log2Histogram out;
+  for (std::size_t b = 0; b < buckets_.size(); ++b) {
+    if (!buckets_[b]) continue;
+    const Nanos lower = bucket_lower(b);
+    out.buckets[lower < 2 ? 0 : static_cast<std::size_t>(std::bit_width(lower) - 1)] += buckets_[b];
+  }
+  return out;
+}
+
 void SyncPhaseSummary::add(const SyncTimeline& sync) {
   const SyncPhases& p = sync.phases;
-  latency_.push_back(sync.call.end_ns - sync.call.start_ns);
-  writeback_.push_back(p.writeback_ns);
-  data_io_.push_back(p.data_io_ns);
-  journal_.push_back(p.journal_ns);
-  flush_.push_back(p.flush_ns);
-  other_.push_back(p.other_ns);
+  phases_[0].add(sync.call.end_ns - sync.call.start_ns);
+  phases_[1].add(p.writeback_ns);
+  phases_[2].add(p.data_io_ns);
+  phases_[3].add(p.journal_ns);
+  phases_[4].add(p.flush_ns);
+  phases_[5].add(p.other_ns);
 }
 
 PhaseStats SyncPhaseSummary::phase(std::size_t index) const {
-  const std::vector<Nanos>* all[] = {&latency_, &writeback_, &data_io_,
-                                     &journal_, &flush_,     &other_};
   PhaseStats s;
-  if (index >= std::size(all) || all[index]->empty()) return s;
-  std::vector<Nanos> v = *all[index];
-  std::sort(v.begin(), v.end());
-  auto rank = [&v](double q) {
-    std::size_t i = static_cast<std::size_t>(q * static_cast<double>(v.size()) + 0.999999);
-    return v[std::clamp<std::size_t>(i, 1, v.size()) - 1];
-  };
-  s.count = v.size();
-  s.p50 = rank(0.50);
-  s.p99 = rank(0.99);
-  s.max = v.back();
-  s.total = std::accumulate(v.begin(), v.end(), Nanos{0});
-  for (Nanos x : v) s.histogram.add(x);
+  if (index >= phases_.size() || phases_[index].count() == 0) return s;
+  const LogLinearHistogram& h = phases_[index];
+  s.count = h.count();
+  s.p50 = h.quantile(0.50);
+  s.p99 = h.quantile(0.99);
+  s.max = h.max();
+  s.total = h.total();
+  s.histogram = h.log2();
   return s;
 }
 
