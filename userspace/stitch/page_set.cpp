@@ -11,7 +11,17 @@ void PageSet::add(std::uint64_t first, std::uint64_t last) {
   auto it = ranges_.upper_bound(first);
   if (it != ranges_.begin()) {
     auto prev = std::prev(it);
-    if (prev->second + 1 >= first) it = prev;
+    if (prev->second + 1 >= first) {
+      // The common case, a file written in order: the range grows in place, no node is made.
+      if (it == ranges_.end() || (it->first > last && it->first - last > 1)) {
+        if (last > prev->second) {
+          size_ += last - prev->second;
+          prev->second = last;
+        }
+        return;
+      }
+      it = prev;
+    }
   }
   // Absorb every range that overlaps or is adjacent to [first, last] (no `last + 1`: overflow).
   while (it != ranges_.end() && (it->first <= last || it->first - last == 1)) {

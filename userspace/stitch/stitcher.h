@@ -1,5 +1,6 @@
-// The stitcher: events in, timelines out. Pure: no I/O, no clock, no BPF. Every rule of
-// DESIGN.md's "Stitching rules" has a unit test in tests/unit/stitcher_test.cpp.
+// The stitcher: events in, timelines out. Pure: no I/O, no clock, no BPF. A dispatcher over
+// per-layer trackers (block, durability, journal, call context, writes, syncs); every rule of
+// docs/ARCHITECTURE.md's "Stitching rules" has a unit test in its tracker's test file.
 #pragma once
 
 #include <cstdint>
