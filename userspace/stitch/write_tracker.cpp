@@ -1,9 +1,13 @@
 #include "stitch/write_tracker.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <tuple>
 
 namespace wp::stitch {
+
+// What a pending write costs is the point of Member: keep it from growing unnoticed.
+static_assert(sizeof(void*) != 8 || sizeof(Member) <= 88);
 
 void WriteTracker::request_durable(Request& r) {
   std::vector<MemberRef> waiters = std::move(r.durable_waiters);
@@ -149,9 +153,11 @@ WriteTimeline WriteTracker::timeline_of(const Batch& b, Member& m) const {
   call.count = m.count;
   call.pages_dirtied = m.pages_dirtied;
   call.dirty_folios = m.dirty_folios;
-  call.throttle_ns = m.throttle_ns;
-  call.throttle_events = m.throttle_events;
-  call.writeback_waits = m.writeback_waits;
+  if (m.extras) {
+    call.throttle_ns = m.extras->throttle_ns;
+    call.throttle_events = m.extras->throttle_events;
+    call.writeback_waits = m.extras->writeback_waits;
+  }
   tl.direct = b.file_flags & file_flag::kDirect;
   tl.sync = b.file_flags & (file_flag::kSync | file_flag::kDsync);
   tl.state = m.state;
@@ -246,20 +252,18 @@ Member WriteTracker::member_of(const SyscallEvent& ev, CallExtras extras) {
   Member m;
   m.start_ns = ev.start_ns;
   m.end_ns = ev.end_ns;
-  m.ret = ev.ret;
+  m.ret = static_cast<std::int32_t>(std::min<std::int64_t>(ev.ret, INT32_MAX));
   m.pos = ev.pos;
   m.count = ev.count;
   m.seq = next_write_seq_++;
-  m.throttle_ns = ev.throttle_ns;
   m.pages_dirtied = ev.pages_dirtied;
   m.dirty_folios = ev.dirty_folios;
-  m.throttle_events = ev.throttle_events;
-  m.writeback_waits = ev.writeback_waits;
   m.syscall = ev.syscall;
   m.incomplete = loss_.within(ev.start_ns, ev.end_ns);
-  if (extras.causes || !extras.throttles.empty()) {
-    m.extras = std::make_unique<CallExtras>(std::move(extras));
-  }
+  extras.throttle_ns = ev.throttle_ns;
+  extras.throttle_events = ev.throttle_events;
+  extras.writeback_waits = ev.writeback_waits;
+  if (extras.any()) m.extras = std::make_unique<CallExtras>(std::move(extras));
   return m;
 }
 

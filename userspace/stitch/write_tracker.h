@@ -27,6 +27,14 @@ namespace wp::stitch {
 struct CallExtras {
   std::optional<SlowCauses> causes;
   std::vector<ThrottlePause> throttles;
+  // Dirty-throttling and writeback-wait figures of the call: zero for most writes, so a
+  // pending write keeps them here, out of line, only when it has any.
+  Nanos throttle_ns = 0;
+  std::uint32_t throttle_events = 0;
+  std::uint32_t writeback_waits = 0;
+  bool any() const {
+    return causes || !throttles.empty() || throttle_ns || throttle_events || writeback_waits;
+  }
 };
 
 // Where records were lost: items pending across a loss are incomplete.
@@ -69,25 +77,25 @@ class SmallIndexList {
   std::uint32_t back() const { return (*this)[size_ - 1]; }
 
  private:
-  static constexpr std::uint32_t kInline = 2;
+  static constexpr std::uint32_t kInline = 1;
   std::array<std::uint32_t, kInline> inline_{};
   std::uint32_t size_ = 0;
   std::unique_ptr<std::vector<std::uint32_t>> more_;
 };
 
 // One pending write: the fields of its call that are its own (the batch holds the rest).
+// 88 bytes: a pending write's whole cost, besides its share of its batch.
 struct Member {
   Nanos start_ns = 0;
   Nanos end_ns = 0;
-  std::int64_t ret = 0;
   std::uint64_t pos = 0;
   std::uint64_t count = 0;
   std::uint64_t seq = 0;  // arrival order among all writes
-  Nanos throttle_ns = 0;
+  // Bytes written: pending writes wrote something, and the kernel caps one call at
+  // MAX_RW_COUNT (INT_MAX rounded down to a page), so 32 bits hold it.
+  std::int32_t ret = 0;
   std::uint32_t pages_dirtied = 0;
   std::uint32_t dirty_folios = 0;
-  std::uint32_t throttle_events = 0;
-  std::uint32_t writeback_waits = 0;
   std::uint32_t pages_left = 0;  // buffered: its pages not yet seen written
   std::uint32_t not_durable = 0;
   Syscall syscall = Syscall::Write;
@@ -95,7 +103,7 @@ struct Member {
   bool incomplete = false;
   bool emitted = false;
   SmallIndexList requests;             // indices into its batch's requests
-  std::unique_ptr<CallExtras> extras;  // only slow or throttled calls have any
+  std::unique_ptr<CallExtras> extras;  // only slow, throttled or waiting calls have any
 
   std::uint64_t first_page() const { return pos >> kPageShift; }
   std::uint64_t last_page() const {
