@@ -30,8 +30,8 @@ if [[ $build == /* ]]; then bin=$build; else bin=$here/$build; fi
 
 rounds=${ROUNDS:-5}
 count=${COUNT:-200000}                 # cached 4 KiB pwrites per run (side-by-side, variants)
-getppid_count=${GETPPID_COUNT:-2000000}
-fsync_count=${FSYNC_COUNT:-1000}       # pwrite + fdatasync pairs per run
+getppid_count=${GETPPID_COUNT:-1000000}
+fsync_count=${FSYNC_COUNT:-500}        # pwrite + fdatasync pairs per run
 soak_seconds=${SOAK_SECONDS:-60}
 soak_rate=${SOAK_RATE:-20000}          # logger writes/s
 sat_count=${SAT_COUNT:-1000000}        # cached pwrites per writer
