@@ -34,9 +34,10 @@ enum wp_offcpu_cause {
 	WP_OFFCPU_RUNNABLE = 3,
 };
 
+/* The agent sizes it before load (--buffer-size); this is the size when it does not. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 16 << 20);
+	__uint(max_entries, 64 << 20);
 } events SEC(".maps") __weak;
 
 /* Records the ring buffer had no room for, per hook (enum wp_hook). */
@@ -148,18 +149,20 @@ static __always_inline void *wp_reserve(__u32 size, __u16 type, __u32 hook)
 }
 
 /* Waking the agent for every record costs the traced thread an IPI and a context switch;
- * the agent polls on a short timer instead, and is woken early only when the ring buffer
- * is filling up. */
-#define WP_WAKEUP_BYTES (1u << 20)
+ * the agent drains the ring buffer while it has data and polls on a short timer when it is
+ * empty, and is woken early each time cfg_wakeup_bytes more are waiting (the agent sets it to
+ * a fraction of the ring buffer's size: early enough that a sleeping agent wakes long before
+ * the buffer is full). */
+const volatile __u32 cfg_wakeup_bytes __weak = 4u << 20;
 
 static __always_inline void wp_submit(void *record, __u32 size)
 {
 	__u64 pending = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
+	__u32 step = cfg_wakeup_bytes ? cfg_wakeup_bytes : 1;
 
-	/* Wake once per WP_WAKEUP_BYTES crossed, not on every record past the mark. */
-	bpf_ringbuf_submit(record, pending >= WP_WAKEUP_BYTES && pending % WP_WAKEUP_BYTES < size
-				       ? BPF_RB_FORCE_WAKEUP
-				       : BPF_RB_NO_WAKEUP);
+	/* Wake once per step crossed, not on every record past the mark. */
+	bpf_ringbuf_submit(record, pending >= step && pending % step < size ? BPF_RB_FORCE_WAKEUP
+									      : BPF_RB_NO_WAKEUP);
 }
 
 static __always_inline __u32 wp_current_tid(void) { return (__u32)bpf_get_current_pid_tgid(); }

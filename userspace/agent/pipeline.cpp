@@ -1,6 +1,24 @@
 #include "agent/pipeline.h"
 
+#include <fmt/format.h>
+
 namespace wp {
+
+LossReport loss_report(std::uint64_t events, std::uint64_t lost, bool suggest_record) {
+  LossReport report;
+  if (lost == 0) return report;
+  report.share = static_cast<double>(lost) / static_cast<double>(events + lost);
+  report.advice = suggest_record ? "raise --buffer-size, narrow the filters "
+                                   "(-p/--comm/--cgroup/--file/--dev), or use writepath record "
+                                   "and report later"
+                                 : "raise --buffer-size or narrow the filters "
+                                   "(-p/--comm/--cgroup/--file/--dev) when recording";
+  report.warning = fmt::format(
+      "warning: lost {} of {} records ({:.1f}%): the ring buffer was full, items they touched "
+      "are marked incomplete; {}",
+      lost, events + lost, 100.0 * report.share, report.advice);
+  return report;
+}
 
 Pipeline::Pipeline(PipelineOptions options, const std::vector<DeviceInfo>& devices, Sink& sink)
     : options_(std::move(options)), sink_(sink) {
@@ -33,7 +51,7 @@ void Pipeline::add_lost(const LostCounts& delta) {
   if (total) feed(LostEvent{last_ts_, total});
 }
 
-void Pipeline::finish(Nanos duration_ns) {
+TraceSummary Pipeline::finish(Nanos duration_ns) {
   stitcher_.finish(finished_);
   emit();
   TraceSummary summary;
@@ -50,8 +68,12 @@ void Pipeline::finish(Nanos duration_ns) {
   summary.duration_ns = duration_ns;
   summary.sync_phases = sync_phases_;
   summary.direct_io = direct_io_;
+  const LossReport loss = loss_report(summary.events, summary.lost, options_.live);
+  summary.lost_share = loss.share;
+  summary.lost_advice = loss.advice;
   sink_.summary(summary);
   sink_.flush();
+  return summary;
 }
 
 void Pipeline::emit() {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "decode/decoder.h"
@@ -17,7 +18,18 @@ namespace wp {
 struct PipelineOptions {
   Nanos min_latency_ns = 0;
   std::function<void(const Timeline&)> observer;  // sees what the sink gets
+  bool live = true;  // records straight from the kernel (not from a trace file)
 };
+
+// What the end of a trace says about lost records: their share of all records
+// (lost / (events + lost)) and what to do about it. Empty when nothing was lost.
+struct LossReport {
+  double share = 0;
+  std::string advice;
+  std::string warning;  // one line for stderr, without "writepath: "
+};
+// `suggest_record`: whether recording instead of tracing live is advice worth giving.
+LossReport loss_report(std::uint64_t events, std::uint64_t lost, bool suggest_record);
 
 class Pipeline {
  public:
@@ -26,8 +38,8 @@ class Pipeline {
   void on_record(std::span<const std::byte> record);
   // Records lost since the last call, per hook: the timelines pending now are marked.
   void add_lost(const LostCounts& delta);
-  // Ends the stream: pending timelines and the summary go to the sink.
-  void finish(Nanos duration_ns);
+  // Ends the stream: pending timelines and the summary go to the sink. Returns the summary.
+  TraceSummary finish(Nanos duration_ns);
   const LostCounts& lost() const { return lost_; }
 
  private:

@@ -2,11 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <csignal>
 #include <cstring>
-#include <fstream>
 #include <iostream>
+#include <memory>
 
 #include "agent/errors.h"
+#include "agent/output_stream.h"
 #include "agent/pipeline.h"
 #include "record/trace_file.h"
 
@@ -33,19 +35,29 @@ int run_report(const ReportOptions& options) {
   if (!reader.warning().empty())
     std::cerr << fmt::format("writepath: warning: {}: {}\n", options.path, reader.warning());
 
-  std::ofstream file;
-  std::ostream* out = &std::cout;
-  if (!options.output.empty()) {
-    file.open(options.output, std::ios::out | std::ios::trunc);
-    if (!file)
-      throw Failure(kExitRuntime,
-                    fmt::format("cannot write {}: {}", options.output, std::strerror(errno)));
-    out = &file;
-  }
-  auto sink = make_sink(options.format, *out, SinkOptions{.devices = reader.header().devices});
-  Pipeline pipeline(PipelineOptions{options.min_latency_ns, {}}, reader.header().devices, *sink);
+  std::unique_ptr<OutputStream> output = options.output.empty()
+                                             ? std::make_unique<OutputStream>()
+                                             : std::make_unique<OutputStream>(options.output);
+  if (output->open_errno())
+    throw Failure(kExitRuntime, fmt::format("cannot write {}: {}", options.output,
+                                            std::strerror(output->open_errno())));
+  auto sink =
+      make_sink(options.format, output->stream(), SinkOptions{.devices = reader.header().devices});
+  // A recording made with --min-latency is reported at that threshold unless told otherwise.
+  const Nanos min_latency =
+      options.min_latency_ns ? options.min_latency_ns : reader.header().min_latency_ns;
+  Pipeline pipeline(PipelineOptions{.min_latency_ns = min_latency, .observer = {}, .live = false},
+                    reader.header().devices, *sink);
+  auto drain = [&] {
+    if (!output->drain())
+      throw Failure(kExitRuntime, fmt::format("writing {}: {}", output->name(), output->error()));
+  };
 
+  // A closed pipe (report … | head) is an EPIPE write error, not a death.
+  ::signal(SIGPIPE, SIG_IGN);
   Nanos first = 0, last = 0;
+  constexpr std::size_t kDrainFrames = 1 << 16;  // a failed output is seen early
+  std::size_t since_drain = 0;
   for (const Frame& frame : reader.frames()) {
     if (frame.kind == FrameKind::Lost) {
       LostCounts delta{};
@@ -58,10 +70,15 @@ int run_report(const ReportOptions& options) {
       last = std::max(last, *ts);
     }
     pipeline.on_record(frame.payload);
+    if (++since_drain == kDrainFrames) {
+      drain();
+      since_drain = 0;
+    }
   }
-  pipeline.finish(last - first);
-  if (!options.output.empty() && !file)
-    throw Failure(kExitRuntime, fmt::format("writing {} failed", options.output));
+  const TraceSummary summary = pipeline.finish(last - first);
+  drain();
+  const LossReport loss = loss_report(summary.events, summary.lost, false);
+  if (!loss.warning.empty()) std::cerr << "writepath: " << loss.warning << "\n";
   return 0;
 }
 

@@ -16,12 +16,12 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <utility>
 
 #include "agent/errors.h"
+#include "agent/output_stream.h"
 #include "agent/pipeline.h"
 #include "decode/decoder.h"
 #include "probe/bpf_session.h"
@@ -130,6 +130,9 @@ KernelFilter build_filter(const TraceOptions& options) {
   filter.filter_tgid = !filter.tgids.empty() || !options.command.empty();
   filter.follow_children = !options.command.empty();
   filter.causes_min_ns = options.causes_min_ns ? options.causes_min_ns : options.min_latency_ns;
+  filter.min_latency_ns = options.min_latency_ns;
+  filter.ring_bytes = options.buffer_bytes;
+  filter.min_latency_ns = options.min_latency_ns;
   if (options.comm) {
     if (options.comm->empty() || options.comm->size() >= WP_COMM_LEN)
       throw Failure(kExitUsage, fmt::format("--comm takes a name of 1 to {} characters (the "
@@ -164,16 +167,48 @@ KernelFilter build_filter(const TraceOptions& options) {
   return filter;
 }
 
-struct Output {
-  std::ofstream file;
-  std::ostream* stream = &std::cout;
-};
-
+// How long the agent sleeps when the ring buffer is empty (the BPF side wakes it early when
+// the buffer fills, see wp_submit); while records keep coming it does not sleep at all.
 constexpr int kPollMs = 20;
+// At most this many records per consume, so signals and output failures are seen under a flood.
+constexpr int kBatchRecords = 1 << 16;
+// Buffered output and trace file data are written out at least this often.
+constexpr std::uint64_t kFlushNs = 200'000'000;
+
+// SIGPIPE blocked for the trace: a closed pipe on stdout is an EPIPE write error that ends the
+// trace cleanly, not a death. Blocked rather than ignored, so the traced command (which gets
+// the original mask back before exec) keeps the default action. A SIGPIPE left pending is
+// taken before the mask is restored.
+class SigpipeBlocked {
+ public:
+  SigpipeBlocked() {
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    ::sigprocmask(SIG_BLOCK, &pipe, &original_);
+  }
+  ~SigpipeBlocked() {
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    const struct timespec now {};
+    while (::sigtimedwait(&pipe, nullptr, &now) == SIGPIPE) {
+    }
+    ::sigprocmask(SIG_SETMASK, &original_, nullptr);
+  }
+  SigpipeBlocked(const SigpipeBlocked&) = delete;
+  SigpipeBlocked& operator=(const SigpipeBlocked&) = delete;
+  // The mask to give the traced command: the one from before any blocking.
+  const sigset_t& original() const { return original_; }
+
+ private:
+  sigset_t original_;
+};
 
 std::unique_ptr<TraceFileWriter> open_recording(const std::string& path, const KernelCaps& caps,
                                                 const HookPlan& plan,
-                                                const std::vector<std::string>& command) {
+                                                const std::vector<std::string>& command,
+                                                Nanos min_latency_ns) {
   TraceFileHeader header;
   header.writepath_version = "0.1.0";
   header.kernel = caps.kernel_release;
@@ -187,6 +222,7 @@ std::unique_ptr<TraceFileWriter> open_recording(const std::string& path, const K
   }
   header.devices = list_block_devices();
   header.command = command;
+  header.min_latency_ns = min_latency_ns;
   try {
     return std::make_unique<TraceFileWriter>(path, header);
   } catch (const std::runtime_error& e) {
@@ -205,13 +241,14 @@ Nanos monotonic_now() {
 int run_trace(const TraceOptions& options) {
   KernelFilter filter = build_filter(options);
 
-  Output output;
-  if (!options.output.empty()) {
-    // Opened before anything is traced: a bad path fails fast.
-    output.file.open(options.output, std::ios::out | std::ios::trunc);
-    if (!output.file)
-      throw Failure(kExitRuntime, fmt::format("cannot write {}: {}", options.output, errno_text()));
-    output.stream = &output.file;
+  // Opened before anything is traced: a bad path fails fast.
+  std::unique_ptr<OutputStream> output;
+  if (!options.record_only) {
+    output = options.output.empty() ? std::make_unique<OutputStream>()
+                                    : std::make_unique<OutputStream>(options.output);
+    if (output->open_errno())
+      throw Failure(kExitRuntime, fmt::format("cannot write {}: {}", options.output,
+                                              std::strerror(output->open_errno())));
   }
 
   KernelCaps caps = detect_kernel_caps();
@@ -221,6 +258,7 @@ int run_trace(const TraceOptions& options) {
     throw Failure(kExitRuntime, caps.btf_error + " (CO-RE needs CONFIG_DEBUG_INFO_BTF=y)");
   if (!caps.tracefs) throw Failure(kExitRuntime, caps.tracefs_error);
 
+  SigpipeBlocked sigpipe;
   // Signals arrive through a signalfd: no handler, no global flag.
   sigset_t handled, original;
   sigemptyset(&handled);
@@ -233,38 +271,65 @@ int run_trace(const TraceOptions& options) {
 
   std::unique_ptr<HeldChild> child;
   if (!options.command.empty()) {
-    child = std::make_unique<HeldChild>(options.command, original);
+    child = std::make_unique<HeldChild>(options.command, sigpipe.original());
     filter.tgids.push_back(static_cast<std::uint32_t>(child->pid()));
   }
 
   const std::vector<DeviceInfo> devices = list_block_devices();
-  auto sink = make_sink(
-      options.format, *output.stream,
-      SinkOptions{.color = options.output.empty() && ::isatty(STDOUT_FILENO), .devices = devices});
-  Pipeline pipeline(PipelineOptions{options.min_latency_ns, options.observer}, devices, *sink);
+  std::unique_ptr<Sink> sink;
+  std::unique_ptr<Pipeline> pipeline;
+  if (!options.record_only) {
+    sink = make_sink(options.format, output->stream(),
+                     SinkOptions{.color = options.output.empty() && ::isatty(STDOUT_FILENO),
+                                 .devices = devices});
+    pipeline = std::make_unique<Pipeline>(PipelineOptions{options.min_latency_ns, options.observer},
+                                          devices, *sink);
+  }
   std::unique_ptr<TraceFileWriter> recording;  // made once the hooks are known
-  PlannedSession planned = start_planned_session(caps, !options.no_fentry, filter,
-                                                 [&](std::span<const std::byte> record) {
-                                                   if (recording) recording->record(record);
-                                                   pipeline.on_record(record);
-                                                 });
+  // Per record: a copy into the trace file's buffer and/or the live pipeline; nothing else.
+  BpfSession::RecordHandler handler;
+  if (options.record_only)
+    handler = [&recording](std::span<const std::byte> record) {
+      if (recording) recording->record(record);
+    };
+  else
+    handler = [&recording, &pipeline](std::span<const std::byte> record) {
+      if (recording) recording->record(record);
+      pipeline->on_record(record);
+    };
+  PlannedSession planned = start_planned_session(caps, !options.no_fentry, filter, handler);
   if (!planned.session) throw Failure(kExitRuntime, planned.error);
   auto& session = planned.session;
   if (!options.record_path.empty())
-    recording = open_recording(options.record_path, caps, planned.plan, options.command);
+    recording = open_recording(options.record_path, caps, planned.plan, options.command,
+                               options.min_latency_ns);
   LostCounts lost_seen{};
+  std::uint64_t lost_total = 0;
   // The kernel side counts losses; hand on what is new since the last look.
   auto take_lost = [&] {
     LostCounts now = session->lost(), delta{};
     bool any = false;
     for (std::size_t hook = 0; hook < now.size(); ++hook) {
       delta[hook] = now[hook] - lost_seen[hook];
+      lost_total += delta[hook];
       any |= delta[hook] != 0;
     }
     lost_seen = now;
     if (!any) return;
     if (recording) recording->lost(delta);
-    pipeline.add_lost(delta);
+    if (pipeline) pipeline->add_lost(delta);
+  };
+  // Writes out what is buffered; a failed write ends the trace with its reason. The session
+  // and the hooks go with the stack as the Failure leaves.
+  auto flush_outputs = [&] {
+    if (recording) {
+      recording->flush();
+      if (!recording->ok())
+        throw Failure(kExitRuntime,
+                      fmt::format("writing {}: {}", options.record_path, recording->error()));
+    }
+    if (output && !output->drain())
+      throw Failure(kExitRuntime, fmt::format("writing {}: {}", output->name(), output->error()));
   };
 
   Fd epoll(::epoll_create1(EPOLL_CLOEXEC));
@@ -289,18 +354,23 @@ int run_trace(const TraceOptions& options) {
   }
 
   if (!options.command.empty())
-    std::cerr << fmt::format("writepath: tracing {} (pid {})\n", options.command[0], child->pid());
+    std::cerr << fmt::format("writepath: {} {} (pid {})\n",
+                             options.record_only ? "recording" : "tracing", options.command[0],
+                             child->pid());
   else
-    std::cerr << "writepath: tracing writes and syncs; Ctrl-C to stop\n";  // hooks are in
+    std::cerr << fmt::format("writepath: {} writes and syncs; Ctrl-C to stop\n",
+                             options.record_only ? "recording" : "tracing");  // hooks are in
   const Nanos started = monotonic_now();
   if (child) child->release();
 
   int exit_code = 0;
   bool running = true;
+  int timeout_ms = kPollMs;
+  Nanos last_flush = started;
   while (running) {
     struct epoll_event ready[4];
-    // The BPF side wakes us only when its buffer fills (wp_submit): poll on a short period.
-    int n = ::epoll_wait(epoll.get(), ready, 4, kPollMs);
+    // Sleeps only when the last look found the ring buffer empty.
+    int n = ::epoll_wait(epoll.get(), ready, 4, timeout_ms);
     if (n < 0 && errno != EINTR) throw Failure(kExitRuntime, "epoll_wait: " + errno_text());
     for (int i = 0; i < n; ++i) {
       int fd = ready[i].data.fd;
@@ -316,26 +386,34 @@ int run_trace(const TraceOptions& options) {
         running = false;
       }
     }
-    session->consume();
+    const int got = session->consume(kBatchRecords);
+    timeout_ms = got > 0 ? 0 : kPollMs;
     take_lost();
-    if (recording) recording->flush();  // a killed recorder leaves whole frames
+    const Nanos now = monotonic_now();
+    // Idle or due: a live reader sees items promptly, a flood gets few large writes.
+    if (got == 0 || now - last_flush >= kFlushNs) {
+      flush_outputs();
+      last_flush = now;
+    }
   }
 
   // Stop the hooks, then read what they left in the ring buffer.
   session->detach();
-  while (session->consume() > 0) {
-  }
+  while (session->consume(kBatchRecords) > 0) flush_outputs();
   take_lost();
-  pipeline.finish(monotonic_now() - started);
-  if (recording) {
-    recording->flush();
-    if (!recording->ok())
-      throw Failure(kExitRuntime, fmt::format("writing {} failed", options.record_path));
-  }
+  const Nanos duration = monotonic_now() - started;
+  LossReport loss;
+  if (pipeline)
+    loss = loss_report(pipeline->finish(duration).events, lost_total, true);
+  else if (recording)
+    loss = loss_report(recording->records(), lost_total, false);
+  flush_outputs();
   if (child) child->reap(exit_code);
   ::sigprocmask(SIG_SETMASK, &original, nullptr);
-  if (!options.output.empty() && !output.file)
-    throw Failure(kExitRuntime, fmt::format("writing {} failed", options.output));
+  if (!loss.warning.empty()) std::cerr << "writepath: " << loss.warning << "\n";
+  if (options.record_only && recording)
+    std::cerr << fmt::format("writepath: recorded {} records to {}\n", recording->records(),
+                             options.record_path);
   return exit_code;
 }
 

@@ -1,5 +1,6 @@
 // `writepath trace`: hooks → ring buffer → decode → stitch → sink, until a duration, a signal
-// or the traced command's exit ends it.
+// or the traced command's exit ends it. `writepath record`: hooks → ring buffer → trace file,
+// nothing else.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,8 @@
 #include "sinks/sink.h"
 
 namespace wp {
+
+constexpr std::uint64_t kDefaultRingBytes = 64ull << 20;
 
 struct TraceOptions {
   std::vector<std::uint32_t> pids;
@@ -26,6 +29,9 @@ struct TraceOptions {
   std::vector<std::string> command;  // `-- CMD ARGS…`
   bool no_fentry = false;            // keep to tracepoints even where fentry attaches
   std::string record_path;           // also write the raw records to this trace file
+  // Only write the raw records to record_path: no decoding, stitching or output (record).
+  bool record_only = false;
+  std::uint64_t buffer_bytes = kDefaultRingBytes;  // ring buffer size (--buffer-size)
   // Off-CPU causes for calls at least this slow; 0: the same as min_latency_ns (and none
   // when that is 0 too: the sched_switch hook runs on every context switch).
   Nanos causes_min_ns = 0;

@@ -120,6 +120,16 @@ wp::OutputFormat output_format(const std::string& name, const std::string& outpu
   return name == "json" ? wp::OutputFormat::Json : wp::OutputFormat::Text;
 }
 
+// --buffer-size: a size from one page to 1 GiB ("" is the default).
+std::uint64_t ring_buffer_bytes(const std::string& text) {
+  if (text.empty()) return wp::kDefaultRingBytes;
+  auto size = wp::parse_size(text);
+  if (!size || *size < 4096 || *size > (1ull << 30))
+    throw wp::Failure(wp::kExitUsage,
+                      fmt::format("--buffer-size {}: expected a size from 4K to 1G", text));
+  return *size;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -136,8 +146,9 @@ int main(int argc, char** argv) {
   wp::TraceOptions trace_options, record_options;
   std::string min_latency, duration, format = "text";
   std::string record_min_latency, record_duration;
-  auto add_filters = [](CLI::App* cmd, wp::TraceOptions& o, std::string& min_lat,
-                        std::string& dur) {
+  std::string buffer_size, record_buffer_size;
+  auto add_filters = [](CLI::App* cmd, wp::TraceOptions& o, std::string& min_lat, std::string& dur,
+                        std::string& buffer) {
     cmd->add_option("-p,--pid", o.pids, "Trace this process (repeatable)");
     cmd->add_option("--comm", o.comm, "Trace processes with this command name");
     cmd->add_option("--cgroup", o.cgroup, "Trace this cgroup (v2 path)");
@@ -148,10 +159,13 @@ int main(int argc, char** argv) {
     cmd->add_option("-d,--duration", dur, "Stop after this long")->check(DurationValidator());
     cmd->add_flag("--no-fentry", o.no_fentry,
                   "Use tracepoints even where fentry/fexit hooks attach");
+    cmd->add_option("--buffer-size", buffer,
+                    "Kernel ring buffer size (e.g. 64M, the default; rounded up to a power of "
+                    "two); raise it if records are lost");
     cmd->add_option("command", o.command, "-- CMD ARGS…: trace this command and its children");
   };
   auto* trace = app.add_subcommand("trace", "Trace writes and fsyncs live");
-  add_filters(trace, trace_options, min_latency, duration);
+  add_filters(trace, trace_options, min_latency, duration, buffer_size);
   trace->add_option("--format", format, "Output format")
       ->check(CLI::IsMember({"text", "json", "html", "perfetto"}));
   trace->add_option("-o,--output", trace_options.output, "Write to FILE instead of stdout");
@@ -159,7 +173,7 @@ int main(int argc, char** argv) {
                     "Also record the raw trace to FILE (for writepath report)");
 
   auto* record = app.add_subcommand("record", "Record a trace to a file for writepath report");
-  add_filters(record, record_options, record_min_latency, record_duration);
+  add_filters(record, record_options, record_min_latency, record_duration, record_buffer_size);
   record->add_option("-o,--output", record_options.record_path, "The trace file to write")
       ->required();
 
@@ -239,6 +253,7 @@ int main(int argc, char** argv) {
       if (!min_latency.empty()) trace_options.min_latency_ns = *wp::parse_duration(min_latency);
       if (!duration.empty()) trace_options.duration_ns = wp::parse_duration(duration);
       trace_options.format = output_format(format, trace_options.output);
+      trace_options.buffer_bytes = ring_buffer_bytes(buffer_size);
       return wp::run_trace(trace_options);
     }
     if (*record) {
@@ -246,7 +261,10 @@ int main(int argc, char** argv) {
         record_options.min_latency_ns = *wp::parse_duration(record_min_latency);
       if (!record_duration.empty())
         record_options.duration_ns = wp::parse_duration(record_duration);
-      record_options.output = "/dev/null";  // the trace file is the output
+      record_options.buffer_bytes = ring_buffer_bytes(record_buffer_size);
+      // Raw records to the trace file only: decoding and stitching wait for `report`, which
+      // applies --min-latency (kept in the file's header) to what it prints.
+      record_options.record_only = true;
       return wp::run_trace(record_options);
     }
     if (*report) {

@@ -4,6 +4,7 @@
 #include <bpf/libbpf.h>
 #include <fmt/format.h>
 #include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -29,6 +30,14 @@ int libbpf_print(enum libbpf_print_level level, const char* format, va_list args
 }
 
 }  // namespace
+
+std::uint64_t ring_buffer_size(std::uint64_t requested) {
+  const std::uint64_t page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+  constexpr std::uint64_t kMax = 1ull << 30;
+  std::uint64_t size = page;
+  while (size < requested && size < kMax) size <<= 1;
+  return size;
+}
 
 std::unique_ptr<BpfSession> BpfSession::start(const HookPlan& plan, const KernelFilter& filter,
                                               RecordHandler handler, std::string& error,
@@ -56,6 +65,20 @@ std::unique_ptr<BpfSession> BpfSession::start(const HookPlan& plan, const Kernel
   ro->cfg_file_ino = filter.file_ino;
   ro->cfg_raw_syscall_slots = plan.raw_syscall_slots();
   ro->cfg_causes_min_ns = filter.causes_min_ns;
+  ro->cfg_min_latency_ns = filter.min_latency_ns;
+  ro->cfg_min_latency_ns = filter.min_latency_ns;
+  if (filter.ring_bytes) {
+    const std::uint64_t ring = ring_buffer_size(filter.ring_bytes);
+    if (int err = bpf_map__set_max_entries(session->skel_->maps.events,
+                                           static_cast<std::uint32_t>(ring))) {
+      error = fmt::format("cannot size the ring buffer to {} bytes: {}", ring, std::strerror(-err));
+      return nullptr;
+    }
+  }
+  // Wake the agent each time an eighth of the ring buffer is waiting: a sleeping agent is
+  // woken seven eighths before the buffer fills.
+  ro->cfg_wakeup_bytes = static_cast<std::uint32_t>(
+      std::max<std::uint64_t>(bpf_map__max_entries(session->skel_->maps.events) / 8, 4096));
   // Slot order of wp_slot_syscall[] in bpf/syscall.bpf.c; stored as number + 1.
   const long syscall_numbers[] = {SYS_write,    SYS_pwrite64, SYS_writev,    SYS_pwritev,
                                   SYS_pwritev2, SYS_fsync,    SYS_fdatasync, SYS_sync_file_range,
@@ -108,17 +131,22 @@ BpfSession::~BpfSession() {
 }
 
 int BpfSession::on_record(void* self, void* data, std::size_t size) {
-  static_cast<BpfSession*>(self)->handler_(
-      std::span<const std::byte>(static_cast<const std::byte*>(data), size));
-  return 0;
+  auto* session = static_cast<BpfSession*>(self);
+  session->handler_(std::span<const std::byte>(static_cast<const std::byte*>(data), size));
+  // A negative return makes libbpf stop after this record (it is consumed).
+  return --session->batch_left_ > 0 ? 0 : -E2BIG;
 }
 
 int BpfSession::ring_fd() const {
   return ring_buffer__epoll_fd(ring_);
 }
 
-int BpfSession::consume() {
-  return ring_buffer__consume(ring_);
+int BpfSession::consume(int max_records) {
+  if (max_records <= 0) return 0;
+  batch_left_ = max_records;
+  const int got = ring_buffer__consume(ring_);
+  if (got >= 0) return got;
+  return got == -E2BIG ? max_records : 0;
 }
 
 void BpfSession::detach() {

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <set>
@@ -35,8 +36,16 @@ struct KernelFilter {
   DevT disk = 0;
   DevT file_dev = 0;
   std::uint64_t file_ino = 0;
-  Nanos causes_min_ns = 0;  // off-CPU causes for calls at least this slow (0: off)
+  Nanos causes_min_ns = 0;   // off-CPU causes for calls at least this slow (0: off)
+  Nanos min_latency_ns = 0;  // calls faster than this are dropped in the kernel (0: keep all)
+  // Size of the ring buffer, set before load: rounded up to a power of two of at least a
+  // page, as the kernel requires (0: the size compiled into the BPF object).
+  std::uint64_t ring_bytes = 0;
 };
+
+// The ring buffer size the kernel accepts for a requested one: a power of two, at least one
+// page, at most 1 GiB.
+std::uint64_t ring_buffer_size(std::uint64_t requested);
 
 class BpfSession {
  public:
@@ -52,8 +61,9 @@ class BpfSession {
   BpfSession& operator=(const BpfSession&) = delete;
 
   int ring_fd() const;
-  // Hands every record waiting in the ring buffer to the handler; returns how many.
-  int consume();
+  // Hands the records waiting in the ring buffer to the handler, at most `max_records` of
+  // them (so a caller under a flood still gets control back); returns how many.
+  int consume(int max_records = std::numeric_limits<int>::max());
   // Detaches every program; records already in the ring buffer stay readable.
   void detach();
   LostCounts lost() const;
@@ -67,6 +77,7 @@ class BpfSession {
   std::vector<bpf_link*> links_;
   ring_buffer* ring_ = nullptr;
   RecordHandler handler_;
+  int batch_left_ = 0;  // records this consume() may still hand over
 };
 
 // A session started from a plan, or why none could be.
