@@ -317,6 +317,106 @@ TEST(SlowCalls, CausesAddUpAndShowDirtyThrottling) {
   EXPECT_GT(throttled, 0u) << "no write was seen asleep in balance_dirty_pages";
 }
 
+// record writes the raw records and nothing else; report prints the items from them, and a
+// recording made with --min-latency holds only the calls at least that slow.
+TEST_F(ScratchExt4, RecordWritesRawRecordsThatReportStitches) {
+  fs::path saved = root_ / "recorded.wpt";
+  auto r = run({tool("writepath"), "record", "-o", saved.string(), "--", tool("wp_workload"),
+                "buffered-fsync", file("recorded"), "32"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  EXPECT_NE(r.err.find("recorded "), std::string::npos) << r.err;
+  auto reported = run({tool("writepath"), "report", "--format", "json", saved.string()});
+  ASSERT_EQ(reported.exit_code, 0) << reported.err;
+  auto items = json_lines(reported.out);
+  EXPECT_EQ(of_type(items, "write").size(), 32u);
+  EXPECT_EQ(of_type(items, "fsync").size(), 1u);
+
+  fs::path slow = root_ / "slow-only.wpt";
+  auto s = run({tool("writepath"), "record", "--min-latency", "10s", "-o", slow.string(), "--",
+                tool("wp_workload"), "buffered", file("recorded"), "8"});
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  auto slow_report = run({tool("writepath"), "report", "--format", "json", slow.string()});
+  ASSERT_EQ(slow_report.exit_code, 0) << slow_report.err;
+  auto slow_items = json_lines(slow_report.out);
+  EXPECT_TRUE(of_type(slow_items, "write").empty()) << "no 4 KiB write takes 10 s";
+  // The fast calls were left out of the recording itself, not only out of its report.
+  auto any =
+      run({tool("writepath"), "report", "--min-latency", "1ns", "--format", "json", slow.string()});
+  ASSERT_EQ(any.exit_code, 0) << any.err;
+  EXPECT_TRUE(of_type(json_lines(any.out), "write").empty()) << any.out;
+}
+
+// A ring buffer too small for the load: the losses are counted, the items they touched are
+// marked incomplete, and one stderr line says what share was lost and what to do.
+TEST_F(ScratchExt4, LostRecordsAreReportedWithTheirShareAndAdvice) {
+  { std::ofstream(file("lossy")) << ""; }
+  auto r = run({tool("writepath"), "trace", "--format", "json", "--buffer-size", "4K", "--file",
+                file("lossy"), "--", tool("wp_workload"), "buffered", file("lossy"), "20000"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto items = json_lines(r.out);
+  ASSERT_FALSE(items.empty());
+  const json& summary = items.back();
+  ASSERT_EQ(summary["type"], "summary");
+  ASSERT_GT(u64(summary["lost"]), 0u) << "a 4 KiB ring cannot hold 20000 writes";
+  EXPECT_GT(u64(summary["incomplete"]), 0u) << summary.dump();
+  std::size_t incomplete = 0;
+  for (const auto& w : of_type(items, "write")) incomplete += w.value("incomplete", false);
+  EXPECT_GT(incomplete, 0u);
+  const auto warning = r.err.find("warning: lost ");
+  ASSERT_NE(warning, std::string::npos) << r.err;
+  const std::string line = r.err.substr(warning, r.err.find('\n', warning) - warning);
+  EXPECT_NE(line.find(std::to_string(u64(summary["lost"]))), std::string::npos) << line;
+  EXPECT_NE(line.find("%)"), std::string::npos) << line;
+  EXPECT_NE(line.find("--buffer-size"), std::string::npos) << line;
+}
+
+// The output's file system fills up: the trace stops, says why in one line, exits 1. The same
+// for the trace file of record.
+TEST_F(ScratchExt4, FullOutputFileSystemEndsTheTraceWithTheReason) {
+  const fs::path full = root_ / "full";
+  fs::create_directories(full);
+  ASSERT_TRUE(sh("mount -t tmpfs -o size=1m wp_full " + full.string()));
+  struct Unmount {
+    fs::path at;
+    ~Unmount() { sh("umount " + at.string()); }
+  } unmount{full};
+
+  auto t = run({tool("writepath"), "trace", "--format", "json", "-o", (full / "t.jsonl").string(),
+                "--", tool("wp_workload"), "buffered", file("filling"), "20000"});
+  EXPECT_EQ(t.exit_code, 1) << t.err;
+  EXPECT_NE(
+      t.err.find("writepath: writing " + (full / "t.jsonl").string() + ": No space left on device"),
+      std::string::npos)
+      << t.err;
+  EXPECT_EQ(t.err.find("warning"), std::string::npos) << t.err;
+  fs::remove(full / "t.jsonl");
+
+  auto r = run({tool("writepath"), "record", "-o", (full / "t.wpt").string(), "--",
+                tool("wp_workload"), "buffered", file("filling"), "60000"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(
+      r.err.find("writepath: writing " + (full / "t.wpt").string() + ": No space left on device"),
+      std::string::npos)
+      << r.err;
+}
+
+// `writepath trace | head -1`: the closed pipe ends the trace promptly with EPIPE's reason and
+// a non-zero exit, not a SIGPIPE death or a hang.
+TEST_F(ScratchExt4, ClosedPipeEndsTheTrace) {
+  const fs::path status = root_ / "pipe.status";
+  const fs::path err = root_ / "pipe.err";
+  const std::string command = "timeout 120 " + tool("writepath") + " trace --format json -- " +
+                              tool("wp_workload") + " buffered " + file("piped") + " 20000 2>" +
+                              err.string() + " | head -1 >/dev/null; echo " + "${PIPESTATUS[0]} >" +
+                              status.string();
+  ASSERT_TRUE(sh("bash -c '" + command + "'"));
+  const int code = std::stoi(slurp(status));
+  EXPECT_EQ(code, 1) << slurp(err) << " (124: timed out, 141: killed by SIGPIPE)";
+  EXPECT_NE(slurp(err).find("writing standard output: Broken pipe"), std::string::npos)
+      << slurp(err);
+}
+
 TEST_F(ScratchExt4, InterruptDetachesFlushesAndSummarises) {
   // A system-wide trace stopped by SIGINT while a writer runs: exit 0, a summary, and the
   // writes seen before the signal.
