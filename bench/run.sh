@@ -87,6 +87,18 @@ bg_start() {
     sleep 0.02
   done
 }
+# PID EVENT: wait until process PID has a BPF program on tracepoint EVENT (bpftool perf lists
+# it). bpftrace prints "Attaching N probes..." before it attaches, so that line alone is early.
+wait_attached() {
+  local deadline=$((SECONDS + attach_timeout))
+  until bpftool perf show 2>/dev/null | grep -E "^pid $1 " | grep -q -- "$2"; do
+    if ! kill -0 "$1" 2>/dev/null || ((SECONDS >= deadline)); then
+      echo "bench: pid $1 never attached to $2" >&2
+      return 1
+    fi
+    sleep 0.02
+  done
+}
 # SIGNAL: stop the background tracer with SIGNAL and wait for it to write its output.
 bg_stop() {
   kill -s "$1" "$bg_pid" 2>/dev/null || true
@@ -163,7 +175,9 @@ run_column() {
         bg_stop TERM
       fi ;;
     bpftrace)
-      if bg_start "$out" "Attaching" bpftrace -e "$bpftrace_program"; then
+      # Background jobs of a script inherit SIGINT ignored; bpftrace must see the Ctrl-C.
+      if bg_start "$out" "Attaching" env --default-signal=INT bpftrace -e "$bpftrace_program" &&
+        { wait_attached "$bg_pid" sys_exit_pwrite64 || { stop_background; false; }; }; then
         ns=$("${cmd[@]}" 2>"$work/err") || ns=""
         bg_stop INT
       fi ;;
