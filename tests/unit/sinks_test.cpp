@@ -424,11 +424,19 @@ TEST(JsonSink, SummaryLine) {
   totals.writes = 100;
   totals.fsyncs = 10;
   totals.incomplete = 2;
+  totals.aged_out = 1;
+  totals.evicted = 1;
+  totals.lost_share = 3.0 / 12'348;
+  totals.lost_advice = "raise --buffer-size";
   totals.duration_ns = 5'000'000'000;
   std::ostringstream out;
   JsonSink sink(out);
   sink.summary(totals);
   const json object = parse_one_line(out.str());
+  EXPECT_EQ(object["aged_out"], 1);
+  EXPECT_EQ(object["evicted"], 1);
+  EXPECT_DOUBLE_EQ(object["lost_share"].get<double>(), 0.0002);  // four decimals
+  EXPECT_EQ(object["lost_advice"], "raise --buffer-size");
   EXPECT_EQ(object["type"], "summary");
   EXPECT_EQ(object["events"], 12'345);
   EXPECT_EQ(object["lost"], 3);

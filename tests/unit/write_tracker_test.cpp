@@ -339,5 +339,23 @@ TEST_F(SmallLimitsTest, TooManyPendingWritesEvictsTheOldest) {
   EXPECT_EQ(stitcher_.stats().aged_out, 0u);
 }
 
+TEST_F(StitcherTest, FinishHandsPendingWritesOverInChunksInArrivalOrder) {
+  // Two threads interleaved: two batches, arrival order across them.
+  for (int i = 0; i < 10; ++i) {
+    SyscallEvent w = write_call(100 + 10 * i, 105 + 10 * i, 4096u * i, 4096, 1);
+    if (i % 2) w.tid = 101;
+    feed(w);
+  }
+  EXPECT_FALSE(stitcher_.finish(out_, 4));
+  EXPECT_EQ(writes().size(), 4u);
+  EXPECT_FALSE(stitcher_.finish(out_, 4));
+  EXPECT_TRUE(stitcher_.finish(out_, 4));
+  auto w = writes();
+  ASSERT_EQ(w.size(), 10u);
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(w[i].call.start_ns, Nanos(100 + 10 * i)) << i;
+  EXPECT_TRUE(stitcher_.finish(out_, 4));  // nothing left
+  EXPECT_EQ(writes().size(), 10u);
+}
+
 }  // namespace
 }  // namespace wp::stitch_test

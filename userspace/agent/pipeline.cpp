@@ -20,8 +20,28 @@ LossReport loss_report(std::uint64_t events, std::uint64_t lost, bool suggest_re
   return report;
 }
 
+namespace {
+
+// With --min-latency only slow calls reach the stitcher (the kernel drops the rest), so the
+// block events they need are those of their own call: a shorter history window releases the
+// block events no slow call claims sooner.
+StitchLimits limits_for(const PipelineOptions& options) {
+  StitchLimits limits;
+  if (options.min_latency_ns != 0) {
+    limits.history_ns = std::max<Nanos>(10'000'000'000ull, 4 * options.min_latency_ns);
+    limits.max_history_per_key = 1024;
+  }
+  return limits;
+}
+
+// Pending items handed to the sink at a time at the end of a trace: the end of a long trace
+// may hold a million pending writes, which must not all exist as timelines at once.
+constexpr std::size_t kFinishChunk = 4096;
+
+}  // namespace
+
 Pipeline::Pipeline(PipelineOptions options, const std::vector<DeviceInfo>& devices, Sink& sink)
-    : options_(std::move(options)), sink_(sink) {
+    : options_(std::move(options)), sink_(sink), stitcher_(limits_for(options_)) {
   for (const auto& device : devices) stitcher_.add_device(device);
 }
 
@@ -52,7 +72,7 @@ void Pipeline::add_lost(const LostCounts& delta) {
 }
 
 TraceSummary Pipeline::finish(Nanos duration_ns) {
-  stitcher_.finish(finished_);
+  while (!stitcher_.finish(finished_, kFinishChunk)) emit();
   emit();
   TraceSummary summary;
   summary.events = decoder_.stats().records;
@@ -65,6 +85,7 @@ TraceSummary Pipeline::finish(Nanos duration_ns) {
   summary.fsyncs = stats.syncs;
   summary.incomplete = stats.incomplete;
   summary.aged_out = stats.aged_out;
+  summary.evicted = stats.evicted;
   summary.duration_ns = duration_ns;
   summary.sync_phases = sync_phases_;
   summary.direct_io = direct_io_;

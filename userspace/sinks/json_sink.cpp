@@ -135,6 +135,12 @@ class Emitter {
   void number(std::uint8_t value) { writer_.Uint(value); }
   void number(std::int64_t value) { writer_.Int64(value); }
   void number(std::int32_t value) { writer_.Int(value); }
+  // A share in [0, 1], to four decimals (enough for "0.0123": 1.23 %).
+  void fraction(double value) {
+    writer_.SetMaxDecimalPlaces(4);
+    writer_.Double(value);
+    writer_.SetMaxDecimalPlaces(Writer::kDefaultMaxDecimalPlaces);
+  }
   template <typename T>
   void number(const std::optional<T>& value) {
     if (value)
@@ -531,6 +537,15 @@ void summary_object(Emitter& e, const TraceSummary& totals) {
   e.number(totals.incomplete);
   e.key("aged_out");
   e.number(totals.aged_out);
+  e.key("evicted");
+  e.number(totals.evicted);
+  e.key("lost_share");
+  e.fraction(totals.lost_share);
+  e.key("lost_advice");
+  if (totals.lost_advice.empty())
+    e.null();
+  else
+    e.string(totals.lost_advice);
   e.key("duration_ns");
   e.number(totals.duration_ns);
   e.key("fsync_phases");

@@ -21,12 +21,13 @@ struct TraceSummary {
   std::uint64_t events = 0;                           // records decoded
   std::uint64_t lost = 0;                             // records lost (ring buffer full), all hooks
   std::map<std::string, std::uint64_t> lost_by_hook;  // hook name → records lost there
-  double lost_share = 0;    // lost / (events + lost): 0 when nothing was lost
-  std::string lost_advice;  // what to do about the losses ("" when nothing was lost)
-  std::uint64_t writes = 0;                           // write timelines emitted
-  std::uint64_t fsyncs = 0;                           // sync timelines emitted (every sync kind)
-  std::uint64_t incomplete = 0;                       // timelines emitted incomplete
-  std::uint64_t aged_out = 0;    // of which evicted while still pending (age or count limit)
+  double lost_share = 0;         // lost / (events + lost): 0 when nothing was lost
+  std::string lost_advice;       // what to do about the losses ("" when nothing was lost)
+  std::uint64_t writes = 0;      // write timelines emitted
+  std::uint64_t fsyncs = 0;      // sync timelines emitted (every sync kind)
+  std::uint64_t incomplete = 0;  // timelines emitted incomplete
+  std::uint64_t aged_out = 0;    // of which emitted early: pending longer than the age limit
+  std::uint64_t evicted = 0;     // of which emitted early: over the pending-writes cap
   Nanos duration_ns = 0;         // wall time traced
   SyncPhaseSummary sync_phases;  // every sync call's phases: percentiles and histograms
   DirectIoSummary direct_io;     // O_DIRECT verdict per process and file

@@ -337,7 +337,12 @@ std::string format_summary(const TraceSummary& totals, const SinkOptions& option
   const Painter paint(options.color);
   std::string first = fmt::format("{}  writes {}  fsyncs {}  incomplete {}", paint.bold("summary"),
                                   totals.writes, totals.fsyncs, totals.incomplete);
-  if (totals.aged_out != 0) first += fmt::format(" ({} aged out)", totals.aged_out);
+  if (totals.aged_out != 0 || totals.evicted != 0) {
+    std::vector<std::string> early;
+    if (totals.aged_out != 0) early.push_back(fmt::format("{} aged out", totals.aged_out));
+    if (totals.evicted != 0) early.push_back(fmt::format("{} evicted", totals.evicted));
+    first += fmt::format(" ({})", fmt::join(early, ", "));
+  }
   first += fmt::format("  duration {}", human_duration(totals.duration_ns));
 
   std::string lost = fmt::format("lost {}", totals.lost);

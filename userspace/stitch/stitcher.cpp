@@ -163,10 +163,11 @@ void Stitcher::feed(const Event& event, std::vector<Timeline>& out) {
   state_->out = nullptr;
 }
 
-void Stitcher::finish(std::vector<Timeline>& out) {
+bool Stitcher::finish(std::vector<Timeline>& out, std::size_t max_items) {
   state_->out = &out;
-  state_->writes.finish();
+  const bool done = state_->writes.finish(max_items);
   state_->out = nullptr;
+  return done;
 }
 
 const StitchStats& Stitcher::stats() const {

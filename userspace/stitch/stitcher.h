@@ -3,6 +3,7 @@
 // docs/ARCHITECTURE.md's "Stitching rules" has a unit test in its tracker's test file.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -52,8 +53,9 @@ class Stitcher {
   // Feeds one event in stream order; appends the timelines it finished to `out`.
   void feed(const Event& event, std::vector<Timeline>& out);
 
-  // End of trace: every pending timeline is appended with its last state.
-  void finish(std::vector<Timeline>& out);
+  // End of trace: every pending timeline is appended with its last state, in arrival order, at
+  // most `max_items` per call; returns true once none is left.
+  bool finish(std::vector<Timeline>& out, std::size_t max_items = SIZE_MAX);
 
   const StitchStats& stats() const;
 

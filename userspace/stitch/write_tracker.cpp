@@ -425,19 +425,29 @@ void WriteTracker::age_out(Nanos now) {
 }
 
 // End of trace: every pending write, in arrival order, with its last state.
-void WriteTracker::finish() {
-  std::vector<std::tuple<std::uint64_t, BatchId, std::uint32_t>> order;
-  order.reserve(pending_writes_);
-  for (const auto& [id, b] : batches_) {
-    for (std::size_t i = b.first_live; i < b.members.size(); ++i) {
-      if (!b.members[i].emitted) order.emplace_back(b.members[i].seq, id, i);
+bool WriteTracker::finish(std::size_t max_items) {
+  if (!finishing_) {
+    finishing_ = true;
+    finish_order_.reserve(pending_writes_);
+    for (const auto& [id, b] : batches_) {
+      for (std::size_t i = b.first_live; i < b.members.size(); ++i) {
+        if (!b.members[i].emitted) {
+          finish_order_.emplace_back(b.members[i].seq, id, static_cast<std::uint32_t>(i));
+        }
+      }
     }
+    std::sort(finish_order_.begin(), finish_order_.end());
   }
-  std::sort(order.begin(), order.end());
-  for (const auto& [seq, id, index] : order) {
+  for (std::size_t n = 0; n < max_items && finish_next_ < finish_order_.size(); ++n) {
+    const auto& [seq, id, index] = finish_order_[finish_next_++];
     auto it = batches_.find(id);
     if (it != batches_.end()) emit_member(it, index, Eviction::None);
   }
+  if (finish_next_ < finish_order_.size()) return false;
+  finish_order_ = {};
+  finish_next_ = 0;
+  finishing_ = false;
+  return true;
 }
 
 }  // namespace wp::stitch

@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -169,8 +170,9 @@ class WriteTracker {
   void request_durable(Request& r);
   // Emits pending writes over the age limit or the count cap, oldest first.
   void age_out(Nanos now);
-  // End of trace: every pending write, in arrival order, with its last state.
-  void finish();
+  // End of trace: pending writes in arrival order with their last state, at most `max_items`
+  // per call; returns true once none is left.
+  bool finish(std::size_t max_items);
   std::size_t pending() const { return pending_writes_; }
 
  private:
@@ -209,6 +211,10 @@ class WriteTracker {
   std::size_t pending_writes_ = 0;    // live members of all batches
   std::map<BatchId, Batch> batches_;  // in creation order
   std::unordered_map<InodeKey, FileWrites, InodeKeyHash> files_;
+  // finish(): the arrival order of what was pending when it was first called, and how far it got.
+  std::vector<std::tuple<std::uint64_t, BatchId, std::uint32_t>> finish_order_;
+  std::size_t finish_next_ = 0;
+  bool finishing_ = false;
 };
 
 }  // namespace wp::stitch
