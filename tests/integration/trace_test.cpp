@@ -203,18 +203,18 @@ TEST_F(ScratchExt4, FileFilterKeepsOnlyThatFile) {
   }
 }
 
-// The fallbacks: per-syscall perf tracepoints instead of the raw syscall pair, raw_tp
-// instead of tp_btf for the block layer. The same facts must hold.
+// The other variants: the raw syscall pair (--raw-syscalls) instead of per-syscall
+// tracepoints, raw_tp instead of tp_btf for the block layer. The same facts must hold.
 TEST_F(ScratchExt4, FallbackHooksStitchTheSameTimelines) {
   std::string disabled =
-      "wp_sys_enter,wp_bio_queue_btf,wp_bio_split_btf,wp_rq_insert_btf,wp_rq_issue_btf,"
-      "wp_rq_complete_btf";
+      "wp_bio_queue_btf,wp_bio_split_btf,wp_rq_insert_btf,wp_rq_issue_btf,wp_rq_complete_btf";
   ASSERT_EQ(::setenv("WRITEPATH_DISABLE_PROGRAMS", disabled.c_str(), 1), 0);
-  auto doctor = run({tool("writepath"), "doctor"});
-  auto r = trace_workload("buffered-fsync", file("fallback"), 16);
+  auto doctor = run({tool("writepath"), "doctor", "--raw-syscalls"});
+  auto r = run({tool("writepath"), "trace", "--raw-syscalls", "--format", "json", "--",
+                tool("wp_workload"), "buffered-fsync", file("fallback"), "16"});
   ::unsetenv("WRITEPATH_DISABLE_PROGRAMS");
-  EXPECT_NE(doctor.out.find("tracepoint syscalls:sys_enter_write"), std::string::npos)
-      << doctor.out;
+  EXPECT_NE(doctor.out.find("tp_btf raw_syscalls:sys_enter"), std::string::npos) << doctor.out;
+  EXPECT_NE(doctor.out.find("passed over (--raw-syscalls)"), std::string::npos) << doctor.out;
   EXPECT_NE(doctor.out.find("raw_tp block:block_rq_issue"), std::string::npos) << doctor.out;
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto items = json_lines(r.out);
@@ -452,7 +452,8 @@ TEST(Doctor, ReportsHooksAndSaysTracingCanRun) {
   auto r = run({(build_dir() / "writepath").string(), "doctor"});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("tracing can run here"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("raw_syscalls:sys_enter"), std::string::npos) << r.out;
+  // Per-syscall tracepoints by default: they tax other processes' syscalls least.
+  EXPECT_NE(r.out.find("tracepoint syscalls:sys_enter_write"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("block:block_rq_issue"), std::string::npos) << r.out;
   // This machine restricts fentry: doctor must say so rather than claim it.
   if (r.out.find("ok   fentry") == std::string::npos) {

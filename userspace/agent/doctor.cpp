@@ -19,7 +19,8 @@ const char* mark(bool ok) {
 
 }  // namespace
 
-int run_doctor(std::ostream& out, bool allow_fentry) {
+int run_doctor(std::ostream& out, const HookPrefs& prefs) {
+  const bool allow_fentry = prefs.fentry;
   KernelCaps caps = detect_kernel_caps();
   out << fmt::format("kernel {}\n", caps.kernel_release);
   out << fmt::format("  {} root{}\n", mark(caps.root), caps.root ? "" : ": BPF tracing needs root");
@@ -40,7 +41,7 @@ int run_doctor(std::ostream& out, bool allow_fentry) {
   KernelFilter filter;
   filter.self_tgid = static_cast<std::uint32_t>(::getpid());
   PlannedSession planned =
-      start_planned_session(caps, allow_fentry, filter, [](std::span<const std::byte>) {});
+      start_planned_session(caps, prefs, filter, [](std::span<const std::byte>) {});
   const HookPlan& plan = planned.plan;
 
   out << "hooks\n";

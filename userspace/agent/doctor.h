@@ -3,10 +3,12 @@
 
 #include <ostream>
 
+#include "probe/bpf_session.h"
+
 namespace wp {
 
-// Prints the report; returns 0 when tracing can run here, 1 otherwise. `allow_fentry` false
-// shows the plan of --no-fentry.
-int run_doctor(std::ostream& out, bool allow_fentry = true);
+// Prints the report; returns 0 when tracing can run here, 1 otherwise. `prefs` shows the plan
+// of --no-fentry / --raw-syscalls.
+int run_doctor(std::ostream& out, const HookPrefs& prefs = {});
 
 }  // namespace wp

@@ -28,6 +28,7 @@ struct TraceOptions {
   std::string output;                // "" = stdout
   std::vector<std::string> command;  // `-- CMD ARGS…`
   bool no_fentry = false;            // keep to tracepoints even where fentry attaches
+  bool raw_syscalls = false;         // the raw syscall pair over per-syscall tracepoints
   std::string record_path;           // also write the raw records to this trace file
   // Only write the raw records to record_path: no decoding, stitching or output (record).
   bool record_only = false;

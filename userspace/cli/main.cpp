@@ -140,7 +140,10 @@ int main(int argc, char** argv) {
   auto* doctor =
       app.add_subcommand("doctor", "What works on this kernel, what falls back, and why");
   bool doctor_no_fentry = false;
+  bool doctor_raw_syscalls = false;
   doctor->add_flag("--no-fentry", doctor_no_fentry, "Show the plan without fentry/fexit hooks");
+  doctor->add_flag("--raw-syscalls", doctor_raw_syscalls,
+                   "Show the plan with the raw sys_enter/sys_exit pair");
 
   // trace and record share their filters.
   wp::TraceOptions trace_options, record_options;
@@ -159,6 +162,10 @@ int main(int argc, char** argv) {
     cmd->add_option("-d,--duration", dur, "Stop after this long")->check(DurationValidator());
     cmd->add_flag("--no-fentry", o.no_fentry,
                   "Use tracepoints even where fentry/fexit hooks attach");
+    cmd->add_flag("--raw-syscalls", o.raw_syscalls,
+                  "Hook the raw sys_enter/sys_exit pair instead of each write syscall's "
+                  "tracepoints: cheaper per traced write, dearer for every other syscall on "
+                  "the machine");
     cmd->add_option("--buffer-size", buffer,
                     "Kernel ring buffer size (e.g. 64M, the default; rounded up to a power of "
                     "two); raise it if records are lost");
@@ -248,7 +255,9 @@ int main(int argc, char** argv) {
       demo_trace.format = output_format(demo_format, demo_trace.output);
       return wp::run_demo(*cmd.scenario, load_arguments(cmd), demo_trace);
     }
-    if (*doctor) return wp::run_doctor(std::cout, !doctor_no_fentry);
+    if (*doctor)
+      return wp::run_doctor(std::cout, wp::HookPrefs{.fentry = !doctor_no_fentry,
+                                                     .raw_syscalls = doctor_raw_syscalls});
     if (*trace) {
       if (!min_latency.empty()) trace_options.min_latency_ns = *wp::parse_duration(min_latency);
       if (!duration.empty()) trace_options.duration_ns = wp::parse_duration(duration);

@@ -176,7 +176,7 @@ bool BpfSession::add_tgid(std::uint32_t tgid) {
                               BPF_ANY) == 0;
 }
 
-PlannedSession start_planned_session(const KernelCaps& caps, bool allow_fentry,
+PlannedSession start_planned_session(const KernelCaps& caps, const HookPrefs& prefs,
                                      const KernelFilter& filter,
                                      const BpfSession::RecordHandler& handler) {
   PlannedSession out;
@@ -192,10 +192,11 @@ PlannedSession start_planned_session(const KernelCaps& caps, bool allow_fentry,
       at = comma + 1;
     }
   }
-  options.fentry = allow_fentry && caps.fentry;
+  options.fentry = prefs.fentry && caps.fentry;
+  options.raw_syscalls = prefs.raw_syscalls;
   options.causes = filter.causes_min_ns != 0;
   options.fentry_off_reason =
-      !allow_fentry ? "off (--no-fentry)" : "unavailable (" + caps.fentry_error + ")";
+      !prefs.fentry ? "off (--no-fentry)" : "unavailable (" + caps.fentry_error + ")";
   for (int attempt = 0; attempt < 4; ++attempt) {
     out.plan = plan_hooks(btf, caps.tracefs_path, options);
     if (!out.plan.runnable()) break;

@@ -88,9 +88,14 @@ struct PlannedSession {
 };
 
 // Plans the hooks for this kernel, loads and attaches them; a variant that fails to load or
-// attach is dropped and the next one tried (a real attach probe). `allow_fentry` false keeps
-// to tracepoints (--no-fentry).
-PlannedSession start_planned_session(const KernelCaps& caps, bool allow_fentry,
+// attach is dropped and the next one tried (a real attach probe).
+// The user's say in the plan.
+struct HookPrefs {
+  bool fentry = true;         // fentry/fexit where they attach (--no-fentry: false)
+  bool raw_syscalls = false;  // --raw-syscalls: the raw sys_enter/sys_exit pair first
+};
+
+PlannedSession start_planned_session(const KernelCaps& caps, const HookPrefs& prefs,
                                      const KernelFilter& filter,
                                      const BpfSession::RecordHandler& handler);
 

@@ -33,8 +33,16 @@ constexpr const char* kSyscallSlots[] = {"write",    "pwrite64", "writev",    "p
 constexpr std::uint32_t kVfsSlots = (1u << 0) | (1u << 1) | (1u << 5) | (1u << 6);
 constexpr std::uint32_t kOtherSlots = ((1u << 10) - 1) & ~kVfsSlots;
 
-// Syscalls of `slots`: the raw syscall tracepoints (one program pair for all of them), else
-// the perf tracepoints of each syscall (an entry and an exit program apiece).
+// Syscalls of `slots`: the perf tracepoints of each syscall (an entry and an exit program
+// apiece), else the raw syscall tracepoints (one program pair for all of them).
+//
+// Chosen by measurement (bench/run.sh variants, 5 interleaved rounds on the 6.18 dev box,
+// ratio to untraced): a program on the raw pair runs on *every* syscall of every process,
+// which cost a bystander's getppid() x1.79, against x1.21 with per-syscall tracepoints (the
+// kernel checks a bitmap and runs nothing); a traced cached 4 KiB pwrite cost x1.65 on the raw
+// pair against x2.53 per syscall. The tax on every other syscall on the machine weighs more
+// for a tool left running, so per-syscall tracepoints come first; --raw-syscalls chooses the
+// raw pair for tracing a write-heavy process where little else runs.
 std::vector<HookVariant> syscall_variants(std::uint32_t slots) {
   HookVariant raw{{"wp_sys_enter", "wp_sys_exit"},
                   AttachKind::TpBtf,
@@ -51,7 +59,7 @@ std::vector<HookVariant> syscall_variants(std::uint32_t slots) {
     per_syscall.programs.push_back(std::string("wp_exit_") + kSyscallSlots[i]);
     per_syscall.events.push_back(std::string("sys_exit_") + kSyscallSlots[i]);
   }
-  return {raw, per_syscall};
+  return {per_syscall, raw};
 }
 
 // write/pwrite64/fsync/fdatasync: fentry/fexit on vfs_write and vfs_fsync_range first.
@@ -172,6 +180,7 @@ std::string unusable_reason(const HookVariant& v, const KernelBtf& btf, const st
       continue;
     }
     if (v.kind == AttachKind::Tracepoint) {
+      if (options.raw_syscalls && v.category == "syscalls") return "passed over (--raw-syscalls)";
       if (!tracepoint_exists(tracefs, v.category, event))
         return fmt::format("no tracepoint {}:{}", v.category, event);
       continue;

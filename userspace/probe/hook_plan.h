@@ -57,6 +57,7 @@ struct PlanOptions {
   std::string fentry_off_reason;  // why not, for doctor
   std::set<std::string> failed;   // programs that failed to load or attach in an earlier try
   bool causes = false;            // off-CPU accounting for slow calls (--min-latency)
+  bool raw_syscalls = false;      // the raw syscall pair over per-syscall tracepoints
 };
 
 HookPlan plan_hooks(const KernelBtf& btf, const std::string& tracefs, const PlanOptions& options);
