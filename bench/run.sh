@@ -165,12 +165,12 @@ run_column() {
   workload_cmd "$2"
   case $column in
     untraced) ns=$("${cmd[@]}" 2>"$work/err") || ns="" ;;
-    wp-trace) ns=$("$wp" trace -o "$out" -- "${cmd[@]}" 2>"$work/err") || ns="" ;;
+    wp-trace) ns=$("$wp" trace $hook_flags -o "$out" -- "${cmd[@]}" 2>"$work/err") || ns="" ;;
     wp-record) ns=$("$wp" record -o "$work/side.wpt" -- "${cmd[@]}" 2>"$work/err") || ns="" ;;
     wp-min-latency)
       ns=$("$wp" trace --min-latency 10ms -o "$out" -- "${cmd[@]}" 2>"$work/err") || ns="" ;;
     wp-bystander)
-      if bg_start "$work/bystander.log" "writepath: tracing" "$wp" trace -p 1 -o "$out"; then
+      if bg_start "$work/bystander.log" "writepath: tracing" "$wp" trace $hook_flags -p 1 -o "$out"; then
         ns=$("${cmd[@]}" 2>"$work/err") || ns=""
         bg_stop TERM
       fi ;;
@@ -248,55 +248,49 @@ side_by_side() {
 }
 
 # ---- section 2: hook variants ----------------------------------------------------------------
-# The raw syscall program pairs of userspace/probe/hook_plan.cpp, in order of preference;
-# disabling the first n pairs makes the plan take the variant after them.
-syscall_program_pairs() {
-  grep -oE '"wp_sys_(enter|exit)[a-z_0-9]*"' "$here/userspace/probe/hook_plan.cpp" | tr -d '"' |
-    paste -d, - - | awk '!seen[$0]++'
-}
-chosen_variant() {  # DISABLED: the write-syscall variant doctor reports with those programs off
-  WRITEPATH_DISABLE_PROGRAMS=$1 "$wp" doctor 2>&1 | grep -m1 'write/sync syscalls' |
-    sed -E 's/.*write\/sync syscalls +//; s/ +$//'
+# The write-syscall hook's variants, by the flag that chooses each: per-syscall tracepoints (the
+# default) and the raw sys_enter/sys_exit pair (--raw-syscalls).
+variant_flags=("" "--raw-syscalls")
+hook_flags=""  # the variant run_column's writepath commands use (empty: the default)
+chosen_variant() {  # FLAGS: the write-syscall variant doctor reports with them
+  "$wp" doctor $1 2>&1 | grep -m1 'write/sync syscalls' | sed -E 's/.*write\/sync syscalls +//; s/ +$//'
 }
 
 variants() {
   echo "== hook variants: $rounds rounds; pwrite COUNT=$count, getppid GETPPID_COUNT=$getppid_count"
-  local disabled_sets=("") disabled="" seen=() rows=()
-  for pair in $(syscall_program_pairs); do
-    disabled=${disabled:+$disabled,}$pair
-    disabled_sets+=("$disabled")
-  done
-  for set in "${disabled_sets[@]}"; do
+  local rows=()
+  for flags in "${variant_flags[@]}"; do
     local variant
-    variant=$(chosen_variant "$set")
-    if [[ -z $variant ]] || printf '%s\n' "${seen[@]:-}" | grep -qxF -- "$variant"; then continue; fi
-    seen+=("$variant")
-    echo "variant: $variant (WRITEPATH_DISABLE_PROGRAMS=${set:-none})"
-    local by_ratios=() tr_ratios=() by_ns=() tr_ns=()
+    variant=$(chosen_variant "$flags")
+    [[ -n $variant ]] || continue
+    echo "variant: $variant (${flags:-default})"
+    local by_ratios=() tr_ratios=()
+    hook_flags=$flags
     for ((r = 0; r < rounds; r++)); do
       local u_g b_g u_p t_p
       # ABBA within the round: untraced, traced, traced, untraced; order flips every round.
       if ((r % 2 == 0)); then
         u_g=$(run_column untraced getppid)
-        b_g=$(WRITEPATH_DISABLE_PROGRAMS=$set run_column wp-bystander getppid)
-        t_p=$(WRITEPATH_DISABLE_PROGRAMS=$set run_column wp-trace pwrite)
+        b_g=$(run_column wp-bystander getppid)
+        t_p=$(run_column wp-trace pwrite)
         u_p=$(run_column untraced pwrite)
       else
         u_p=$(run_column untraced pwrite)
-        t_p=$(WRITEPATH_DISABLE_PROGRAMS=$set run_column wp-trace pwrite)
-        b_g=$(WRITEPATH_DISABLE_PROGRAMS=$set run_column wp-bystander getppid)
+        t_p=$(run_column wp-trace pwrite)
+        b_g=$(run_column wp-bystander getppid)
         u_g=$(run_column untraced getppid)
       fi
       by_ratios+=("$(ratio "$b_g" "$u_g")")
       tr_ratios+=("$(ratio "$t_p" "$u_p")")
       echo "round $r: getppid untraced $u_g, bystander $b_g ns/op ($(fmt_ratio "${by_ratios[-1]}")); pwrite untraced $u_p, traced $t_p ns/op ($(fmt_ratio "${tr_ratios[-1]}"))"
     done
-    rows+=("| $variant | ${set:-(none)} | $(fmt_ratio "$(median "${by_ratios[@]}")") | $(fmt_ratio "$(median "${tr_ratios[@]}")") |")
+    hook_flags=""
+    rows+=("| $variant | ${flags:-(default)} | $(fmt_ratio "$(median "${by_ratios[@]}")") | $(fmt_ratio "$(median "${tr_ratios[@]}")") |")
   done
   {
     echo "### Write-syscall hook variants (median of $rounds rounds; lower is better)"
     echo
-    echo "| variant (writepath doctor) | WRITEPATH_DISABLE_PROGRAMS | getppid, bystander of trace -p 1 | cached pwrite, trace -- CMD |"
+    echo "| variant (writepath doctor) | flag | getppid, bystander of trace -p 1 | cached pwrite, trace -- CMD |"
     echo "|---|---|---:|---:|"
     printf '%s\n' "${rows[@]}"
     echo

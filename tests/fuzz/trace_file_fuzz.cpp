@@ -16,7 +16,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::ostringstream out;
     auto sink = wp::make_sink(format, out, wp::SinkOptions{});
     wp::Pipeline pipeline(wp::PipelineOptions{}, reader.header().devices, *sink);
-    for (const auto& frame : reader.frames()) {
+    auto frames = wp::TraceFileReader::parse(
+        std::span<const std::byte>(reinterpret_cast<const std::byte*>(data), size));
+    while (const auto next = frames.next()) {
+      const wp::Frame& frame = *next;
       if (frame.kind == wp::FrameKind::Lost) {
         wp::LostCounts delta{};
         std::memcpy(delta.data(), frame.payload.data(), sizeof(delta));

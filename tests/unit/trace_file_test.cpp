@@ -1,5 +1,6 @@
 // The trace file writer's buffering: frames come back whole and in order whatever the buffer
-// size, and a failed write is reported with its reason.
+// size, and a failed write is reported with its reason. The reader streams frames, and stops
+// at a damaged or cut-short tail with a warning.
 #include "record/trace_file.h"
 
 #include <gtest/gtest.h>
@@ -7,6 +8,8 @@
 
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -42,19 +45,29 @@ TEST(TraceFileWriter, FramesRoundTripThroughASmallBuffer) {
   EXPECT_TRUE(reader.warning().empty()) << reader.warning();
   EXPECT_EQ(reader.header().record_version, 7u);
   EXPECT_EQ(reader.header().min_latency_ns, 5'000'000u);
-  ASSERT_EQ(reader.frames().size(), 302u);
+  // Frames are read one at a time; copy them out to look at them all.
+  struct Copy {
+    FrameKind kind;
+    std::vector<std::byte> payload;
+  };
+  std::vector<Copy> frames;
+  while (const auto frame = reader.next())
+    frames.push_back({frame->kind, {frame->payload.begin(), frame->payload.end()}});
+  EXPECT_TRUE(reader.warning().empty()) << reader.warning();
+  ASSERT_EQ(frames.size(), 302u);
+  EXPECT_EQ(reader.frames_read(), 302u);
   for (unsigned i = 0; i < 300; ++i) {
-    const Frame& frame = reader.frames()[i];
+    const Copy& frame = frames[i];
     ASSERT_EQ(frame.kind, FrameKind::Record);
     ASSERT_EQ(frame.payload.size(), 100 + i * 7);
     EXPECT_EQ(frame.payload.front(), static_cast<std::byte>(i & 0xff));
     EXPECT_EQ(frame.payload.back(), static_cast<std::byte>(i & 0xff));
   }
-  ASSERT_EQ(reader.frames()[300].kind, FrameKind::Lost);
+  ASSERT_EQ(frames[300].kind, FrameKind::Lost);
   LostCounts back{};
-  std::memcpy(back.data(), reader.frames()[300].payload.data(), sizeof(back));
+  std::memcpy(back.data(), frames[300].payload.data(), sizeof(back));
   EXPECT_EQ(back, lost);
-  EXPECT_EQ(reader.frames()[301].payload.size(), kMaxFramePayload);
+  EXPECT_EQ(frames[301].payload.size(), kMaxFramePayload);
 }
 
 TEST(TraceFileWriter, AFailedWriteIsReportedWithItsReason) {
@@ -67,6 +80,58 @@ TEST(TraceFileWriter, AFailedWriteIsReportedWithItsReason) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find(std::strerror(ENOSPC)), std::string::npos) << e.what();
   }
+}
+
+// A file of `frames` 1000-byte records, as bytes.
+std::vector<std::byte> recorded_bytes(unsigned frames) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("wp_trace_file_cut_" + std::to_string(::getpid()) + ".wpt");
+  {
+    TraceFileWriter writer(path.string(), TraceFileHeader{});
+    for (unsigned i = 0; i < frames; ++i) writer.record(payload(1000, i & 0xff));
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::filesystem::remove(path);
+  std::vector<std::byte> bytes(chars.size());
+  std::memcpy(bytes.data(), chars.data(), chars.size());
+  return bytes;
+}
+
+TEST(TraceFileReader, ACutShortFileGivesTheWholeFramesBeforeTheCutAndAWarning) {
+  std::vector<std::byte> bytes = recorded_bytes(10);
+  bytes.resize(bytes.size() - 500);  // the last frame loses half its payload
+  auto reader = TraceFileReader::parse(bytes);
+  ASSERT_TRUE(reader.error().empty()) << reader.error();
+  unsigned frames = 0;
+  while (reader.next()) ++frames;
+  EXPECT_EQ(frames, 9u);
+  EXPECT_NE(reader.warning().find("ends inside a frame after 9 frames"), std::string::npos)
+      << reader.warning();
+}
+
+TEST(TraceFileReader, ADamagedFrameEndsTheFramesWithItsOffset) {
+  std::vector<std::byte> bytes = recorded_bytes(10);
+  const std::size_t frame_bytes = 8 + 1000;
+  const std::size_t third = bytes.size() - 7 * frame_bytes;  // the 4th frame's header
+  bytes[third + 4] = std::byte{0x7f};                        // an unknown frame kind
+  auto reader = TraceFileReader::parse(bytes);
+  unsigned frames = 0;
+  while (reader.next()) ++frames;
+  EXPECT_EQ(frames, 3u);
+  EXPECT_NE(reader.warning().find("damaged frame at byte " + std::to_string(third)),
+            std::string::npos)
+      << reader.warning();
+  EXPECT_FALSE(reader.next());  // stays at the end
+}
+
+TEST(TraceFileReader, AForeignFileIsAnErrorWithNoFrames) {
+  const std::string text = "{\"type\":\"write\"}\n";
+  std::vector<std::byte> bytes(text.size());
+  std::memcpy(bytes.data(), text.data(), text.size());
+  auto reader = TraceFileReader::parse(bytes);
+  EXPECT_EQ(reader.error(), "not a writepath trace file");
+  EXPECT_FALSE(reader.next());
 }
 
 }  // namespace

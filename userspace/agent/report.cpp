@@ -32,8 +32,6 @@ int run_report(const ReportOptions& options) {
     throw Failure(kExitRuntime,
                   fmt::format("{}: records of format {} (this writepath reads {})", options.path,
                               reader.header().record_version, WP_RECORD_VERSION));
-  if (!reader.warning().empty())
-    std::cerr << fmt::format("writepath: warning: {}: {}\n", options.path, reader.warning());
 
   std::unique_ptr<OutputStream> output = options.output.empty()
                                              ? std::make_unique<OutputStream>()
@@ -58,7 +56,8 @@ int run_report(const ReportOptions& options) {
   Nanos first = 0, last = 0;
   constexpr std::size_t kDrainFrames = 1 << 16;  // a failed output is seen early
   std::size_t since_drain = 0;
-  for (const Frame& frame : reader.frames()) {
+  while (const auto next = reader.next()) {
+    const Frame& frame = *next;
     if (frame.kind == FrameKind::Lost) {
       LostCounts delta{};
       std::memcpy(delta.data(), frame.payload.data(), sizeof(delta));
@@ -75,6 +74,9 @@ int run_report(const ReportOptions& options) {
       since_drain = 0;
     }
   }
+  // A damaged or cut-short tail is known once the frames before it were read.
+  if (!reader.warning().empty())
+    std::cerr << fmt::format("writepath: warning: {}: {}\n", options.path, reader.warning());
   const TraceSummary summary = pipeline.finish(last - first);
   drain();
   const LossReport loss = loss_report(summary.events, summary.lost, false);

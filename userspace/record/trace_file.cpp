@@ -148,80 +148,113 @@ void TraceFileWriter::flush() {
 
 // ---- reader ----------------------------------------------------------------------------------
 
+namespace {
+// The reader's buffer: a whole maximal frame always fits, reads are large.
+constexpr std::size_t kReadChunk = 4u << 20;
+}  // namespace
+
 TraceFileReader TraceFileReader::open(const std::string& path) {
   TraceFileReader reader;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  reader.path_ = path;
+  reader.file_.open(path, std::ios::binary);
+  if (!reader.file_) {
     reader.error_ = fmt::format("cannot read {}: {}", path, std::strerror(errno));
     return reader;
   }
-  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  reader.data_.resize(bytes.size());
-  std::memcpy(reader.data_.data(), bytes.data(), bytes.size());
-  reader.parse_all();
+  reader.buffer_.resize(std::max<std::size_t>(kReadChunk, 2 * (std::size_t{kMaxFramePayload} + 8)));
+  reader.read_header();
   if (!reader.error_.empty()) reader.error_ = path + ": " + reader.error_;
   return reader;
 }
 
 TraceFileReader TraceFileReader::parse(std::span<const std::byte> data) {
   TraceFileReader reader;
-  reader.data_.assign(data.begin(), data.end());
-  reader.parse_all();
+  reader.buffer_.assign(data.begin(), data.end());
+  reader.end_ = reader.buffer_.size();
+  reader.read_header();
   return reader;
 }
 
-void TraceFileReader::parse_all() {
-  const std::size_t size = data_.size();
-  const std::byte* base = data_.data();
-  if (size < sizeof(kMagic) + 8 || std::memcmp(base, kMagic, sizeof(kMagic)) != 0) {
+bool TraceFileReader::have(std::size_t bytes) {
+  if (end_ - begin_ >= bytes) return true;
+  if (!file_.is_open()) return false;  // from memory: all of it is there
+  // Move what is left to the front, then fill the rest.
+  std::memmove(buffer_.data(), buffer_.data() + begin_, end_ - begin_);
+  end_ -= begin_;
+  begin_ = 0;
+  if (buffer_.size() < bytes) buffer_.resize(bytes);
+  while (end_ < bytes && file_) {
+    file_.read(reinterpret_cast<char*>(buffer_.data() + end_),
+               static_cast<std::streamsize>(buffer_.size() - end_));
+    end_ += static_cast<std::size_t>(file_.gcount());
+  }
+  return end_ >= bytes;
+}
+
+void TraceFileReader::read_header() {
+  if (!have(sizeof(kMagic) + 8) ||
+      std::memcmp(buffer_.data() + begin_, kMagic, sizeof(kMagic)) != 0) {
     error_ = "not a writepath trace file";
+    done_ = true;
     return;
   }
+  const std::byte* base = buffer_.data() + begin_;
   const std::uint32_t version = read_u32(base + 8);
   if (version != kTraceFileVersion) {
     error_ =
         fmt::format("trace file format {} (this writepath reads {})", version, kTraceFileVersion);
+    done_ = true;
     return;
   }
   const std::uint32_t header_length = read_u32(base + 12);
-  std::size_t at = 16;
-  if (header_length > kMaxHeader || header_length > size - at) {
+  if (header_length > kMaxHeader || !have(16 + std::size_t{header_length})) {
     error_ = "damaged trace file header";
+    done_ = true;
     return;
   }
+  base = buffer_.data() + begin_;
   try {
-    header_ = header_from(json::parse(reinterpret_cast<const char*>(base + at),
-                                      reinterpret_cast<const char*>(base + at + header_length)));
+    header_ = header_from(json::parse(reinterpret_cast<const char*>(base + 16),
+                                      reinterpret_cast<const char*>(base + 16 + header_length)));
   } catch (const std::exception&) {
     error_ = "damaged trace file header";
+    done_ = true;
     return;
   }
-  at += header_length;
+  begin_ += 16 + header_length;
+  offset_ += 16 + header_length;
+}
 
-  while (at < size) {
-    if (size - at < 8) {
-      warning_ = fmt::format("the file ends inside a frame after {} frames (recorder killed?)",
-                             frames_.size());
-      return;
-    }
-    const std::uint32_t length = read_u32(base + at);
-    const std::uint32_t kind = read_u32(base + at + 4);
-    const bool known =
-        kind == static_cast<std::uint32_t>(FrameKind::Record) ||
-        (kind == static_cast<std::uint32_t>(FrameKind::Lost) && length == sizeof(LostCounts));
-    if (!known || length > kMaxFramePayload) {
-      warning_ =
-          fmt::format("damaged frame at byte {}: kept the {} frames before it", at, frames_.size());
-      return;
-    }
-    if (length > size - at - 8) {
-      warning_ = fmt::format("the file ends inside a frame after {} frames (recorder killed?)",
-                             frames_.size());
-      return;
-    }
-    frames_.push_back(Frame{static_cast<FrameKind>(kind), std::span(base + at + 8, length)});
-    at += 8 + length;
+std::optional<Frame> TraceFileReader::next() {
+  if (done_ || !error_.empty()) return std::nullopt;
+  auto stop = [this](std::string why) -> std::optional<Frame> {
+    warning_ = std::move(why);
+    done_ = true;
+    return std::nullopt;
+  };
+  if (!have(1)) {
+    done_ = true;  // the end, between frames
+    return std::nullopt;
   }
+  if (!have(8))
+    return stop(fmt::format("the file ends inside a frame after {} frames (recorder killed?)",
+                            frames_read_));
+  const std::uint32_t length = read_u32(buffer_.data() + begin_);
+  const std::uint32_t kind = read_u32(buffer_.data() + begin_ + 4);
+  const bool known =
+      kind == static_cast<std::uint32_t>(FrameKind::Record) ||
+      (kind == static_cast<std::uint32_t>(FrameKind::Lost) && length == sizeof(LostCounts));
+  if (!known || length > kMaxFramePayload)
+    return stop(fmt::format("damaged frame at byte {}: kept the {} frames before it", offset_,
+                            frames_read_));
+  if (!have(8 + std::size_t{length}))
+    return stop(fmt::format("the file ends inside a frame after {} frames (recorder killed?)",
+                            frames_read_));
+  Frame frame{static_cast<FrameKind>(kind), std::span(buffer_.data() + begin_ + 8, length)};
+  begin_ += 8 + length;
+  offset_ += 8 + length;
+  ++frames_read_;
+  return frame;
 }
 
 }  // namespace wp

@@ -10,6 +10,8 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <fstream>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -84,34 +86,47 @@ struct Frame {
   std::span<const std::byte> payload;
 };
 
-// Reads a whole trace file. Never throws on bad content: a foreign or corrupt file gives
-// `error` (and no frames); a damaged or cut-short tail gives the frames before it and a
+// Reads a trace file frame by frame, in constant memory whatever its length (a buffer of a
+// few MiB, refilled as frames are taken). Never throws on bad content: a foreign or corrupt file
+// gives `error` (and no frames); a damaged or cut-short tail ends the frames early and gives a
 // `warning`.
 class TraceFileReader {
  public:
-  static TraceFileReader open(const std::string& path);           // reads the file
+  static TraceFileReader open(const std::string& path);           // reads the header
   static TraceFileReader parse(std::span<const std::byte> data);  // from memory (fuzzing)
 
-  // Frames point into the reader's own copy of the bytes: moves keep it, copies would not.
   TraceFileReader(TraceFileReader&&) = default;
   TraceFileReader& operator=(TraceFileReader&&) = default;
   TraceFileReader(const TraceFileReader&) = delete;
   TraceFileReader& operator=(const TraceFileReader&) = delete;
 
   const std::string& error() const { return error_; }
+  // Set once next() has met a damaged or cut-short tail.
   const std::string& warning() const { return warning_; }
   const TraceFileHeader& header() const { return header_; }
-  const std::vector<Frame>& frames() const { return frames_; }
+  // The next frame, or nullopt at the end of the frames. Its payload stays valid until the
+  // next call.
+  std::optional<Frame> next();
+  std::uint64_t frames_read() const { return frames_read_; }
 
  private:
   TraceFileReader() = default;
-  void parse_all();
+  void read_header();
+  // Makes at least `bytes` bytes available from the current position; false if the file
+  // ends (or fails) first.
+  bool have(std::size_t bytes);
 
-  std::vector<std::byte> data_;
+  std::ifstream file_;  // not open when parsing from memory
+  std::string path_;
+  std::vector<std::byte> buffer_;
+  std::size_t begin_ = 0;     // first unread byte in buffer_
+  std::size_t end_ = 0;       // one past the last valid byte in buffer_
+  std::uint64_t offset_ = 0;  // file offset of buffer_[begin_]
+  bool done_ = false;
   std::string error_;
   std::string warning_;
   TraceFileHeader header_;
-  std::vector<Frame> frames_;
+  std::uint64_t frames_read_ = 0;
 };
 
 }  // namespace wp
