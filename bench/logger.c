@@ -1,7 +1,8 @@
 // The soak benchmark's workload: a logger appending 4 KiB buffered records to DIR/log at
-// RATE writes/s for SECONDS, never syncing, as an application logging steadily would. The
-// file is rotated (unlinked and started again) every ROTATE_MiB so a long soak stays within a
-// small scratch filesystem. Prints the writes done and the rate achieved.
+// RATE writes/s for SECONDS, never syncing, as an application logging steadily would. Every
+// ROTATE_MiB the file is rotated the way logrotate does it: renamed to log.N and a new log
+// started; the rotated files stay (their pages are written back as usual) and are all removed
+// at the end. Prints the writes done and the rate achieved.
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdio.h>
@@ -43,7 +44,8 @@ int main(int argc, char** argv) {
   record[sizeof(record) - 1] = '\n';
 
   const double start = now_s();
-  long written = 0, in_file = 0;
+  long written = 0, in_file = 0, rotated = 0;
+  char old[4200];
   for (;;) {
     double elapsed = now_s() - start;
     if (elapsed >= seconds) break;
@@ -52,7 +54,11 @@ int main(int argc, char** argv) {
     for (; written < due; written++, in_file++) {
       if (in_file == rotate) {
         close(fd);
-        unlink(path);
+        snprintf(old, sizeof(old), "%s.%ld", path, ++rotated);
+        if (rename(path, old) != 0) {
+          perror("wp_bench_logger: rename");
+          return 1;
+        }
         if ((fd = open_log(path)) < 0) return 1;
         in_file = 0;
       }
@@ -68,5 +74,9 @@ int main(int argc, char** argv) {
   printf("%ld writes in %.1f s (%.0f writes/s)\n", written, took, (double)written / took);
   close(fd);
   unlink(path);
+  for (long i = 1; i <= rotated; i++) {
+    snprintf(old, sizeof(old), "%s.%ld", path, i);
+    unlink(old);
+  }
   return 0;
 }

@@ -52,7 +52,8 @@ bash "$here/bench/setup.sh"
 wp=$bin/writepath
 
 source "$here/scripts/scratch-fs.sh"
-scratch_fs_create "${SCRATCH_SIZE:-2G}"
+# The soak logger keeps its rotated files (4.8 GB at 20k writes/s for 60 s): a sparse 8G image.
+scratch_fs_create "${SCRATCH_SIZE:-8G}"
 # Trace output goes to $work, on the filesystem holding /tmp: never the measured one.
 work=$SCRATCH_DIR/work
 mkdir -p "$work"

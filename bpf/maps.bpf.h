@@ -37,7 +37,7 @@ enum wp_offcpu_cause {
 /* The agent sizes it before load (--buffer-size); this is the size when it does not. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 64 << 20);
+	__uint(max_entries, 32 << 20);
 } events SEC(".maps") __weak;
 
 /* Records the ring buffer had no room for, per hook (enum wp_hook). */

@@ -34,14 +34,13 @@ StitchLimits limits_for(const PipelineOptions& options) {
   return limits;
 }
 
-// Pending items handed to the sink at a time at the end of a trace: the end of a long trace
-// may hold a million pending writes, which must not all exist as timelines at once.
-constexpr std::size_t kFinishChunk = 4096;
-
 }  // namespace
 
 Pipeline::Pipeline(PipelineOptions options, const std::vector<DeviceInfo>& devices, Sink& sink)
-    : options_(std::move(options)), sink_(sink), stitcher_(limits_for(options_)) {
+    : options_(std::move(options)),
+      sink_(sink),
+      stitcher_(limits_for(options_)),
+      emit_([this](Timeline&& item) { emit(item); }) {
   for (const auto& device : devices) stitcher_.add_device(device);
 }
 
@@ -58,8 +57,7 @@ void Pipeline::feed(const Event& event) {
           last_ts_ = std::max(last_ts_, e.ts);
       },
       event);
-  stitcher_.feed(event, finished_);
-  emit();
+  stitcher_.feed(event, emit_);
 }
 
 void Pipeline::add_lost(const LostCounts& delta) {
@@ -72,8 +70,7 @@ void Pipeline::add_lost(const LostCounts& delta) {
 }
 
 TraceSummary Pipeline::finish(Nanos duration_ns) {
-  while (!stitcher_.finish(finished_, kFinishChunk)) emit();
-  emit();
+  stitcher_.finish(emit_);
   TraceSummary summary;
   summary.events = decoder_.stats().records;
   for (std::size_t hook = 0; hook < lost_.size(); ++hook) {
@@ -97,17 +94,14 @@ TraceSummary Pipeline::finish(Nanos duration_ns) {
   return summary;
 }
 
-void Pipeline::emit() {
-  for (const auto& item : finished_) {
-    const SyscallEvent& call =
-        std::visit([](const auto& t) -> const SyscallEvent& { return t.call; }, item);
-    if (call.end_ns - call.start_ns < options_.min_latency_ns) continue;
-    if (options_.observer) options_.observer(item);
-    if (const auto* sync = std::get_if<SyncTimeline>(&item)) sync_phases_.add(*sync);
-    if (const auto* write = std::get_if<WriteTimeline>(&item)) direct_io_.add(*write);
-    sink_.timeline(item);
-  }
-  finished_.clear();
+void Pipeline::emit(const Timeline& item) {
+  const SyscallEvent& call =
+      std::visit([](const auto& t) -> const SyscallEvent& { return t.call; }, item);
+  if (call.end_ns - call.start_ns < options_.min_latency_ns) return;
+  if (options_.observer) options_.observer(item);
+  if (const auto* sync = std::get_if<SyncTimeline>(&item)) sync_phases_.add(*sync);
+  if (const auto* write = std::get_if<WriteTimeline>(&item)) direct_io_.add(*write);
+  sink_.timeline(item);
 }
 
 }  // namespace wp

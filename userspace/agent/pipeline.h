@@ -44,13 +44,14 @@ class Pipeline {
 
  private:
   void feed(const Event& event);
-  void emit();
+  // One finished item: filtered, counted into the summaries, handed to the sink.
+  void emit(const Timeline& item);
 
   PipelineOptions options_;
   Sink& sink_;
   Decoder decoder_;
   Stitcher stitcher_;
-  std::vector<Timeline> finished_;
+  Stitcher::Emit emit_;  // the stitcher's way to emit()
   LostCounts lost_{};
   Nanos last_ts_ = 0;
   SyncPhaseSummary sync_phases_;

@@ -167,7 +167,7 @@ int main(int argc, char** argv) {
                   "tracepoints: cheaper per traced write, dearer for every other syscall on "
                   "the machine");
     cmd->add_option("--buffer-size", buffer,
-                    "Kernel ring buffer size (e.g. 64M, the default; rounded up to a power of "
+                    "Kernel ring buffer size (e.g. 32M, the default; rounded up to a power of "
                     "two); raise it if records are lost");
     cmd->add_option("command", o.command, "-- CMD ARGS…: trace this command and its children");
   };

@@ -56,7 +56,7 @@ struct Stitcher::State : stitch::BlockListener {
         durability(limits, devices, [this](stitch::Request& r) { writes.request_durable(r); }),
         journal(limits),
         writes(limits, stats, devices, block, loss,
-               [this](Timeline&& t) { out->push_back(std::move(t)); }),
+               [this](Timeline&& t) { (*emit)(std::move(t)); }),
         syncs(devices, block, durability, journal) {}
 
   // ---- BlockListener: what completions mean, above the block layer ----
@@ -88,7 +88,7 @@ struct Stitcher::State : stitch::BlockListener {
     if (loss.within(ev.start_ns, ev.end_ns)) s.incomplete = true;
     if (s.incomplete) ++stats.incomplete;
     ++stats.syncs;
-    out->push_back(std::move(s));
+    (*emit)(std::move(s));
   }
 
   void on_lost(const LostEvent& ev) {
@@ -146,7 +146,7 @@ struct Stitcher::State : stitch::BlockListener {
   Nanos now = 0;  // newest event time seen
   Nanos last_sweep = 0;
   // Where finished timelines go during the current feed()/finish() call.
-  std::vector<Timeline>* out = nullptr;
+  const Emit* emit = nullptr;
 };
 
 Stitcher::Stitcher(StitchLimits limits) : state_(std::make_unique<State>(limits)) {}
@@ -157,17 +157,25 @@ void Stitcher::add_device(const DeviceInfo& info) {
   state_->devices.add(info);
 }
 
-void Stitcher::feed(const Event& event, std::vector<Timeline>& out) {
-  state_->out = &out;
+void Stitcher::feed(const Event& event, const Emit& emit) {
+  state_->emit = &emit;
   state_->feed(event);
-  state_->out = nullptr;
+  state_->emit = nullptr;
+}
+
+void Stitcher::feed(const Event& event, std::vector<Timeline>& out) {
+  feed(event, Emit([&out](Timeline&& t) { out.push_back(std::move(t)); }));
+}
+
+bool Stitcher::finish(const Emit& emit, std::size_t max_items) {
+  state_->emit = &emit;
+  const bool done = state_->writes.finish(max_items);
+  state_->emit = nullptr;
+  return done;
 }
 
 bool Stitcher::finish(std::vector<Timeline>& out, std::size_t max_items) {
-  state_->out = &out;
-  const bool done = state_->writes.finish(max_items);
-  state_->out = nullptr;
-  return done;
+  return finish(Emit([&out](Timeline&& t) { out.push_back(std::move(t)); }), max_items);
 }
 
 const StitchStats& Stitcher::stats() const {

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -50,11 +51,18 @@ class Stitcher {
   // Static device facts (write cache, partition → disk). Call before feeding events.
   void add_device(const DeviceInfo& info);
 
-  // Feeds one event in stream order; appends the timelines it finished to `out`.
+  // Where finished timelines go, one at a time, as they finish: a flush that makes a hundred
+  // thousand writes durable hands them over one by one rather than all at once.
+  using Emit = std::function<void(Timeline&&)>;
+
+  // Feeds one event in stream order; the timelines it finished go to `emit` (or are appended
+  // to `out`).
+  void feed(const Event& event, const Emit& emit);
   void feed(const Event& event, std::vector<Timeline>& out);
 
   // End of trace: every pending timeline is appended with its last state, in arrival order, at
   // most `max_items` per call; returns true once none is left.
+  bool finish(const Emit& emit, std::size_t max_items = SIZE_MAX);
   bool finish(std::vector<Timeline>& out, std::size_t max_items = SIZE_MAX);
 
   const StitchStats& stats() const;
