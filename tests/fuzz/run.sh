@@ -12,8 +12,10 @@ out=$build/fuzz
 mkdir -p "$out/corpus"
 us=$src/userspace
 sources=("$here/trace_file_fuzz.cpp" "$@")
-if [[ ! -x $out/trace_file_fuzz || -n $(find "${sources[@]}" -newer "$out/trace_file_fuzz") ]]; then
+if [[ ! -x $out/trace_file_fuzz ||
+      -n $(find "${sources[@]}" "$here/ubsan-ignore.txt" -newer "$out/trace_file_fuzz") ]]; then
   clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+    -fsanitize-ignorelist="$here/ubsan-ignore.txt" \
     -DFMT_HEADER_ONLY -I"$us" -I"$src/bpf" -isystem "$build/proto" "${sources[@]}" -lprotobuf \
     -o "$out/trace_file_fuzz"
 fi
