@@ -56,9 +56,7 @@ struct Slice {
 // The first time we know the request existed at the device (or before, if that is all we know);
 // a flush seen only completing (its issue was not traced) begins there.
 std::optional<Nanos> request_begin(const RequestTimeline& r) {
-  if (r.issue_ns) return r.issue_ns;
-  if (r.insert_ns) return r.insert_ns;
-  if (r.queue_ns) return r.queue_ns;
+  if (auto start = request_start(r)) return start;
   return r.complete_ns;
 }
 

@@ -108,13 +108,6 @@ inline std::uint64_t sectors_of(std::uint64_t bytes) {
 
 std::uint64_t bio_pages(const BioEvent& b);
 
-// When a request started: issue, else insert, else its first bio's queue time.
-inline std::optional<Nanos> request_start(const RequestTimeline& r) {
-  if (r.issue_ns) return r.issue_ns;
-  if (r.insert_ns) return r.insert_ns;
-  return r.queue_ns;
-}
-
 template <typename T>
 void trim_count(std::deque<T>& d, std::size_t max) {
   while (d.size() > max) d.pop_front();

@@ -132,4 +132,11 @@ struct SyncTimeline {
 
 using Timeline = std::variant<WriteTimeline, SyncTimeline>;
 
+// When a request started: issue, else insert, else its first bio's queue time.
+inline std::optional<Nanos> request_start(const RequestTimeline& r) {
+  if (r.issue_ns) return r.issue_ns;
+  if (r.insert_ns) return r.insert_ns;
+  return r.queue_ns;
+}
+
 }  // namespace wp
