@@ -2,41 +2,55 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build test unit-test integration-test vm-test demo bench vmlinux format clean
+.PHONY: all deps build test unit-test integration-test vm-test demo bench fuzz vmlinux format clean
 
 all: build
 
+# The Debian packages, installed once per build tree (again when the list changes): `make test`
+# and `make demo` on a fresh machine need nothing else, and a rebuild never touches apt.
+DEPS_STAMP := $(BUILD)/.deps-installed
 deps:
 	@bash scripts/install-deps.sh
+	@mkdir -p $(BUILD) && touch $(DEPS_STAMP)
 
-build: deps
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+$(DEPS_STAMP): scripts/install-deps.sh
+	@$(MAKE) --no-print-directory deps
+
+build:
+	@test -f $(BUILD)/CMakeCache.txt || cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
-unit-test: build
+unit-test: $(DEPS_STAMP) build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE integration
 
-integration-test: build
+integration-test: $(DEPS_STAMP) build
 	@cd $(BUILD) && ctest --output-on-failure -L integration
 
 # Debian's 6.1 kernel in QEMU with an emulated NVMe disk: NVMe commands and fentry, which
 # this machine lacks (tests/vm/vm-test.sh). Skips with one line if the kernel can't be fetched.
-vm-test: build
+vm-test: $(DEPS_STAMP) build
 	@bash tests/vm/vm-test.sh $(BUILD)
 
 # Everything in one ctest run (integration tests are RUN_SERIAL), then the VM suite; both
 # run even if the first fails.
-test: build
+test: $(DEPS_STAMP) build
 	@rc=0; (cd $(BUILD) && ctest --output-on-failure -j $(JOBS)) || rc=$$?; \
 	bash tests/vm/vm-test.sh $(BUILD) || rc=$$?; exit $$rc
 
-demo: build
+demo: $(DEPS_STAMP) build
 	@bash scripts/demo.sh $(BUILD)
 
 # writepath beside bpftrace and perf trace, then hook variants, soak, saturation and replay
 # (bench/run.sh; ~15 min; ROUNDS, COUNT, SOAK_SECONDS… scale it). Installs the peers itself.
-bench: build
+bench: $(DEPS_STAMP) build
 	@bash bench/run.sh all $(BUILD)
+
+# The trace-file reader under libFuzzer (clang, ASan, UBSan) for FUZZ_SECONDS (20). Opt-in: the
+# corpus itself is replayed by `make test`.
+FUZZ_SECONDS ?= 20
+fuzz: $(DEPS_STAMP) build
+	@cmake -S . -B $(BUILD) -DFUZZ_SECONDS=$(FUZZ_SECONDS) >/dev/null
+	@cmake --build $(BUILD) --target fuzz
 
 # Regenerates the checked-in CO-RE header from the running kernel's BTF.
 vmlinux: deps

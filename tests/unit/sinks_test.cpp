@@ -1,6 +1,6 @@
 // Sinks: hand-built timelines in, concrete text and JSON out. The JSON tests check the
-// DESIGN.md contract key by key; the text tests check what a person reads (relative times,
-// units, verdicts).
+// JSON contract of docs/ARCHITECTURE.md key by key; the text tests check what a person reads
+// (relative times, units, verdicts).
 #include <gtest/gtest.h>
 
 #include <cerrno>
@@ -12,7 +12,7 @@
 #include "sinks/json_sink.h"
 #include "sinks/sink.h"
 #include "sinks/text_sink.h"
-#include "sinks/units.h"
+#include "common/units.h"
 
 namespace wp {
 namespace {

@@ -10,7 +10,8 @@
 #include <fstream>
 #include <iostream>
 
-#include "agent/errors.h"
+#include "agent/explain/explain.h"
+#include "common/errors.h"
 
 namespace wp {
 namespace fs = std::filesystem;
@@ -86,7 +87,8 @@ int run_demo(loadgen::Scenario& scenario, const std::vector<std::string>& load_a
     throw Failure(kExitRuntime, "the scenario left no result to explain");
   }
   std::cout << "what the tracer saw:\n";
-  for (const auto& line : scenario.explain(figures, seen)) std::cout << "  " << line << "\n";
+  for (const auto& line : explain::explain_run(scenario.name(), figures, seen))
+    std::cout << "  " << line << "\n";
   return 0;
 }
 

@@ -7,9 +7,9 @@
 #include <iostream>
 #include <memory>
 
-#include "agent/errors.h"
 #include "agent/output_stream.h"
 #include "agent/pipeline.h"
+#include "common/errors.h"
 #include "record/trace_file.h"
 
 namespace wp {

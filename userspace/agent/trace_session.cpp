@@ -20,9 +20,10 @@
 #include <memory>
 #include <utility>
 
-#include "agent/errors.h"
 #include "agent/output_stream.h"
 #include "agent/pipeline.h"
+#include "common/errors.h"
+#include "common/fd.h"
 #include "decode/decoder.h"
 #include "probe/bpf_session.h"
 #include "probe/devices.h"
@@ -33,30 +34,6 @@
 
 namespace wp {
 namespace {
-
-// A file descriptor closed on scope exit.
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  Fd& operator=(Fd&& other) noexcept {
-    if (this != &other) {
-      if (fd_ >= 0) ::close(fd_);
-      fd_ = std::exchange(other.fd_, -1);
-    }
-    return *this;
-  }
-  int get() const { return fd_; }
-  int release() { return std::exchange(fd_, -1); }
-
- private:
-  int fd_;
-};
 
 std::string errno_text() {
   return std::strerror(errno);
@@ -84,13 +61,13 @@ class HeldChild {
       ::_exit(127);
     }
     ::close(go[0]);
-    go_ = Fd(go[1]);
+    go_ = UniqueFd(go[1]);
   }
   ~HeldChild() {
     // Never started (tracing failed): closing the pipe makes it exit 127; reap it. A started
     // command that outlives the trace goes on untraced, as under strace and perf.
     if (pid_ > 0 && go_.get() >= 0) {
-      go_ = Fd();
+      go_ = UniqueFd();
       ::waitpid(pid_, nullptr, 0);
     }
   }
@@ -98,7 +75,7 @@ class HeldChild {
   void release() {
     char byte = 1;
     if (::write(go_.get(), &byte, 1) != 1) throw Failure(kExitRuntime, "cannot start command");
-    go_ = Fd();
+    go_ = UniqueFd();
   }
   // Non-blocking reap; returns true (and the exit code) once the child has exited.
   bool reap(int& exit_code) {
@@ -111,7 +88,7 @@ class HeldChild {
 
  private:
   pid_t pid_ = -1;
-  Fd go_;
+  UniqueFd go_;
   bool reaped_ = false;
 };
 
@@ -266,7 +243,7 @@ int run_trace(const TraceOptions& options) {
   sigaddset(&handled, SIGTERM);
   sigaddset(&handled, SIGCHLD);
   ::sigprocmask(SIG_BLOCK, &handled, &original);
-  Fd signals(::signalfd(-1, &handled, SFD_CLOEXEC));
+  UniqueFd signals(::signalfd(-1, &handled, SFD_CLOEXEC));
   if (signals.get() < 0) throw Failure(kExitRuntime, "signalfd: " + errno_text());
 
   std::unique_ptr<HeldChild> child;
@@ -334,8 +311,8 @@ int run_trace(const TraceOptions& options) {
       throw Failure(kExitRuntime, fmt::format("writing {}: {}", output->name(), output->error()));
   };
 
-  Fd epoll(::epoll_create1(EPOLL_CLOEXEC));
-  Fd timer;
+  UniqueFd epoll(::epoll_create1(EPOLL_CLOEXEC));
+  UniqueFd timer;
   auto watch = [&epoll](int fd) {
     struct epoll_event ev {};
     ev.events = EPOLLIN;
@@ -346,7 +323,7 @@ int run_trace(const TraceOptions& options) {
   watch(session->ring_fd());
   watch(signals.get());
   if (options.duration_ns) {
-    timer = Fd(::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC));
+    timer = UniqueFd(::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC));
     struct itimerspec spec {};
     spec.it_value.tv_sec = static_cast<time_t>(*options.duration_ns / 1'000'000'000ull);
     spec.it_value.tv_nsec = static_cast<long>(*options.duration_ns % 1'000'000'000ull);

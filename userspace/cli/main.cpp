@@ -8,7 +8,7 @@
 
 #include "agent/demo.h"
 #include "agent/doctor.h"
-#include "agent/errors.h"
+#include "common/errors.h"
 #include "agent/report.h"
 #include "agent/trace_session.h"
 #include "cli/parse.h"

@@ -8,9 +8,9 @@
 #include <string>
 #include <variant>
 
-namespace wp {
+#include "common/nanos.h"
 
-using Nanos = std::uint64_t;  // CLOCK_MONOTONIC nanoseconds (bpf_ktime_get_ns)
+namespace wp {
 
 // Kernel dev_t encoding (MAJOR << 20 | MINOR), as the kernel's tracepoints use it.
 using DevT = std::uint32_t;

@@ -11,7 +11,7 @@
 #include <cstring>
 #include <iostream>
 
-#include "agent/errors.h"
+#include "common/errors.h"
 
 namespace wp::loadgen {
 namespace fs = std::filesystem;

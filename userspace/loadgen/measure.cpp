@@ -16,6 +16,7 @@
 #include <sstream>
 #include <utility>
 
+#include "common/histogram.h"
 #include "loadgen/context.h"
 
 namespace wp::loadgen {
@@ -31,28 +32,12 @@ LatencySummary summarize(std::vector<Nanos> samples) {
   LatencySummary s;
   if (samples.empty()) return s;
   std::sort(samples.begin(), samples.end());
-  auto rank = [&](double q) {
-    std::size_t i = static_cast<std::size_t>(q * static_cast<double>(samples.size()) + 0.999999);
-    return samples[std::clamp<std::size_t>(i, 1, samples.size()) - 1];
-  };
   s.count = samples.size();
-  s.p50 = rank(0.50);
-  s.p99 = rank(0.99);
+  s.p50 = exact_quantile(samples, 0.50);
+  s.p99 = exact_quantile(samples, 0.99);
   s.max = samples.back();
   s.mean = std::accumulate(samples.begin(), samples.end(), Nanos{0}) / samples.size();
   return s;
-}
-
-UniqueFd::~UniqueFd() {
-  if (fd_ >= 0) ::close(fd_);
-}
-UniqueFd::UniqueFd(UniqueFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = std::exchange(other.fd_, -1);
-  }
-  return *this;
 }
 
 AlignedBuffer::AlignedBuffer(std::size_t length) : length_(length) {

@@ -9,7 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "decode/events.h"
+#include "common/fd.h"
+#include "common/nanos.h"
 
 namespace wp::loadgen {
 
@@ -32,21 +33,6 @@ struct LatencySummary {
   Nanos mean = 0;
 };
 LatencySummary summarize(std::vector<Nanos> samples);  // nearest-rank percentiles
-
-// An owned file descriptor.
-class UniqueFd {
- public:
-  explicit UniqueFd(int fd = -1) : fd_(fd) {}
-  ~UniqueFd();
-  UniqueFd(UniqueFd&& other) noexcept;
-  UniqueFd& operator=(UniqueFd&& other) noexcept;
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 // Page-aligned anonymous memory (mmap): what O_DIRECT needs of a buffer.
 class AlignedBuffer {

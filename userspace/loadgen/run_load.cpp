@@ -6,7 +6,7 @@
 #include <fstream>
 #include <iostream>
 
-#include "agent/errors.h"
+#include "common/errors.h"
 
 namespace wp::loadgen {
 

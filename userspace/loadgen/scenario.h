@@ -1,5 +1,6 @@
 // The load generator's scenarios: the chapter's experiments, each a class that declares its
 // options as data (the CLI binds them), runs in a LoadContext and returns measured figures.
+// Scenarios know nothing of the tracer: `writepath demo` explains a run in agent/explain/.
 #pragma once
 
 #include <cstdint>
@@ -7,8 +8,6 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include "stitch/timeline.h"
 
 namespace wp::loadgen {
 
@@ -50,10 +49,6 @@ class Scenario {
   // an error message or "".
   virtual std::string validate() const { return ""; }
   virtual ScenarioResult run(LoadContext& ctx) = 0;
-  // What the tracer saw during a run of this scenario, in a person's words (writepath demo):
-  // `timelines` are those of the load process and its threads.
-  virtual std::vector<std::string> explain(const ScenarioResult& result,
-                                           const std::vector<Timeline>& timelines) const = 0;
 };
 
 // Fresh instances of every scenario, in the chapter's order.

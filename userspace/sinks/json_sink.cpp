@@ -11,7 +11,7 @@
 #include <type_traits>
 #include <variant>
 
-#include "sinks/units.h"
+#include "common/units.h"
 
 namespace wp {
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "sinks/perfetto.pb.h"
-#include "sinks/units.h"
+#include "common/units.h"
 
 namespace wp {
 namespace {

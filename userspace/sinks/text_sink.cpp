@@ -7,7 +7,7 @@
 #include <variant>
 #include <vector>
 
-#include "sinks/units.h"
+#include "common/units.h"
 
 namespace wp {
 namespace {

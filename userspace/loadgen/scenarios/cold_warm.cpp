@@ -5,10 +5,10 @@
 
 #include <vector>
 
+#include "common/units.h"
 #include "loadgen/context.h"
 #include "loadgen/measure.h"
 #include "loadgen/scenarios/scenarios.h"
-#include "sinks/units.h"
 
 namespace wp::loadgen {
 namespace {
@@ -85,26 +85,6 @@ class ColdWarm : public Scenario {
                     warm.storage_bytes / 1048576.0));
     r.lines.push_back(fmt::format("warm/cold: {:.1f}×", r.figures["warm_over_cold"].get<double>()));
     return r;
-  }
-
-  std::vector<std::string> explain(const ScenarioResult&,
-                                   const std::vector<Timeline>& timelines) const override {
-    std::vector<std::string> out;
-    std::size_t writes = 0, durable = 0;
-    for (const auto& item : timelines) {
-      if (const auto* w = std::get_if<WriteTimeline>(&item)) {
-        ++writes;
-        durable += w->state == WriteState::Durable;
-      } else if (const auto* sync = std::get_if<SyncTimeline>(&item)) {
-        // The fsync wrote the file out; the fdatasync before the page drop found it clean.
-        out.push_back(fsync_phases_line(*sync));
-      }
-    }
-    out.push_back(fmt::format("{} of {} writes durable after it", durable, writes));
-    out.push_back(
-        "the reads are not in the trace: the tracer follows writes and syncs; the figures above "
-        "show what the page cache did for them");
-    return out;
   }
 
  private:

@@ -12,10 +12,10 @@
 #include <optional>
 #include <vector>
 
+#include "common/units.h"
 #include "loadgen/context.h"
 #include "loadgen/measure.h"
 #include "loadgen/scenarios/scenarios.h"
-#include "sinks/units.h"
 
 namespace wp::loadgen {
 namespace {
@@ -142,47 +142,6 @@ class ODirect : public Scenario {
     r.lines.push_back(fmt::format("page cache afterwards: {} of the file's {} pages",
                                   residency.resident_pages, residency.total_pages));
     return r;
-  }
-
-  std::vector<std::string> explain(const ScenarioResult&,
-                                   const std::vector<Timeline>& timelines) const override {
-    std::vector<std::string> out;
-    for (const auto& item : timelines) {
-      const auto* w = std::get_if<WriteTimeline>(&item);
-      if (!w || !w->direct) continue;
-      const SyscallEvent& call = w->call;
-      if (w->state == WriteState::Failed) {
-        out.push_back(fmt::format(
-            "{} of {} B at offset {} failed with {}: {} pages dirtied, {} requests",
-            syscall_name(call.syscall), call.count, call.pos,
-            errno_name(static_cast<int>(call.ret)), call.pages_dirtied, w->requests.size()));
-        continue;
-      }
-      out.push_back(fmt::format("{} of {} at offset {}: {} pages dirtied, {} requests of its own",
-                                syscall_name(call.syscall), human_bytes(call.count), call.pos,
-                                call.pages_dirtied, w->requests.size()));
-      for (const auto& rq : w->requests) {
-        std::string timing;
-        if (rq.issue_ns && rq.complete_ns)
-          timing =
-              fmt::format(", {} on the device", human_duration(*rq.complete_ns - *rq.issue_ns));
-        out.push_back(
-            fmt::format("  request: {} at sector {}{}", human_bytes(rq.bytes), rq.sector, timing));
-      }
-      if (w->state == WriteState::Durable)
-        out.push_back(fmt::format("  state: durable, via {}{}", durable_via_name(w->durable_via),
-                                  w->durable_via == DurableVia::NoWriteCache
-                                      ? " (the device has no volatile cache: done is durable)"
-                                      : " (not by the write itself: a later flush, e.g. the "
-                                        "scratch filesystem's unmount at the end of the run)"));
-      else
-        out.push_back(
-            fmt::format("  state: {} (on the device, perhaps only in its cache: no "
-                        "FLUSH or FUA followed, so not durable)",
-                        write_state_name(w->state)));
-    }
-    if (out.empty()) out.push_back("no O_DIRECT writes were seen");
-    return out;
   }
 
  private:

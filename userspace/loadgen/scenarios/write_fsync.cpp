@@ -4,10 +4,10 @@
 
 #include <vector>
 
+#include "common/units.h"
 #include "loadgen/context.h"
 #include "loadgen/measure.h"
 #include "loadgen/scenarios/scenarios.h"
-#include "sinks/units.h"
 
 namespace wp::loadgen {
 namespace {
@@ -65,20 +65,6 @@ class WriteFsync : public Scenario {
     r.lines.push_back(fmt::format("fsync: {}; dirty after: {:.1f} MiB", human_duration(fsync_ns),
                                   dirty_after_fsync / 1048576.0));
     return r;
-  }
-
-  std::vector<std::string> explain(const ScenarioResult&,
-                                   const std::vector<Timeline>& timelines) const override {
-    std::vector<std::string> out;
-    for (const auto& item : timelines) {
-      const auto* sync = std::get_if<SyncTimeline>(&item);
-      if (!sync || sync->call.syscall != Syscall::Fsync) continue;
-      out.push_back(fsync_phases_line(*sync));
-      out.push_back(fmt::format("its {} data requests, {} cache flushes, {} journal commits",
-                                sync->requests.size(), sync->flushes.size(), sync->commits.size()));
-    }
-    out.push_back(durable_writes_line(timelines));
-    return out;
   }
 
  private:

@@ -1,4 +1,4 @@
-#include "sinks/units.h"
+#include "common/units.h"
 
 #include <fmt/format.h>
 

@@ -1,11 +1,11 @@
-// Human-readable renderings shared by the text sinks: durations, signed offsets, byte counts,
-// errno names. Pure functions of their arguments.
+// Human-readable renderings shared by the sinks and the load generator: durations, signed
+// offsets, byte counts, errno names. Pure functions of their arguments.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
-#include "decode/events.h"
+#include "common/nanos.h"
 
 namespace wp {
 

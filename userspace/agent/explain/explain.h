@@ -1,0 +1,41 @@
+// What the tracer saw during a scenario's run, in a person's words (writepath demo). The load
+// generator measures; explaining a trace is the agent's business, so loadgen knows nothing of
+// timelines.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "loadgen/scenario.h"
+#include "stitch/timeline.h"
+
+namespace wp::explain {
+
+// The explanation of a run of `scenario` (its name, e.g. "wal"): `result` is what the load
+// measured, `timelines` those of the load process and its threads. Throws Failure for a scenario
+// without an explanation.
+std::vector<std::string> explain_run(const std::string& scenario,
+                                     const loadgen::ScenarioResult& result,
+                                     const std::vector<Timeline>& timelines);
+
+// One per scenario (agent/explain/<scenario>.cpp).
+std::vector<std::string> explain_write_fsync(const loadgen::ScenarioResult& result,
+                                             const std::vector<Timeline>& timelines);
+std::vector<std::string> explain_wal(const loadgen::ScenarioResult& result,
+                                     const std::vector<Timeline>& timelines);
+std::vector<std::string> explain_group_commit(const loadgen::ScenarioResult& result,
+                                              const std::vector<Timeline>& timelines);
+std::vector<std::string> explain_cold_warm(const loadgen::ScenarioResult& result,
+                                           const std::vector<Timeline>& timelines);
+std::vector<std::string> explain_mmap_load(const loadgen::ScenarioResult& result,
+                                           const std::vector<Timeline>& timelines);
+std::vector<std::string> explain_odirect(const loadgen::ScenarioResult& result,
+                                         const std::vector<Timeline>& timelines);
+std::vector<std::string> explain_dirty_throttle(const loadgen::ScenarioResult& result,
+                                                const std::vector<Timeline>& timelines);
+std::vector<std::string> explain_atomic_save(const loadgen::ScenarioResult& result,
+                                             const std::vector<Timeline>& timelines);
+std::vector<std::string> explain_kv_tier(const loadgen::ScenarioResult& result,
+                                         const std::vector<Timeline>& timelines);
+
+}  // namespace wp::explain
