@@ -126,83 +126,85 @@ TEST(Decoder, SyscallValueOfNoSlotIsMalformed) {
   EXPECT_EQ(decoder.stats().malformed, 4u);
 }
 
-TEST(Decoder, RequestEventValuesMapOntoTheirKinds) {
-  const std::pair<std::uint8_t, RequestEventKind> cases[] = {
-      {WP_RQ_INSERT, RequestEventKind::Insert},
-      {WP_RQ_ISSUE, RequestEventKind::Issue},
-      {WP_RQ_COMPLETE, RequestEventKind::Complete}};
+template <typename Record>
+Record empty_record(std::uint16_t type) {
+  Record r{};
+  r.h = {type, sizeof(r), WP_RECORD_VERSION, 0, 1};
+  return r;
+}
+
+// Decodes `base` with `field` set to each value: the good ones must decode to `kind` in the
+// event, the bad ones must be refused.
+template <typename Record, typename Value, typename EventType, typename Kind>
+void expect_values_map(const Record& base, Value Record::*field, Kind EventType::*kind,
+                       std::initializer_list<std::pair<Value, Kind>> good,
+                       std::initializer_list<Value> bad) {
   Decoder decoder;
-  for (auto [value, kind] : cases) {
-    wp_request_record r{};
-    r.h = {WP_REC_REQUEST, sizeof(r), WP_RECORD_VERSION, 0, 1};
-    r.event = value;
+  for (auto [value, expected] : good) {
+    Record r = base;
+    r.*field = value;
     auto event = decode_one(decoder, r);
-    ASSERT_TRUE(event);
-    EXPECT_EQ(std::get<RequestEvent>(*event).kind, kind);
+    ASSERT_TRUE(event) << +value;
+    const auto* decoded = std::get_if<EventType>(&*event);
+    ASSERT_NE(decoded, nullptr) << +value;
+    EXPECT_EQ(decoded->*kind, expected) << +value;
   }
-  for (std::uint8_t value : {0, 4}) {
-    wp_request_record r{};
-    r.h = {WP_REC_REQUEST, sizeof(r), WP_RECORD_VERSION, 0, 1};
-    r.event = value;
-    EXPECT_FALSE(decode_one(decoder, r)) << int{value};
+  for (Value value : bad) {
+    Record r = base;
+    r.*field = value;
+    EXPECT_FALSE(decode_one(decoder, r)) << +value;
   }
+}
+
+TEST(Decoder, RequestEventValuesMapOntoTheirKinds) {
+  expect_values_map<wp_request_record, wp_u8>(empty_record<wp_request_record>(WP_REC_REQUEST),
+                                              &wp_request_record::event, &RequestEvent::kind,
+                                              {{WP_RQ_INSERT, RequestEventKind::Insert},
+                                               {WP_RQ_ISSUE, RequestEventKind::Issue},
+                                               {WP_RQ_COMPLETE, RequestEventKind::Complete}},
+                                              {0, 4});
 }
 
 TEST(Decoder, JournalPhaseValuesMapOntoTheirPhases) {
-  const std::pair<std::uint32_t, JournalPhase> cases[] = {
-      {WP_JBD2_START, JournalPhase::Start},
-      {WP_JBD2_LOCKING, JournalPhase::Locking},
-      {WP_JBD2_FLUSHING, JournalPhase::Flushing},
-      {WP_JBD2_LOGGING, JournalPhase::Logging},
-      {WP_JBD2_END, JournalPhase::End}};
-  Decoder decoder;
-  for (auto [value, phase] : cases) {
-    wp_journal_record r{};
-    r.h = {WP_REC_JOURNAL, sizeof(r), WP_RECORD_VERSION, 0, 1};
-    r.phase = value;
-    auto event = decode_one(decoder, r);
-    ASSERT_TRUE(event);
-    EXPECT_EQ(std::get<JournalEvent>(*event).phase, phase);
-  }
-  for (std::uint32_t value : {0u, 6u}) {
-    wp_journal_record r{};
-    r.h = {WP_REC_JOURNAL, sizeof(r), WP_RECORD_VERSION, 0, 1};
-    r.phase = value;
-    EXPECT_FALSE(decode_one(decoder, r)) << value;
-  }
+  expect_values_map<wp_journal_record, wp_u32>(empty_record<wp_journal_record>(WP_REC_JOURNAL),
+                                               &wp_journal_record::phase, &JournalEvent::phase,
+                                               {{WP_JBD2_START, JournalPhase::Start},
+                                                {WP_JBD2_LOCKING, JournalPhase::Locking},
+                                                {WP_JBD2_FLUSHING, JournalPhase::Flushing},
+                                                {WP_JBD2_LOGGING, JournalPhase::Logging},
+                                                {WP_JBD2_END, JournalPhase::End}},
+                                               {0, 6});
 }
 
-TEST(Decoder, NvmeAndBioValuesMapOntoTheirKinds) {
-  Decoder decoder;
-  for (auto [value, kind] : {std::pair{WP_NVME_SETUP, NvmeEventKind::Setup},
-                             std::pair{WP_NVME_COMPLETE, NvmeEventKind::Complete}}) {
-    wp_nvme_record r{};
-    r.h = {WP_REC_NVME, sizeof(r), WP_RECORD_VERSION, 0, 1};
-    r.event = value;
-    auto event = decode_one(decoder, r);
-    ASSERT_TRUE(event);
-    EXPECT_EQ(std::get<NvmeEvent>(*event).kind, kind);
-  }
-  for (auto [value, kind] :
-       {std::pair{WP_BIO_QUEUE, BioKind::Queue}, std::pair{WP_BIO_SPLIT, BioKind::Split}}) {
-    wp_bio_record r{};
-    r.h = {WP_REC_BIO, sizeof(r), WP_RECORD_VERSION, 0, 1};
-    r.kind = value;
-    r.why = WP_WHY_VMSCAN;
-    auto event = decode_one(decoder, r);
-    ASSERT_TRUE(event);
-    EXPECT_EQ(std::get<BioEvent>(*event).kind, kind);
-    EXPECT_EQ(std::get<BioEvent>(*event).why, SubmitWhy::Vmscan);
-  }
-  wp_bio_record unknown_kind{};
-  unknown_kind.h = {WP_REC_BIO, sizeof(unknown_kind), WP_RECORD_VERSION, 0, 1};
-  unknown_kind.kind = 3;
-  EXPECT_FALSE(decode_one(decoder, unknown_kind));
+TEST(Decoder, NvmeEventValuesMapOntoTheirKinds) {
+  expect_values_map<wp_nvme_record, wp_u8>(
+      empty_record<wp_nvme_record>(WP_REC_NVME), &wp_nvme_record::event, &NvmeEvent::kind,
+      {{WP_NVME_SETUP, NvmeEventKind::Setup}, {WP_NVME_COMPLETE, NvmeEventKind::Complete}}, {0, 3});
+}
+
+TEST(Decoder, BioKindValuesMapOntoTheirKinds) {
+  expect_values_map<wp_bio_record, wp_u8>(
+      empty_record<wp_bio_record>(WP_REC_BIO), &wp_bio_record::kind, &BioEvent::kind,
+      {{WP_BIO_QUEUE, BioKind::Queue}, {WP_BIO_SPLIT, BioKind::Split}}, {0, 3});
+}
+
+TEST(Decoder, SubmitReasonValuesMapOntoTheirReasons) {
+  auto bio = empty_record<wp_bio_record>(WP_REC_BIO);
+  bio.kind = WP_BIO_QUEUE;
+  expect_values_map<wp_bio_record, wp_u8>(bio, &wp_bio_record::why, &BioEvent::why,
+                                          {{WP_WHY_UNKNOWN, SubmitWhy::Unknown},
+                                           {WP_WHY_WRITE_SYSCALL, SubmitWhy::WriteSyscall},
+                                           {WP_WHY_SYNC_SYSCALL, SubmitWhy::SyncSyscall},
+                                           {WP_WHY_BACKGROUND, SubmitWhy::Background},
+                                           {WP_WHY_PERIODIC, SubmitWhy::Periodic},
+                                           {WP_WHY_SYNC, SubmitWhy::Sync},
+                                           {WP_WHY_VMSCAN, SubmitWhy::Vmscan},
+                                           {WP_WHY_OTHER_WRITEBACK, SubmitWhy::OtherWriteback}},
+                                          {});
 }
 
 TEST(Decoder, UnknownSubmitReasonAndOpDecodeAsUnknownAndOther) {
-  wp_bio_record r{};
-  r.h = {WP_REC_BIO, sizeof(r), WP_RECORD_VERSION, 0, 1};
+  auto r = empty_record<wp_bio_record>(WP_REC_BIO);
   r.kind = WP_BIO_QUEUE;
   r.why = WP_WHY_OTHER_WRITEBACK + 1;
   r.op = 7;
