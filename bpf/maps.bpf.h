@@ -110,7 +110,7 @@ static __always_inline __u8 wp_current_why(void)
 	if (!st)
 		return WP_WHY_UNKNOWN;
 	if (st->active)
-		return st->syscall < WP_SYS_FSYNC ? WP_WHY_WRITE_SYSCALL : WP_WHY_SYNC_SYSCALL;
+		return wp_syscall_is_write(st->syscall) ? WP_WHY_WRITE_SYSCALL : WP_WHY_SYNC_SYSCALL;
 	return st->writeback_why;
 }
 

@@ -17,7 +17,7 @@ static __always_inline struct wp_task_state *wp_writer_state(void)
 {
 	struct wp_task_state *st = wp_active_state();
 
-	if (!st || st->syscall >= WP_SYS_FSYNC)
+	if (!st || !wp_syscall_is_write(st->syscall))
 		return NULL;
 	return st;
 }

@@ -105,7 +105,7 @@ static __always_inline int wp_enter_file(__u32 syscall, int fd, struct file *fil
 			file = wp_task_file(fd);
 		if (!file)
 			return 0;
-		if (!wp_resolve_file(st, file) || (syscall < WP_SYS_FSYNC && !st->cached_kind))
+		if (!wp_resolve_file(st, file) || (wp_syscall_is_write(syscall) && !st->cached_kind))
 			return 0;
 		st->file = (__u64)file;
 		st->dev = st->cached_dev;
@@ -197,7 +197,7 @@ static __always_inline int wp_exit(long ret)
 	 * write, positional ones included (pwrite(2) BUGS), lands at the end of the file: the
 	 * new i_size less the bytes written (a concurrent appender can shift this). fexit
 	 * hooks read the exact end from the kiocb position instead (pos_exact). */
-	if (st->file && !st->pos_exact && st->syscall < WP_SYS_FSYNC) {
+	if (st->file && !st->pos_exact && wp_syscall_is_write(st->syscall)) {
 		struct file *file = (struct file *)st->file;
 		__s64 end = -1;
 
@@ -245,15 +245,15 @@ static __always_inline __u64 wp_iov_bytes(const struct iovec *iov, unsigned long
  * trace, which is far cheaper than perf's per-syscall tracepoint buffers on the ones we do.
  * Syscall numbers are the agent's (same architecture as the kernel), set before load, as
  * number + 1 so that an unset slot (0) matches nothing. */
-#define WP_SYSCALL_SLOTS 10
 const volatile long cfg_syscall_nr_plus1[WP_SYSCALL_SLOTS] __weak = {};
 /* Bit i set: slot i is served by wp_sys_enter/exit (and not by the VFS hooks below). */
 const volatile __u32 cfg_raw_syscall_slots __weak = 0;
 
-/* Slot order the agent fills cfg_syscall_nr_plus1 in. */
+/* Slot order the agent fills cfg_syscall_nr_plus1 in: WP_SYSCALL_TABLE's. */
 static const __u32 wp_slot_syscall[WP_SYSCALL_SLOTS] = {
-    WP_SYS_WRITE, WP_SYS_PWRITE64,  WP_SYS_WRITEV,	    WP_SYS_PWRITEV, WP_SYS_PWRITEV2,
-    WP_SYS_FSYNC, WP_SYS_FDATASYNC, WP_SYS_SYNC_FILE_RANGE, WP_SYS_SYNCFS,  WP_SYS_SYNC,
+#define WP_SLOT_SYSCALL_(id, value, name, Name, cls, vfs) WP_SYS_##id,
+	WP_SYSCALL_TABLE(WP_SLOT_SYSCALL_)
+#undef WP_SLOT_SYSCALL_
 };
 
 /* Which traced syscall `id` is among the slots in `slots`, or 0. */
@@ -322,8 +322,7 @@ int BPF_PROG(wp_sys_exit, struct pt_regs *regs, long ret)
  * vfs_fsync_range(): the file comes as a typed argument (no fd-table walk) and only those
  * calls pay. The raw syscall programs then serve the remaining slots. Kernel callers of
  * the same functions (an O_SYNC write's own vfs_fsync_range, msync, kernel writers) are
- * told apart by the syscall the task is in. */
-#define WP_VFS_SLOTS ((1u << 0) | (1u << 1) | (1u << 5) | (1u << 6))
+ * told apart by the syscall the task is in. Which slots these serve is WP_VFS_SLOTS. */
 
 /* The user registers of the current syscall (bpf_task_pt_regs, v5.15). */
 static __always_inline struct pt_regs *wp_user_regs(void)
@@ -337,7 +336,7 @@ int BPF_PROG(wp_vfs_write_enter, struct file *file, const char *buf, size_t coun
 	struct pt_regs *regs = wp_user_regs();
 	__u32 syscall = wp_syscall_in(wp_regs_syscall_nr(regs), WP_VFS_SLOTS);
 
-	if (syscall != WP_SYS_WRITE && syscall != WP_SYS_PWRITE64)
+	if (!wp_syscall_is_write(syscall))
 		return 0;
 	/* The offset is settled at exit (*pos has moved by ret, O_APPEND included). */
 	return wp_enter_file(syscall, (int)PT_REGS_PARM1_SYSCALL(regs), file, WP_AT_F_POS, count);
@@ -350,7 +349,7 @@ int BPF_PROG(wp_vfs_write_exit, struct file *file, const char *buf, size_t count
 	struct wp_task_state *st = wp_active_state();
 	loff_t end = 0;
 
-	if (!st || (st->syscall != WP_SYS_WRITE && st->syscall != WP_SYS_PWRITE64))
+	if (!st || !wp_syscall_uses_vfs(st->syscall) || !wp_syscall_is_write(st->syscall))
 		return 0;
 	if (pos && !bpf_probe_read_kernel(&end, sizeof(end), pos))
 		st->pos = ret > 0 && end >= ret ? end - ret : end;
@@ -366,7 +365,7 @@ int BPF_PROG(wp_vfs_fsync_enter, struct file *file, loff_t start, loff_t end, in
 	struct pt_regs *regs = wp_user_regs();
 	__u32 syscall = wp_syscall_in(wp_regs_syscall_nr(regs), WP_VFS_SLOTS);
 
-	if (syscall != WP_SYS_FSYNC && syscall != WP_SYS_FDATASYNC)
+	if (!wp_syscall_is_sync(syscall))
 		return 0;
 	return wp_enter_file(syscall, (int)PT_REGS_PARM1_SYSCALL(regs), file, 0, 0);
 }
@@ -376,47 +375,27 @@ int BPF_PROG(wp_vfs_fsync_exit, struct file *file, loff_t start, loff_t end, int
 {
 	struct wp_task_state *st = wp_active_state();
 
-	if (!st || (st->syscall != WP_SYS_FSYNC && st->syscall != WP_SYS_FDATASYNC))
+	if (!st || !wp_syscall_uses_vfs(st->syscall) || !wp_syscall_is_sync(st->syscall))
 		return 0;
 	return wp_exit(ret);
 }
 
-/* ---- fallback: one perf tracepoint per syscall ------------------------------------------ */
+/* ---- fallback: one perf tracepoint per syscall ------------------------------------------
+ * A pair of programs per row of WP_SYSCALL_TABLE. The exits all do the same: the state says
+ * which call it was. */
 
-#define WP_ENTER(name, syscall)                                                                    \
+#define WP_SYSCALL_TRACEPOINTS_(id, value, name, Name, cls, vfs)                                   \
 	SEC("tracepoint/syscalls/sys_enter_" #name)                                                \
 	int wp_enter_##name(struct trace_event_raw_sys_enter *ctx)                                 \
 	{                                                                                          \
-		return wp_enter_args(syscall, ctx->args[0], ctx->args[1], ctx->args[2],            \
+		return wp_enter_args(WP_SYS_##id, ctx->args[0], ctx->args[1], ctx->args[2],        \
 				     ctx->args[3]);                                                \
-	}
-
-WP_ENTER(write, WP_SYS_WRITE)
-WP_ENTER(pwrite64, WP_SYS_PWRITE64)
-WP_ENTER(writev, WP_SYS_WRITEV)
-WP_ENTER(pwritev, WP_SYS_PWRITEV)
-WP_ENTER(pwritev2, WP_SYS_PWRITEV2)
-WP_ENTER(fsync, WP_SYS_FSYNC)
-WP_ENTER(fdatasync, WP_SYS_FDATASYNC)
-WP_ENTER(sync_file_range, WP_SYS_SYNC_FILE_RANGE)
-WP_ENTER(syncfs, WP_SYS_SYNCFS)
-WP_ENTER(sync, WP_SYS_SYNC)
-
-/* One exit handler serves every traced syscall: the state says which call it was. */
-#define WP_EXIT(name)                                                                              \
+	}                                                                                          \
 	SEC("tracepoint/syscalls/sys_exit_" #name)                                                 \
 	int wp_exit_##name(struct trace_event_raw_sys_exit *ctx) { return wp_exit(ctx->ret); }
 
-WP_EXIT(write)
-WP_EXIT(pwrite64)
-WP_EXIT(writev)
-WP_EXIT(pwritev)
-WP_EXIT(pwritev2)
-WP_EXIT(fsync)
-WP_EXIT(fdatasync)
-WP_EXIT(sync_file_range)
-WP_EXIT(syncfs)
-WP_EXIT(sync)
+WP_SYSCALL_TABLE(WP_SYSCALL_TRACEPOINTS_)
+#undef WP_SYSCALL_TRACEPOINTS_
 
 /* `-- CMD` and -p follow children: a process forked by a traced one is traced too. A new
  * thread shares its parent's tgid, so adding child->tgid is then a no-op. */

@@ -16,6 +16,9 @@ typedef __u64 wp_u64;
 typedef __s64 wp_s64;
 #else
 #include <stdint.h>
+#ifndef __cplusplus
+#include <stdbool.h>
+#endif
 typedef uint8_t wp_u8;
 typedef uint16_t wp_u16;
 typedef uint32_t wp_u32;
@@ -23,6 +26,25 @@ typedef int32_t wp_s32;
 typedef uint64_t wp_u64;
 typedef int64_t wp_s64;
 #endif
+
+/* Helpers defined in this header: inlined in BPF, constant expressions in C++. */
+#if defined(__cplusplus)
+#define WP_HEADER_FN constexpr
+#elif defined(__bpf__)
+#define WP_HEADER_FN static inline __attribute__((always_inline))
+#else
+#define WP_HEADER_FN static inline
+#endif
+
+/* Record layouts are stored raw in trace files: a size that moves must bump
+ * WP_RECORD_VERSION. Checked by every compiler that reads this header, BPF's included. */
+#ifdef __cplusplus
+#define WP_STATIC_ASSERT(cond, why) static_assert(cond, why)
+#else
+#define WP_STATIC_ASSERT(cond, why) _Static_assert(cond, why)
+#endif
+#define WP_ASSERT_SIZE(type, bytes) \
+	WP_STATIC_ASSERT(sizeof(type) == (bytes), #type " must stay " #bytes " bytes")
 
 #define WP_RECORD_VERSION 1
 #define WP_COMM_LEN 16
@@ -52,18 +74,98 @@ enum wp_hook {
 	WP_HOOK_COUNT = 8,
 };
 
-enum wp_syscall {
-	WP_SYS_WRITE = 1,
-	WP_SYS_PWRITE64 = 2,
-	WP_SYS_WRITEV = 3,
-	WP_SYS_PWRITEV = 4,
-	WP_SYS_PWRITEV2 = 5,
-	WP_SYS_FSYNC = 16,
-	WP_SYS_FDATASYNC = 17,
-	WP_SYS_SYNC_FILE_RANGE = 18,
-	WP_SYS_SYNCFS = 19,
-	WP_SYS_SYNC = 20,
+/*
+ * The traced syscalls, each defined once: X(ID, value, name, Name, class, vfs).
+ *   ID     WP_SYS_<ID> (the value records carry) and WP_SLOT_<ID> (its slot)
+ *   value  stored raw in trace files: never renumber
+ *   name   the kernel's name: tracepoints syscalls:sys_{enter,exit}_<name>, BPF programs
+ *          wp_{enter,exit}_<name>, the agent's SYS_<name>
+ *   Name   the agent's Syscall::<Name>
+ *   class  WRITE (data into a file) or SYNC (making data durable)
+ *   vfs    1: also served by fentry/fexit on the VFS where those attach, a WRITE through
+ *          vfs_write(), a SYNC through vfs_fsync_range()
+ * A slot is a row's position: bit i of cfg_raw_syscall_slots and entry i of
+ * cfg_syscall_nr_plus1 are row i.
+ */
+#define WP_SYSCALL_TABLE(X)                                                                        \
+	X(WRITE, 1, write, Write, WRITE, 1)                                                        \
+	X(PWRITE64, 2, pwrite64, Pwrite64, WRITE, 1)                                               \
+	X(WRITEV, 3, writev, Writev, WRITE, 0)                                                     \
+	X(PWRITEV, 4, pwritev, Pwritev, WRITE, 0)                                                  \
+	X(PWRITEV2, 5, pwritev2, Pwritev2, WRITE, 0)                                               \
+	X(FSYNC, 16, fsync, Fsync, SYNC, 1)                                                        \
+	X(FDATASYNC, 17, fdatasync, Fdatasync, SYNC, 1)                                            \
+	X(SYNC_FILE_RANGE, 18, sync_file_range, SyncFileRange, SYNC, 0)                            \
+	X(SYNCFS, 19, syncfs, Syncfs, SYNC, 0)                                                     \
+	X(SYNC, 20, sync, Sync, SYNC, 0)
+
+enum wp_syscall_class {
+	WP_CLASS_WRITE = 1,
+	WP_CLASS_SYNC = 2,
 };
+
+enum wp_syscall {
+#define WP_SYSCALL_VALUE_(id, value, name, Name, cls, vfs) WP_SYS_##id = value,
+	WP_SYSCALL_TABLE(WP_SYSCALL_VALUE_)
+#undef WP_SYSCALL_VALUE_
+};
+
+enum wp_syscall_slot {
+#define WP_SYSCALL_SLOT_(id, value, name, Name, cls, vfs) WP_SLOT_##id,
+	WP_SYSCALL_TABLE(WP_SYSCALL_SLOT_)
+#undef WP_SYSCALL_SLOT_
+	WP_SYSCALL_SLOTS, /* how many; also "no slot" */
+};
+
+/* Bit i set: slot i is also served by the VFS fentry/fexit programs. */
+enum {
+#define WP_SYSCALL_VFS_BIT_(id, value, name, Name, cls, vfs) | ((vfs) << WP_SLOT_##id)
+	WP_VFS_SLOTS = 0 WP_SYSCALL_TABLE(WP_SYSCALL_VFS_BIT_),
+#undef WP_SYSCALL_VFS_BIT_
+};
+
+/* The slot of a WP_SYS_* value, or WP_SYSCALL_SLOTS for a value that is none. (A value
+ * listed twice in the table fails to compile here: duplicate case.) */
+WP_HEADER_FN wp_u32 wp_syscall_slot(wp_u32 syscall)
+{
+	switch (syscall) {
+#define WP_SYSCALL_SLOT_CASE_(id, value, name, Name, cls, vfs)                                     \
+	case WP_SYS_##id:                                                                          \
+		return WP_SLOT_##id;
+		WP_SYSCALL_TABLE(WP_SYSCALL_SLOT_CASE_)
+#undef WP_SYSCALL_SLOT_CASE_
+	}
+	return WP_SYSCALL_SLOTS;
+}
+
+/* The class of a WP_SYS_* value, or 0 for a value that is none. */
+WP_HEADER_FN wp_u32 wp_syscall_class(wp_u32 syscall)
+{
+	switch (syscall) {
+#define WP_SYSCALL_CLASS_CASE_(id, value, name, Name, cls, vfs)                                    \
+	case WP_SYS_##id:                                                                          \
+		return WP_CLASS_##cls;
+		WP_SYSCALL_TABLE(WP_SYSCALL_CLASS_CASE_)
+#undef WP_SYSCALL_CLASS_CASE_
+	}
+	return 0;
+}
+
+WP_HEADER_FN bool wp_syscall_is_write(wp_u32 syscall)
+{
+	return wp_syscall_class(syscall) == WP_CLASS_WRITE;
+}
+
+WP_HEADER_FN bool wp_syscall_is_sync(wp_u32 syscall)
+{
+	return wp_syscall_class(syscall) == WP_CLASS_SYNC;
+}
+
+/* Whether the VFS fentry/fexit programs serve this WP_SYS_* value. */
+WP_HEADER_FN bool wp_syscall_uses_vfs(wp_u32 syscall)
+{
+	return (WP_VFS_SLOTS >> wp_syscall_slot(syscall)) & 1;
+}
 
 /* Open flags copied from the file at syscall entry (normalised: the agent need not know
  * the architecture's O_* values). */
@@ -261,5 +363,21 @@ struct wp_nvme_record {
 	wp_u32 nlb;	/* blocks, zero-based as on the wire: nlb + 1 blocks */
 	wp_u32 control; /* cdw12 high half: FUA is bit 14 */
 };
+
+WP_ASSERT_SIZE(struct wp_record_header, 16);
+/* 120 + the ring buffer's 8-byte header: two cache lines (see above). */
+WP_ASSERT_SIZE(struct wp_syscall_record, 120);
+WP_ASSERT_SIZE(struct wp_causes_record, 64);
+WP_ASSERT_SIZE(struct wp_extent, 16);
+WP_ASSERT_SIZE(struct wp_bio_record, 224);
+WP_ASSERT_SIZE(struct wp_request_record, 64);
+WP_ASSERT_SIZE(struct wp_journal_record, 32);
+WP_ASSERT_SIZE(struct wp_throttle_record, 72);
+WP_ASSERT_SIZE(struct wp_nvme_record, 56);
+/* wp_syscall_record.syscall is one byte, and 0 there means no syscall. */
+#define WP_SYSCALL_FITS_(id, value, name, Name, cls, vfs)                                          \
+	WP_STATIC_ASSERT((value) > 0 && (value) <= 0xff, "WP_SYS_" #id " must fit in a byte");
+WP_SYSCALL_TABLE(WP_SYSCALL_FITS_)
+#undef WP_SYSCALL_FITS_
 
 #endif /* WRITEPATH_RECORDS_H */

@@ -1,14 +1,17 @@
 #include "decode/decoder.h"
 
 #include <cstring>
+#include <type_traits>
 
 #include "writepath.h"
 
 namespace wp {
 namespace {
 
+// The record types' sizes are pinned in writepath.h (WP_ASSERT_SIZE); this copies them.
 template <typename Record>
 bool read_record(std::span<const std::byte> bytes, Record& out) {
+  static_assert(std::is_trivially_copyable_v<Record>);
   if (bytes.size() < sizeof(Record)) return false;
   std::memcpy(&out, bytes.data(), sizeof(Record));
   return out.h.size == sizeof(Record);
@@ -29,26 +32,10 @@ ReqOp to_op(std::uint32_t op) {
   return ReqOp::Other;
 }
 
-std::optional<Syscall> to_syscall(std::uint32_t sys) {
-  switch (sys) {
-    case WP_SYS_WRITE: return Syscall::Write;
-    case WP_SYS_PWRITE64: return Syscall::Pwrite64;
-    case WP_SYS_WRITEV: return Syscall::Writev;
-    case WP_SYS_PWRITEV: return Syscall::Pwritev;
-    case WP_SYS_PWRITEV2: return Syscall::Pwritev2;
-    case WP_SYS_FSYNC: return Syscall::Fsync;
-    case WP_SYS_FDATASYNC: return Syscall::Fdatasync;
-    case WP_SYS_SYNC_FILE_RANGE: return Syscall::SyncFileRange;
-    case WP_SYS_SYNCFS: return Syscall::Syncfs;
-    case WP_SYS_SYNC: return Syscall::Sync;
-  }
-  return std::nullopt;
-}
-
 std::optional<Event> decode_syscall(std::span<const std::byte> bytes) {
   wp_syscall_record r;
   if (!read_record(bytes, r)) return std::nullopt;
-  auto sys = to_syscall(r.syscall);
+  auto sys = syscall_from_record(r.syscall);
   if (!sys) return std::nullopt;
   SyscallEvent e;
   e.start_ns = r.start_ns;
@@ -88,7 +75,7 @@ std::optional<Event> decode_bio(std::span<const std::byte> bytes) {
   e.bytes = r.bytes;
   e.op = to_op(r.op);
   e.flags = r.flags;
-  e.kind = r.kind == WP_BIO_SPLIT ? BioKind::Split : BioKind::Queue;
+  e.kind = static_cast<BioKind>(r.kind);
   e.why = r.why <= WP_WHY_OTHER_WRITEBACK ? static_cast<SubmitWhy>(r.why) : SubmitWhy::Unknown;
   e.bio_flags = r.bio_flags;
   e.file_dev = r.file_dev;
@@ -102,13 +89,9 @@ std::optional<Event> decode_bio(std::span<const std::byte> bytes) {
 std::optional<Event> decode_request(std::span<const std::byte> bytes) {
   wp_request_record r;
   if (!read_record(bytes, r)) return std::nullopt;
+  if (r.event < WP_RQ_INSERT || r.event > WP_RQ_COMPLETE) return std::nullopt;
   RequestEvent e;
-  switch (r.event) {
-    case WP_RQ_INSERT: e.kind = RequestEventKind::Insert; break;
-    case WP_RQ_ISSUE: e.kind = RequestEventKind::Issue; break;
-    case WP_RQ_COMPLETE: e.kind = RequestEventKind::Complete; break;
-    default: return std::nullopt;
-  }
+  e.kind = static_cast<RequestEventKind>(r.event);
   e.ts = r.h.ts_ns;
   e.rq = r.rq;
   e.disk = r.disk;
@@ -124,15 +107,9 @@ std::optional<Event> decode_request(std::span<const std::byte> bytes) {
 std::optional<Event> decode_journal(std::span<const std::byte> bytes) {
   wp_journal_record r;
   if (!read_record(bytes, r)) return std::nullopt;
+  if (r.phase < WP_JBD2_START || r.phase > WP_JBD2_END) return std::nullopt;
   JournalEvent e;
-  switch (r.phase) {
-    case WP_JBD2_START: e.phase = JournalPhase::Start; break;
-    case WP_JBD2_LOCKING: e.phase = JournalPhase::Locking; break;
-    case WP_JBD2_FLUSHING: e.phase = JournalPhase::Flushing; break;
-    case WP_JBD2_LOGGING: e.phase = JournalPhase::Logging; break;
-    case WP_JBD2_END: e.phase = JournalPhase::End; break;
-    default: return std::nullopt;
-  }
+  e.phase = static_cast<JournalPhase>(r.phase);
   e.ts = r.h.ts_ns;
   e.dev = r.dev;
   e.transaction = r.transaction;
@@ -159,9 +136,9 @@ std::optional<Event> decode_throttle(std::span<const std::byte> bytes) {
 std::optional<Event> decode_nvme(std::span<const std::byte> bytes) {
   wp_nvme_record r;
   if (!read_record(bytes, r)) return std::nullopt;
-  NvmeEvent e;
   if (r.event != WP_NVME_SETUP && r.event != WP_NVME_COMPLETE) return std::nullopt;
-  e.kind = r.event == WP_NVME_SETUP ? NvmeEventKind::Setup : NvmeEventKind::Complete;
+  NvmeEvent e;
+  e.kind = static_cast<NvmeEventKind>(r.event);
   e.ts = r.h.ts_ns;
   e.rq = r.rq;
   e.disk = r.disk;
@@ -191,8 +168,6 @@ std::optional<Event> decode_causes(std::span<const std::byte> bytes) {
 }
 
 }  // namespace
-
-static_assert(std::tuple_size_v<LostCounts> == WP_HOOK_COUNT);
 
 const char* hook_counter_name(std::size_t hook) {
   switch (hook) {

@@ -10,11 +10,12 @@
 #include <string>
 
 #include "decode/events.h"
+#include "writepath.h"
 
 namespace wp {
 
 // Records the kernel side lost (ring buffer full), per hook (enum wp_hook).
-using LostCounts = std::array<std::uint64_t, 8>;
+using LostCounts = std::array<std::uint64_t, WP_HOOK_COUNT>;
 const char* hook_counter_name(std::size_t hook);  // "syscall", "bio", ...
 
 struct DecodeStats {

@@ -20,33 +20,6 @@ std::string dev_string(DevT dev) {
   return std::to_string(dev_major(dev)) + ":" + std::to_string(dev_minor(dev));
 }
 
-const char* syscall_name(Syscall s) {
-  switch (s) {
-    case Syscall::Write: return "write";
-    case Syscall::Pwrite64: return "pwrite64";
-    case Syscall::Writev: return "writev";
-    case Syscall::Pwritev: return "pwritev";
-    case Syscall::Pwritev2: return "pwritev2";
-    case Syscall::Fsync: return "fsync";
-    case Syscall::Fdatasync: return "fdatasync";
-    case Syscall::SyncFileRange: return "sync_file_range";
-    case Syscall::Syncfs: return "syncfs";
-    case Syscall::Sync: return "sync";
-  }
-  return "unknown";
-}
-
-bool is_write_syscall(Syscall s) {
-  switch (s) {
-    case Syscall::Write:
-    case Syscall::Pwrite64:
-    case Syscall::Writev:
-    case Syscall::Pwritev:
-    case Syscall::Pwritev2: return true;
-    default: return false;
-  }
-}
-
 // Mirrors the kernel's blk_fill_rwbs() (kernel/trace/blktrace.c). It looks only at the op and
 // its flags; `bytes` is part of the signature for callers that have it (very old kernels printed
 // 'N' for zero-length requests) but the modern output does not depend on it.

@@ -1,6 +1,7 @@
 // Typed kernel events: what decode produces from ring-buffer records and what the stitcher
 // consumes. Plain values, no kernel or BPF types, so the stitcher can be driven by synthetic
-// sequences in unit tests.
+// sequences in unit tests. Flags and enumerators take their values from bpf/writepath.h, the
+// records' own definitions, so the decoder copies or casts them and nothing can drift.
 #pragma once
 
 #include <array>
@@ -9,6 +10,8 @@
 #include <variant>
 
 #include "common/nanos.h"
+#include "decode/syscalls.h"
+#include "writepath.h"
 
 namespace wp {
 
@@ -25,44 +28,31 @@ constexpr std::uint32_t dev_minor(DevT dev) {
 }
 std::string dev_string(DevT dev);  // "253:0"
 
-enum class Syscall : std::uint8_t {
-  Write,
-  Pwrite64,
-  Writev,
-  Pwritev,
-  Pwritev2,
-  Fsync,
-  Fdatasync,
-  SyncFileRange,
-  Syncfs,
-  Sync,
-};
-const char* syscall_name(Syscall s);
-bool is_write_syscall(Syscall s);
+// Syscall, syscall_name() and is_write_syscall(): decode/syscalls.h.
 
-namespace file_flag {
-constexpr std::uint32_t kDirect = 1u << 0;
-constexpr std::uint32_t kSync = 1u << 1;
-constexpr std::uint32_t kDsync = 1u << 2;
-constexpr std::uint32_t kAppend = 1u << 3;
-constexpr std::uint32_t kRegular = 1u << 4;
-constexpr std::uint32_t kBlockDev = 1u << 5;
+namespace file_flag {  // enum wp_file_flags
+constexpr std::uint32_t kDirect = WP_FILE_DIRECT;
+constexpr std::uint32_t kSync = WP_FILE_SYNC;
+constexpr std::uint32_t kDsync = WP_FILE_DSYNC;
+constexpr std::uint32_t kAppend = WP_FILE_APPEND;
+constexpr std::uint32_t kRegular = WP_FILE_REGULAR;
+constexpr std::uint32_t kBlockDev = WP_FILE_BLOCKDEV;
 }  // namespace file_flag
 
-namespace req_flag {
-constexpr std::uint32_t kFua = 1u << 0;
-constexpr std::uint32_t kPreflush = 1u << 1;
-constexpr std::uint32_t kSync = 1u << 2;
-constexpr std::uint32_t kMeta = 1u << 3;
+namespace req_flag {  // enum wp_req_flags
+constexpr std::uint32_t kFua = WP_REQ_FUA;
+constexpr std::uint32_t kPreflush = WP_REQ_PREFLUSH;
+constexpr std::uint32_t kSync = WP_REQ_SYNC;
+constexpr std::uint32_t kMeta = WP_REQ_META;
 }  // namespace req_flag
 
 enum class ReqOp : std::uint8_t {
-  Read = 0,
-  Write = 1,
-  Flush = 2,
-  Discard = 3,
-  WriteZeroes = 9,
-  Other = 255
+  Read = WP_OP_READ,
+  Write = WP_OP_WRITE,
+  Flush = WP_OP_FLUSH,
+  Discard = WP_OP_DISCARD,
+  WriteZeroes = WP_OP_WRITE_ZEROES,
+  Other = 255  // any op the records do not name
 };
 
 // blktrace-style flags string: "W", "WS", "FF", "FWFS", ...
@@ -95,29 +85,29 @@ struct Extent {
   std::uint32_t pages = 0;
 };
 
-enum class BioKind : std::uint8_t { Queue, Split };
+enum class BioKind : std::uint8_t { Queue = WP_BIO_QUEUE, Split = WP_BIO_SPLIT };
 
 // Why a bio was submitted (the submitting thread's situation).
 enum class SubmitWhy : std::uint8_t {
-  Unknown,
-  WriteSyscall,  // inside a write: O_DIRECT, or O_SYNC data
-  SyncSyscall,   // inside fsync/fdatasync/sync_file_range/sync
-  Background,    // flusher: over the background dirty threshold
-  Periodic,      // flusher: dirty data expired
-  Sync,          // flusher working for sync(2)/syncfs(2)
-  Vmscan,        // flusher woken by reclaim
-  OtherWriteback,
+  Unknown = WP_WHY_UNKNOWN,
+  WriteSyscall = WP_WHY_WRITE_SYSCALL,  // inside a write: O_DIRECT, or O_SYNC data
+  SyncSyscall = WP_WHY_SYNC_SYSCALL,    // inside fsync/fdatasync/sync_file_range/sync
+  Background = WP_WHY_BACKGROUND,       // flusher: over the background dirty threshold
+  Periodic = WP_WHY_PERIODIC,           // flusher: dirty data expired
+  Sync = WP_WHY_SYNC,                   // flusher working for sync(2)/syncfs(2)
+  Vmscan = WP_WHY_VMSCAN,               // flusher woken by reclaim
+  OtherWriteback = WP_WHY_OTHER_WRITEBACK,
 };
 const char* submit_why_name(SubmitWhy why);  // "write", "fsync", "background", ...
 
-namespace bio_flag {
-constexpr std::uint8_t kAnon = 1u << 0;
-constexpr std::uint8_t kNoFile = 1u << 1;
-constexpr std::uint8_t kMixed = 1u << 2;
-constexpr std::uint8_t kTruncated = 1u << 3;
+namespace bio_flag {  // enum wp_bio_flags
+constexpr std::uint8_t kAnon = WP_BIO_ANON;
+constexpr std::uint8_t kNoFile = WP_BIO_NO_FILE;
+constexpr std::uint8_t kMixed = WP_BIO_MIXED;
+constexpr std::uint8_t kTruncated = WP_BIO_TRUNCATED;
 }  // namespace bio_flag
 
-constexpr std::size_t kMaxBioExtents = 8;
+constexpr std::size_t kMaxBioExtents = WP_BIO_MAX_EXTENTS;
 
 // A bio entering the block layer, in the submitter's context.
 struct BioEvent {
@@ -141,7 +131,11 @@ struct BioEvent {
   std::array<Extent, kMaxBioExtents> extents{};
 };
 
-enum class RequestEventKind : std::uint8_t { Insert, Issue, Complete };
+enum class RequestEventKind : std::uint8_t {
+  Insert = WP_RQ_INSERT,
+  Issue = WP_RQ_ISSUE,
+  Complete = WP_RQ_COMPLETE,
+};
 
 struct RequestEvent {
   Nanos ts = 0;
@@ -156,7 +150,13 @@ struct RequestEvent {
   RequestEventKind kind = RequestEventKind::Issue;
 };
 
-enum class JournalPhase : std::uint8_t { Start, Locking, Flushing, Logging, End };
+enum class JournalPhase : std::uint8_t {
+  Start = WP_JBD2_START,
+  Locking = WP_JBD2_LOCKING,
+  Flushing = WP_JBD2_FLUSHING,
+  Logging = WP_JBD2_LOGGING,
+  End = WP_JBD2_END,
+};
 
 struct JournalEvent {
   Nanos ts = 0;
@@ -178,7 +178,7 @@ struct ThrottleEvent {
   std::uint64_t wb_setpoint = 0;
 };
 
-enum class NvmeEventKind : std::uint8_t { Setup, Complete };
+enum class NvmeEventKind : std::uint8_t { Setup = WP_NVME_SETUP, Complete = WP_NVME_COMPLETE };
 
 struct NvmeEvent {
   Nanos ts = 0;

@@ -66,7 +66,6 @@ std::unique_ptr<BpfSession> BpfSession::start(const HookPlan& plan, const Kernel
   ro->cfg_raw_syscall_slots = plan.raw_syscall_slots();
   ro->cfg_causes_min_ns = filter.causes_min_ns;
   ro->cfg_min_latency_ns = filter.min_latency_ns;
-  ro->cfg_min_latency_ns = filter.min_latency_ns;
   if (filter.ring_bytes) {
     const std::uint64_t ring = ring_buffer_size(filter.ring_bytes);
     if (int err = bpf_map__set_max_entries(session->skel_->maps.events,
@@ -79,10 +78,13 @@ std::unique_ptr<BpfSession> BpfSession::start(const HookPlan& plan, const Kernel
   // woken seven eighths before the buffer fills.
   ro->cfg_wakeup_bytes = static_cast<std::uint32_t>(
       std::max<std::uint64_t>(bpf_map__max_entries(session->skel_->maps.events) / 8, 4096));
-  // Slot order of wp_slot_syscall[] in bpf/syscall.bpf.c; stored as number + 1.
-  const long syscall_numbers[] = {SYS_write,    SYS_pwrite64, SYS_writev,    SYS_pwritev,
-                                  SYS_pwritev2, SYS_fsync,    SYS_fdatasync, SYS_sync_file_range,
-                                  SYS_syncfs,   SYS_sync};
+  // This architecture's syscall numbers, in slot order (WP_SYSCALL_TABLE); stored as
+  // number + 1 so that an unset slot matches nothing.
+  const long syscall_numbers[] = {
+#define WP_SYSCALL_NUMBER_(id, value, name, Name, cls, vfs) SYS_##name,
+      WP_SYSCALL_TABLE(WP_SYSCALL_NUMBER_)
+#undef WP_SYSCALL_NUMBER_
+  };
   static_assert(std::size(syscall_numbers) ==
                 sizeof(writepath_bpf::writepath_bpf__rodata::cfg_syscall_nr_plus1) / sizeof(long));
   for (std::size_t i = 0; i < std::size(syscall_numbers); ++i)

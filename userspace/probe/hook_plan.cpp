@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "decode/syscalls.h"
+
 namespace wp {
 
 const char* attach_kind_name(AttachKind kind) {
@@ -26,12 +28,9 @@ HookVariant btf_or_raw(const std::string& program, AttachKind kind, const std::s
   return {{program}, kind, category, {event}, module, args};
 }
 
-// Syscall slots, in the order of bpf/syscall.bpf.c's wp_slot_syscall.
-constexpr const char* kSyscallSlots[] = {"write",    "pwrite64", "writev",    "pwritev",
-                                         "pwritev2", "fsync",    "fdatasync", "sync_file_range",
-                                         "syncfs",   "sync"};
-constexpr std::uint32_t kVfsSlots = (1u << 0) | (1u << 1) | (1u << 5) | (1u << 6);
-constexpr std::uint32_t kOtherSlots = ((1u << 10) - 1) & ~kVfsSlots;
+// Syscall slots (decode/syscalls.h, from WP_SYSCALL_TABLE): bit i is kSyscallSlots[i].
+constexpr std::uint32_t kVfsSlots = WP_VFS_SLOTS;
+constexpr std::uint32_t kOtherSlots = ((1u << WP_SYSCALL_SLOTS) - 1) & ~kVfsSlots;
 
 // Syscalls of `slots`: the perf tracepoints of each syscall (an entry and an exit program
 // apiece), else the raw syscall tracepoints (one program pair for all of them).
@@ -52,12 +51,13 @@ std::vector<HookVariant> syscall_variants(std::uint32_t slots) {
                   2,
                   slots};
   HookVariant per_syscall{{}, AttachKind::Tracepoint, "syscalls", {}, "", -1, 0};
-  for (std::size_t i = 0; i < std::size(kSyscallSlots); ++i) {
+  for (std::size_t i = 0; i < kSyscallSlots.size(); ++i) {
     if (!(slots & (1u << i))) continue;
-    per_syscall.programs.push_back(std::string("wp_enter_") + kSyscallSlots[i]);
-    per_syscall.events.push_back(std::string("sys_enter_") + kSyscallSlots[i]);
-    per_syscall.programs.push_back(std::string("wp_exit_") + kSyscallSlots[i]);
-    per_syscall.events.push_back(std::string("sys_exit_") + kSyscallSlots[i]);
+    const std::string name = kSyscallSlots[i].name;
+    per_syscall.programs.push_back("wp_enter_" + name);
+    per_syscall.events.push_back("sys_enter_" + name);
+    per_syscall.programs.push_back("wp_exit_" + name);
+    per_syscall.events.push_back("sys_exit_" + name);
   }
   return {per_syscall, raw};
 }
