@@ -51,15 +51,7 @@ int run_doctor(std::ostream& out, const HookPrefs& prefs) {
       layer = choice.hook->layer;
       out << fmt::format("  [{}]\n", layer);
     }
-    std::string used = "-";
-    if (choice.variant) {
-      const auto& v = *choice.variant;
-      used = v.category.empty()
-                 ? fmt::format("{} {}", attach_kind_name(v.kind), v.events.front())
-                 : fmt::format("{} {}:{}", attach_kind_name(v.kind), v.category, v.events.front());
-      if (choice.variant->events.size() > 1)
-        used += fmt::format(" (+{})", choice.variant->events.size() - 1);
-    }
+    const std::string used = choice.variant ? variant_summary(*choice.variant) : "-";
     const char* state = choice.variant ? (choice.why.empty() ? "ok  " : "fall")
                                        : (choice.hook->required ? "FAIL" : "off ");
     out << fmt::format("  {} {:<22} {}\n", state, choice.hook->name, used);

@@ -274,9 +274,12 @@ int run_trace(const TraceOptions& options) {
       if (recording) recording->record(record);
       pipeline->on_record(record);
     };
-  PlannedSession planned = start_planned_session(
-      caps, HookPrefs{.fentry = !options.no_fentry, .raw_syscalls = options.raw_syscalls}, filter,
-      handler);
+  PlannedSession planned =
+      start_planned_session(caps,
+                            HookPrefs{.fentry = !options.no_fentry,
+                                      .raw_syscalls = options.raw_syscalls,
+                                      .disabled_programs = disabled_programs_from_env()},
+                            filter, handler);
   if (!planned.session) throw Failure(kExitRuntime, planned.error);
   auto& session = planned.session;
   if (!options.record_path.empty())

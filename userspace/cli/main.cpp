@@ -256,8 +256,10 @@ int main(int argc, char** argv) {
       return wp::run_demo(*cmd.scenario, load_arguments(cmd), demo_trace);
     }
     if (*doctor)
-      return wp::run_doctor(std::cout, wp::HookPrefs{.fentry = !doctor_no_fentry,
-                                                     .raw_syscalls = doctor_raw_syscalls});
+      return wp::run_doctor(std::cout,
+                            wp::HookPrefs{.fentry = !doctor_no_fentry,
+                                          .raw_syscalls = doctor_raw_syscalls,
+                                          .disabled_programs = wp::disabled_programs_from_env()});
     if (*trace) {
       if (!min_latency.empty()) trace_options.min_latency_ns = *wp::parse_duration(min_latency);
       if (!duration.empty()) trace_options.duration_ns = wp::parse_duration(duration);

@@ -178,29 +178,22 @@ bool BpfSession::add_tgid(std::uint32_t tgid) {
                               BPF_ANY) == 0;
 }
 
+std::set<std::string> disabled_programs_from_env() {
+  const char* disabled = std::getenv("WRITEPATH_DISABLE_PROGRAMS");
+  return disabled ? parse_program_list(disabled) : std::set<std::string>{};
+}
+
 PlannedSession start_planned_session(const KernelCaps& caps, const HookPrefs& prefs,
                                      const KernelFilter& filter,
                                      const BpfSession::RecordHandler& handler) {
   PlannedSession out;
-  KernelBtf btf;
-  PlanOptions options;
-  // Testing knob: WRITEPATH_DISABLE_PROGRAMS=a,b plans as if those programs had failed to
-  // attach, so the tests can drive every fallback on a kernel that has the preferred hooks.
-  if (const char* disabled = std::getenv("WRITEPATH_DISABLE_PROGRAMS")) {
-    std::string list = disabled;
-    for (std::size_t at = 0; at <= list.size();) {
-      std::size_t comma = std::min(list.find(',', at), list.size());
-      if (comma > at) options.failed.insert(list.substr(at, comma - at));
-      at = comma + 1;
-    }
-  }
-  options.fentry = prefs.fentry && caps.fentry;
-  options.raw_syscalls = prefs.raw_syscalls;
-  options.causes = filter.causes_min_ns != 0;
-  options.fentry_off_reason =
-      !prefs.fentry ? "off (--no-fentry)" : "unavailable (" + caps.fentry_error + ")";
+  const RunningKernelFacts facts(caps);
+  PlanOptions options{.fentry = prefs.fentry,
+                      .raw_syscalls = prefs.raw_syscalls,
+                      .causes = filter.causes_min_ns != 0,
+                      .failed = prefs.disabled_programs};
   for (int attempt = 0; attempt < 4; ++attempt) {
-    out.plan = plan_hooks(btf, caps.tracefs_path, options);
+    out.plan = plan_hooks(facts, options);
     if (!out.plan.runnable()) break;
     const std::size_t failed_before = options.failed.size();
     out.session = BpfSession::start(out.plan, filter, handler, out.error, options.failed);

@@ -93,7 +93,13 @@ struct PlannedSession {
 struct HookPrefs {
   bool fentry = true;         // fentry/fexit where they attach (--no-fentry: false)
   bool raw_syscalls = false;  // --raw-syscalls: the raw sys_enter/sys_exit pair first
+  // Planned as if they had failed to attach (disabled_programs_from_env).
+  std::set<std::string> disabled_programs = {};
 };
+
+// Testing knob: WRITEPATH_DISABLE_PROGRAMS=a,b plans as if those programs had failed to
+// attach, so the tests can drive every fallback on a kernel that has the preferred hooks.
+std::set<std::string> disabled_programs_from_env();
 
 PlannedSession start_planned_session(const KernelCaps& caps, const HookPrefs& prefs,
                                      const KernelFilter& filter,

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "decode/syscalls.h"
 
 namespace wp {
@@ -168,24 +170,30 @@ std::vector<Hook> build_table() {
   return t;
 }
 
+std::string fentry_off_reason(const KernelFacts& facts, const PlanOptions& options) {
+  if (!options.fentry) return "off (--no-fentry)";
+  if (!facts.fentry_attaches()) return fmt::format("unavailable ({})", facts.fentry_error());
+  return "";
+}
+
 // Why a variant cannot serve here, or "" when it can.
-std::string unusable_reason(const HookVariant& v, const KernelBtf& btf, const std::string& tracefs,
+std::string unusable_reason(const HookVariant& v, const KernelFacts& facts,
                             const PlanOptions& options) {
   for (const auto& program : v.programs)
     if (options.failed.count(program)) return fmt::format("{} failed to load or attach", program);
   for (const auto& event : v.events) {
     if (v.kind == AttachKind::Fentry) {
-      if (!options.fentry) return options.fentry_off_reason;
-      if (!btf.has_function(event)) return fmt::format("no function {} in BTF", event);
+      if (std::string off = fentry_off_reason(facts, options); !off.empty()) return off;
+      if (!facts.has_function(event)) return fmt::format("no function {} in BTF", event);
       continue;
     }
     if (v.kind == AttachKind::Tracepoint) {
       if (options.raw_syscalls && v.category == "syscalls") return "passed over (--raw-syscalls)";
-      if (!tracepoint_exists(tracefs, v.category, event))
+      if (!facts.tracepoint_exists(v.category, event))
         return fmt::format("no tracepoint {}:{}", v.category, event);
       continue;
     }
-    int args = btf.tracepoint_args(event, v.module);
+    int args = facts.tracepoint_args(event, v.module);
     if (args < 0) {
       if (!v.module.empty()) return fmt::format("no {} BTF for {}", v.module, event);
       return fmt::format("no btf_trace_{} in BTF", event);
@@ -201,6 +209,15 @@ std::string unusable_reason(const HookVariant& v, const KernelBtf& btf, const st
 const std::vector<Hook>& hook_table() {
   static const std::vector<Hook> table = build_table();
   return table;
+}
+
+std::string variant_summary(const HookVariant& v) {
+  std::string out =
+      v.category.empty()
+          ? fmt::format("{} {}", attach_kind_name(v.kind), v.events.front())
+          : fmt::format("{} {}:{}", attach_kind_name(v.kind), v.category, v.events.front());
+  if (v.events.size() > 1) out += fmt::format(" (+{})", v.events.size() - 1);
+  return out;
 }
 
 bool HookPlan::runnable() const {
@@ -223,7 +240,7 @@ std::uint32_t HookPlan::raw_syscall_slots() const {
   return slots;
 }
 
-HookPlan plan_hooks(const KernelBtf& btf, const std::string& tracefs, const PlanOptions& options) {
+HookPlan plan_hooks(const KernelFacts& facts, const PlanOptions& options) {
   HookPlan plan;
   for (const auto& hook : hook_table()) {
     HookChoice choice{&hook, nullptr, ""};
@@ -233,7 +250,7 @@ HookPlan plan_hooks(const KernelBtf& btf, const std::string& tracefs, const Plan
       continue;
     }
     for (const auto& v : hook.variants) {
-      std::string reason = unusable_reason(v, btf, tracefs, options);
+      std::string reason = unusable_reason(v, facts, options);
       if (reason.empty()) {
         choice.variant = &v;
         break;
@@ -244,6 +261,16 @@ HookPlan plan_hooks(const KernelBtf& btf, const std::string& tracefs, const Plan
     plan.choices.push_back(std::move(choice));
   }
   return plan;
+}
+
+std::set<std::string> parse_program_list(std::string_view list) {
+  std::set<std::string> out;
+  for (std::size_t at = 0; at <= list.size();) {
+    const std::size_t comma = std::min(list.find(',', at), list.size());
+    if (comma > at) out.emplace(list.substr(at, comma - at));
+    at = comma + 1;
+  }
+  return out;
 }
 
 }  // namespace wp

@@ -1,14 +1,17 @@
-// Which BPF program serves each hook on this kernel. The table lists, per hook, the program
+// Which BPF program serves each hook on a kernel. The table lists, per hook, the program
 // variants in order of preference; planning keeps the first whose tracepoint exists with the
-// expected prototype (from BTF) and that has not already failed to attach.
+// expected prototype (from BTF) and that has not already failed to attach. Planning is a pure
+// function of the kernel's facts (kernel_facts.h) and the options: no BTF, tracefs or
+// environment is read here.
 #pragma once
 
 #include <cstdint>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "probe/kernel_caps.h"
+#include "probe/kernel_facts.h"
 
 namespace wp {
 
@@ -39,6 +42,10 @@ struct Hook {
 // The hooks writepath knows, in pipeline order.
 const std::vector<Hook>& hook_table();
 
+// What doctor prints for a variant: its kind and first tracepoint (or function), and how many
+// more it attaches to, e.g. "tracepoint syscalls:sys_enter_write (+7)".
+std::string variant_summary(const HookVariant& variant);
+
 struct HookChoice {
   const Hook* hook = nullptr;
   const HookVariant* variant = nullptr;  // nullptr: no variant usable here
@@ -53,13 +60,17 @@ struct HookPlan {
 };
 
 struct PlanOptions {
-  bool fentry = false;            // fentry/fexit can attach here and the user allows it
-  std::string fentry_off_reason;  // why not, for doctor
-  std::set<std::string> failed;   // programs that failed to load or attach in an earlier try
-  bool causes = false;            // off-CPU accounting for slow calls (--min-latency)
-  bool raw_syscalls = false;      // the raw syscall pair over per-syscall tracepoints
+  bool fentry = true;         // the user allows fentry/fexit where they attach (--no-fentry)
+  bool raw_syscalls = false;  // the raw syscall pair over per-syscall tracepoints
+  bool causes = false;        // off-CPU accounting for slow calls (--min-latency)
+  // Programs planned as if they had failed to load or attach: those that did in an earlier
+  // try, and those disabled on purpose (WRITEPATH_DISABLE_PROGRAMS, read by the caller).
+  std::set<std::string> failed = {};
 };
 
-HookPlan plan_hooks(const KernelBtf& btf, const std::string& tracefs, const PlanOptions& options);
+HookPlan plan_hooks(const KernelFacts& facts, const PlanOptions& options);
+
+// The program names of a comma-separated list ("a,b"); empty items are skipped.
+std::set<std::string> parse_program_list(std::string_view list);
 
 }  // namespace wp

@@ -129,4 +129,20 @@ int KernelBtf::tracepoint_args(const std::string& name, const std::string& modul
   return static_cast<int>(btf_vlen(t)) - 1;
 }
 
+RunningKernelFacts::RunningKernelFacts(const KernelCaps& caps)
+    : tracefs_(caps.tracefs_path), fentry_(caps.fentry), fentry_error_(caps.fentry_error) {}
+
+bool RunningKernelFacts::tracepoint_exists(const std::string& category,
+                                           const std::string& event) const {
+  return wp::tracepoint_exists(tracefs_, category, event);
+}
+
+int RunningKernelFacts::tracepoint_args(const std::string& event, const std::string& module) const {
+  return btf_.tracepoint_args(event, module);
+}
+
+bool RunningKernelFacts::has_function(const std::string& name) const {
+  return btf_.has_function(name);
+}
+
 }  // namespace wp

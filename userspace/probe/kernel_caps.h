@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "probe/kernel_facts.h"
+
 struct btf;
 
 namespace wp {
@@ -49,6 +51,25 @@ class KernelBtf {
  private:
   struct btf* vmlinux_ = nullptr;
   std::string error_;
+};
+
+// The running kernel's facts: its BTF (vmlinux, and module BTFs looked up on demand), its
+// tracefs at caps.tracefs_path, and the fentry attach probe detect_kernel_caps ran.
+class RunningKernelFacts final : public KernelFacts {
+ public:
+  explicit RunningKernelFacts(const KernelCaps& caps);
+
+  bool tracepoint_exists(const std::string& category, const std::string& event) const override;
+  int tracepoint_args(const std::string& event, const std::string& module) const override;
+  bool has_function(const std::string& name) const override;
+  bool fentry_attaches() const override { return fentry_; }
+  std::string fentry_error() const override { return fentry_error_; }
+
+ private:
+  KernelBtf btf_;
+  std::string tracefs_;
+  bool fentry_;
+  std::string fentry_error_;
 };
 
 }  // namespace wp

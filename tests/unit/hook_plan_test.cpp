@@ -1,0 +1,451 @@
+#include "probe/hook_plan.h"
+
+#include <bpf/libbpf.h>
+#include <gtest/gtest.h>
+
+#include <initializer_list>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+namespace wp {
+namespace {
+
+// A kernel described by its facts: what tracefs lists, the btf_trace_* prototypes in vmlinux
+// and module BTF, the functions in BTF, and whether an fentry attach is allowed.
+class FakeKernel final : public KernelFacts {
+ public:
+  FakeKernel& tracepoint(const std::string& category, const std::string& event) {
+    tracepoints_.emplace(category, event);
+    return *this;
+  }
+  FakeKernel& no_tracepoints(const std::string& category) {
+    std::erase_if(tracepoints_, [&](const auto& tp) { return tp.first == category; });
+    return *this;
+  }
+  FakeKernel& raw_tracepoint(const std::string& event, int args, const std::string& module = {}) {
+    raw_args_[{module, event}] = args;
+    return *this;
+  }
+  FakeKernel& no_raw_tracepoint(const std::string& event, const std::string& module = {}) {
+    raw_args_.erase({module, event});
+    return *this;
+  }
+  FakeKernel& function(const std::string& name) {
+    functions_.insert(name);
+    return *this;
+  }
+  FakeKernel& no_function(const std::string& name) {
+    functions_.erase(name);
+    return *this;
+  }
+  FakeKernel& fentry(bool attaches, const std::string& error = {}) {
+    fentry_ = attaches;
+    fentry_error_ = error;
+    return *this;
+  }
+
+  bool tracepoint_exists(const std::string& category, const std::string& event) const override {
+    return tracepoints_.count({category, event}) > 0;
+  }
+  int tracepoint_args(const std::string& event, const std::string& module) const override {
+    auto it = raw_args_.find({module, event});
+    return it == raw_args_.end() ? -1 : it->second;
+  }
+  bool has_function(const std::string& name) const override { return functions_.count(name) > 0; }
+  bool fentry_attaches() const override { return fentry_; }
+  std::string fentry_error() const override { return fentry_error_; }
+
+ private:
+  std::set<std::pair<std::string, std::string>> tracepoints_;    // (category, event)
+  std::map<std::pair<std::string, std::string>, int> raw_args_;  // (module, event) -> arity
+  std::set<std::string> functions_;
+  bool fentry_ = false;
+  std::string fentry_error_;
+};
+
+// The classic tracepoints every kernel here has: per-syscall, sched, writeback, jbd2.
+FakeKernel with_classic_tracepoints() {
+  FakeKernel k;
+  for (const char* sc : {"write", "pwrite64", "writev", "pwritev", "pwritev2", "fsync", "fdatasync",
+                         "sync_file_range", "syncfs", "sync"}) {
+    k.tracepoint("syscalls", std::string("sys_enter_") + sc);
+    k.tracepoint("syscalls", std::string("sys_exit_") + sc);
+  }
+  k.tracepoint("sched", "sched_process_exit")
+      .tracepoint("writeback", "balance_dirty_pages")
+      .tracepoint("writeback", "writeback_start")
+      .tracepoint("writeback", "writeback_written");
+  for (const char* ev : {"jbd2_start_commit", "jbd2_commit_locking", "jbd2_commit_flushing",
+                         "jbd2_commit_logging", "jbd2_end_commit"})
+    k.tracepoint("jbd2", ev);
+  return k;
+}
+
+// The prototypes of 5.18 and later: folios, block tracepoints without the request_queue,
+// sched_switch with prev_state.
+FakeKernel with_current_prototypes() {
+  FakeKernel k = with_classic_tracepoints();
+  k.raw_tracepoint("sys_enter", 2)
+      .raw_tracepoint("sys_exit", 2)
+      .raw_tracepoint("sched_process_fork", 2)
+      .raw_tracepoint("writeback_dirty_folio", 2)
+      .raw_tracepoint("folio_wait_writeback", 2)
+      .raw_tracepoint("block_bio_queue", 1)
+      .raw_tracepoint("block_split", 2)
+      .raw_tracepoint("block_rq_insert", 1)
+      .raw_tracepoint("block_rq_issue", 1)
+      .raw_tracepoint("block_rq_complete", 3)
+      .raw_tracepoint("sched_switch", 4)
+      .function("vfs_write")
+      .function("vfs_fsync_range");
+  return k;
+}
+
+// The development machine: 6.18 in a VM whose kernel lists vfs_write in BTF but refuses to
+// load an fentry program (what kernel_caps' attach probe reports), and no NVMe driver.
+FakeKernel kernel_6_18() {
+  return with_current_prototypes().fentry(false, "load: Operation not permitted");
+}
+
+// Debian's 6.1 as the VM suite boots it: fentry attaches, nvme_core has its own BTF.
+FakeKernel kernel_6_1() {
+  return with_current_prototypes()
+      .fentry(true)
+      .raw_tracepoint("nvme_setup_cmd", 2, "nvme_core")
+      .raw_tracepoint("nvme_complete_rq", 1, "nvme_core");
+}
+
+// 5.10: block tracepoints still take the request_queue first, pages rather than folios,
+// sched_switch without prev_state, no module BTF (5.11 added it).
+FakeKernel kernel_5_10() {
+  return with_current_prototypes()
+      .no_raw_tracepoint("writeback_dirty_folio")
+      .raw_tracepoint("writeback_dirty_page", 2)
+      .no_raw_tracepoint("folio_wait_writeback")
+      .raw_tracepoint("wait_on_page_writeback", 2)
+      .raw_tracepoint("block_bio_queue", 2)
+      .raw_tracepoint("block_split", 3)
+      .raw_tracepoint("block_rq_insert", 2)
+      .raw_tracepoint("block_rq_issue", 2)
+      .raw_tracepoint("sched_switch", 3)
+      .fentry(true);
+}
+
+// One line of doctor's hook table: the hook, the variant used ("-": none), and why earlier
+// variants were passed over.
+using Row = std::tuple<std::string, std::string, std::string>;
+
+Row row_of(const HookChoice& c) {
+  return {c.hook->name, c.variant ? variant_summary(*c.variant) : "-", c.why};
+}
+
+const HookChoice& choice(const HookPlan& plan, const std::string& hook) {
+  for (const auto& c : plan.choices)
+    if (c.hook->name == hook) return c;
+  ADD_FAILURE() << "no hook " << hook;
+  static const HookChoice none;
+  return none;
+}
+
+Row row(const HookPlan& plan, const std::string& hook) {
+  return row_of(choice(plan, hook));
+}
+
+std::vector<Row> rows(const HookPlan& plan) {
+  std::vector<Row> out;
+  for (const auto& c : plan.choices) out.push_back(row_of(c));
+  return out;
+}
+
+const std::string kNoFentryHere = "fentry: unavailable (load: Operation not permitted)";
+const std::string kNoCauses = "only with --min-latency (slow-call causes)";
+
+// Exactly what `writepath doctor` prints on the development machine.
+TEST(HookPlan, ThisKernelUsesSyscallTracepointsAndTpBtf) {
+  const HookPlan plan = plan_hooks(kernel_6_18(), PlanOptions{});
+  const std::vector<Row> expected = {
+      {"write/sync syscalls", "tracepoint syscalls:sys_enter_write (+7)", kNoFentryHere},
+      {"other write/sync calls", "tracepoint syscalls:sys_enter_writev (+11)", ""},
+      {"fork follow", "tp_btf sched:sched_process_fork", ""},
+      {"process exit", "tracepoint sched:sched_process_exit", ""},
+      {"page dirtied", "tp_btf writeback:writeback_dirty_folio", ""},
+      {"dirty throttling", "tracepoint writeback:balance_dirty_pages", ""},
+      {"writeback wait", "tp_btf writeback:folio_wait_writeback", ""},
+      {"flusher start", "tracepoint writeback:writeback_start", ""},
+      {"flusher written", "tracepoint writeback:writeback_written", ""},
+      {"bio queue", "tp_btf block:block_bio_queue", ""},
+      {"bio split", "tp_btf block:block_split", ""},
+      {"request insert", "tp_btf block:block_rq_insert", ""},
+      {"request issue", "tp_btf block:block_rq_issue", ""},
+      {"request complete", "tp_btf block:block_rq_complete", ""},
+      {"journal start_commit", "tracepoint jbd2:jbd2_start_commit", ""},
+      {"journal commit_locking", "tracepoint jbd2:jbd2_commit_locking", ""},
+      {"journal commit_flushing", "tracepoint jbd2:jbd2_commit_flushing", ""},
+      {"journal commit_logging", "tracepoint jbd2:jbd2_commit_logging", ""},
+      {"journal end_commit", "tracepoint jbd2:jbd2_end_commit", ""},
+      {"off-CPU time", "-", kNoCauses},
+      {"nvme submit", "-", "tp_btf: no nvme_core BTF for nvme_setup_cmd"},
+      {"nvme complete", "-", "tp_btf: no nvme_core BTF for nvme_complete_rq"},
+  };
+  EXPECT_EQ(rows(plan), expected);
+  EXPECT_TRUE(plan.runnable());
+  EXPECT_EQ(plan.raw_syscall_slots(), 0u);  // the raw pair is not loaded at all
+  EXPECT_EQ(plan.programs().count("wp_sys_enter"), 0u);
+  EXPECT_EQ(plan.programs().count("wp_vfs_write_enter"), 0u);
+  EXPECT_EQ(plan.programs().count("wp_enter_pwrite64"), 1u);
+  EXPECT_EQ(plan.programs().count("wp_exit_sync"), 1u);
+}
+
+TEST(HookPlan, SlowCallCausesUseTheFourArgumentSchedSwitch) {
+  const HookPlan plan = plan_hooks(kernel_6_18(), PlanOptions{.causes = true});
+  EXPECT_EQ(row(plan, "off-CPU time"), Row("off-CPU time", "tp_btf sched:sched_switch", ""));
+  EXPECT_EQ(plan.programs().count("wp_sched_switch"), 1u);
+  EXPECT_EQ(plan.programs().count("wp_sched_switch_pre518"), 0u);
+}
+
+TEST(HookPlan, Debian61UsesFentryAndNvmeTracepoints) {
+  const HookPlan plan = plan_hooks(kernel_6_1(), PlanOptions{});
+  EXPECT_EQ(row(plan, "write/sync syscalls"),
+            Row("write/sync syscalls", "fentry vfs_write (+3)", ""));
+  const HookChoice& vfs = choice(plan, "write/sync syscalls");
+  ASSERT_NE(vfs.variant, nullptr);
+  EXPECT_EQ(vfs.variant->programs,
+            (std::vector<std::string>{"wp_vfs_write_enter", "wp_vfs_write_exit",
+                                      "wp_vfs_fsync_enter", "wp_vfs_fsync_exit"}));
+  // fentry serves only write/pwrite64/fsync/fdatasync; the others stay on tracepoints.
+  EXPECT_EQ(row(plan, "other write/sync calls"),
+            Row("other write/sync calls", "tracepoint syscalls:sys_enter_writev (+11)", ""));
+  EXPECT_EQ(plan.programs().count("wp_enter_write"), 0u);
+  EXPECT_EQ(plan.programs().count("wp_enter_writev"), 1u);
+  EXPECT_EQ(row(plan, "nvme submit"), Row("nvme submit", "tp_btf nvme:nvme_setup_cmd", ""));
+  EXPECT_EQ(row(plan, "nvme complete"), Row("nvme complete", "tp_btf nvme:nvme_complete_rq", ""));
+  EXPECT_EQ(row(plan, "request issue"), Row("request issue", "tp_btf block:block_rq_issue", ""));
+  EXPECT_TRUE(plan.runnable());
+}
+
+TEST(HookPlan, NoFentryOptionKeepsTheWritePathOnTracepoints) {
+  const HookPlan plan = plan_hooks(kernel_6_1(), PlanOptions{.fentry = false});
+  EXPECT_EQ(row(plan, "write/sync syscalls"),
+            Row("write/sync syscalls", "tracepoint syscalls:sys_enter_write (+7)",
+                "fentry: off (--no-fentry)"));
+  EXPECT_EQ(plan.programs().count("wp_vfs_write_enter"), 0u);
+  // The user's choice is named even where fentry would not attach anyway.
+  EXPECT_EQ(std::get<2>(row(plan_hooks(kernel_6_18(), PlanOptions{.fentry = false}),
+                            "write/sync syscalls")),
+            "fentry: off (--no-fentry)");
+}
+
+TEST(HookPlan, FentryNeedsTheFunctionInBtf) {
+  FakeKernel kernel = kernel_6_1();
+  kernel.no_function("vfs_fsync_range");
+  const HookPlan plan = plan_hooks(kernel, PlanOptions{});
+  EXPECT_EQ(row(plan, "write/sync syscalls"),
+            Row("write/sync syscalls", "tracepoint syscalls:sys_enter_write (+7)",
+                "fentry: no function vfs_fsync_range in BTF"));
+}
+
+// 5.10's block tracepoints take the request_queue first: request insert/issue have a raw_tp
+// program for that prototype, bio queue has none, so tracing cannot run there.
+TEST(HookPlan, Kernel510TakesRawTpForTheOldRequestPrototypeOrNothing) {
+  const HookPlan plan = plan_hooks(kernel_5_10(), PlanOptions{.causes = true});
+  EXPECT_EQ(row(plan, "request issue"), Row("request issue", "raw_tp block:block_rq_issue",
+                                            "tp_btf: block_rq_issue takes 2 args, not 1; "
+                                            "raw_tp: block_rq_issue takes 2 args, not 1"));
+  EXPECT_EQ(plan.programs().count("wp_rq_issue_raw_q"), 1u);
+  EXPECT_EQ(plan.programs().count("wp_rq_insert_raw_q"), 1u);
+  EXPECT_EQ(plan.programs().count("wp_rq_issue_raw"), 0u);
+  EXPECT_EQ(row(plan, "request complete"),
+            Row("request complete", "tp_btf block:block_rq_complete", ""));
+  EXPECT_EQ(row(plan, "bio queue"), Row("bio queue", "-",
+                                        "tp_btf: block_bio_queue takes 2 args, not 1; "
+                                        "raw_tp: block_bio_queue takes 2 args, not 1"));
+  EXPECT_EQ(row(plan, "bio split"), Row("bio split", "-",
+                                        "tp_btf: block_split takes 3 args, not 2; "
+                                        "raw_tp: block_split takes 3 args, not 2"));
+  EXPECT_FALSE(plan.runnable());
+
+  EXPECT_EQ(row(plan, "page dirtied"), Row("page dirtied", "tp_btf writeback:writeback_dirty_page",
+                                           "tp_btf: no btf_trace_writeback_dirty_folio in BTF"));
+  EXPECT_EQ(row(plan, "writeback wait"),
+            Row("writeback wait", "tp_btf writeback:wait_on_page_writeback",
+                "tp_btf: no btf_trace_folio_wait_writeback in BTF"));
+  EXPECT_EQ(row(plan, "off-CPU time"), Row("off-CPU time", "tp_btf sched:sched_switch",
+                                           "tp_btf: sched_switch takes 3 args, not 4"));
+  EXPECT_EQ(plan.programs().count("wp_sched_switch_pre518"), 1u);
+  EXPECT_EQ(row(plan, "nvme submit"),
+            Row("nvme submit", "-", "tp_btf: no nvme_core BTF for nvme_setup_cmd"));
+  EXPECT_EQ(row(plan, "write/sync syscalls"),
+            Row("write/sync syscalls", "fentry vfs_write (+3)", ""));
+}
+
+// A kernel built without CONFIG_FTRACE_SYSCALLS has no syscalls:* tracepoints; the raw
+// syscall pair serves every slot then.
+TEST(HookPlan, KernelWithoutSyscallTracepointsUsesTheRawSyscallPair) {
+  FakeKernel kernel = kernel_6_18();
+  kernel.no_tracepoints("syscalls");
+  const HookPlan plan = plan_hooks(kernel, PlanOptions{});
+  EXPECT_EQ(row(plan, "write/sync syscalls"),
+            Row("write/sync syscalls", "tp_btf raw_syscalls:sys_enter (+1)",
+                kNoFentryHere + "; tracepoint: no tracepoint syscalls:sys_enter_write"));
+  EXPECT_EQ(row(plan, "other write/sync calls"),
+            Row("other write/sync calls", "tp_btf raw_syscalls:sys_enter (+1)",
+                "tracepoint: no tracepoint syscalls:sys_enter_writev"));
+  EXPECT_EQ(plan.raw_syscall_slots(), (1u << 10) - 1);  // all ten slots
+  EXPECT_TRUE(plan.runnable());
+
+  kernel.no_raw_tracepoint("sys_enter");
+  const HookPlan neither = plan_hooks(kernel, PlanOptions{});
+  EXPECT_EQ(std::get<1>(row(neither, "write/sync syscalls")), "-");
+  EXPECT_FALSE(neither.runnable());
+}
+
+// With fentry serving four syscalls, the raw pair carries only the other six.
+TEST(HookPlan, RawSyscallPairServesOnlyTheSlotsFentryDoesNot) {
+  const HookPlan plan = plan_hooks(kernel_6_1(), PlanOptions{.raw_syscalls = true});
+  EXPECT_EQ(row(plan, "write/sync syscalls"),
+            Row("write/sync syscalls", "fentry vfs_write (+3)", ""));
+  // write, pwrite64, fsync, fdatasync are slots 0, 1, 5, 6.
+  constexpr std::uint32_t kFentrySlots = (1u << 0) | (1u << 1) | (1u << 5) | (1u << 6);
+  EXPECT_EQ(plan.raw_syscall_slots(), ((1u << 10) - 1) & ~kFentrySlots);
+}
+
+// What `writepath doctor --raw-syscalls` prints here.
+TEST(HookPlan, RawSyscallsOptionPassesOverPerSyscallTracepoints) {
+  const HookPlan plan = plan_hooks(kernel_6_18(), PlanOptions{.raw_syscalls = true});
+  EXPECT_EQ(row(plan, "write/sync syscalls"),
+            Row("write/sync syscalls", "tp_btf raw_syscalls:sys_enter (+1)",
+                kNoFentryHere + "; tracepoint: passed over (--raw-syscalls)"));
+  EXPECT_EQ(row(plan, "other write/sync calls"),
+            Row("other write/sync calls", "tp_btf raw_syscalls:sys_enter (+1)",
+                "tracepoint: passed over (--raw-syscalls)"));
+  EXPECT_EQ(plan.raw_syscall_slots(), (1u << 10) - 1);
+  EXPECT_EQ(plan.programs().count("wp_sys_enter"), 1u);
+  EXPECT_EQ(plan.programs().count("wp_sys_exit"), 1u);
+  EXPECT_EQ(plan.programs().count("wp_enter_write"), 0u);
+}
+
+// What WRITEPATH_DISABLE_PROGRAMS=... writepath doctor prints here: disabled programs are
+// planned as if they had failed, and the next variant is taken.
+TEST(HookPlan, DisabledProgramsArePlannedAsIfTheyFailed) {
+  PlanOptions options;
+  options.failed = parse_program_list(
+      "wp_bio_queue_btf,wp_bio_split_btf,wp_rq_insert_btf,wp_rq_issue_btf,wp_rq_complete_btf,"
+      "wp_dirty_folio");
+  const HookPlan plan = plan_hooks(kernel_6_18(), options);
+  EXPECT_EQ(row(plan, "bio queue"), Row("bio queue", "raw_tp block:block_bio_queue",
+                                        "tp_btf: wp_bio_queue_btf failed to load or attach"));
+  EXPECT_EQ(row(plan, "bio split"), Row("bio split", "raw_tp block:block_split",
+                                        "tp_btf: wp_bio_split_btf failed to load or attach"));
+  EXPECT_EQ(row(plan, "request insert"), Row("request insert", "raw_tp block:block_rq_insert",
+                                             "tp_btf: wp_rq_insert_btf failed to load or attach"));
+  EXPECT_EQ(row(plan, "request issue"), Row("request issue", "raw_tp block:block_rq_issue",
+                                            "tp_btf: wp_rq_issue_btf failed to load or attach"));
+  EXPECT_EQ(row(plan, "request complete"),
+            Row("request complete", "raw_tp block:block_rq_complete",
+                "tp_btf: wp_rq_complete_btf failed to load or attach"));
+  EXPECT_EQ(plan.programs().count("wp_rq_issue_raw"), 1u);
+  EXPECT_EQ(plan.programs().count("wp_rq_issue_raw_q"), 0u);
+  EXPECT_EQ(row(plan, "page dirtied"), Row("page dirtied", "-",
+                                           "tp_btf: wp_dirty_folio failed to load or attach; "
+                                           "tp_btf: no btf_trace_writeback_dirty_page in BTF"));
+  EXPECT_TRUE(plan.runnable());  // page dirtied is not required
+
+  options.failed.insert("wp_bio_queue_raw");
+  EXPECT_FALSE(plan_hooks(kernel_6_18(), options).runnable());
+}
+
+TEST(HookPlan, DisabledSyscallProgramFailsItsWholeVariant) {
+  PlanOptions options;
+  options.failed = {"wp_exit_fdatasync"};
+  const HookPlan plan = plan_hooks(kernel_6_18(), options);
+  EXPECT_EQ(row(plan, "write/sync syscalls"),
+            Row("write/sync syscalls", "tp_btf raw_syscalls:sys_enter (+1)",
+                kNoFentryHere + "; tracepoint: wp_exit_fdatasync failed to load or attach"));
+  EXPECT_EQ(row(plan, "other write/sync calls"),
+            Row("other write/sync calls", "tracepoint syscalls:sys_enter_writev (+11)", ""));
+  constexpr std::uint32_t kVfsSlots = (1u << 0) | (1u << 1) | (1u << 5) | (1u << 6);
+  EXPECT_EQ(plan.raw_syscall_slots(), kVfsSlots);
+}
+
+TEST(HookPlan, ProgramListSkipsEmptyItems) {
+  EXPECT_EQ(parse_program_list("a,b"), (std::set<std::string>{"a", "b"}));
+  EXPECT_EQ(parse_program_list(",a,,b,"), (std::set<std::string>{"a", "b"}));
+  EXPECT_EQ(parse_program_list("wp_fork"), (std::set<std::string>{"wp_fork"}));
+  EXPECT_TRUE(parse_program_list("").empty());
+  EXPECT_TRUE(parse_program_list(",,").empty());
+}
+
+// ---- the table against the BPF object the build made ----------------------------------
+
+struct BpfObjectCloser {
+  void operator()(bpf_object* obj) const { bpf_object__close(obj); }
+};
+
+// Program name -> ELF section (its attach spec), read without loading anything.
+std::map<std::string, std::string> programs_in_bpf_object() {
+  std::unique_ptr<bpf_object, BpfObjectCloser> obj(
+      bpf_object__open_file(WRITEPATH_BPF_OBJECT, nullptr));
+  if (!obj) {
+    ADD_FAILURE() << "cannot open " << WRITEPATH_BPF_OBJECT;
+    return {};
+  }
+  std::map<std::string, std::string> out;
+  bpf_program* prog;
+  bpf_object__for_each_program(prog, obj.get()) {
+    out[bpf_program__name(prog)] = bpf_program__section_name(prog);
+  }
+  return out;
+}
+
+// The sections a program of `kind` attaching to `event` may have.
+std::set<std::string> sections_for(const HookVariant& v, const std::string& event) {
+  switch (v.kind) {
+    case AttachKind::Fentry: return {"fentry/" + event, "fexit/" + event};
+    case AttachKind::TpBtf: return {"tp_btf/" + event};
+    case AttachKind::RawTp: return {"raw_tp/" + event};
+    case AttachKind::Tracepoint: return {"tracepoint/" + v.category + "/" + event};
+  }
+  return {};
+}
+
+// Every program any plan can name is in the object, with the attach point the table gives
+// for it: a renamed program or a moved attach point fails here, not on some kernel at run
+// time.
+TEST(HookPlanObject, EveryPlannableProgramIsInTheBpfObjectWhereTheTableSays) {
+  const auto in_object = programs_in_bpf_object();
+  ASSERT_FALSE(in_object.empty());
+  for (const auto& hook : hook_table()) {
+    ASSERT_FALSE(hook.variants.empty()) << hook.name;
+    for (const auto& v : hook.variants) {
+      ASSERT_EQ(v.programs.size(), v.events.size()) << hook.name;
+      for (std::size_t i = 0; i < v.programs.size(); ++i) {
+        auto it = in_object.find(v.programs[i]);
+        if (it == in_object.end()) {
+          ADD_FAILURE() << hook.name << ": " << v.programs[i] << " is not in "
+                        << WRITEPATH_BPF_OBJECT;
+          continue;
+        }
+        EXPECT_EQ(sections_for(v, v.events[i]).count(it->second), 1u)
+            << hook.name << ": " << v.programs[i] << " is in section " << it->second << ", not "
+            << attach_kind_name(v.kind) << " " << v.events[i];
+      }
+    }
+  }
+}
+
+// And the other way: a program in the object that no variant names would never be loaded.
+TEST(HookPlanObject, EveryProgramInTheBpfObjectIsPlannable) {
+  std::set<std::string> plannable;
+  for (const auto& hook : hook_table())
+    for (const auto& v : hook.variants) plannable.insert(v.programs.begin(), v.programs.end());
+  for (const auto& [name, section] : programs_in_bpf_object())
+    EXPECT_EQ(plannable.count(name), 1u) << name << " (" << section << ") is in no hook variant";
+}
+
+}  // namespace
+}  // namespace wp

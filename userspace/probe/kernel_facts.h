@@ -1,0 +1,31 @@
+// The facts about a kernel that hook planning consults, and nothing else: which tracepoints
+// exist, the prototypes of their raw (BTF) forms, which functions fentry could attach to, and
+// whether fentry attaches at all. The planner is a function of these facts and the user's
+// options, so it can be exercised against any kernel described in a test; RunningKernelFacts
+// (kernel_caps.h) reads them from the running kernel's BTF and tracefs.
+#pragma once
+
+#include <string>
+
+namespace wp {
+
+class KernelFacts {
+ public:
+  virtual ~KernelFacts() = default;
+
+  // True when tracefs has events/<category>/<event> (a classic tracepoint to attach to).
+  virtual bool tracepoint_exists(const std::string& category, const std::string& event) const = 0;
+  // Number of arguments (without the ctx pointer) of `btf_trace_<event>` in vmlinux's BTF, or
+  // in `module`'s BTF when `module` is not empty; -1 when that type does not exist (no tp_btf
+  // or raw_tp program can attach to the event then).
+  virtual int tracepoint_args(const std::string& event, const std::string& module) const = 0;
+  // True when vmlinux's BTF has a function `name` (an fentry/fexit target).
+  virtual bool has_function(const std::string& name) const = 0;
+  // Whether an fentry program really attaches here. BTF can list every function while the
+  // attach itself is refused (restricted ftrace, EPERM); that is found only by attaching.
+  virtual bool fentry_attaches() const = 0;
+  // Why it does not, for doctor ("attach: Operation not permitted"); "" when it does.
+  virtual std::string fentry_error() const = 0;
+};
+
+}  // namespace wp
