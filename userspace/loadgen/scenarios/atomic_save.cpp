@@ -132,7 +132,7 @@ class AtomicSave : public Scenario {
     for (const auto& item : timelines) {
       const auto* sync = std::get_if<SyncTimeline>(&item);
       if (!sync || sync->call.syscall != Syscall::Fsync) continue;
-      const Nanos latency = sync->call.end_ns - sync->call.start_ns;
+      const Nanos latency = latency_ns(sync->call);
       if (!written.contains(sync->call.ino)) {
         dir_fsyncs.push_back(latency);
         last_dir = sync;

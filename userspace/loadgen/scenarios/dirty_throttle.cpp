@@ -241,7 +241,7 @@ class DirtyThrottle : public Scenario {
         ++flood_writes;
         flood_pauses += w->call.throttle_events;
         flood_throttle += w->call.throttle_ns;
-        flood_time += w->call.end_ns - w->call.start_ns;
+        flood_time += latency_ns(w->call);
         longest_flood_throttle = std::max(longest_flood_throttle, w->call.throttle_ns);
       }
     }
@@ -254,7 +254,7 @@ class DirtyThrottle : public Scenario {
                    : 0.0,
         human_duration(longest_flood_throttle)));
 
-    auto latency = [](const WriteTimeline* w) { return w->call.end_ns - w->call.start_ns; };
+    auto latency = [](const WriteTimeline* w) { return latency_ns(w->call); };
     std::sort(log_writes.begin(), log_writes.end(),
               [&](const auto* a, const auto* b) { return latency(a) > latency(b); });
     out.push_back(fmt::format("logger: {} appends traced; the slowest:", log_writes.size()));
