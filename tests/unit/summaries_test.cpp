@@ -39,19 +39,19 @@ TEST(SyncPhaseSummary, PercentilesPerPhase) {
   SyncPhaseSummary summary;
   for (Nanos i = 1; i <= 100; ++i) summary.add(sync_of(i * 1000, i * 600));
   EXPECT_EQ(summary.syncs(), 100u);
-  PhaseStats latency = summary.phase(0);
+  PhaseStats latency = summary.latency();
   EXPECT_EQ(latency.count, 100u);
   EXPECT_NEAR(static_cast<double>(latency.p50), 50'000, 500);  // within 1 %
   EXPECT_NEAR(static_cast<double>(latency.p99), 99'000, 990);
   EXPECT_EQ(latency.max, 100'000u);
   EXPECT_EQ(latency.total, 5'050'000u);
   EXPECT_EQ(latency.histogram.count(), 100u);
-  PhaseStats flush = summary.phase(4);  // kPhases[4] == "flush"
-  EXPECT_STREQ(SyncPhaseSummary::kPhases[4], "flush");
+  PhaseStats flush = summary.phase(SyncPhase::Flush);
   EXPECT_NEAR(static_cast<double>(flush.p50), 30'000, 300);
   EXPECT_EQ(flush.max, 60'000u);
-  EXPECT_EQ(summary.phase(2).max, 0u);  // no data I/O in these
-  EXPECT_EQ(summary.phase(99).count, 0u);
+  EXPECT_EQ(summary.phase(SyncPhase::DataIo).max, 0u);  // no data I/O in these
+  EXPECT_EQ(summary.phase(SyncPhase::DataIo).count, 100u);
+  EXPECT_EQ(SyncPhaseSummary().phase(SyncPhase::Flush).count, 0u);
 }
 
 // The exact nearest-rank quantile of `values`, by the same rank the histogram uses.
@@ -176,7 +176,7 @@ TEST(SyncPhaseSummary, ManyCallsKeepExactMaxAndTotal) {
     summary.add(sync_of(i * 37, 0));
     total += i * 37;
   }
-  const PhaseStats latency = summary.phase(0);
+  const PhaseStats latency = summary.latency();
   EXPECT_EQ(latency.count, 100'000u);
   EXPECT_EQ(latency.max, 3'700'000u);
   EXPECT_EQ(latency.total, total);

@@ -7,20 +7,11 @@
 
 namespace wp {
 
-void SyncPhaseSummary::add(const SyncTimeline& sync) {
-  const SyncPhases& p = sync.phases;
-  phases_[0].add(sync.call.end_ns - sync.call.start_ns);
-  phases_[1].add(p.writeback_ns);
-  phases_[2].add(p.data_io_ns);
-  phases_[3].add(p.journal_ns);
-  phases_[4].add(p.flush_ns);
-  phases_[5].add(p.other_ns);
-}
+namespace {
 
-PhaseStats SyncPhaseSummary::phase(std::size_t index) const {
+PhaseStats stats_of(const LogLinearHistogram& h) {
   PhaseStats s;
-  if (index >= phases_.size() || phases_[index].count() == 0) return s;
-  const LogLinearHistogram& h = phases_[index];
+  if (h.count() == 0) return s;
   s.count = h.count();
   s.p50 = h.quantile(0.50);
   s.p99 = h.quantile(0.99);
@@ -28,6 +19,29 @@ PhaseStats SyncPhaseSummary::phase(std::size_t index) const {
   s.total = h.total();
   s.histogram = h.log2();
   return s;
+}
+
+}  // namespace
+
+void SyncPhaseSummary::add(const SyncTimeline& sync) {
+  latency_.add(latency_ns(sync.call));
+  for (const SyncPhaseInfo& info : kSyncPhases)
+    phases_[static_cast<std::size_t>(info.phase)].add(sync.phases.*info.total);
+}
+
+PhaseStats SyncPhaseSummary::latency() const {
+  return stats_of(latency_);
+}
+
+PhaseStats SyncPhaseSummary::phase(SyncPhase p) const {
+  return stats_of(phases_[static_cast<std::size_t>(p)]);
+}
+
+std::vector<SyncPhaseSummary::Row> SyncPhaseSummary::rows() const {
+  std::vector<Row> rows = {{"latency", "latency_ns", latency()}};
+  for (const SyncPhaseInfo& info : kSyncPhases)
+    rows.push_back({info.name, info.json_key, phase(info.phase)});
+  return rows;
 }
 
 void DirectIoSummary::add(const WriteTimeline& write) {
@@ -43,11 +57,11 @@ void DirectIoSummary::add(const WriteTimeline& write) {
     return;
   }
   v.writes += 1;
-  v.bytes += static_cast<std::uint64_t>(call.ret);
+  v.bytes += bytes_written(call);
   v.pages_dirtied += call.pages_dirtied;
   // The filesystem took the buffered path for this one (e.g. ext4 for some unaligned or
   // extending writes, or a file with data=journal): its bytes went through the page cache.
-  if (call.pages_dirtied > 0) v.buffered_bytes += static_cast<std::uint64_t>(call.ret);
+  if (call.pages_dirtied > 0) v.buffered_bytes += bytes_written(call);
 }
 
 std::vector<DirectIoVerdict> DirectIoSummary::verdicts() const {

@@ -22,18 +22,26 @@ struct PhaseStats {
   Log2Histogram histogram;
 };
 
-// Per-phase figures of every sync call of the trace (fsync, fdatasync, …), in fixed memory.
+// Per-phase figures of every sync call of the trace (fsync, fdatasync, …), in fixed memory: its
+// latency and each of its phases (nearest-rank percentiles).
 class SyncPhaseSummary {
  public:
-  static constexpr std::array<const char*, 6> kPhases = {"latency", "writeback", "data_io",
-                                                         "journal", "flush",     "other"};
   void add(const SyncTimeline& sync);
-  std::uint64_t syncs() const { return phases_[0].count(); }
-  // Stats of phase `index` of kPhases (nearest-rank percentiles).
-  PhaseStats phase(std::size_t index) const;
+  std::uint64_t syncs() const { return latency_.count(); }
+  PhaseStats latency() const;
+  PhaseStats phase(SyncPhase p) const;
+
+  // What the sinks print: the latency, then each phase in report order.
+  struct Row {
+    const char* name;      // "latency", "data_io"
+    const char* json_key;  // "latency_ns", "data_io_ns"
+    PhaseStats stats;
+  };
+  std::vector<Row> rows() const;
 
  private:
-  std::array<LogLinearHistogram, kPhases.size()> phases_;
+  LogLinearHistogram latency_;
+  std::array<LogLinearHistogram, kSyncPhaseCount> phases_;  // indexed by SyncPhase
 };
 
 // Does O_DIRECT really bypass the page cache? Per process and file.

@@ -95,7 +95,7 @@ void HtmlSink::keep(std::vector<Kept>& heap, std::size_t cap, Kept kept) {
 
 void HtmlSink::count_call(const SyscallEvent& call, bool is_write) {
   if (first_start_ns_ == 0 || call.start_ns < first_start_ns_) first_start_ns_ = call.start_ns;
-  last_end_ns_ = std::max(last_end_ns_, std::max(call.end_ns, call.start_ns));
+  last_end_ns_ = std::max(last_end_ns_, call_end(call));
   auto process = items_by_process_.find({call.pid, call.comm});
   if (process != items_by_process_.end())
     ++process->second;
@@ -127,7 +127,7 @@ void HtmlSink::timeline(const Timeline& item) {
                                   {"comm", write->call.comm}});
     }
     const SyscallEvent& call = write->call;
-    Nanos latency = call.end_ns > call.start_ns ? call.end_ns - call.start_ns : 0;
+    const Nanos latency = latency_ns(call);
     // Cheap test first: most writes of a long trace are fast and never make the cut.
     if (writes_.size() == options_.max_writes && !writes_.empty() &&
         latency <= writes_.front().latency_ns)
@@ -138,7 +138,7 @@ void HtmlSink::timeline(const Timeline& item) {
     ++syncs_seen_;
     count_call(sync.call, false);
     const SyscallEvent& call = sync.call;
-    Nanos latency = call.end_ns > call.start_ns ? call.end_ns - call.start_ns : 0;
+    const Nanos latency = latency_ns(call);
     keep(syncs_, options_.max_syncs,
          {latency, order, slim(sync_json(sync), {"requests", "flushes", "journal_commits"})});
   }
@@ -168,8 +168,13 @@ json HtmlSink::page_data(const TraceSummary& totals) const {
                      {"writes", it->second.writes},
                      {"syncs", it->second.syncs}});
 
+  json phases = json::array();
+  for (const SyncPhaseInfo& phase : kSyncPhases)
+    phases.push_back({phase.name, phase.title, phase.about});
+
   return json{
       {"generated_at", options_.generated_at},
+      {"phases", std::move(phases)},
       {"summary", summary_json(totals)},
       {"first_start_ns", first_start_ns_},
       {"last_end_ns", last_end_ns_},

@@ -299,12 +299,8 @@ var origin = Number(data.first_start_ns) || 0;
 function rel(ns) { return Number(ns) - origin; }
 function at(ns) { return 'at +' + fmtDur(rel(ns)); }
 
-var PHASES = [
-  ['writeback', 'Writeback', 'the caller submitting its dirty pages to the block layer'],
-  ['data_io', 'Data I/O', 'its data requests in flight on the device'],
-  ['journal', 'Journal', 'a filesystem journal commit running on the device'],
-  ['flush', 'Cache flush', 'the disk emptying its volatile write cache (FLUSH or FUA)'],
-  ['other', 'Other', 'anything else: CPU time, locks, waiting to be scheduled']];
+// [key, title, what the time went to] per phase, in report order: the sink writes the table.
+var PHASES = data.phases || [];
 var CAUSES = [
   ['on_cpu', 'On CPU', 'running: copying data, filesystem code'],
   ['throttled', 'Throttled', 'put to sleep by dirty throttling (too much memory dirty)'],

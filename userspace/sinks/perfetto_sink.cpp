@@ -7,7 +7,6 @@
 #include <deque>
 #include <map>
 #include <optional>
-#include <random>
 #include <set>
 #include <string>
 #include <tuple>
@@ -15,43 +14,20 @@
 #include <variant>
 #include <vector>
 
-#include "sinks/perfetto.pb.h"
 #include "common/units.h"
+#include "sinks/perfetto_tracks.h"
 
 namespace wp {
 namespace {
-
-namespace pb = ::wp::perfetto;
-
-// All our packets come from one writer: one sequence.
-constexpr std::uint32_t kSequenceId = 1;
 
 // How many distinct requests (and journal commits) the sink remembers to draw each once. A
 // request shows up in the timelines of the calls it carried data for and of the syncs that
 // waited for it; those timelines finish close together, well within this many requests.
 constexpr std::size_t kRecentRequests = 4096;
 constexpr std::size_t kRecentCommits = 1024;
-// Interning tables stop growing here; names past it are written inline.
-constexpr std::size_t kMaxInternedNames = 4096;
-// Slices a lane remembers exactly; older ones only as the time before which the lane is taken.
-constexpr std::size_t kLaneMemory = 8;
 
-// A debug annotation before interning: its name and one value.
-struct Arg {
-  const char* name;
-  std::variant<std::uint64_t, std::int64_t, std::string> value;
-};
-
-// A slice (or, without an end, an instant) to draw on a track.
-struct Slice {
-  Nanos begin = 0;
-  std::optional<Nanos> end;  // none: an instant
-  std::string name;
-  bool intern_name = true;  // false for names that never repeat ("commit 4711")
-  std::vector<Arg> args;
-  std::vector<std::uint64_t> flow_ids;              // flows leaving or passing through
-  std::vector<std::uint64_t> terminating_flow_ids;  // flows ending here
-};
+using pftrace::LanePool;
+using pftrace::Slice;
 
 // The first time we know the request existed at the device (or before, if that is all we know);
 // a flush seen only completing (its issue was not traced) begins there.
@@ -70,45 +46,6 @@ std::string nvme_opcode_name(std::uint8_t opcode) {
   }
   return "opcode " + std::to_string(opcode);
 }
-
-void append_varint(std::string& out, std::uint64_t value) {
-  while (value >= 0x80) {
-    out.push_back(static_cast<char>((value & 0x7f) | 0x80));
-    value >>= 7;
-  }
-  out.push_back(static_cast<char>(value));
-}
-
-// Slices that may overlap (requests in flight together), spread over child tracks ("lanes") so
-// that no two on one lane overlap: the importer nests slices of a track by time, and concurrent
-// requests are not nested in one another. Timelines arrive in the order they finish, not in the
-// order their requests ran, so a lane remembers its last few slices exactly (a late slice may
-// fit between them) and before those only the time it is taken until.
-struct Lane {
-  std::uint64_t uuid = 0;
-  Nanos taken_until = 0;                       // everything before this may be taken
-  std::deque<std::pair<Nanos, Nanos>> recent;  // exact [begin, end), in time order
-
-  bool fits(Nanos begin, Nanos end) const {
-    if (begin < taken_until) return false;
-    return std::none_of(recent.begin(), recent.end(),
-                        [&](const auto& s) { return begin < s.second && s.first < end; });
-  }
-  void take(Nanos begin, Nanos end) {
-    recent.insert(std::upper_bound(recent.begin(), recent.end(), std::make_pair(begin, end)),
-                  {begin, end});
-    if (recent.size() > kLaneMemory) {
-      taken_until = std::max(taken_until, recent.front().second);
-      recent.pop_front();
-    }
-  }
-};
-
-struct LanePool {
-  std::uint64_t parent_uuid = 0;
-  std::string name;
-  std::vector<Lane> lanes;
-};
 
 // A request as it appears in several timelines (a write's and the fsync that wrote it): the
 // same disk, sector and issue time.
@@ -151,272 +88,27 @@ ClockReadings read_clocks() {
 class PerfettoSink::Writer {
  public:
   Writer(std::ostream& out, const std::vector<DeviceInfo>& devices, ClockReadings clocks)
-      : out_(out), clocks_(clocks), random_(std::random_device{}()) {
-    for (const auto& d : devices) device_names_[d.dev] = d.name;
-  }
+      : tracks_(out, devices, clocks) {}
 
   void add(const Timeline& item) {
-    start();
+    tracks_.start();
     std::visit([this](const auto& t) { add_item(t); }, item);
-    out_.write(pending_.data(), static_cast<std::streamsize>(pending_.size()));
-    pending_.clear();
+    tracks_.write_pending();
   }
 
   void finish() {
-    start();
-    out_.write(pending_.data(), static_cast<std::streamsize>(pending_.size()));
-    pending_.clear();
+    tracks_.start();
+    tracks_.write_pending();
   }
 
-  std::ostream& out() { return out_; }
+  std::ostream& out() { return tracks_.out(); }
 
   std::size_t retained() const {
-    std::size_t n = processes_.size() + threads_.size() + disk_tracks_.size() +
-                    event_names_.size() + annotation_names_.size() + recent_requests_.size() +
-                    recent_request_order_.size() + awaiting_flush_.size() + recent_commits_.size() +
-                    recent_commit_order_.size();
-    for (const auto* pools : {&disk_pools_, &journal_pools_})
-      for (const auto& [key, pool] : *pools)
-        for (const auto& lane : pool.lanes) n += 1 + lane.recent.size();
-    for (const auto& [key, pool] : nvme_pools_)
-      for (const auto& lane : pool.lanes) n += 1 + lane.recent.size();
-    return n;
+    return tracks_.retained() + recent_requests_.size() + recent_request_order_.size() +
+           awaiting_flush_.size() + recent_commits_.size() + recent_commit_order_.size();
   }
 
  private:
-  // ---- ids ----
-
-  // Random, so that two traces merged into one don't collide; 0 is the importer's "none".
-  std::uint64_t new_id() {
-    std::uint64_t id = 0;
-    while (id == 0) id = random_();
-    return id;
-  }
-
-  // ---- packets ----
-
-  void emit(const pb::TracePacket& packet) {
-    pending_.push_back('\x0a');  // Trace.packet: field 1, length-delimited
-    const std::string bytes = packet.SerializeAsString();
-    append_varint(pending_, bytes.size());
-    pending_ += bytes;
-  }
-
-  static pb::TracePacket packet_at(std::optional<Nanos> ts) {
-    pb::TracePacket p;
-    p.set_trusted_packet_sequence_id(kSequenceId);
-    if (ts) {
-      p.set_timestamp(*ts);
-      // On every packet rather than once in TracePacketDefaults: defaults are sequence state
-      // the importer drops with the sequence's incremental state; this can't be lost.
-      p.set_timestamp_clock_id(pb::BUILTIN_CLOCK_MONOTONIC);
-    }
-    return p;
-  }
-
-  // First, before any timestamp is converted: the clocks, MONOTONIC the trace's own. It also
-  // starts the sequence's incremental state (the interning tables).
-  void start() {
-    if (started_) return;
-    started_ = true;
-    pb::TracePacket clock = packet_at(std::nullopt);
-    clock.set_sequence_flags(pb::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED);
-    pb::ClockSnapshot& snapshot = *clock.mutable_clock_snapshot();
-    snapshot.set_primary_trace_clock(pb::BUILTIN_CLOCK_MONOTONIC);
-    for (auto [id, value] : {std::pair{pb::BUILTIN_CLOCK_MONOTONIC, clocks_.monotonic},
-                             std::pair{pb::BUILTIN_CLOCK_REALTIME, clocks_.realtime},
-                             std::pair{pb::BUILTIN_CLOCK_BOOTTIME, clocks_.boottime}}) {
-      pb::ClockSnapshot::Clock& c = *snapshot.add_clocks();
-      c.set_clock_id(id);
-      c.set_timestamp(value);
-    }
-    emit(clock);
-  }
-
-  // The iid of `name` in `table`, adding it to the packet's interned data if new; 0 once the
-  // table is full (the caller writes the name inline).
-  template <typename AddEntry>
-  static std::uint64_t intern(std::map<std::string, std::uint64_t>& table, const std::string& name,
-                              AddEntry add_entry) {
-    if (auto it = table.find(name); it != table.end()) return it->second;
-    if (table.size() >= kMaxInternedNames) return 0;
-    const std::uint64_t iid = table.size() + 1;
-    table.emplace(name, iid);
-    auto* entry = add_entry();
-    entry->set_iid(iid);
-    entry->set_name(name);
-    return iid;
-  }
-
-  void event(std::uint64_t track, Nanos ts, pb::TrackEvent::Type type, const Slice* slice) {
-    pb::TracePacket p = packet_at(ts);
-    pb::TrackEvent& e = *p.mutable_track_event();
-    e.set_type(type);
-    e.set_track_uuid(track);
-    bool interned = false;
-    if (slice) {
-      const std::uint64_t name_iid =
-          slice->intern_name ? intern(event_names_, slice->name,
-                                      [&] { return p.mutable_interned_data()->add_event_names(); })
-                             : 0;
-      if (name_iid) {
-        e.set_name_iid(name_iid);
-        interned = true;
-      } else {
-        e.set_name(slice->name);
-      }
-      for (const Arg& a : slice->args) {
-        pb::DebugAnnotation& d = *e.add_debug_annotations();
-        const std::uint64_t arg_iid = intern(annotation_names_, a.name, [&] {
-          return p.mutable_interned_data()->add_debug_annotation_names();
-        });
-        if (arg_iid) {
-          d.set_name_iid(arg_iid);
-          interned = true;
-        } else {
-          d.set_name(a.name);
-        }
-        if (const auto* u = std::get_if<std::uint64_t>(&a.value)) d.set_uint_value(*u);
-        if (const auto* i = std::get_if<std::int64_t>(&a.value)) d.set_int_value(*i);
-        if (const auto* s = std::get_if<std::string>(&a.value)) d.set_string_value(*s);
-      }
-      for (auto id : slice->flow_ids) e.add_flow_ids(id);
-      for (auto id : slice->terminating_flow_ids) e.add_terminating_flow_ids(id);
-    }
-    if (interned) p.set_sequence_flags(pb::TracePacket::SEQ_NEEDS_INCREMENTAL_STATE);
-    emit(p);
-  }
-
-  // A slice with its END (or an instant), alone on its track or nested in an enclosing one the
-  // caller writes around it. Events of one track at equal timestamps keep their order here.
-  void draw(std::uint64_t track, const Slice& slice) {
-    if (!slice.end) {
-      event(track, slice.begin, pb::TrackEvent::TYPE_INSTANT, &slice);
-      return;
-    }
-    event(track, slice.begin, pb::TrackEvent::TYPE_SLICE_BEGIN, &slice);
-    event(track, std::max(*slice.end, slice.begin), pb::TrackEvent::TYPE_SLICE_END, nullptr);
-  }
-
-  void descriptor(std::optional<Nanos> ts, std::uint64_t uuid, std::uint64_t parent_uuid,
-                  const std::string& name) {
-    pb::TracePacket p = packet_at(ts);
-    pb::TrackDescriptor& d = *p.mutable_track_descriptor();
-    d.set_uuid(uuid);
-    if (parent_uuid) d.set_parent_uuid(parent_uuid);
-    d.set_name(name);
-    emit(p);
-  }
-
-  // ---- tracks ----
-
-  std::string device_label(DevT dev) const {
-    auto it = device_names_.find(dev);
-    return it == device_names_.end() || it->second.empty() ? dev_string(dev)
-                                                           : it->second + " " + dev_string(dev);
-  }
-
-  void describe_process(Nanos ts, std::uint32_t pid, std::uint64_t uuid, const std::string& name) {
-    pb::TracePacket p = packet_at(ts);
-    pb::TrackDescriptor& d = *p.mutable_track_descriptor();
-    d.set_uuid(uuid);
-    d.mutable_process()->set_pid(static_cast<std::int32_t>(pid));
-    d.mutable_process()->set_process_name(name);
-    emit(p);
-  }
-
-  std::uint64_t thread_track(const SyscallEvent& call) {
-    auto [process, new_process] = processes_.try_emplace(call.pid);
-    const bool main_thread = call.tid == call.pid;
-    if (new_process) {
-      process->second.uuid = new_id();
-      process->second.name = call.comm;
-      process->second.named_by_main_thread = main_thread;
-      describe_process(call.start_ns, call.pid, process->second.uuid, call.comm);
-    } else if (main_thread && !process->second.named_by_main_thread) {
-      // The main thread's name is the process's; another thread's only until it shows up.
-      process->second.named_by_main_thread = true;
-      if (process->second.name != call.comm) {
-        process->second.name = call.comm;
-        describe_process(call.start_ns, call.pid, process->second.uuid, call.comm);
-      }
-    }
-    auto [thread, new_thread] = threads_.try_emplace(call.tid, 0);
-    if (new_thread) {
-      thread->second = new_id();
-      pb::TracePacket p = packet_at(call.start_ns);
-      pb::TrackDescriptor& d = *p.mutable_track_descriptor();
-      d.set_uuid(thread->second);
-      d.set_parent_uuid(process->second.uuid);
-      d.mutable_thread()->set_pid(static_cast<std::int32_t>(call.pid));
-      d.mutable_thread()->set_tid(static_cast<std::int32_t>(call.tid));
-      d.mutable_thread()->set_thread_name(call.comm);
-      emit(p);
-    }
-    return thread->second;
-  }
-
-  std::uint64_t disk_track(DevT disk, Nanos ts) {
-    auto [it, added] = disk_tracks_.try_emplace(disk, 0);
-    if (added) {
-      it->second = new_id();
-      descriptor(ts, it->second, 0, device_label(disk));
-    }
-    return it->second;
-  }
-
-  LanePool& disk_pool(DevT disk, Nanos ts) {
-    auto [it, added] = disk_pools_.try_emplace(disk);
-    if (added) {
-      it->second.parent_uuid = disk_track(disk, ts);
-      it->second.name = device_label(disk);
-    }
-    return it->second;
-  }
-
-  LanePool& nvme_pool(DevT disk, std::uint16_t qid, Nanos ts) {
-    auto [it, added] = nvme_pools_.try_emplace({disk, qid});
-    if (added) {
-      auto name_it = device_names_.find(disk);
-      const std::string disk_name = name_it == device_names_.end() || name_it->second.empty()
-                                        ? dev_string(disk)
-                                        : name_it->second;
-      it->second.parent_uuid = new_id();
-      it->second.name = disk_name + " q" + std::to_string(qid);
-      descriptor(ts, it->second.parent_uuid, disk_track(disk, ts), it->second.name);
-    }
-    return it->second;
-  }
-
-  LanePool& journal_pool(DevT dev, Nanos ts) {
-    auto [it, added] = journal_pools_.try_emplace(dev);
-    if (added) {
-      it->second.parent_uuid = new_id();
-      it->second.name = "journal " + device_label(dev);
-      descriptor(ts, it->second.parent_uuid, 0, it->second.name);
-    }
-    return it->second;
-  }
-
-  // Draws the slice on the first lane of the pool free for its whole span (an instant holds its
-  // lane for one nanosecond, so that it never sits inside a slice), opening a lane if none is.
-  void draw_on_lane(LanePool& pool, const Slice& slice) {
-    const Nanos begin = slice.begin;
-    const Nanos end = slice.end ? std::max(*slice.end, begin + 1) : begin + 1;
-    auto lane = std::find_if(pool.lanes.begin(), pool.lanes.end(),
-                             [&](const Lane& l) { return l.fits(begin, end); });
-    if (lane == pool.lanes.end()) {
-      Lane added;
-      added.uuid = new_id();
-      descriptor(begin, added.uuid, pool.parent_uuid,
-                 pool.name + " #" + std::to_string(pool.lanes.size() + 1));
-      pool.lanes.push_back(std::move(added));
-      lane = std::prev(pool.lanes.end());
-    }
-    lane->take(begin, end);
-    draw(lane->uuid, slice);
-  }
-
   // ---- requests ----
 
   static RequestKey request_key(const RequestTimeline& r) {
@@ -471,7 +163,7 @@ class PerfettoSink::Writer {
                     {"nsid", std::uint64_t{nvme.nsid}}};
     if (nvme.status) command.args.push_back({"status", std::uint64_t{*nvme.status}});
     if (chain) command.flow_ids.push_back(chain);
-    draw_on_lane(nvme_pool(r.disk, nvme.qid, command.begin), command);
+    tracks_.draw_on_lane(tracks_.nvme_pool(r.disk, nvme.qid, command.begin), command);
   }
 
   // Whether a flow leads from the timeline's call to the request: the call's data requests, not
@@ -514,18 +206,18 @@ class PerfettoSink::Writer {
 
     std::optional<std::uint64_t> from_call;
     if (cause == Cause::Call) {
-      from_call = new_id();
+      from_call = tracks_.new_id();
       slice.terminating_flow_ids.push_back(*from_call);
     }
     SeenRequest& seen = remember(key);
     if (r.op == ReqOp::Flush) {
       for (auto chain : flush_made_durable(r)) slice.terminating_flow_ids.push_back(chain);
     } else {
-      seen.chain = new_id();
+      seen.chain = tracks_.new_id();
       slice.flow_ids.push_back(seen.chain);
       await_flush(key, seen, r);
     }
-    draw_on_lane(disk_pool(r.disk, slice.begin), slice);
+    tracks_.draw_on_lane(tracks_.disk_pool(r.disk, slice.begin), slice);
     if (has_nvme) {
       seen.nvme_drawn = true;
       draw_nvme(r, seen.chain);
@@ -554,7 +246,7 @@ class PerfettoSink::Writer {
     const SyscallEvent& call = write.call;
     Slice slice;
     slice.begin = call.start_ns;
-    slice.end = std::max(call.end_ns, call.start_ns);
+    slice.end = call_end(call);
     const std::uint64_t bytes = call.ret > 0 ? static_cast<std::uint64_t>(call.ret) : call.count;
     slice.name = std::string(syscall_name(call.syscall)) + " " + human_bytes(bytes);
     slice.args.push_back({"dev", dev_string(call.dev)});
@@ -568,16 +260,16 @@ class PerfettoSink::Writer {
     slice.args.push_back({"pages_dirtied", std::uint64_t{call.pages_dirtied}});
     if (write.direct) slice.args.push_back({"direct", std::string("yes")});
     if (write.incomplete) slice.args.push_back({"incomplete", std::string("yes")});
-    const std::uint64_t track = thread_track(call);
+    const std::uint64_t track = tracks_.thread_track(call);
     for (const auto& request : write.requests)
       if (auto flow = draw_request(request, Cause::Call)) slice.flow_ids.push_back(*flow);
-    draw(track, slice);
+    tracks_.draw(track, slice);
   }
 
   void add_item(const SyncTimeline& sync) {
     const SyscallEvent& call = sync.call;
     const Nanos start = call.start_ns;
-    const Nanos end = std::max(call.end_ns, call.start_ns);
+    const Nanos end = call_end(call);
     Slice slice;
     slice.begin = start;
     slice.end = end;
@@ -585,13 +277,10 @@ class PerfettoSink::Writer {
     if (call.dev != 0) slice.args.push_back({"dev", dev_string(call.dev)});
     slice.args.push_back({"ino", std::uint64_t{call.ino}});
     slice.args.push_back({"ret", std::int64_t{call.ret}});
-    slice.args.push_back({"writeback_ns", std::uint64_t{sync.phases.writeback_ns}});
-    slice.args.push_back({"data_io_ns", std::uint64_t{sync.phases.data_io_ns}});
-    slice.args.push_back({"journal_ns", std::uint64_t{sync.phases.journal_ns}});
-    slice.args.push_back({"flush_ns", std::uint64_t{sync.phases.flush_ns}});
-    slice.args.push_back({"other_ns", std::uint64_t{sync.phases.other_ns}});
+    for (const SyncPhaseInfo& phase : kSyncPhases)
+      slice.args.emplace_back(phase.json_key, std::uint64_t{sync.phases.*phase.total});
     if (sync.incomplete) slice.args.push_back({"incomplete", std::string("yes")});
-    const std::uint64_t track = thread_track(call);
+    const std::uint64_t track = tracks_.thread_track(call);
     // Data requests before the flushes: a flush ends the chains of the requests it made durable
     // that are drawn by then.
     for (const auto& request : sync.requests)
@@ -601,7 +290,7 @@ class PerfettoSink::Writer {
 
     // The sync, and where its time went nested under it: the stitcher's phase segments, as they
     // are (time no phase covers is not drawn; the sync's args give the exact totals).
-    event(track, start, pb::TrackEvent::TYPE_SLICE_BEGIN, &slice);
+    tracks_.begin_slice(track, slice);
     for (const PhaseSegment& segment : sync.segments) {
       if (segment.phase == SyncPhase::Other) continue;
       Slice phase;
@@ -609,13 +298,14 @@ class PerfettoSink::Writer {
       phase.end = std::clamp(segment.end_ns, phase.begin, end);
       if (*phase.end == phase.begin) continue;
       phase.name = sync_phase_label(segment.phase);
-      draw(track, phase);
+      tracks_.draw(track, phase);
     }
-    event(track, end, pb::TrackEvent::TYPE_SLICE_END, nullptr);
+    tracks_.end_slice(track, end);
   }
 
   void add_commit(const JournalCommit& commit) {
-    const CommitKey key{commit.dev, commit.transaction, first_known(commit)};
+    const Nanos begin = first_known(commit).value_or(0);
+    const CommitKey key{commit.dev, commit.transaction, begin};
     if (!recent_commits_.insert(key).second) return;
     recent_commit_order_.push_back(key);
     if (recent_commit_order_.size() > kRecentCommits) {
@@ -623,43 +313,22 @@ class PerfettoSink::Writer {
       recent_commit_order_.pop_front();
     }
     Slice slice;
-    slice.begin = first_known(commit);
+    slice.begin = begin;
     if (commit.end_ns) slice.end = std::max(*commit.end_ns, slice.begin);
     slice.name = "commit " + std::to_string(commit.transaction);
     slice.intern_name = false;
     slice.args.push_back({"dev", dev_string(commit.dev)});
     slice.args.push_back({"transaction", std::uint64_t{commit.transaction}});
     auto phase_at = [&](const char* name, const std::optional<Nanos>& t) {
-      if (t) slice.args.push_back({name, std::uint64_t{*t - std::min(*t, slice.begin)}});
+      if (t) slice.args.push_back({name, elapsed_ns(slice.begin, *t)});
     };
     phase_at("locking_at_ns", commit.locking_ns);
     phase_at("flushing_at_ns", commit.flushing_ns);
     phase_at("logging_at_ns", commit.logging_ns);
-    draw_on_lane(journal_pool(commit.dev, slice.begin), slice);
+    tracks_.draw_on_lane(tracks_.journal_pool(commit.dev, slice.begin), slice);
   }
 
-  struct Process {
-    std::uint64_t uuid = 0;
-    std::string name;
-    bool named_by_main_thread = false;
-  };
-
-  std::ostream& out_;
-  const ClockReadings clocks_;
-  std::mt19937_64 random_;
-  std::map<DevT, std::string> device_names_;
-  bool started_ = false;
-  std::string pending_;  // the packets of the timeline being added
-
-  std::map<std::uint32_t, Process> processes_;
-  std::map<std::uint32_t, std::uint64_t> threads_;  // tid → track uuid
-  std::map<DevT, std::uint64_t> disk_tracks_;
-  std::map<DevT, LanePool> disk_pools_;
-  std::map<std::pair<DevT, std::uint16_t>, LanePool> nvme_pools_;
-  std::map<DevT, LanePool> journal_pools_;
-  std::map<std::string, std::uint64_t> event_names_;       // name → iid
-  std::map<std::string, std::uint64_t> annotation_names_;  // name → iid
-
+  pftrace::TrackWriter tracks_;
   std::map<RequestKey, SeenRequest> recent_requests_;
   std::deque<RequestKey> recent_request_order_;  // oldest first
   // (disk, durable time) → drawn requests made durable by a flush not drawn yet.

@@ -84,18 +84,6 @@ std::string plural(std::uint64_t n, std::string_view one, std::string_view many)
   return fmt::format("{} {}", n, n == 1 ? one : many);
 }
 
-Nanos latency_ns(const SyscallEvent& call) {
-  return call.end_ns > call.start_ns ? call.end_ns - call.start_ns : 0;
-}
-
-std::optional<Nanos> first_time(const RequestTimeline& request) {
-  for (const auto& t :
-       {request.queue_ns, request.insert_ns, request.issue_ns, request.complete_ns}) {
-    if (t) return t;
-  }
-  return std::nullopt;
-}
-
 // "pwrite64 pid 1234/1235 (dd) fd 3 dev 7:0 ino 12": what the call was and on which file.
 std::string call_identity(const SyscallEvent& call, const Painter& paint) {
   std::string text = fmt::format("{} pid {}/{} ({})", paint.bold(syscall_name(call.syscall)),
@@ -130,7 +118,7 @@ void add_request(BlockBuilder& block, const RequestTimeline& request, std::strin
   }
   if (request.error != 0) text += paint.red(fmt::format("  error {}", errno_name(request.error)));
 
-  const std::optional<Nanos> at = first_time(request);
+  const std::optional<Nanos> at = request_first_known(request);
   std::string lines = block.line(at, text);
   if (request.nvme) {
     const NvmeCommand& nvme = *request.nvme;
@@ -205,7 +193,7 @@ std::string format_write(const WriteTimeline& write, const Painter& paint) {
   if (call.ret < 0) {
     header += fmt::format(" off {} {}", call.pos, human_bytes(call.count));  // what it asked for
   } else {
-    const auto written = static_cast<std::uint64_t>(call.ret);
+    const std::uint64_t written = bytes_written(call);
     header += fmt::format(" off {} {}", call.pos, human_bytes(written));
     if (written != call.count) header += fmt::format(" of {}", human_bytes(call.count));  // short
   }
@@ -260,10 +248,10 @@ void add_commit(BlockBuilder& block, const JournalCommit& commit) {
   const std::string start = commit.start_ns ? block.offset(*commit.start_ns) : "?";
   const std::string end = commit.end_ns ? block.offset(*commit.end_ns) : "(not ended)";
   text += fmt::format("  {}..{}", start, end);
-  if (commit.start_ns && commit.end_ns && *commit.end_ns >= *commit.start_ns) {
-    text += fmt::format("  ran {}", human_duration(*commit.end_ns - *commit.start_ns));
+  if (const auto ran = elapsed_ns(commit.start_ns, commit.end_ns)) {
+    text += fmt::format("  ran {}", human_duration(*ran));
   }
-  const std::optional<Nanos> at = commit.start_ns ? commit.start_ns : commit.end_ns;
+  const std::optional<Nanos> at = first_known(commit);
   block.add(at, block.line(at, text));
 }
 
@@ -278,14 +266,11 @@ std::string format_sync(const SyncTimeline& sync, const Painter& paint) {
   }
   if (sync.incomplete) header += " " + paint.magenta("(incomplete)");
 
-  const SyncPhases& phases = sync.phases;
   std::string phase_text;
   // Zero phases are left out: the line answers "where did the time go" at a glance.
-  for (const auto& [name, ns] :
-       {std::pair{"writeback", phases.writeback_ns}, std::pair{"data-io", phases.data_io_ns},
-        std::pair{"journal", phases.journal_ns}, std::pair{"flush", phases.flush_ns},
-        std::pair{"other", phases.other_ns}}) {
-    if (ns != 0) phase_text += fmt::format("  {} {}", name, human_duration(ns));
+  for (const SyncPhaseInfo& phase : kSyncPhases) {
+    const Nanos ns = sync.phases.*phase.total;
+    if (ns != 0) phase_text += fmt::format("  {} {}", phase.text_name, human_duration(ns));
   }
   if (!phase_text.empty()) block.add(std::nullopt, block.line(std::nullopt, "phases" + phase_text));
 
@@ -363,17 +348,14 @@ std::string format_sync_phases(const SyncPhaseSummary& phases, const SinkOptions
   const Painter paint(options.color);
   std::string text = fmt::format("{} ({} calls)\n", paint.bold("fsync phases"), phases.syncs());
   text += fmt::format("  {:<10} {:>10} {:>10} {:>10} {:>10}\n", "", "p50", "p99", "max", "total");
-  std::vector<PhaseStats> stats;
-  for (std::size_t i = 0; i < SyncPhaseSummary::kPhases.size(); ++i) {
-    stats.push_back(phases.phase(i));
-    const PhaseStats& s = stats.back();
-    text += fmt::format("  {:<10} {:>10} {:>10} {:>10} {:>10}\n", SyncPhaseSummary::kPhases[i],
-                        human_duration(s.p50), human_duration(s.p99), human_duration(s.max),
-                        human_duration(s.total));
+  const std::vector<SyncPhaseSummary::Row> rows = phases.rows();
+  for (const auto& [name, json_key, s] : rows) {
+    text += fmt::format("  {:<10} {:>10} {:>10} {:>10} {:>10}\n", name, human_duration(s.p50),
+                        human_duration(s.p99), human_duration(s.max), human_duration(s.total));
   }
   // One log2 histogram per phase, as biolatency draws them: only the buckets in use.
-  for (std::size_t i = 0; i < stats.size(); ++i) {
-    const auto& buckets = stats[i].histogram.buckets;
+  for (const auto& [name, json_key, s] : rows) {
+    const auto& buckets = s.histogram.buckets;
     std::size_t lo = buckets.size(), hi = 0;
     std::uint64_t peak = 0;
     for (std::size_t b = 0; b < buckets.size(); ++b)
@@ -383,7 +365,7 @@ std::string format_sync_phases(const SyncPhaseSummary& phases, const SinkOptions
         peak = std::max(peak, buckets[b]);
       }
     if (lo > hi) continue;
-    text += fmt::format("  {} histogram\n", SyncPhaseSummary::kPhases[i]);
+    text += fmt::format("  {} histogram\n", name);
     for (std::size_t b = lo; b <= hi; ++b) {
       const Nanos from = b == 0 ? 0 : Nanos{1} << b;
       const Nanos to = b + 1 >= 64 ? ~Nanos{0} : (Nanos{1} << (b + 1)) - 1;

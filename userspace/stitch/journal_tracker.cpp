@@ -4,16 +4,7 @@
 
 #include "stitch/io_state.h"
 
-namespace wp {
-
-Nanos first_known(const JournalCommit& c) {
-  for (const auto& t : {c.start_ns, c.locking_ns, c.flushing_ns, c.logging_ns, c.end_ns}) {
-    if (t) return *t;
-  }
-  return 0;
-}
-
-namespace stitch {
+namespace wp::stitch {
 
 void JournalTracker::on_journal(const JournalEvent& ev) {
   const std::uint64_t key = (static_cast<std::uint64_t>(ev.dev) << 32) | ev.transaction;
@@ -43,11 +34,11 @@ void JournalTracker::on_journal(const JournalEvent& ev) {
 void JournalTracker::sweep(Nanos horizon) {
   for (auto it = commits_.begin(); it != commits_.end();) {
     prune_older(it->second, horizon,
-                [](const auto& c) { return c->end_ns.value_or(first_known(*c)); });
+                [](const auto& c) { return c->end_ns.value_or(first_known(*c).value_or(0)); });
     it = it->second.empty() ? commits_.erase(it) : std::next(it);
   }
   for (auto it = open_.begin(); it != open_.end();) {
-    it = first_known(*it->second) < horizon ? open_.erase(it) : std::next(it);
+    it = first_known(*it->second).value_or(0) < horizon ? open_.erase(it) : std::next(it);
   }
 }
 
@@ -57,7 +48,7 @@ std::vector<JournalCommit> JournalTracker::overlapping(DevT dev, Nanos start, Na
     for (auto c = list.rbegin(); c != list.rend(); ++c) {
       const JournalCommit& commit = **c;
       if (commit.end_ns && *commit.end_ns < start) break;  // commits of a journal run in turn
-      if (first_known(commit) > end) continue;
+      if (first_known(commit).value_or(0) > end) continue;
       found.push_back(commit);
     }
   };
@@ -72,5 +63,4 @@ std::vector<JournalCommit> JournalTracker::overlapping(DevT dev, Nanos start, Na
   return found;
 }
 
-}  // namespace stitch
-}  // namespace wp
+}  // namespace wp::stitch

@@ -24,21 +24,6 @@ const char* write_state_name(WriteState s) {
   return "";
 }
 
-const char* sync_phase_name(SyncPhase p) {
-  switch (p) {
-    case SyncPhase::Flush: return "flush";
-    case SyncPhase::Journal: return "journal";
-    case SyncPhase::DataIo: return "data_io";
-    case SyncPhase::Writeback: return "writeback";
-    case SyncPhase::Other: return "other";
-  }
-  return "";
-}
-
-const char* sync_phase_label(SyncPhase p) {
-  return p == SyncPhase::DataIo ? "data I/O" : sync_phase_name(p);
-}
-
 const char* durable_via_name(DurableVia v) {
   switch (v) {
     case DurableVia::Flush: return "flush";

@@ -9,12 +9,12 @@ void partition_phases(Nanos start, Nanos end, const PhaseIntervals& intervals, S
                       std::vector<PhaseSegment>& segments) {
   struct Edge {
     Nanos at;
-    int phase;
+    SyncPhase phase;
     int delta;
   };
   std::vector<Edge> edges;
-  for (int p = 0; p < 4; ++p) {
-    for (const auto& [lo_raw, hi_raw] : intervals[p]) {
+  for (SyncPhase p : kSyncPhasePrecedence) {
+    for (const auto& [lo_raw, hi_raw] : intervals[static_cast<std::size_t>(p)]) {
       const Nanos lo = std::max(lo_raw, start);
       const Nanos hi = std::min(hi_raw, end);
       if (lo >= hi) continue;
@@ -23,49 +23,43 @@ void partition_phases(Nanos start, Nanos end, const PhaseIntervals& intervals, S
     }
   }
   std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) { return a.at < b.at; });
-  std::array<Nanos, kSyncPhaseCount> totals{};
-  std::array<int, 4> active{};
+  std::array<int, kSyncPhasePrecedence.size()> active{};  // indexed by SyncPhase
+  phases = SyncPhases{};
   Nanos prev = start;
   auto account = [&](Nanos until) {
     if (until <= prev) return;
-    int owner = static_cast<int>(SyncPhase::Other);
-    for (int p = 0; p < 4; ++p) {
-      if (active[p] > 0) {
+    SyncPhase owner = SyncPhase::Other;
+    for (SyncPhase p : kSyncPhasePrecedence) {
+      if (active[static_cast<std::size_t>(p)] > 0) {
         owner = p;
         break;
       }
     }
-    totals[owner] += until - prev;
-    const auto phase = static_cast<SyncPhase>(owner);
-    if (!segments.empty() && segments.back().phase == phase) {
+    phase_total(phases, owner) += until - prev;
+    if (!segments.empty() && segments.back().phase == owner) {
       segments.back().end_ns = until;
     } else {
-      segments.push_back(PhaseSegment{phase, prev, until});
+      segments.push_back(PhaseSegment{owner, prev, until});
     }
     prev = until;
   };
   for (const Edge& e : edges) {
     account(e.at);
-    active[e.phase] += e.delta;
+    active[static_cast<std::size_t>(e.phase)] += e.delta;
   }
   account(end);
-  phases.flush_ns = totals[static_cast<int>(SyncPhase::Flush)];
-  phases.journal_ns = totals[static_cast<int>(SyncPhase::Journal)];
-  phases.data_io_ns = totals[static_cast<int>(SyncPhase::DataIo)];
-  phases.writeback_ns = totals[static_cast<int>(SyncPhase::Writeback)];
-  phases.other_ns = totals[static_cast<int>(SyncPhase::Other)];
 }
 
 SyncTimeline SyncAssembler::assemble(const SyscallEvent& ev) const {
   SyncTimeline s;
   s.call = ev;
   const Nanos start = ev.start_ns;
-  const Nanos end = std::max(ev.end_ns, ev.start_ns);
+  const Nanos end = call_end(ev);
   PhaseIntervals intervals;
-  auto& flush = intervals[static_cast<int>(SyncPhase::Flush)];
-  auto& journal = intervals[static_cast<int>(SyncPhase::Journal)];
-  auto& data_io = intervals[static_cast<int>(SyncPhase::DataIo)];
-  auto& writeback = intervals[static_cast<int>(SyncPhase::Writeback)];
+  auto& flush = intervals[static_cast<std::size_t>(SyncPhase::Flush)];
+  auto& journal = intervals[static_cast<std::size_t>(SyncPhase::Journal)];
+  auto& data_io = intervals[static_cast<std::size_t>(SyncPhase::DataIo)];
+  auto& writeback = intervals[static_cast<std::size_t>(SyncPhase::Writeback)];
 
   // Its own bios: the data writeback it submitted.
   std::vector<std::shared_ptr<Request>> requests;
@@ -101,7 +95,7 @@ SyncTimeline SyncAssembler::assemble(const SyscallEvent& ev) const {
   // Journal commits on its device overlapping the call.
   s.commits = journal_.overlapping(ev.dev, start, end);
   for (const JournalCommit& c : s.commits)
-    journal.emplace_back(first_known(c), c.end_ns.value_or(end));
+    journal.emplace_back(first_known(c).value_or(start), c.end_ns.value_or(end));
 
   partition_phases(start, end, intervals, s.phases, s.segments);
   return s;

@@ -15,10 +15,11 @@
 
 namespace wp::stitch {
 
-// Intervals per competing phase, indexed by SyncPhase (Flush, Journal, DataIo, Writeback).
-using PhaseIntervals = std::array<std::vector<std::pair<Nanos, Nanos>>, 4>;
+// Intervals per competing phase (every phase but Other), indexed by SyncPhase.
+using PhaseIntervals =
+    std::array<std::vector<std::pair<Nanos, Nanos>>, kSyncPhasePrecedence.size()>;
 
-// Splits [start, end] among the phases by precedence (SyncPhase order: a flush in flight
+// Splits [start, end] among the phases by precedence (kSyncPhasePrecedence: a flush in flight
 // outranks a journal commit, which outranks data I/O, then writeback submission); time no
 // interval covers is `other`. The segments tile [start, end], so the totals add up exactly.
 void partition_phases(Nanos start, Nanos end, const PhaseIntervals& intervals, SyncPhases& phases,

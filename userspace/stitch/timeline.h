@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "decode/events.h"
+#include "stitch/sync_phase.h"
 
 namespace wp {
 
@@ -92,32 +93,6 @@ struct JournalCommit {
   std::optional<Nanos> logging_ns;
   std::optional<Nanos> end_ns;
 };
-// The earliest phase time a commit has (its start, unless that record was not seen).
-Nanos first_known(const JournalCommit& c);
-
-// The phases of a sync call, in the order they take precedence when they overlap (a flush in
-// flight outranks a journal commit, which outranks data I/O, then writeback submission).
-enum class SyncPhase : std::uint8_t { Flush, Journal, DataIo, Writeback, Other };
-inline constexpr std::size_t kSyncPhaseCount = 5;
-const char* sync_phase_name(SyncPhase p);   // "flush", "journal", "data_io", "writeback", "other"
-const char* sync_phase_label(SyncPhase p);  // "flush", "journal", "data I/O", "writeback", "other"
-
-// One stretch of a sync call spent in one phase. A sync's segments tile [start_ns, end_ns] in
-// time order with no gaps, adjacent segments of one phase merged: sinks draw them as they are.
-struct PhaseSegment {
-  SyncPhase phase = SyncPhase::Other;
-  Nanos start_ns = 0;
-  Nanos end_ns = 0;
-};
-
-// Partition of an fsync's latency: these add up to end_ns - start_ns exactly.
-struct SyncPhases {
-  Nanos writeback_ns = 0;  // the caller submitting data writeback
-  Nanos data_io_ns = 0;    // its data requests in flight
-  Nanos journal_ns = 0;    // a journal commit on the device running
-  Nanos flush_ns = 0;      // a cache FLUSH (or FUA post-flush) in flight
-  Nanos other_ns = 0;
-};
 
 struct SyncTimeline {
   SyscallEvent call;
@@ -132,11 +107,52 @@ struct SyncTimeline {
 
 using Timeline = std::variant<WriteTimeline, SyncTimeline>;
 
+// ---- small facts of the timelines, computed here once ----
+
+// How long from `from` to `to`: 0 when `to` is not after `from` (clocks read on two CPUs, a
+// record from another boot), never a wrapped-around unsigned difference.
+constexpr Nanos elapsed_ns(Nanos from, Nanos to) {
+  return to > from ? to - from : 0;
+}
+// The same between two times either of which may be unknown: none unless both are known and
+// `to` is not before `from`.
+constexpr std::optional<Nanos> elapsed_ns(const std::optional<Nanos>& from,
+                                          const std::optional<Nanos>& to) {
+  if (!from || !to || *to < *from) return std::nullopt;
+  return *to - *from;
+}
+
+// A call's latency (0 if its end is recorded before its start).
+constexpr Nanos latency_ns(const SyscallEvent& call) {
+  return elapsed_ns(call.start_ns, call.end_ns);
+}
+// When a call ended, never before it started.
+constexpr Nanos call_end(const SyscallEvent& call) {
+  return call.end_ns > call.start_ns ? call.end_ns : call.start_ns;
+}
+// Bytes a write wrote (0 when it failed).
+constexpr std::uint64_t bytes_written(const SyscallEvent& call) {
+  return call.ret > 0 ? static_cast<std::uint64_t>(call.ret) : 0;
+}
+
 // When a request started: issue, else insert, else its first bio's queue time.
 inline std::optional<Nanos> request_start(const RequestTimeline& r) {
   if (r.issue_ns) return r.issue_ns;
   if (r.insert_ns) return r.insert_ns;
   return r.queue_ns;
+}
+// The earliest time known of a request: its queueing, else insert, issue, completion.
+inline std::optional<Nanos> request_first_known(const RequestTimeline& r) {
+  for (const auto& t : {r.queue_ns, r.insert_ns, r.issue_ns, r.complete_ns})
+    if (t) return t;
+  return std::nullopt;
+}
+
+// The earliest phase time a commit has: its start, unless that record was not seen.
+inline std::optional<Nanos> first_known(const JournalCommit& c) {
+  for (const auto& t : {c.start_ns, c.locking_ns, c.flushing_ns, c.logging_ns, c.end_ns})
+    if (t) return t;
+  return std::nullopt;
 }
 
 }  // namespace wp

@@ -28,7 +28,7 @@ std::vector<std::string> explain_atomic_save(const loadgen::ScenarioResult&,
   for (const auto& item : timelines) {
     const auto* sync = std::get_if<SyncTimeline>(&item);
     if (!sync || sync->call.syscall != Syscall::Fsync) continue;
-    const Nanos latency = sync->call.end_ns - sync->call.start_ns;
+    const Nanos latency = latency_ns(sync->call);
     if (!written.contains(sync->call.ino)) {
       dir_fsyncs.push_back(latency);
       last_dir = sync;

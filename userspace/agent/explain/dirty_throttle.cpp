@@ -35,7 +35,7 @@ std::vector<std::string> explain_dirty_throttle(const loadgen::ScenarioResult&,
       ++flood_writes;
       flood_pauses += w->call.throttle_events;
       flood_throttle += w->call.throttle_ns;
-      flood_time += w->call.end_ns - w->call.start_ns;
+      flood_time += latency_ns(w->call);
       longest_flood_throttle = std::max(longest_flood_throttle, w->call.throttle_ns);
     }
   }
@@ -48,7 +48,7 @@ std::vector<std::string> explain_dirty_throttle(const loadgen::ScenarioResult&,
                  : 0.0,
       human_duration(longest_flood_throttle)));
 
-  auto latency = [](const WriteTimeline* w) { return w->call.end_ns - w->call.start_ns; };
+  auto latency = [](const WriteTimeline* w) { return latency_ns(w->call); };
   std::sort(log_writes.begin(), log_writes.end(),
             [&](const auto* a, const auto* b) { return latency(a) > latency(b); });
   out.push_back(fmt::format("logger: {} appends traced; the slowest:", log_writes.size()));

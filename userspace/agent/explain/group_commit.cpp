@@ -11,8 +11,7 @@ std::vector<std::string> explain_group_commit(const loadgen::ScenarioResult& res
   std::vector<Nanos> latency;
   for (const auto& item : timelines) {
     const auto* sync = std::get_if<SyncTimeline>(&item);
-    if (sync && sync->call.syscall == Syscall::Fsync)
-      latency.push_back(sync->call.end_ns - sync->call.start_ns);
+    if (sync && sync->call.syscall == Syscall::Fsync) latency.push_back(latency_ns(sync->call));
   }
   auto mode = [&](const char* key, const char* field) {
     return result.figures.contains(key) ? result.figures[key].value(field, std::uint64_t{0})

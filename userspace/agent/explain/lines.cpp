@@ -7,12 +7,15 @@
 namespace wp::explain {
 
 std::string fsync_phases_line(const SyncTimeline& sync) {
-  const SyncPhases& p = sync.phases;
-  return fmt::format(
-      "{} {}: writeback {}, data-io {}, journal {}, flush {}, other {}",
-      syscall_name(sync.call.syscall), human_duration(sync.call.end_ns - sync.call.start_ns),
-      human_duration(p.writeback_ns), human_duration(p.data_io_ns), human_duration(p.journal_ns),
-      human_duration(p.flush_ns), human_duration(p.other_ns));
+  std::string line =
+      fmt::format("{} {}", syscall_name(sync.call.syscall), human_duration(latency_ns(sync.call)));
+  const char* separator = ":";
+  for (const SyncPhaseInfo& phase : kSyncPhases) {
+    line += fmt::format("{} {} {}", separator, phase.text_name,
+                        human_duration(sync.phases.*phase.total));
+    separator = ",";
+  }
+  return line;
 }
 
 std::string durable_writes_line(const std::vector<Timeline>& timelines) {

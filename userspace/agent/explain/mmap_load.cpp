@@ -14,7 +14,7 @@ std::vector<std::string> explain_mmap_load(const loadgen::ScenarioResult& result
     const auto* w = std::get_if<WriteTimeline>(&item);
     if (!w || !(w->call.file_flags & file_flag::kRegular)) continue;
     ++writes;
-    bytes += w->call.ret > 0 ? static_cast<std::uint64_t>(w->call.ret) : 0;
+    bytes += bytes_written(w->call);
     pages_dirtied += w->call.pages_dirtied;
     durable += w->state == WriteState::Durable;
   }

@@ -24,8 +24,8 @@ std::vector<std::string> explain_odirect(const loadgen::ScenarioResult&,
                               call.pages_dirtied, w->requests.size()));
     for (const auto& rq : w->requests) {
       std::string timing;
-      if (rq.issue_ns && rq.complete_ns)
-        timing = fmt::format(", {} on the device", human_duration(*rq.complete_ns - *rq.issue_ns));
+      if (const auto on_device = elapsed_ns(rq.issue_ns, rq.complete_ns))
+        timing = fmt::format(", {} on the device", human_duration(*on_device));
       out.push_back(
           fmt::format("  request: {} at sector {}{}", human_bytes(rq.bytes), rq.sector, timing));
     }

@@ -1,5 +1,7 @@
 #include <fmt/format.h>
 
+#include <array>
+
 #include "agent/explain/explain.h"
 #include "agent/explain/lines.h"
 #include "common/units.h"
@@ -9,19 +11,17 @@ namespace wp::explain {
 
 std::vector<std::string> explain_wal(const loadgen::ScenarioResult& result,
                                      const std::vector<Timeline>& timelines) {
-  std::vector<Nanos> latency, writeback, data_io, journal, flush, other;
+  std::vector<Nanos> latency;
+  std::array<std::vector<Nanos>, kSyncPhaseCount> phase_ns;  // indexed by SyncPhase
   Nanos all_ns = 0, flush_journal_ns = 0;
   std::size_t with_flush = 0, with_commit = 0;
   for (const auto& item : timelines) {
     const auto* sync = std::get_if<SyncTimeline>(&item);
     if (!sync || sync->call.syscall != Syscall::Fsync) continue;
     const SyncPhases& p = sync->phases;
-    latency.push_back(sync->call.end_ns - sync->call.start_ns);
-    writeback.push_back(p.writeback_ns);
-    data_io.push_back(p.data_io_ns);
-    journal.push_back(p.journal_ns);
-    flush.push_back(p.flush_ns);
-    other.push_back(p.other_ns);
+    latency.push_back(latency_ns(sync->call));
+    for (const SyncPhaseInfo& phase : kSyncPhases)
+      phase_ns[static_cast<std::size_t>(phase.phase)].push_back(p.*phase.total);
     all_ns += latency.back();
     flush_journal_ns += p.flush_ns + p.journal_ns;
     with_flush += !sync->flushes.empty();
@@ -31,14 +31,14 @@ std::vector<std::string> explain_wal(const loadgen::ScenarioResult& result,
   out.push_back(fmt::format("{} fsyncs traced (the log made {})", latency.size(),
                             result.figures.value("count", std::uint64_t{0})));
   if (latency.empty()) return out;
-  out.push_back(fmt::format(
-      "per fsync, p50 of each phase: writeback {}, data-io {}, journal {}, flush {}, other {} "
-      "(fsync p50 {})",
-      human_duration(loadgen::summarize(writeback).p50),
-      human_duration(loadgen::summarize(data_io).p50),
-      human_duration(loadgen::summarize(journal).p50),
-      human_duration(loadgen::summarize(flush).p50), human_duration(loadgen::summarize(other).p50),
-      human_duration(loadgen::summarize(latency).p50)));
+  std::string p50s;
+  for (const SyncPhaseInfo& phase : kSyncPhases) {
+    p50s += fmt::format(
+        "{}{} {}", p50s.empty() ? "" : ", ", phase.text_name,
+        human_duration(loadgen::summarize(phase_ns[static_cast<std::size_t>(phase.phase)]).p50));
+  }
+  out.push_back(fmt::format("per fsync, p50 of each phase: {} (fsync p50 {})", p50s,
+                            human_duration(loadgen::summarize(latency).p50)));
   out.push_back(fmt::format(
       "journal + flush: {:.0f}% of all fsync time — the fixed round trip, whatever the record "
       "size",

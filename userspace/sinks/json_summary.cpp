@@ -1,0 +1,78 @@
+// The JSON Lines object of the end-of-trace summary.
+#include <string>
+
+#include "sinks/json_emitter.h"
+
+namespace wp::jsonl {
+namespace {
+
+// log2 buckets as {"lower bound ns": count}, non-empty ones only.
+struct NonEmptyBuckets {
+  const Log2Histogram& histogram;
+};
+
+void write_json(Emitter& e, const NonEmptyBuckets& b) {
+  e.start_object();
+  const auto& buckets = b.histogram.buckets;
+  for (std::size_t i = 0; i < buckets.size(); ++i) {
+    if (!buckets[i]) continue;
+    e.key_text(std::to_string(i == 0 ? 0 : Nanos{1} << i));
+    e.value(buckets[i]);
+  }
+  e.end_object();
+}
+
+// Records lost per hook: {"hook": count}.
+struct LostByHook {
+  const std::map<std::string, std::uint64_t>& lost;
+};
+
+void write_json(Emitter& e, const LostByHook& l) {
+  e.start_object();
+  for (const auto& [hook, lost] : l.lost) {
+    e.key_text(hook);
+    e.value(lost);
+  }
+  e.end_object();
+}
+
+}  // namespace
+
+// Found by argument-dependent lookup through the Emitter, so in this namespace rather than
+// the file's own.
+void write_json(Emitter& e, const PhaseStats& s) {
+  e.object(field("p50", s.p50), field("p99", s.p99), field("max", s.max), field("total", s.total),
+           field("log2_histogram", NonEmptyBuckets{s.histogram}));
+}
+
+// The latency and each phase of every sync call, or null when there was none.
+void write_json(Emitter& e, const SyncPhaseSummary& phases) {
+  if (!phases.syncs()) return e.value(std::nullopt);
+  e.start_object();
+  for (const SyncPhaseSummary::Row& row : phases.rows()) {
+    e.schema_key(row.json_key);
+    e.value(row.stats);
+  }
+  e.end_object();
+}
+
+void write_json(Emitter& e, const DirectIoVerdict& v) {
+  e.object(field("pid", v.pid), field("comm", v.comm), field("dev", Device{v.dev}),
+           field("ino", v.ino), field("writes", v.writes), field("bytes", v.bytes),
+           field("pages_dirtied", v.pages_dirtied), field("buffered_bytes", v.buffered_bytes),
+           field("einval", v.einval), field("other_errors", v.other_errors),
+           field("bypassed_page_cache", v.bypassed()));
+}
+
+void write_json(Emitter& e, const TraceSummary& t) {
+  const auto advice = t.lost_advice.empty() ? std::nullopt : std::optional(t.lost_advice);
+  e.object(field("type", "summary"), field("events", t.events), field("lost", t.lost),
+           field("lost_by_hook", LostByHook{t.lost_by_hook}), field("writes", t.writes),
+           field("fsyncs", t.fsyncs), field("incomplete", t.incomplete),
+           field("aged_out", t.aged_out), field("evicted", t.evicted),
+           field("lost_share", Fraction{t.lost_share}), field("lost_advice", advice),
+           field("duration_ns", t.duration_ns), field("fsync_phases", t.sync_phases),
+           field("direct_io", t.direct_io.verdicts()));
+}
+
+}  // namespace wp::jsonl

@@ -1,0 +1,132 @@
+// The JSON Lines objects of the timelines: a write, a sync, and the requests, NVMe commands,
+// journal commits and causes they hold.
+#include "sinks/json_emitter.h"
+
+namespace wp::jsonl {
+
+void write_json(Emitter& e, const NvmeCommand& nvme) {
+  e.object(field("qid", nvme.qid), field("cid", nvme.cid), field("opcode", nvme.opcode),
+           field("nsid", nvme.nsid), field("fua", nvme.fua), field("submit_ns", nvme.submit_ns),
+           field("complete_ns", nvme.complete_ns), field("status", nvme.status));
+}
+
+// Who submitted a request (its first bio), or null when that is not known.
+struct Submitter {
+  const RequestTimeline& request;
+};
+
+void write_json(Emitter& e, const Submitter& s) {
+  const RequestTimeline& r = s.request;
+  if (!r.submit_tid) return e.value(std::nullopt);
+  e.object(field("tid", *r.submit_tid), field("comm", r.submit_comm),
+           field("why", submit_why_name(r.submit_why)));
+}
+
+void write_json(Emitter& e, const RequestTimeline& r) {
+  // A cache flush has no sector (the kernel leaves it at -1).
+  const auto sector = r.op == ReqOp::Flush ? std::nullopt : std::optional(r.sector);
+  e.object(field("dev", Device{r.disk}), field("sector", sector), field("bytes", r.bytes),
+           field("rwbs", rwbs(r.op, r.flags, r.bytes)),
+           field("fua", (r.flags & req_flag::kFua) != 0), field("bios", r.bios),
+           field("submitter", Submitter{r}), field("queue_ns", r.queue_ns),
+           field("insert_ns", r.insert_ns), field("issue_ns", r.issue_ns),
+           field("complete_ns", r.complete_ns), field("durable_ns", r.durable_ns),
+           field("error", Errno{r.error}), field("nvme", r.nvme));
+}
+
+void write_json(Emitter& e, const JournalCommit& c) {
+  e.object(field("dev", Device{c.dev}), field("transaction", c.transaction),
+           field("start_ns", c.start_ns), field("locking_ns", c.locking_ns),
+           field("flushing_ns", c.flushing_ns), field("logging_ns", c.logging_ns),
+           field("end_ns", c.end_ns));
+}
+
+// Where a slow call's time went (null when causes were not asked for: --min-latency).
+void write_json(Emitter& e, const SlowCauses& c) {
+  e.object(field("on_cpu_ns", c.on_cpu_ns), field("throttled_ns", c.throttle_ns),
+           field("writeback_wait_ns", c.writeback_wait_ns), field("blocked_ns", c.blocked_ns),
+           field("runnable_ns", c.runnable_ns));
+}
+
+void write_json(Emitter& e, const ThrottlePause& p) {
+  e.object(field("ts", p.ts), field("pause_ms", p.pause_ms), field("dirty_pages", p.dirty_pages),
+           field("limit_pages", p.limit_pages));
+}
+
+void write_json(Emitter& e, const PhaseSegment& s) {
+  e.object(field("phase", sync_phase_name(s.phase)), field("start_ns", s.start_ns),
+           field("end_ns", s.end_ns));
+}
+
+void write_json(Emitter& e, const SyncPhases& phases) {
+  e.start_object();
+  for (const SyncPhaseInfo& phase : kSyncPhases) {
+    e.schema_key(phase.json_key);
+    e.value(phases.*phase.total);
+  }
+  e.end_object();
+}
+
+namespace {
+
+// A call's file descriptor, null for calls without one (sync(2)).
+struct Fd {
+  std::int32_t fd;
+};
+
+void write_json(Emitter& e, const Fd& f) {
+  if (f.fd < 0) return e.value(std::nullopt);
+  e.value(f.fd);
+}
+
+// Who made the call, on which file: the first keys of every syscall object.
+void call_identity(Emitter& e, const char* type, const SyscallEvent& call) {
+  e.fields(field("type", type), field("pid", call.pid), field("tid", call.tid),
+           field("comm", call.comm), field("syscall", syscall_name(call.syscall)),
+           field("fd", Fd{call.fd}), field("dev", DeviceOrNull{call.dev}), field("ino", call.ino));
+}
+
+void call_times(Emitter& e, const SyscallEvent& call) {
+  e.fields(field("start_ns", call.start_ns), field("end_ns", call.end_ns),
+           field("latency_ns", latency_ns(call)));
+}
+
+}  // namespace
+
+void write_json(Emitter& e, const WriteTimeline& write) {
+  const SyscallEvent& call = write.call;
+  const auto via = write.durable_via == DurableVia::None
+                       ? std::nullopt
+                       : std::optional(durable_via_name(write.durable_via));
+  e.start_object();
+  call_identity(e, "write", call);
+  e.fields(field("offset", call.pos), field("bytes", bytes_written(call)),
+           field("requested", call.count), field("ret", call.ret), field("error", Errno{call.ret}),
+           field("direct", write.direct), field("sync", write.sync),
+           field("append", (call.file_flags & file_flag::kAppend) != 0));
+  call_times(e, call);
+  e.fields(field("pages_dirtied", call.pages_dirtied), field("throttled_ns", call.throttle_ns),
+           field("throttle_events", call.throttle_events),
+           field("writeback_waits", call.writeback_waits),
+           field("state", write_state_name(write.state)), field("pages", write.pages),
+           field("pages_pending", write.pages_pending), field("requests", write.requests),
+           field("written_ns", write.written_ns), field("durable_ns", write.durable_ns),
+           field("durable_via", via), field("incomplete", write.incomplete),
+           field("causes", write.causes), field("throttle_pauses", write.throttles));
+  e.end_object();
+}
+
+void write_json(Emitter& e, const SyncTimeline& sync) {
+  const SyscallEvent& call = sync.call;
+  e.start_object();
+  call_identity(e, "fsync", call);
+  call_times(e, call);
+  // The segments say where each phase fell in time; the phases are their totals.
+  e.fields(field("ret", call.ret), field("error", Errno{call.ret}), field("phases", sync.phases),
+           field("segments", sync.segments), field("requests", sync.requests),
+           field("flushes", sync.flushes), field("journal_commits", sync.commits),
+           field("incomplete", sync.incomplete), field("causes", sync.causes));
+  e.end_object();
+}
+
+}  // namespace wp::jsonl
