@@ -14,6 +14,7 @@ packages=(
   e2fsprogs util-linux  # mkfs.ext4, losetup for the scratch filesystems
   qemu-system-x86 cpio file  # make vm-test: Debian 6.1 guest with an emulated NVMe disk
   chromium              # the HTML report's integration test renders it headless (no X needed)
+  nodejs                # the HTML report page's script: syntax check and a stub-DOM test
 )
 
 missing=()

@@ -1,8 +1,11 @@
-// HTML report sink: hand-built timelines in, one page out. The page's drawing is tested in a real
-// browser by the integration suite; here: the embedded data round-trips, nothing in it can break
-// out of its script element, the page fetches nothing, and the slowest-N cap keeps what it says.
+// HTML report sink: hand-built timelines in, one page out. The page's drawing is tested in node
+// with a stub DOM (report_page_test.js) and in a real browser by the integration suite; here: the
+// embedded data round-trips, nothing in it can break out of its script element, the page fetches
+// nothing, durations and sizes come labelled, and the slowest-N cap keeps what it says.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -49,6 +52,23 @@ WriteTimeline write_at(Nanos start, Nanos latency, std::string comm = "dd") {
   write.written_ns = start + 2'000'000;
   write.durable_ns = start + 3'000'000;
   write.durable_via = DurableVia::Flush;
+  return write;
+}
+
+// A write slowed by one 36 ms dirty-throttling pause, its time split as `causes` says.
+WriteTimeline throttled_write(Nanos latency, SlowCauses causes) {
+  WriteTimeline write = write_at(kStart, latency);
+  write.causes = causes;
+  write.throttles.push_back(
+      {.ts = kStart + 1'000, .pause_ms = 36, .dirty_pages = 51'000, .limit_pages = 50'000});
+  return write;
+}
+
+// An O_DIRECT write: it dirtied no page.
+WriteTimeline direct_write_at(Nanos start, Nanos latency, std::string comm = "dd") {
+  WriteTimeline write = write_at(start, latency, std::move(comm));
+  write.direct = true;
+  write.call.pages_dirtied = 0;
   return write;
 }
 
@@ -214,18 +234,12 @@ TEST(HtmlSink, KeepsTheSlowestWritesInArrivalOrderAndCountsThemAll) {
 }
 
 TEST(HtmlSink, CarriesSlowCausesThrottlePausesAndDirectIoVerdicts) {
-  WriteTimeline throttled = write_at(kStart, 40'000'000);
-  throttled.causes = SlowCauses{.on_cpu_ns = 1'000'000,
-                                .throttle_ns = 36'000'000,
-                                .writeback_wait_ns = 0,
-                                .blocked_ns = 2'000'000,
-                                .runnable_ns = 1'000'000};
-  throttled.throttles.push_back(
-      {.ts = kStart + 1'000, .pause_ms = 36, .dirty_pages = 51'000, .limit_pages = 50'000});
-  WriteTimeline direct = write_at(kStart + 50'000'000, 20'000);
-  direct.direct = true;
-  direct.call.pages_dirtied = 0;
-  json data = embedded_data(page_of({throttled, direct}));
+  WriteTimeline throttled = throttled_write(40'000'000, {.on_cpu_ns = 1'000'000,
+                                                         .throttle_ns = 36'000'000,
+                                                         .writeback_wait_ns = 0,
+                                                         .blocked_ns = 2'000'000,
+                                                         .runnable_ns = 1'000'000});
+  json data = embedded_data(page_of({throttled, direct_write_at(kStart + 50'000'000, 20'000)}));
 
   EXPECT_EQ(data["writes"][0]["causes"]["throttled_ns"], 36'000'000);
   ASSERT_EQ(data["throttle_pauses"].size(), 1u);
@@ -235,6 +249,59 @@ TEST(HtmlSink, CarriesSlowCausesThrottlePausesAndDirectIoVerdicts) {
   EXPECT_EQ(data["throttle_pauses_seen"], 1);
   ASSERT_EQ(data["summary"]["direct_io"].size(), 1u);
   EXPECT_EQ(data["summary"]["direct_io"][0]["bypassed_page_cache"], true);
+}
+
+// Every duration and size the page shows comes formatted, as the text output formats it, so the
+// page's script has no formatter of its own. The page written here is also the one the script's
+// test (report_page_test.js, run by ctest in node) draws: ctest names the file.
+TEST(HtmlSink, LabelsDurationsAndSizesAsTheTextOutputDoes) {
+  WriteTimeline throttled = throttled_write(14'200, {.on_cpu_ns = 1'000,
+                                                     .throttle_ns = 12'000,
+                                                     .writeback_wait_ns = 0,
+                                                     .blocked_ns = 1'000,
+                                                     .runnable_ns = 200});
+  WriteTimeline direct = direct_write_at(kStart + 50'000, 9'000, "db");
+  direct.call.count = 6144;
+  direct.call.ret = 1536;
+  std::vector<Timeline> items = {throttled, direct, fsync_at(kStart + 100'000)};
+  const std::string page = page_of(items, HtmlOptions{.generated_at = "2025-01-31 14:02:11"});
+  json data = embedded_data(page);
+
+  const json& write = data["writes"][0]["labels"];
+  EXPECT_EQ(write["latency"], "14.2us");
+  EXPECT_EQ(write["start"], "+0");
+  EXPECT_EQ(write["bytes"], "4 KiB");
+  EXPECT_EQ(write["durable"], "+3.00ms");
+  EXPECT_EQ(write["durable_after"], "2.99ms");  // 3 ms after the start, 14.2 µs after the end
+  EXPECT_EQ(write["causes"]["throttled"], "12.0us");
+  EXPECT_EQ(write["causes"]["runnable"], "200ns");
+  EXPECT_EQ(data["writes"][1]["labels"]["bytes"], "1.5 KiB");
+  EXPECT_EQ(data["writes"][1]["labels"]["requested"], "6 KiB");
+  EXPECT_EQ(data["writes"][1]["labels"]["start"], "+50.0us");
+
+  const json& sync = data["syncs"][0]["labels"];
+  EXPECT_EQ(sync["latency"], "5.20ms");
+  EXPECT_EQ(sync["start"], "+100.0us");
+  EXPECT_EQ(sync["phases"]["writeback"], "400.0us");
+  EXPECT_EQ(sync["phases"]["journal"], "2.00ms");
+  EXPECT_EQ(sync["phases"].size(), 5u);
+  EXPECT_FALSE(sync.contains("causes")) << "no causes asked for, none labelled";
+
+  EXPECT_EQ(data["throttle_pauses"][0]["labels"]["pause"], "36.00ms");
+  EXPECT_EQ(data["throttle_pauses"][0]["labels"]["at"], "+1.0us");
+  EXPECT_EQ(data["labels"]["throttle_asleep"], "36.00ms");
+  EXPECT_EQ(data["labels"]["duration"], "10.00ms");
+  EXPECT_EQ(data["summary"]["fsync_phases"]["latency_ns"]["labels"]["p50"], "5.20ms");
+  EXPECT_EQ(data["summary"]["fsync_phases"]["flush_ns"]["labels"]["total"], "1.50ms");
+  ASSERT_EQ(data["summary"]["direct_io"].size(), 1u);
+  EXPECT_EQ(data["summary"]["direct_io"][0]["labels"]["bytes"], "1.5 KiB");
+  EXPECT_EQ(data["summary"]["direct_io"][0]["labels"]["buffered_bytes"], "0 B");
+
+  if (const char* sample = std::getenv("WRITEPATH_REPORT_SAMPLE")) {
+    std::ofstream out(sample, std::ios::binary | std::ios::trunc);
+    out << page;
+    ASSERT_TRUE(out.flush()) << sample;
+  }
 }
 
 TEST(HtmlSink, MakeSinkStampsWhenThePageWasWritten) {

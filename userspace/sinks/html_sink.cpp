@@ -5,8 +5,9 @@
 #include <string_view>
 #include <variant>
 
-#include "sinks/html_template.h"
+#include "common/units.h"
 #include "sinks/json_sink.h"
+#include "sinks/report_page.h"
 
 namespace wp {
 namespace {
@@ -35,6 +36,68 @@ json slim(json item, std::initializer_list<const char*> arrays) {
     item[std::string(key) + "_count"] = count;
   }
   return item;
+}
+
+// The page shows durations and sizes as the text output does: formatted here, by units.h, into a
+// `labels` object beside the numbers (which the page keeps for geometry), so there is one
+// formatter and the page's script only lays labels out.
+Nanos nanos_at(const json& object, const char* key) {
+  auto found = object.find(key);
+  return found != object.end() && found->is_number() ? found->get<Nanos>() : 0;
+}
+
+// {"journal_ns": 2000000, …} → {"journal": "2.00ms", …}: every number named *_ns.
+json duration_labels(const json& nanos) {
+  json labels = json::object();
+  constexpr std::string_view kSuffix = "_ns";
+  for (const auto& [key, value] : nanos.items()) {
+    if (!value.is_number() || !key.ends_with(kSuffix)) continue;
+    labels[key.substr(0, key.size() - kSuffix.size())] = human_duration(value.get<Nanos>());
+  }
+  return labels;
+}
+
+std::string since(const json& object, const char* key, Nanos origin) {
+  return human_offset(relative_ns(nanos_at(object, key), origin));
+}
+
+// A write's or sync's labels; times are offsets from `origin`, the page's first call.
+json item_labels(const json& item, Nanos origin) {
+  json labels = {{"latency", human_duration(nanos_at(item, "latency_ns"))},
+                 {"start", since(item, "start_ns", origin)}};
+  if (item.contains("bytes")) {
+    labels["bytes"] = human_bytes(item["bytes"].get<std::uint64_t>());
+    labels["requested"] = human_bytes(item["requested"].get<std::uint64_t>());
+    labels["throttled"] = human_duration(nanos_at(item, "throttled_ns"));
+  }
+  if (auto durable = item.find("durable_ns"); durable != item.end() && durable->is_number()) {
+    const Nanos end = nanos_at(item, "end_ns");
+    labels["durable"] = since(item, "durable_ns", origin);
+    labels["durable_after"] = human_duration(*durable > end ? durable->get<Nanos>() - end : 0);
+  }
+  for (const char* parts : {"phases", "causes"}) {  // causes is null unless --min-latency
+    if (auto found = item.find(parts); found != item.end() && found->is_object())
+      labels[parts] = duration_labels(*found);
+  }
+  return labels;
+}
+
+// The summary as the JSON sink writes it, with labels on the parts the page shows.
+json labelled_summary(const TraceSummary& totals) {
+  json summary = summary_json(totals);
+  if (summary["fsync_phases"].is_object()) {
+    for (auto& [phase, stats] : summary["fsync_phases"].items()) {
+      json labels = json::object();
+      for (const char* key : {"p50", "p99", "max", "total"})
+        labels[key] = human_duration(nanos_at(stats, key));
+      stats["labels"] = std::move(labels);
+    }
+  }
+  for (json& verdict : summary["direct_io"])
+    verdict["labels"] = {
+        {"bytes", human_bytes(verdict["bytes"].get<std::uint64_t>())},
+        {"buffered_bytes", human_bytes(verdict["buffered_bytes"].get<std::uint64_t>())}};
+  return summary;
 }
 
 template <typename Map, typename Less>
@@ -70,7 +133,7 @@ std::string render_html(const json& data) {
     else
       escaped += c;
   }
-  std::string_view page = kHtmlTemplate;
+  std::string_view page = report_page();
   constexpr std::string_view kSlot = "@@WRITEPATH_DATA@@";
   std::size_t slot = page.find(kSlot);
   std::string out;
@@ -145,15 +208,30 @@ void HtmlSink::timeline(const Timeline& item) {
 }
 
 json HtmlSink::page_data(const TraceSummary& totals) const {
-  auto in_order = [](const std::vector<Kept>& heap) {
+  const Nanos origin = first_start_ns_;
+  auto in_order = [origin](const std::vector<Kept>& heap) {
     std::vector<const Kept*> sorted;
     for (const Kept& kept : heap) sorted.push_back(&kept);
     std::sort(sorted.begin(), sorted.end(),
               [](const Kept* a, const Kept* b) { return a->order < b->order; });
     json out = json::array();
-    for (const Kept* kept : sorted) out.push_back(kept->item);
+    for (const Kept* kept : sorted) {
+      out.push_back(kept->item);
+      out.back()["labels"] = item_labels(kept->item, origin);
+    }
     return out;
   };
+  json pauses = json::array();
+  Nanos asleep_ns = 0;
+  for (const json& pause : throttle_pauses_) {
+    const Nanos pause_ns =
+        static_cast<Nanos>(std::max<std::int64_t>(0, pause["pause_ms"].get<std::int64_t>())) *
+        1'000'000;
+    asleep_ns += pause_ns;
+    pauses.push_back(pause);
+    pauses.back()["labels"] = {{"pause", human_duration(pause_ns)},
+                               {"at", since(pause, "ts", origin)}};
+  }
 
   json processes = json::array();
   for (auto it : busiest(items_by_process_, [](auto a, auto b) { return a->second > b->second; }))
@@ -175,7 +253,10 @@ json HtmlSink::page_data(const TraceSummary& totals) const {
   return json{
       {"generated_at", options_.generated_at},
       {"phases", std::move(phases)},
-      {"summary", summary_json(totals)},
+      {"summary", labelled_summary(totals)},
+      {"labels",
+       {{"duration", human_duration(totals.duration_ns)},
+        {"throttle_asleep", human_duration(asleep_ns)}}},
       {"first_start_ns", first_start_ns_},
       {"last_end_ns", last_end_ns_},
       {"writes_seen", writes_seen_},
@@ -191,7 +272,7 @@ json HtmlSink::page_data(const TraceSummary& totals) const {
         {"throttle_pauses", options_.max_throttle_pauses}}},
       {"writes", in_order(writes_)},
       {"syncs", in_order(syncs_)},
-      {"throttle_pauses", throttle_pauses_},
+      {"throttle_pauses", std::move(pauses)},
       {"throttle_pauses_seen", pauses_seen_},
   };
 }

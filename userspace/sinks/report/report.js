@@ -1,173 +1,8 @@
-// The HTML report's page: markup, CSS and the script that draws the embedded data. Everything is
-// inline (no CDN, no web fonts) so the file works offline. The script builds every element with
-// createElement/textContent, never innerHTML, so nothing in the data (comms are chosen by any
-// process) is ever parsed as markup. HtmlSink replaces @@WRITEPATH_DATA@@ with the JSON.
-#pragma once
-
-namespace wp {
-
-inline constexpr const char* kHtmlTemplate = R"html(<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="generator" content="writepath">
-<title>writepath report</title>
-<script>
-// First, on its own: a page that fails to draw says so in #errors instead of staying blank.
-window.addEventListener('error', function (e) {
-  var box = document.getElementById('errors');
-  var line = document.createElement('div');
-  line.textContent = 'This page failed to draw: ' + (e.message || 'error') +
-      (e.lineno ? ' (line ' + e.lineno + ')' : '');
-  if (box) { box.appendChild(line); box.hidden = false; }
-});
-</script>
-<style>
-:root { --ink: #1f2430; --muted: #5d6675; --line: #d9dde4; --panel: #ffffff; --bg: #f3f5f8;
-        --durable: #2e9e5b; --written: #3b7dd8; --dirty: #e8a33a; --failed: #d64545;
-        --sync: #6f4bbf; }
-* { box-sizing: border-box; }
-body { margin: 0; background: var(--bg); color: var(--ink);
-       font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial,
-             sans-serif; }
-main { max-width: 1400px; margin: 0 auto; padding: 16px 20px 40px; }
-h1 { font-size: 22px; margin: 4px 0 6px; }
-h2 { font-size: 17px; margin: 0 0 6px; }
-section, header { background: var(--panel); border: 1px solid var(--line); border-radius: 8px;
-                  padding: 14px 18px; margin: 0 0 14px; }
-p { margin: 6px 0; }
-.muted, .hint { color: var(--muted); }
-.hint { font-size: 13px; }
-#errors { background: #fdecec; border: 1px solid var(--failed); color: #8a1f1f; padding: 8px 12px;
-          border-radius: 6px; margin-bottom: 12px; white-space: pre-wrap; }
-.warning { background: #fff6e5; border: 1px solid var(--dirty); border-radius: 6px;
-           padding: 6px 10px; }
-.cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(150px, 1fr)); gap: 10px;
-         margin: 10px 0 4px; }
-.card { border: 1px solid var(--line); border-radius: 6px; padding: 8px 10px; }
-.card .value { font-size: 20px; font-weight: 600; }
-.card .label { color: var(--muted); font-size: 12px; }
-.card.bad .value { color: var(--failed); }
-.legend { display: flex; flex-wrap: wrap; gap: 6px 16px; margin: 6px 0 8px; font-size: 13px; }
-.legend span.item { display: inline-flex; align-items: center; gap: 6px; }
-.legend svg { flex: none; }
-.chart { width: 100%; overflow-x: auto; }
-svg text { font: 11px system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif;
-           fill: var(--ink); }
-svg .axis-label { fill: var(--muted); }
-svg .grid { stroke: #e6e9ee; }
-svg .lane-bg { fill: #f7f8fa; }
-svg .bar { stroke: rgba(0,0,0,.25); stroke-width: .5; }
-svg .state-durable { fill: var(--durable); }
-svg .state-written { fill: var(--written); }
-svg .state-dirty { fill: var(--dirty); }
-svg .state-failed { fill: var(--failed); }
-svg .bar.sync { fill: var(--sync); fill-opacity: .8; }
-svg .bar.sync.failed { fill: var(--failed); }
-svg .durable-wait { stroke: var(--durable); stroke-dasharray: 3 3; stroke-width: 1.2; fill: none; }
-svg .durable-mark { fill: #fff; stroke: #14532d; stroke-width: 1.5; }
-svg .selection { fill: rgba(59,125,216,.15); stroke: var(--written); }
-svg .has-tip:hover { stroke: #000; stroke-width: 1.2; }
-svg .seg-label { fill: #fff; font-size: 10.5px; pointer-events: none; }
-svg .limit-line { stroke: var(--failed); stroke-width: 1.5; fill: none; }
-svg .pause-dot { fill: var(--dirty); stroke: #8a5a12; stroke-width: .6; }
-.phase-writeback { fill: #e8a33a; background: #e8a33a; }
-.phase-data_io { fill: #3b7dd8; background: #3b7dd8; }
-.phase-journal { fill: #8e5cc9; background: #8e5cc9; }
-.phase-flush { fill: #d6604d; background: #d6604d; }
-.phase-other { fill: #a7afbb; background: #a7afbb; }
-.cause-on_cpu { fill: #2e9e5b; background: #2e9e5b; }
-.cause-throttled { fill: #d64545; background: #d64545; }
-.cause-writeback_wait { fill: #e8a33a; background: #e8a33a; }
-.cause-blocked { fill: #5b6fd6; background: #5b6fd6; }
-.cause-runnable { fill: #a7afbb; background: #a7afbb; }
-.swatch { display: inline-block; width: 12px; height: 12px; border-radius: 2px; flex: none; }
-table { border-collapse: collapse; margin-top: 10px; font-size: 13px; }
-th, td { padding: 4px 10px; border-bottom: 1px solid var(--line); text-align: right;
-         white-space: nowrap; }
-th { color: var(--muted); font-weight: 600; }
-th:first-child, td:first-child, td.text, th.text { text-align: left; }
-td.text { white-space: normal; color: var(--muted); }
-tr.total td { font-weight: 600; }
-.verdict-good { color: var(--durable); font-weight: 600; }
-.verdict-bad { color: var(--failed); font-weight: 600; }
-button { font: inherit; font-size: 13px; padding: 2px 10px; border: 1px solid var(--line);
-         background: #fff; border-radius: 5px; cursor: pointer; }
-#tooltip { position: fixed; z-index: 10; pointer-events: none; background: #1f2430; color: #fff;
-           border-radius: 6px; padding: 8px 10px; font-size: 12px; max-width: 420px;
-           box-shadow: 0 4px 14px rgba(0,0,0,.25); }
-#tooltip .title { font-weight: 600; margin-bottom: 4px; }
-#tooltip table { margin: 0; font-size: 12px; }
-#tooltip td { border: 0; padding: 1px 8px 1px 0; color: #fff; text-align: left;
-              white-space: normal; }
-#tooltip td:first-child { color: #aeb6c4; white-space: nowrap; }
-</style>
-</head>
-<body>
-<main>
-<div id="errors" hidden></div>
-<noscript><p class="warning">This report draws its charts with JavaScript: enable it to see
-them.</p></noscript>
-<header id="header">
-  <h1>writepath report: where the write time went</h1>
-  <p id="subject"></p>
-  <div id="totals" class="cards"></div>
-  <p id="lost-note" class="warning" hidden></p>
-  <p id="cap-note" class="warning" hidden></p>
-</header>
-<section id="how-to-read">
-  <h2>How to read this</h2>
-  <p>Every <code>write()</code> and <code>fsync()</code> the tracer saw is a bar in the timeline
-  below, on the row of the thread that made the call; the bar runs from the moment the call
-  started to the moment it returned, so a long bar is a call the program waited for. A write's
-  color says how far its data got: <b>durable</b> (on stable storage: the disk's cache was flushed
-  or the write went to it with FUA), <b>written</b> (the device has it, possibly only in its
-  volatile cache), <b>dirty</b> (still only in memory, in the page cache) or <b>failed</b>.
-  A diamond marks the moment a write became durable; the dashed line before it is how long the
-  data was at risk after <code>write()</code> had already returned. Sync calls are purple.
-  Further down, each sync call's time is split into phases (submitting its data, the data I/O,
-  the filesystem journal commit, the disk cache flush), slow calls are split by what they waited
-  for, and dirty-throttling pauses show when the kernel made a writer wait because too much
-  memory was dirty. Hover over anything for its details; drag across the timeline to zoom in.</p>
-</section>
-<section id="timeline">
-  <h2>Timeline of writes and syncs</h2>
-  <div id="timeline-legend" class="legend"></div>
-  <p class="hint"><span id="timeline-range"></span> <button id="zoom-reset" hidden>Show
-  everything</button></p>
-  <div id="timeline-chart" class="chart"></div>
-</section>
-<section id="phases">
-  <h2>Where each sync call spent its time</h2>
-  <p class="hint" id="phase-hint"></p>
-  <div id="phase-legend" class="legend"></div>
-  <div id="phase-chart" class="chart"></div>
-  <div id="phase-summary"></div>
-</section>
-<section id="causes">
-  <h2>Why the slowest calls were slow</h2>
-  <p class="hint" id="cause-hint"></p>
-  <div id="cause-legend" class="legend"></div>
-  <div id="cause-chart" class="chart"></div>
-</section>
-<section id="throttle">
-  <h2>Dirty-throttling pauses</h2>
-  <p class="hint" id="throttle-hint"></p>
-  <div id="throttle-legend" class="legend"></div>
-  <div id="throttle-chart" class="chart"></div>
-</section>
-<section id="direct-io" hidden>
-  <h2>Did O_DIRECT bypass the page cache?</h2>
-  <p class="hint">One row per process and file written with O_DIRECT. Writes that dirtied pages
-  went through the page cache after all (a misaligned or extending write the filesystem fell
-  back on, for instance); EINVAL counts writes refused for misalignment.</p>
-  <div id="direct-io-table"></div>
-</section>
-</main>
-<div id="tooltip" hidden></div>
-<script type="application/json" id="data">@@WRITEPATH_DATA@@</script>
-<script>
+// The HTML report's script: draws the data HtmlSink embeds in the page (#data). It builds every
+// element with createElement/textContent, never from markup, so nothing in the data (comms are
+// chosen by any process) is ever parsed as markup. Durations and sizes arrive already formatted
+// (each object's `labels`, by the same code as the text output); the script only lays them out,
+// and formats nothing but counts, shares and the timeline's axis.
 (function () {
 'use strict';
 
@@ -207,26 +42,6 @@ function stext(parent, x, y, text, attrs) {
   return t;
 }
 
-function fmtDur(ns) {
-  ns = Number(ns);
-  if (!isFinite(ns) || ns < 0) return '?';
-  if (ns < 999.5) return Math.round(ns) + ' ns';
-  var units = [[1e3, 'µs'], [1e6, 'ms'], [1e9, 's']];
-  for (var i = 0; i < units.length; i++) {
-    var v = ns / units[i][0];
-    if (v >= 999.5 && i < units.length - 1) continue;  // 999.7 µs reads better as 1.00 ms
-    return (v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2)) + ' ' + units[i][1];
-  }
-}
-
-function fmtBytes(b) {
-  b = Number(b);
-  var units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  var i = 0;
-  while (b >= 1024 && i < units.length - 1) { b /= 1024; i++; }
-  return (Number.isInteger(b) ? String(b) : b.toFixed(1)) + ' ' + units[i];
-}
-
 function fmtCount(n) { return Number(n).toLocaleString('en-US'); }
 
 function plural(n, one, many) { return fmtCount(n) + ' ' + (Number(n) === 1 ? one : many); }
@@ -244,12 +59,15 @@ function niceTicks(a, b, count) {
   return {ticks: ticks, step: step};
 }
 
-// A tick label: the unit of the largest value, with as many decimals as the step needs.
-function tickLabel(ns, step, largest) {
+// An axis's time label: every label of one axis in one unit (that of its largest value), with
+// as many decimals as its step needs, so the ticks line up ("0.5ms 1.0ms 1.5ms"). The axis is
+// redrawn as the reader zooms, so this is the one duration the page formats itself; it spells
+// its units as the labels from writepath do.
+function axisLabel(ns, step, largest) {
   var unit = largest >= 1e9 ? [1e9, 's'] : largest >= 1e6 ? [1e6, 'ms'] :
-             largest >= 1e3 ? [1e3, 'µs'] : [1, 'ns'];
+             largest >= 1e3 ? [1e3, 'us'] : [1, 'ns'];
   var decimals = Math.min(6, Math.max(0, Math.ceil(Math.log10(unit[0] / step) - 1e-9)));
-  return (ns / unit[0]).toFixed(decimals) + ' ' + unit[1];
+  return (ns / unit[0]).toFixed(decimals) + unit[1];
 }
 
 function truncate(text, max) {
@@ -295,9 +113,9 @@ document.addEventListener('mousemove', function (e) {
 // ---- the data -------------------------------------------------------------------------------
 var data = JSON.parse(document.getElementById('data').textContent);
 var summary = data.summary || {};
+// Times on the page are since the first traced call; its labels (`start`, `durable`, `at`) are.
 var origin = Number(data.first_start_ns) || 0;
-function rel(ns) { return Number(ns) - origin; }
-function at(ns) { return 'at +' + fmtDur(rel(ns)); }
+var pageLabels = data.labels || {};
 
 // [key, title, what the time went to] per phase, in report order: the sink writes the table.
 var PHASES = data.phases || [];
@@ -317,8 +135,9 @@ function callName(d) { return d.syscall + ' by ' + d.comm; }
 function fileText(d) { return d.dev === null ? 'none' : 'device ' + d.dev + ', inode ' + d.ino; }
 
 function writeTip(d) {
+  var l = d.labels;
   var durable = d.durable_ns !== null
-      ? fmtDur(Number(d.durable_ns) - Number(d.end_ns)) + ' after it returned' +
+      ? l.durable_after + ' after it returned' +
             (d.durable_via ? ' (via ' + d.durable_via + ')' : '')
       : 'not by the end of the trace';
   var flags = [d.direct ? 'O_DIRECT' : null, d.sync ? 'O_SYNC' : null, d.append ? 'O_APPEND' : null]
@@ -326,13 +145,13 @@ function writeTip(d) {
   var rows = [
     ['process', d.comm + ' (pid ' + d.pid + ', thread ' + d.tid + ')'],
     ['file', fileText(d) + (d.fd !== null ? ', fd ' + d.fd : '')],
-    ['bytes', fmtBytes(d.bytes) + ' at offset ' + fmtCount(d.offset) +
-                  (d.requested !== d.bytes ? ' (asked ' + fmtBytes(d.requested) + ')' : '')],
-    ['latency', fmtDur(d.latency_ns) + ', started ' + at(d.start_ns)],
+    ['bytes', l.bytes + ' at offset ' + fmtCount(d.offset) +
+                  (d.requested !== d.bytes ? ' (asked ' + l.requested + ')' : '')],
+    ['latency', l.latency + ', started at ' + l.start],
     ['state', d.state + (d.incomplete ? ' (incomplete: records were lost)' : '')],
     ['durable', durable],
     ['pages dirtied', fmtCount(d.pages_dirtied)],
-    ['throttled', d.throttled_ns > 0 ? fmtDur(d.throttled_ns) + ' in ' +
+    ['throttled', d.throttled_ns > 0 ? l.throttled + ' in ' +
                   plural(d.throttle_events, 'pause', 'pauses') : 'no'],
     ['writeback waits', d.writeback_waits > 0 ? fmtCount(d.writeback_waits) : null],
     ['requests', fmtCount(d.requests_count)],
@@ -345,10 +164,10 @@ function syncTip(d) {
   var rows = [
     ['process', d.comm + ' (pid ' + d.pid + ', thread ' + d.tid + ')'],
     ['file', fileText(d)],
-    ['latency', fmtDur(d.latency_ns) + ', started ' + at(d.start_ns)]];
+    ['latency', d.labels.latency + ', started at ' + d.labels.start]];
   PHASES.forEach(function (p) {
     var v = d.phases[p[0] + '_ns'];
-    rows.push([p[1], fmtDur(v) + ' (' + pct(v, d.latency_ns) + ')']);
+    rows.push([p[1], d.labels.phases[p[0]] + ' (' + pct(v, d.latency_ns) + ')']);
   });
   rows.push(['data requests', fmtCount(d.requests_count)],
             ['cache flushes', fmtCount(d.flushes_count)],
@@ -361,7 +180,7 @@ function causeRows(d) {
   if (!d.causes) return [];
   return CAUSES.map(function (c) {
     var v = d.causes[c[0] + '_ns'];
-    return [c[1], fmtDur(v) + ' (' + pct(v, d.latency_ns) + ')'];
+    return [c[1], d.labels.causes[c[0]] + ' (' + pct(v, d.latency_ns) + ')'];
   });
 }
 
@@ -389,7 +208,7 @@ function drawHeader() {
     text += ', on ' + plural(data.file_count, 'file', 'files') + ' (' + files.join(', ') +
             more(files.length, data.file_count) + ')';
   }
-  text += ', over ' + fmtDur(summary.duration_ns || 0) + '.';
+  text += ', over ' + pageLabels.duration + '.';
   if (data.generated_at) text += ' Report written ' + data.generated_at + '.';
   document.getElementById('subject').textContent = text;
 
@@ -400,7 +219,7 @@ function drawHeader() {
   }
   card(fmtCount(summary.writes || 0), 'writes');
   card(fmtCount(summary.fsyncs || 0), 'sync calls (fsync, fdatasync, …)');
-  card(fmtDur(summary.duration_ns || 0), 'traced for');
+  card(pageLabels.duration, 'traced for');
   card(fmtCount(summary.lost || 0), 'records lost', summary.lost > 0);
   card(fmtCount(summary.incomplete || 0), 'incomplete items', summary.incomplete > 0);
   card(fmtCount(summary.events || 0), 'kernel events decoded');
@@ -527,7 +346,7 @@ function drawTimeline() {
       var px = x(v + origin);
       if (px < labelW - 0.5 || px > labelW + plotW + 0.5) return;
       s('line', {x1: px, x2: px, y1: axisH - 4, y2: height, class: 'grid'}, svg);
-      stext(svg, px, axisH - 9, (v > 0 ? '+' : '') + tickLabel(v, tk.step, largest),
+      stext(svg, px, axisH - 9, (v > 0 ? '+' : '') + axisLabel(v, tk.step, largest),
             {'text-anchor': 'middle', class: 'axis-label'});
     });
     stext(svg, 8, axisH - 9, 'thread                    time →', {class: 'axis-label'});
@@ -554,10 +373,10 @@ function drawTimeline() {
                                  xd + ' ' + (yMid + r) + ' L' + (xd - r) + ' ' + yMid + ' Z',
                               class: 'durable-mark'}, marks);
         tip(mark, function () {
-          return {title: 'durable ' + at(durable),
-                  rows: [['write', callName(d) + ', started ' + at(start)],
+          return {title: 'durable at ' + d.labels.durable,
+                  rows: [['write', callName(d) + ', started at ' + d.labels.start],
                          ['via', d.durable_via],
-                         ['after return', fmtDur(durable - end)]]};
+                         ['after return', d.labels.durable_after]]};
         });
       }
       var cls = it.kind === 'write' ? 'bar write state-' + d.state
@@ -602,8 +421,10 @@ function drawTimeline() {
     var zoomed = view[0] > full[0] || view[1] < full[1];
     resetButton.hidden = !zoomed;
     document.getElementById('timeline-range').textContent =
-        (zoomed ? 'Zoomed in: ' : 'Showing ') + 'from +' + fmtDur(Math.max(0, view[0] - origin)) +
-        ' to +' + fmtDur(view[1] - origin) + ' (' + fmtDur(view[1] - view[0]) + ' across). ' +
+        (zoomed ? 'Zoomed in: ' : 'Showing ') + 'from +' +
+        axisLabel(Math.max(0, view[0] - origin), tk.step, largest) + ' to +' +
+        axisLabel(view[1] - origin, tk.step, largest) + ' (' +
+        axisLabel(view[1] - view[0], tk.step, largest) + ' across). ' +
         'Times are since the first traced call. Drag across the chart to zoom in.';
   }
   render();
@@ -614,7 +435,7 @@ function drawTimeline() {
 }
 
 // ---- stacked bars (sync phases, slow-call causes) ------------------------------------------
-// rows: [{label, title, total, parts: [{key, name, value}], describe}]
+// rows: [{label, total, totalLabel, parts: [{key, name, value, label}], describe}]
 // colorPrefix-KEY is the CSS class that colors part KEY (phase-journal, cause-blocked, …).
 function stackedBars(container, id, rows, segClass, colorPrefix, unitName) {
   var width = Math.max(720, container.clientWidth || 1200);
@@ -637,23 +458,24 @@ function stackedBars(container, id, rows, segClass, colorPrefix, unitName) {
                            class: segClass + ' ' + colorPrefix + '-' + p.key}, svg);
       tip(seg, function () {
         var d = r.describe();
-        d.title = p.name + ': ' + fmtDur(p.value) + ' of ' + fmtDur(r.total) + ' (' +
+        d.title = p.name + ': ' + p.label + ' of ' + r.totalLabel + ' (' +
                   pct(p.value, r.total) + ')';
         return d;
       });
-      var text = fmtDur(p.value);
+      var text = p.label;
       if (w > text.length * 6.2 + 8) stext(svg, x + w / 2, y + barH / 2 + 4, text,
                                             {'text-anchor': 'middle', class: 'seg-label'});
       x += w;
     });
-    stext(svg, labelW + r.total / max * plotW + 6, y + barH / 2 + 4, fmtDur(r.total));
+    stext(svg, labelW + r.total / max * plotW + 6, y + barH / 2 + 4, r.totalLabel);
   });
   return svg;
 }
 
 function partsOf(d, names, field) {
   return names.map(function (n) {
-    return {key: n[0], name: n[1], value: Number(d[field][n[0] + '_ns']) || 0};
+    return {key: n[0], name: n[1], value: Number(d[field][n[0] + '_ns']) || 0,
+            label: d.labels[field][n[0]]};
   });
 }
 
@@ -678,9 +500,9 @@ function drawPhases() {
       '; the bar is the call\'s latency, split into what it was waiting for.';
   namedLegend(document.getElementById('phase-legend'), PHASES, 'phase');
   var rows = syncs.slice(0, MAX_ROWS).map(function (d) {
-    return {label: '+' + fmtDur(rel(d.start_ns)) + ' · ' + d.syscall + ' · ' + d.comm +
-                   ' (thread ' + d.tid + ')',
-            total: Number(d.latency_ns), parts: partsOf(d, PHASES, 'phases'),
+    return {label: d.labels.start + ' · ' + d.syscall + ' · ' + d.comm + ' (thread ' + d.tid + ')',
+            total: Number(d.latency_ns), totalLabel: d.labels.latency,
+            parts: partsOf(d, PHASES, 'phases'),
             describe: function () { return syncTip(d); }};
   });
   stackedBars(document.getElementById('phase-chart'), 'phase-svg', rows, 'phase-seg', 'phase',
@@ -695,9 +517,9 @@ function drawPhases() {
   var all = stats.latency_ns;
   var rowOf = function (name, st, cls, what, total) {
     return h('tr', total ? {class: 'total'} : {},
-             h('td', {}, cls ? swatch(cls) : '', cls ? ' ' : '', name), h('td', {}, fmtDur(st.p50)),
-             h('td', {}, fmtDur(st.p99)), h('td', {}, fmtDur(st.max)),
-             h('td', {}, fmtDur(st.total)), h('td', {}, pct(st.total, all.total)),
+             h('td', {}, cls ? swatch(cls) : '', cls ? ' ' : '', name),
+             h('td', {}, st.labels.p50), h('td', {}, st.labels.p99), h('td', {}, st.labels.max),
+             h('td', {}, st.labels.total), h('td', {}, pct(st.total, all.total)),
              h('td', {class: 'text'}, what));
   };
   table.append(rowOf('Whole call', all, null,
@@ -733,10 +555,11 @@ function drawCauses() {
   namedLegend(document.getElementById('cause-legend'), CAUSES, 'cause');
   var rows = slow.slice(0, MAX_ROWS).map(function (it) {
     var d = it.d;
-    var size = it.kind === 'write' ? ' ' + fmtBytes(d.bytes) : '';
-    return {label: '+' + fmtDur(rel(d.start_ns)) + ' · ' + d.syscall + size + ' · ' + d.comm +
+    var size = it.kind === 'write' ? ' ' + d.labels.bytes : '';
+    return {label: d.labels.start + ' · ' + d.syscall + size + ' · ' + d.comm +
                    ' (thread ' + d.tid + ')',
-            total: Number(d.latency_ns), parts: partsOf(d, CAUSES, 'causes'),
+            total: Number(d.latency_ns), totalLabel: d.labels.latency,
+            parts: partsOf(d, CAUSES, 'causes'),
             describe: function () { return it.kind === 'write' ? writeTip(d) : syncTip(d); }};
   });
   stackedBars(document.getElementById('cause-chart'), 'cause-svg', rows, 'cause-seg', 'cause',
@@ -752,9 +575,8 @@ function drawThrottle() {
         'under the kernel\'s limits.';
     return;
   }
-  var totalMs = 0, worst = 0;
+  var worst = 0;
   pauses.forEach(function (p) {
-    totalMs += Number(p.pause_ms);
     if (p.limit_pages > 0) worst = Math.max(worst, p.dirty_pages / p.limit_pages);
   });
   hint.textContent = 'When too much memory is dirty, the kernel makes writers sleep inside ' +
@@ -762,7 +584,7 @@ function drawThrottle() {
       plural(data.throttle_pauses_seen, 'pause', 'pauses') +
       (data.throttle_pauses_seen > pauses.length ? ' (the first ' + fmtCount(pauses.length) +
                                                    ' drawn)' : '') +
-      ', ' + fmtDur(totalMs * 1e6) + ' asleep in those drawn; dirty memory reached ' +
+      ', ' + pageLabels.throttle_asleep + ' asleep in those drawn; dirty memory reached ' +
       (worst * 100).toFixed(0) + '% of the limit. Each dot is a pause: how many pages were ' +
       'dirty at that moment; the red line is the dirty limit. Throttling starts below the limit: ' +
       'past halfway between the background threshold and the limit, writers are slowed down.';
@@ -806,7 +628,7 @@ function drawThrottle() {
   xt.ticks.forEach(function (v) {
     var px = x(v + origin);
     if (px < labelW - 0.5 || px > labelW + plotW + 0.5) return;
-    stext(svg, px, top + plotH + 16, '+' + tickLabel(v, xt.step, t1 - origin),
+    stext(svg, px, top + plotH + 16, '+' + axisLabel(v, xt.step, t1 - origin),
           {'text-anchor': 'middle', class: 'axis-label'});
   });
   s('path', {d: sorted.map(function (p, i) {
@@ -815,7 +637,7 @@ function drawThrottle() {
   sorted.forEach(function (p) {
     var dot = s('circle', {cx: x(p.ts), cy: y(p.dirty_pages), r: 3.5, class: 'pause-dot'}, svg);
     tip(dot, function () {
-      return {title: 'paused ' + fmtDur(p.pause_ms * 1e6) + ' ' + at(p.ts),
+      return {title: 'paused ' + p.labels.pause + ' at ' + p.labels.at,
               rows: [['writer', p.comm + ' (thread ' + p.tid + ')'],
                      ['dirty', fmtCount(p.dirty_pages) + ' pages'],
                      ['limit', fmtCount(p.limit_pages) + ' pages'],
@@ -838,8 +660,8 @@ function drawDirectIo() {
     table.append(h('tr', {}, h('td', {}, v.comm + ' (pid ' + v.pid + ')'),
                    h('td', {}, 'device ' + v.dev + ', inode ' + v.ino),
                    h('td', {}, fmtCount(v.writes)),
-                   h('td', {}, fmtBytes(v.bytes)), h('td', {}, fmtCount(v.pages_dirtied)),
-                   h('td', {}, fmtBytes(v.buffered_bytes)), h('td', {}, fmtCount(v.einval)),
+                   h('td', {}, v.labels.bytes), h('td', {}, fmtCount(v.pages_dirtied)),
+                   h('td', {}, v.labels.buffered_bytes), h('td', {}, fmtCount(v.einval)),
                    h('td', {}, fmtCount(v.other_errors)),
                    h('td', {class: ok ? 'verdict-good' : 'verdict-bad'},
                      ok ? 'bypassed the page cache' : 'went through the page cache')));
@@ -857,9 +679,3 @@ function drawDirectIo() {
       }
     });
 })();
-</script>
-</body>
-</html>
-)html";
-
-}  // namespace wp

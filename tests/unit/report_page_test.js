@@ -1,0 +1,259 @@
+// The HTML report's scripts, run in node against a stub DOM: the page HtmlSink wrote for the
+// unit test HtmlSink.LabelsDurationsAndSizesAsTheTextOutputDoes (its path is argv[2]) must draw
+// its charts, tables and tooltips from the labels in its data, and a part that fails must say so
+// in #errors. The stub has only what the scripts use; a browser run is the integration suite's.
+//
+//   node report_page_test.js PAGE.html
+'use strict';
+
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const vm = require('node:vm');
+
+// ---- a DOM with just what the page's scripts call -------------------------------------------
+class Node {
+  constructor(tag) {
+    this.tagName = tag;
+    this.attributes = new Map();
+    this.children = [];
+    this.parentNode = null;
+    this.listeners = new Map();
+    this.hidden = false;
+    this.style = {};
+    this.clientWidth = 1200;
+    this.offsetWidth = 200;
+    this.offsetHeight = 80;
+    this.text = null;  // a text node's text
+    const node = this;
+    this.classList = {
+      add(name) { node.setAttribute('class', (node.className() + ' ' + name).trim()); },
+      contains(name) { return node.className().split(/\s+/).includes(name); },
+    };
+  }
+  className() { return this.getAttribute('class') || ''; }
+  setAttribute(name, value) { this.attributes.set(name, String(value)); }
+  getAttribute(name) { return this.attributes.has(name) ? this.attributes.get(name) : null; }
+  appendChild(child) {
+    if (child.parentNode) child.remove();
+    child.parentNode = this;
+    this.children.push(child);
+    return child;
+  }
+  append(...items) {
+    for (const item of items) this.appendChild(item instanceof Node ? item : textNode(item));
+  }
+  replaceChildren(...items) {
+    for (const child of this.children) child.parentNode = null;
+    this.children = [];
+    this.append(...items);
+  }
+  remove() {
+    if (!this.parentNode) return;
+    const siblings = this.parentNode.children;
+    siblings.splice(siblings.indexOf(this), 1);
+    this.parentNode = null;
+  }
+  get textContent() {
+    return this.text !== null ? this.text : this.children.map((c) => c.textContent).join('');
+  }
+  set textContent(value) { this.replaceChildren(String(value)); }
+  addEventListener(type, listener) {
+    if (!this.listeners.has(type)) this.listeners.set(type, []);
+    this.listeners.get(type).push(listener);
+  }
+  dispatch(type, event) {
+    for (const listener of this.listeners.get(type) || []) listener(event);
+  }
+  getBoundingClientRect() { return {left: 0, top: 0, width: 1200, height: 600}; }
+  // Every node under this one (itself included) that `test` accepts.
+  findAll(test) {
+    const found = test(this) ? [this] : [];
+    for (const child of this.children) found.push(...child.findAll(test));
+    return found;
+  }
+}
+
+function textNode(text) {
+  const node = new Node('#text');
+  node.text = String(text);
+  return node;
+}
+
+// The page's elements that have an id, as the markup declares them (parent-less: the scripts only
+// look elements up by id and draw into them).
+function documentOf(markup, data) {
+  const byId = new Map();
+  for (const match of markup.matchAll(/<([a-z0-9]+)\s+([^>]*\bid="([^"]+)"[^>]*)>/g)) {
+    const element = new Node(match[1]);
+    element.setAttribute('id', match[3]);
+    element.hidden = /(^|\s)hidden(\s|$)/.test(match[2]);
+    byId.set(match[3], element);
+  }
+  byId.get('data').append(JSON.stringify(data));
+  const document = new Node('#document');
+  document.getElementById = (id) => byId.get(id) || null;
+  document.createElement = (tag) => new Node(tag);
+  document.createElementNS = (namespace, tag) => new Node(tag);
+  return {document, byId};
+}
+
+// Runs the page's scripts (each <script> without a type, in order) against `data`.
+function draw(markup, data) {
+  const {document, byId} = documentOf(markup, data);
+  const window = new Node('#window');
+  window.innerWidth = 1400;
+  window.innerHeight = 1000;
+  const context = vm.createContext({document, window, console});
+  const scripts = [...markup.matchAll(/<script>\n?([\s\S]*?)<\/script>/g)].map((m) => m[1]);
+  assert.equal(scripts.length, 2, 'the error hook and the report script');
+  for (const script of scripts) {
+    try {
+      vm.runInContext(script, context);
+    } catch (e) {  // what the browser would hand the page's 'error' listener
+      window.dispatch('error', {message: String(e), lineno: 0});
+    }
+  }
+  return {document, window, byId};
+}
+
+const byTag = (tag) => (n) => n.tagName === tag;
+const withClass = (name) => (n) => n.classList && n.classList.contains(name);
+// The SVG text elements' own text (a <title> inside one is its hover text, not shown).
+const texts = (root) => root.findAll(byTag('text')).map(
+    (t) => t.children.filter((c) => c.text !== null).map((c) => c.text).join(''));
+
+// ---- the page ---------------------------------------------------------------------------------
+const pagePath = process.argv[2];
+assert.ok(pagePath, 'usage: node report_page_test.js PAGE.html');
+const page = fs.readFileSync(pagePath, 'utf8');
+const dataMatch = page.match(/<script type="application\/json" id="data">([\s\S]*?)<\/script>/);
+assert.ok(dataMatch, 'the page embeds its data');
+const data = JSON.parse(dataMatch[1]);
+const markup = page.replace(dataMatch[1], '');
+assert.equal(data.writes.length, 2);
+assert.equal(data.syncs.length, 1);
+
+const tests = [];
+const test = (name, body) => tests.push({name, body});
+
+test('draws every part without an error', () => {
+  const {byId} = draw(markup, data);
+  assert.equal(byId.get('errors').textContent, '');
+  assert.equal(byId.get('errors').hidden, true);
+});
+
+test('the header names the process and says how long the trace ran, as labelled', () => {
+  const {byId} = draw(markup, data);
+  const subject = byId.get('subject').textContent;
+  assert.match(subject, /^Traced 2 writes and 1 sync call from dd \(pid 1234\)/);
+  assert.ok(subject.includes(', over ' + data.labels.duration + '.'), subject);
+  assert.ok(subject.includes('Report written 2025-01-31 14:02:11.'), subject);
+  const cards = byId.get('totals').findAll(withClass('value')).map((c) => c.textContent);
+  assert.deepEqual(cards, ['2', '1', '10.00ms', '0', '0', '0']);
+});
+
+test('the timeline has a bar per write, colored by state, and one per sync', () => {
+  const {byId} = draw(markup, data);
+  const svg = byId.get('timeline-chart').findAll((n) => n.getAttribute('id') === 'timeline-svg');
+  assert.equal(svg.length, 1);
+  assert.equal(svg[0].findAll(withClass('state-durable')).filter(byTag('rect')).length, 2);
+  assert.equal(svg[0].findAll(withClass('sync')).length, 1);
+  assert.equal(svg[0].findAll(withClass('durable-mark')).length, 2);
+  // The axis is the one duration the script formats: one unit per axis, spelled as the labels.
+  const ticks = texts(svg[0]).filter((t) => /^[+-]?[0-9.]+(ns|us|ms|s)$/.test(t));
+  assert.ok(ticks.length >= 3, texts(svg[0]).join(' | '));
+  assert.equal(new Set(ticks.map((t) => t.replace(/^[+-]?[0-9.]+/, ''))).size, 1, ticks.join(' '));
+  assert.match(byId.get('timeline-range').textContent, /^Showing from \+[0-9.]+(ns|us|ms|s) to/);
+});
+
+test('hovering a write shows its labelled latency, size and durability', () => {
+  const {document, byId} = draw(markup, data);
+  const bar = byId.get('timeline-chart').findAll(withClass('write'))[0];
+  assert.ok(bar, 'a write bar');
+  const tooltip = byId.get('tooltip');
+  assert.equal(tooltip.hidden, true);
+  document.dispatch('mousemove', {target: bar, clientX: 100, clientY: 100});
+  assert.equal(tooltip.hidden, false);
+  const write = data.writes[0];
+  const shown = tooltip.textContent;
+  assert.ok(shown.startsWith('pwrite64 by dd'), shown);
+  assert.ok(shown.includes(write.labels.latency + ', started at ' + write.labels.start), shown);
+  assert.ok(shown.includes(write.labels.bytes + ' at offset '), shown);
+  assert.ok(shown.includes(write.labels.durable_after + ' after it returned (via flush)'), shown);
+  assert.equal(tooltip.style.left, '114px');
+});
+
+test('each sync phase is a segment, labelled, and the phase table uses the summary labels', () => {
+  const {byId} = draw(markup, data);
+  const chart = byId.get('phase-chart');
+  assert.equal(chart.findAll(withClass('phase-seg')).length, 5);
+  const shown = texts(chart);
+  const sync = data.syncs[0];
+  assert.ok(shown.includes(sync.labels.latency), shown.join(' | '));
+  assert.ok(shown.includes(sync.labels.phases.journal), shown.join(' | '));
+  const table = byId.get('phase-summary').findAll(byTag('table'))[0];
+  const rows = table.findAll(byTag('tr'));
+  assert.equal(rows.length, 7, 'heading, whole call, five phases');
+  const whole = rows[1].findAll(byTag('td')).map((c) => c.textContent);
+  const stats = data.summary.fsync_phases.latency_ns.labels;
+  assert.deepEqual(whole.slice(0, 6), ['Whole call', stats.p50, stats.p99, stats.max, stats.total,
+                                       '100%']);
+});
+
+test('a slow write is split into its causes', () => {
+  const {byId} = draw(markup, data);
+  const chart = byId.get('cause-chart');
+  assert.equal(chart.findAll(withClass('cause-seg')).length, 4, 'writeback wait was 0');
+  const label = texts(chart)[0];
+  assert.equal(label, data.writes[0].labels.start + ' · pwrite64 ' + data.writes[0].labels.bytes +
+                          ' · dd (thread 1235)');
+});
+
+test('a throttling pause is a dot with its labelled length', () => {
+  const {document, byId} = draw(markup, data);
+  const dots = byId.get('throttle-chart').findAll(withClass('pause-dot'));
+  assert.equal(dots.length, 1);
+  assert.ok(byId.get('throttle-hint').textContent.includes(data.labels.throttle_asleep + ' asleep'));
+  document.dispatch('mousemove', {target: dots[0], clientX: 10, clientY: 10});
+  const pause = data.throttle_pauses[0].labels;
+  assert.ok(byId.get('tooltip').textContent.startsWith('paused ' + pause.pause + ' at ' +
+                                                       pause.at));
+});
+
+test('the O_DIRECT table shows its verdict with labelled sizes', () => {
+  const {byId} = draw(markup, data);
+  assert.equal(byId.get('direct-io').hidden, false);
+  const cells = byId.get('direct-io-table').findAll(byTag('td')).map((c) => c.textContent);
+  const verdict = data.summary.direct_io[0];
+  assert.deepEqual(cells.slice(0, 4), ['db (pid 1234)', 'device ' + verdict.dev + ', inode 12',
+                                       '1', verdict.labels.bytes]);
+  assert.equal(cells[cells.length - 1], 'bypassed the page cache');
+});
+
+test('a part that cannot draw says so in #errors and the others still draw', () => {
+  const broken = JSON.parse(JSON.stringify(data));
+  delete broken.syncs[0].labels;
+  const {byId} = draw(markup, broken);
+  assert.equal(byId.get('errors').hidden, false);
+  assert.match(byId.get('errors').textContent, /This page failed to draw: drawPhases/);
+  assert.equal(byId.get('cause-chart').findAll(withClass('cause-seg')).length, 4);
+});
+
+test('a script that does not parse is reported by the error hook', () => {
+  const {byId} = draw(markup.replace("'use strict';", "'use strict'; }"), data);
+  assert.equal(byId.get('errors').hidden, false);
+  assert.match(byId.get('errors').textContent, /This page failed to draw: SyntaxError/);
+});
+
+let failed = 0;
+for (const {name, body} of tests) {
+  try {
+    body();
+    console.log('ok   ' + name);
+  } catch (e) {
+    failed++;
+    console.log('FAIL ' + name + '\n' + (e && e.stack ? e.stack : e));
+  }
+}
+console.log(failed ? failed + ' of ' + tests.length + ' failed' : 'all ' + tests.length + ' passed');
+process.exit(failed ? 1 : 0);

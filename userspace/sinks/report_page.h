@@ -1,0 +1,12 @@
+// The HTML report's page, built into the binary from sinks/report/ (report.html with its
+// stylesheet and scripts inlined, by sinks/report/embed.cmake): one self-contained file, with
+// @@WRITEPATH_DATA@@ where the trace's data goes. Nothing is read at run time.
+#pragma once
+
+#include <string_view>
+
+namespace wp {
+
+std::string_view report_page();
+
+}  // namespace wp
