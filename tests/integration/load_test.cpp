@@ -20,14 +20,23 @@ std::string loop_devices() {
   return out;
 }
 
+// The write-fsync scenario has begun writing its file on a scratch filesystem of its own
+// (`writepath load` mounts them at /tmp/writepath-load.*/mnt).
+bool scratch_file_written() {
+  std::error_code ec;
+  for (const auto& dir : fs::directory_iterator(fs::temp_directory_path(), ec)) {
+    if (dir.path().filename().string().rfind("writepath-load.", 0) != 0) continue;
+    const fs::path data = dir.path() / "mnt" / "write-fsync.dat";
+    if (fs::exists(data, ec) && fs::file_size(data, ec) > 0 && !ec) return true;
+  }
+  return false;
+}
+
 TEST(LoadWriteFsync, FsyncLeavesNoDirtyPagesOfItsOwn) {
-  if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+  WP_REQUIRE_ROOT();
   const std::string loops_before = loop_devices();
-  auto r = run({writepath(), "load", "write-fsync", "--size", "32M", "--block", "1M", "--json"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  auto doc = json::parse(r.out);
-  EXPECT_EQ(doc["scenario"], "write-fsync");
-  const json& f = doc["figures"];
+  const json f = load_figures("write-fsync", {"--size", "32M", "--block", "1M"});
+  ASSERT_FALSE(f.empty());
   EXPECT_EQ(u64(f["bytes"]), 32u << 20);
   EXPECT_GT(u64(f["write_ns"]), 0u);
   EXPECT_GT(u64(f["fsync_ns"]), 0u);
@@ -86,42 +95,26 @@ TEST(LoadWorkspace, NonsenseValuesAreRejectedBeforeAnythingIsWritten) {
 }
 
 TEST(LoadWorkspace, TooLittleFreeSpaceIsRefused) {
-  if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+  WP_REQUIRE_ROOT();
   auto r = run({writepath(), "load", "write-fsync", "--size", "512M", "--fs-size", "64M"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("free"), std::string::npos) << r.err;
 }
 
 TEST(LoadWorkspace, InterruptTearsTheScratchFilesystemDown) {
-  if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+  WP_REQUIRE_ROOT();
   const std::string loops_before = loop_devices();
-  fs::path err = fs::temp_directory_path() / ("wp_load_int_" + std::to_string(::getpid()));
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    FILE* e = std::fopen(err.c_str(), "w");
-    if (e) ::dup2(fileno(e), 2);
-    FILE* null = std::fopen("/dev/null", "w");
-    if (null) ::dup2(fileno(null), 1);
-    // 8 GiB in 4 KiB writes: far longer than the test waits.
-    ::execl(writepath().c_str(), "writepath", "load", "write-fsync", "--size", "8G", "--block",
-            "4k", static_cast<char*>(nullptr));
-    ::_exit(126);
-  }
-  // Wait until the scratch filesystem is mounted and writing has begun.
-  for (int i = 0; i < 100 && loop_devices() == loops_before; ++i) ::usleep(50'000);
-  ::usleep(500'000);
-  ::kill(pid, SIGINT);
-  int status = 0;
-  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 130);
-  EXPECT_NE(slurp(err).find("interrupted"), std::string::npos) << slurp(err);
+  // 8 GiB in 4 KiB writes: far longer than the test waits.
+  Background load({writepath(), "load", "write-fsync", "--size", "8G", "--block", "4k"});
+  ASSERT_TRUE(wait_until(scratch_file_written, std::chrono::seconds(60)))
+      << "the scenario never started writing: " << load.err();
+  EXPECT_EQ(load.stop(SIGINT), 130) << load.err();
+  EXPECT_NE(load.err().find("interrupted"), std::string::npos) << load.err();
   EXPECT_EQ(loop_devices(), loops_before);
-  fs::remove(err);
 }
 
 TEST(DemoWriteFsync, ExplainsTheFsyncFromTheTrace) {
-  if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+  WP_REQUIRE_ROOT();
   fs::path trace = fs::temp_directory_path() / ("wp_demo_" + std::to_string(::getpid()) + ".jsonl");
   auto r = run({writepath(), "demo", "write-fsync", "--size", "16M", "-o", trace.string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
