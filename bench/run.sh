@@ -463,9 +463,9 @@ scenarios() {
   rows+=("| mmap-load --tensors 32 --tensor-size 1M | eager load time / lazy | $(fmt_ratio "$eager_time") |")
   rows+=("| mmap-load --tensors 32 --tensor-size 1M | eager bytes read from storage / lazy | $(fmt_ratio "$eager_bytes") |")
   stall=$(scenario_ratio dirty-throttle '.log_p99_ns / .log_p50_ns' --flood 256M --duration 2s \
-    --dirty-limit 16M --background 8M)
+    --dirty-limit 4M --background 2M)
   echo "dirty-throttle: logger p99 / p50 $(fmt_ratio "$stall")"
-  rows+=("| dirty-throttle --dirty-limit 16M --flood 256M | logger append p99 / p50 | $(fmt_ratio "$stall") |")
+  rows+=("| dirty-throttle --dirty-limit 4M --flood 256M | logger append p99 / p50 | $(fmt_ratio "$stall") |")
   {
     echo "### Scenarios (median of $scenario_rounds runs; each on its own scratch ext4)"
     echo

@@ -2,6 +2,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <set>
+
 #include "harness.h"
 
 namespace {
@@ -20,14 +22,23 @@ std::string loop_devices() {
   return out;
 }
 
-// The write-fsync scenario has begun writing its file on a scratch filesystem of its own
-// (`writepath load` mounts them at /tmp/writepath-load.*/mnt).
-bool scratch_file_written() {
+// The scratch directories of `writepath load` runs (each mounts its filesystem at DIR/mnt).
+std::set<fs::path> load_scratch_dirs() {
+  std::set<fs::path> dirs;
   std::error_code ec;
-  for (const auto& dir : fs::directory_iterator(fs::temp_directory_path(), ec)) {
-    if (dir.path().filename().string().rfind("writepath-load.", 0) != 0) continue;
-    const fs::path data = dir.path() / "mnt" / "write-fsync.dat";
-    if (fs::exists(data, ec) && fs::file_size(data, ec) > 0 && !ec) return true;
+  for (const auto& entry : fs::directory_iterator(fs::temp_directory_path(), ec))
+    if (entry.path().filename().string().rfind("writepath-load.", 0) == 0)
+      dirs.insert(entry.path());
+  return dirs;
+}
+
+// A write-fsync run that was not there before (`others`) has begun writing its file.
+bool new_run_is_writing(const std::set<fs::path>& others) {
+  for (const fs::path& dir : load_scratch_dirs()) {
+    if (others.count(dir)) continue;
+    std::error_code ec;
+    const auto size = fs::file_size(dir / "mnt" / "write-fsync.dat", ec);
+    if (!ec && size > 0) return true;
   }
   return false;
 }
@@ -104,9 +115,11 @@ TEST(LoadWorkspace, TooLittleFreeSpaceIsRefused) {
 TEST(LoadWorkspace, InterruptTearsTheScratchFilesystemDown) {
   WP_REQUIRE_ROOT();
   const std::string loops_before = loop_devices();
+  const std::set<fs::path> earlier_runs = load_scratch_dirs();
   // 8 GiB in 4 KiB writes: far longer than the test waits.
   Background load({writepath(), "load", "write-fsync", "--size", "8G", "--block", "4k"});
-  ASSERT_TRUE(wait_until(scratch_file_written, std::chrono::seconds(60)))
+  ASSERT_TRUE(
+      wait_until([&] { return new_run_is_writing(earlier_runs); }, std::chrono::seconds(60)))
       << "the scenario never started writing: " << load.err();
   EXPECT_EQ(load.stop(SIGINT), 130) << load.err();
   EXPECT_NE(load.err().find("interrupted"), std::string::npos) << load.err();
