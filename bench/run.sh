@@ -5,22 +5,25 @@
 #   soak          a steady logger under the agent: its peak RSS over time and records lost
 #   saturation    writers flat out: events/s the agent consumes and records lost
 #   replay        writepath report of a 1 M-write recording: events/s and peak RSS
+#   scenarios     load scenarios whose point is a speed or size ratio (warm over cold read,
+#                 eager over lazy load, the throttled logger's p99 over p50): the ratios
 # Usage: bash bench/run.sh [all|SECTION…] [BUILD_DIR]   (build dir default `build`)
 # The machine is shared and noisy, so runs are interleaved (column order reversed every other
 # round) and each figure is the median over rounds of the ratio to the untraced run of the
 # same round. Sizes scale with ROUNDS, COUNT, GETPPID_COUNT, FSYNC_COUNT, SOAK_SECONDS,
-# SOAK_RATE, SAT_COUNT, REPLAY_COUNT (defaults below: about 15 minutes for `all`).
+# SOAK_RATE, SAT_COUNT, REPLAY_COUNT, SCENARIO_ROUNDS (defaults below: about 15 minutes for
+# `all`).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
-all_sections=(side-by-side variants soak saturation replay)
+all_sections=(side-by-side variants soak saturation replay scenarios)
 sections=()
 build=build
 for arg in "$@"; do
   case $arg in
     all) sections+=("${all_sections[@]}") ;;
-    side-by-side | variants | soak | saturation | replay) sections+=("$arg") ;;
-    -h | --help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    side-by-side | variants | soak | saturation | replay | scenarios) sections+=("$arg") ;;
+    -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "bench: unknown option $arg" >&2; exit 2 ;;
     *) build=$arg ;;
   esac
@@ -36,6 +39,7 @@ soak_seconds=${SOAK_SECONDS:-60}
 soak_rate=${SOAK_RATE:-20000}          # logger writes/s
 sat_count=${SAT_COUNT:-1000000}        # cached pwrites per writer
 replay_count=${REPLAY_COUNT:-1000000}  # writes in the recording report replays
+scenario_rounds=${SCENARIO_ROUNDS:-3}  # runs of each load scenario
 attach_timeout=${ATTACH_TIMEOUT:-60}   # seconds a background tracer may take to attach
 
 if [[ $(id -u) -ne 0 ]]; then
@@ -429,6 +433,49 @@ replay() {
   rm -f "$rec" "$SCRATCH_MNT/replay.dat"
 }
 
+# ---- section 6: scenarios ---------------------------------------------------------------------
+# How much faster or smaller one way is than the other depends on the disk, its readahead and
+# the page cache: figures to read, not to pass or fail (the integration tests check the counts).
+# Each scenario makes its own scratch filesystem; a ratio is the median over rounds.
+scenario_ratio() {  # NAME JQ_EXPR ARGS…: NAME's ratio, one run per round, median
+  local name=$1 expr=$2 values=() r value
+  shift 2
+  for ((r = 0; r < scenario_rounds; r++)); do
+    if "$wp" load "$name" --json "$@" >"$work/scenario.json" 2>"$work/scenario.err"; then
+      value=$(jq -r ".figures | $expr" "$work/scenario.json" 2>/dev/null) || value=fail
+      values+=("$value")
+    else
+      echo "bench: load $name failed: $(tail -n 2 "$work/scenario.err" | tr '\n' ' ')" >&2
+    fi
+  done
+  median "${values[@]}"
+}
+
+scenarios() {
+  echo "== scenarios: SCENARIO_ROUNDS=$scenario_rounds runs of each"
+  local rows=() warm eager_time eager_bytes stall
+  warm=$(scenario_ratio cold-warm '.warm_over_cold' --size 256M)
+  echo "cold-warm 256M: warm read / cold read throughput $(fmt_ratio "$warm")"
+  rows+=("| cold-warm --size 256M | warm read throughput / cold | $(fmt_ratio "$warm") |")
+  eager_time=$(scenario_ratio mmap-load '.eager.load_ns / .lazy.load_ns' --tensors 32 --tensor-size 1M)
+  eager_bytes=$(scenario_ratio mmap-load '.eager.read_bytes / .lazy.read_bytes' --tensors 32 --tensor-size 1M)
+  echo "mmap-load 32×1M: eager / lazy load time $(fmt_ratio "$eager_time"), bytes read $(fmt_ratio "$eager_bytes")"
+  rows+=("| mmap-load --tensors 32 --tensor-size 1M | eager load time / lazy | $(fmt_ratio "$eager_time") |")
+  rows+=("| mmap-load --tensors 32 --tensor-size 1M | eager bytes read from storage / lazy | $(fmt_ratio "$eager_bytes") |")
+  stall=$(scenario_ratio dirty-throttle '.log_p99_ns / .log_p50_ns' --flood 256M --duration 2s \
+    --dirty-limit 4M --background 2M)
+  echo "dirty-throttle: logger p99 / p50 $(fmt_ratio "$stall")"
+  rows+=("| dirty-throttle --dirty-limit 4M --flood 256M | logger append p99 / p50 | $(fmt_ratio "$stall") |")
+  {
+    echo "### Scenarios (median of $scenario_rounds runs; each on its own scratch ext4)"
+    echo
+    echo "| scenario | ratio | value |"
+    echo "|---|---|---:|"
+    printf '%s\n' "${rows[@]}"
+    echo
+  } >>"$summary"
+}
+
 started=$SECONDS
 for section in "${sections[@]}"; do
   case $section in
@@ -437,6 +484,7 @@ for section in "${sections[@]}"; do
     soak) soak ;;
     saturation) saturation ;;
     replay) replay ;;
+    scenarios) scenarios ;;
   esac
 done
 

@@ -7,6 +7,7 @@ packages=(
   bpftrace    # the bpftrace column: a pwrite64 latency histogram over the whole machine
   linux-perf  # the `perf trace -e pwrite64` column
   time        # /usr/bin/time -f %M: peak RSS of writepath report
+  jq          # the scenarios section: ratios of figures from `writepath load --json`
   e2fsprogs util-linux  # mkfs.ext4, losetup: the scratch filesystems
 )
 

@@ -1,5 +1,7 @@
-// What the integration tests share: running the built tools with captured output, JSON
-// Lines, and a scratch ext4 (with a journal) on a loop device per test suite.
+// What the integration tests share: running the built tools with captured output, in the
+// foreground or in the background with waits on what they print, skipping without root, JSON
+// Lines, load scenarios' figures, and a scratch ext4 (with a journal) on a loop device per
+// test suite.
 #pragma once
 
 #include <fcntl.h>
@@ -10,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -17,6 +20,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <thread>
 #include <vector>
 
 namespace wp::testing {
@@ -33,6 +38,13 @@ inline std::string writepath() {
   return (build_dir() / "writepath").string();
 }
 
+// Skips the test (or, in SetUpTestSuite, the suite) unless it runs as root: BPF, loop
+// devices, mounts and sysctls all need it.
+#define WP_REQUIRE_ROOT()                                                                    \
+  do {                                                                                       \
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root (BPF, loop devices, mounts, sysctls)"; \
+  } while (0)
+
 struct RunResult {
   int exit_code = -1;
   std::string out;
@@ -46,32 +58,113 @@ inline std::string slurp(const fs::path& path) {
   return ss.str();
 }
 
-// Runs argv with stdout and stderr captured in files (no shell, no quoting).
-inline RunResult run(const std::vector<std::string>& argv) {
-  fs::path out = fs::temp_directory_path() / ("wp_it_out_" + std::to_string(::getpid()));
-  fs::path err = fs::temp_directory_path() / ("wp_it_err_" + std::to_string(::getpid()));
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    ::dup2(o, 1);
-    ::dup2(e, 2);
-    int devnull = ::open("/dev/null", O_RDONLY);
-    ::dup2(devnull, 0);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    ::execvp(args[0], args.data());
-    ::_exit(126);
+// Polls `done` until it holds or `timeout` has passed; says whether it held. For conditions a
+// test can observe (a line on stderr, a file, a sysctl), never for a guess at how long
+// something takes.
+template <class Condition>
+bool wait_until(Condition done, std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
+  return true;
+}
+
+// A command running in the background, stdin from /dev/null, stdout and stderr in files of
+// its own (no shell, no quoting). A test acts while it runs, then stops it or waits for it. One
+// still running when the test ends (a failed assertion) gets SIGINT, as a user would send, so
+// that it cleans up its scratch filesystem and sysctls; SIGKILL if it ignores that.
+class Background {
+ public:
+  explicit Background(const std::vector<std::string>& argv)
+      : out_(temp_file("out")), err_(temp_file("err")) {
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      int o = ::open(out_.c_str(), O_WRONLY | O_TRUNC);
+      int e = ::open(err_.c_str(), O_WRONLY | O_TRUNC);
+      int devnull = ::open("/dev/null", O_RDONLY);
+      ::dup2(o, 1);
+      ::dup2(e, 2);
+      ::dup2(devnull, 0);
+      std::vector<char*> args;
+      for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+      args.push_back(nullptr);
+      ::execvp(args[0], args.data());
+      ::_exit(126);
+    }
+  }
+  Background(const Background&) = delete;
+  Background& operator=(const Background&) = delete;
+  ~Background() {
+    if (pid_ > 0 && !exited_) {
+      ::kill(pid_, SIGINT);
+      if (!wait_until([this] { return poll_exit(); }, std::chrono::seconds(60))) {
+        ::kill(pid_, SIGKILL);
+        wait();
+      }
+    }
+    fs::remove(out_);
+    fs::remove(err_);
+  }
+
+  std::string out() const { return slurp(out_); }
+  std::string err() const { return slurp(err_); }
+
+  // Until `text` shows on its stderr (false if it exits first or `timeout` passes).
+  bool wait_for_stderr(std::string_view text,
+                       std::chrono::milliseconds timeout = std::chrono::seconds(60)) {
+    wait_until([&] { return err().find(text) != std::string::npos || poll_exit(); }, timeout);
+    return err().find(text) != std::string::npos;
+  }
+  // `writepath trace|record` without a command says this once its hooks are attached.
+  bool wait_attached() { return wait_for_stderr("writes and syncs; Ctrl-C to stop"); }
+
+  // Its exit code (128 + signal if a signal ended it), once it has exited.
+  int wait() {
+    if (!exited_) {
+      int status = 0;
+      ::waitpid(pid_, &status, 0);
+      record(status);
+    }
+    return exit_code_;
+  }
+  int stop(int signal = SIGINT) {
+    if (!exited_) ::kill(pid_, signal);
+    return wait();
+  }
+
+ private:
+  static fs::path temp_file(const std::string& what) {
+    std::string templ = (fs::temp_directory_path() / ("wp_it_" + what + ".XXXXXX")).string();
+    int fd = ::mkstemp(templ.data());
+    if (fd >= 0) ::close(fd);
+    return templ;
+  }
+  bool poll_exit() {
+    int status = 0;
+    if (!exited_ && ::waitpid(pid_, &status, WNOHANG) == pid_) record(status);
+    return exited_;
+  }
+  void record(int status) {
+    exited_ = true;
+    exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+
+  fs::path out_;
+  fs::path err_;
+  pid_t pid_ = -1;
+  bool exited_ = false;
+  int exit_code_ = -1;
+};
+
+// Runs argv to the end with its output captured.
+inline RunResult run(const std::vector<std::string>& argv) {
+  Background command(argv);
   RunResult r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = slurp(out);
-  r.err = slurp(err);
-  fs::remove(out);
-  fs::remove(err);
+  r.exit_code = command.wait();
+  r.out = command.out();
+  r.err = command.err();
   return r;
 }
 
@@ -96,11 +189,28 @@ inline std::vector<json> of_type(const std::vector<json>& items, const std::stri
   return out;
 }
 
+// `writepath load SCENARIO --json ARGS…`: its figures. The test fails (and gets `{}`) unless
+// the run succeeded with one JSON document of that scenario.
+inline json load_figures(const std::string& scenario, const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {writepath(), "load", scenario, "--json"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  RunResult r = run(argv);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  if (r.exit_code != 0) return json::object();
+  json doc = json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    ADD_FAILURE() << "expected one JSON document, got: " << r.out;
+    return json::object();
+  }
+  EXPECT_EQ(doc["scenario"], scenario);
+  return doc["figures"];
+}
+
 // ext4 with its journal on a loop device: the dev box's own root fs has no journal.
 class ScratchExt4 : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    if (::geteuid() != 0) GTEST_SKIP() << "integration tests need root";
+    WP_REQUIRE_ROOT();
     root_ = fs::temp_directory_path() / ("wp_it_" + std::to_string(::getpid()));
     fs::create_directories(root_ / "mnt");
     image_ = root_ / "fs.img";

@@ -2,6 +2,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <set>
+
 #include "harness.h"
 
 namespace {
@@ -20,14 +22,32 @@ std::string loop_devices() {
   return out;
 }
 
+// The scratch directories of `writepath load` runs (each mounts its filesystem at DIR/mnt).
+std::set<fs::path> load_scratch_dirs() {
+  std::set<fs::path> dirs;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(fs::temp_directory_path(), ec))
+    if (entry.path().filename().string().rfind("writepath-load.", 0) == 0)
+      dirs.insert(entry.path());
+  return dirs;
+}
+
+// A write-fsync run that was not there before (`others`) has begun writing its file.
+bool new_run_is_writing(const std::set<fs::path>& others) {
+  for (const fs::path& dir : load_scratch_dirs()) {
+    if (others.count(dir)) continue;
+    std::error_code ec;
+    const auto size = fs::file_size(dir / "mnt" / "write-fsync.dat", ec);
+    if (!ec && size > 0) return true;
+  }
+  return false;
+}
+
 TEST(LoadWriteFsync, FsyncLeavesNoDirtyPagesOfItsOwn) {
-  if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+  WP_REQUIRE_ROOT();
   const std::string loops_before = loop_devices();
-  auto r = run({writepath(), "load", "write-fsync", "--size", "32M", "--block", "1M", "--json"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  auto doc = json::parse(r.out);
-  EXPECT_EQ(doc["scenario"], "write-fsync");
-  const json& f = doc["figures"];
+  const json f = load_figures("write-fsync", {"--size", "32M", "--block", "1M"});
+  ASSERT_FALSE(f.empty());
   EXPECT_EQ(u64(f["bytes"]), 32u << 20);
   EXPECT_GT(u64(f["write_ns"]), 0u);
   EXPECT_GT(u64(f["fsync_ns"]), 0u);
@@ -86,42 +106,28 @@ TEST(LoadWorkspace, NonsenseValuesAreRejectedBeforeAnythingIsWritten) {
 }
 
 TEST(LoadWorkspace, TooLittleFreeSpaceIsRefused) {
-  if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+  WP_REQUIRE_ROOT();
   auto r = run({writepath(), "load", "write-fsync", "--size", "512M", "--fs-size", "64M"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("free"), std::string::npos) << r.err;
 }
 
 TEST(LoadWorkspace, InterruptTearsTheScratchFilesystemDown) {
-  if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+  WP_REQUIRE_ROOT();
   const std::string loops_before = loop_devices();
-  fs::path err = fs::temp_directory_path() / ("wp_load_int_" + std::to_string(::getpid()));
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    FILE* e = std::fopen(err.c_str(), "w");
-    if (e) ::dup2(fileno(e), 2);
-    FILE* null = std::fopen("/dev/null", "w");
-    if (null) ::dup2(fileno(null), 1);
-    // 8 GiB in 4 KiB writes: far longer than the test waits.
-    ::execl(writepath().c_str(), "writepath", "load", "write-fsync", "--size", "8G", "--block",
-            "4k", static_cast<char*>(nullptr));
-    ::_exit(126);
-  }
-  // Wait until the scratch filesystem is mounted and writing has begun.
-  for (int i = 0; i < 100 && loop_devices() == loops_before; ++i) ::usleep(50'000);
-  ::usleep(500'000);
-  ::kill(pid, SIGINT);
-  int status = 0;
-  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 130);
-  EXPECT_NE(slurp(err).find("interrupted"), std::string::npos) << slurp(err);
+  const std::set<fs::path> earlier_runs = load_scratch_dirs();
+  // 8 GiB in 4 KiB writes: far longer than the test waits.
+  Background load({writepath(), "load", "write-fsync", "--size", "8G", "--block", "4k"});
+  ASSERT_TRUE(
+      wait_until([&] { return new_run_is_writing(earlier_runs); }, std::chrono::seconds(60)))
+      << "the scenario never started writing: " << load.err();
+  EXPECT_EQ(load.stop(SIGINT), 130) << load.err();
+  EXPECT_NE(load.err().find("interrupted"), std::string::npos) << load.err();
   EXPECT_EQ(loop_devices(), loops_before);
-  fs::remove(err);
 }
 
 TEST(DemoWriteFsync, ExplainsTheFsyncFromTheTrace) {
-  if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+  WP_REQUIRE_ROOT();
   fs::path trace = fs::temp_directory_path() / ("wp_demo_" + std::to_string(::getpid()) + ".jsonl");
   auto r = run({writepath(), "demo", "write-fsync", "--size", "16M", "-o", trace.string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;

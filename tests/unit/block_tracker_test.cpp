@@ -215,22 +215,11 @@ TEST_F(StitcherTest, NvmeCommandAttachesToItsRequest) {
   feed(write_call(1000, 2000, 0, 4096, 1));
   feed(page_bio(5000, 0xb1, 2048, 0, 1));
   feed(issue(5100, 0x71, 2048, 4096));
-  NvmeEvent setup;
-  setup.ts = 5110;
-  setup.rq = 0x71;
-  setup.disk = kDisk;
-  setup.qid = 3;
-  setup.cid = 17;
-  setup.kind = NvmeEventKind::Setup;
-  setup.opcode = 0x01;
+  NvmeEvent setup = nvme(NvmeEventKind::Setup, 5110, 0x71, 3, 17);
   setup.nsid = 1;
-  setup.control = 1u << 14;
+  setup.control = 1u << 14;  // FUA
   feed(setup);
-  NvmeEvent done = setup;
-  done.ts = 5490;
-  done.kind = NvmeEventKind::Complete;
-  done.status = 0;
-  feed(done);
+  feed(nvme(NvmeEventKind::Complete, 5490, 0x71, 3, 17));
   feed(complete(5500, 0x71, 2048, 4096));
   flush(0xf1, 5600, 5700);
   auto w = writes();
@@ -254,31 +243,15 @@ TEST_F(StitcherTest, NvmeSetupBeforeIssueGoesToTheNextLifetimeOfThePointer) {
   feed(write_call(1000, 2000, 0, 8192, 2));
   feed(page_bio(5000, 0xb1, 2048, 0, 1));
   feed(page_bio(5001, 0xb2, 4096, 1, 1));
-  NvmeEvent setup;
-  setup.rq = 0x71;
-  setup.disk = kDisk;
-  setup.qid = 1;
-  setup.kind = NvmeEventKind::Setup;
-  setup.opcode = 0x01;
-  NvmeEvent done = setup;
-  done.kind = NvmeEventKind::Complete;
-
-  setup.ts = 5090;
-  setup.cid = 10;
-  feed(setup);
+  feed(nvme(NvmeEventKind::Setup, 5090, 0x71, 1, 10));
   feed(issue(5100, 0x71, 2048, 4096));
-  done.ts = 5190;
-  done.cid = 10;
-  feed(done);
+  feed(nvme(NvmeEventKind::Complete, 5190, 0x71, 1, 10));
   feed(complete(5200, 0x71, 2048, 4096));
 
-  setup.ts = 5290;  // same pointer, next request: set up before its issue
-  setup.cid = 11;
-  feed(setup);
+  // Same pointer, next request: set up before its issue.
+  feed(nvme(NvmeEventKind::Setup, 5290, 0x71, 1, 11));
   feed(issue(5300, 0x71, 4096, 4096));
-  done.ts = 5390;
-  done.cid = 11;
-  feed(done);
+  feed(nvme(NvmeEventKind::Complete, 5390, 0x71, 1, 11));
   feed(complete(5400, 0x71, 4096, 4096));
   flush(0xf1, 5500, 5600);
 

@@ -13,46 +13,21 @@
 #include "sinks/html_sink.h"
 #include "sinks/sink.h"
 
+#include "builders.h"
+
 namespace wp {
 namespace {
 
 using nlohmann::json;
+using namespace builders;
 
 constexpr Nanos kStart = 1'000'000'000;
-constexpr DevT kLoop0 = make_dev(7, 0);
 constexpr const char* kHostileComm = "</script><script>alert(1)</script>";
 
-SyscallEvent call_at(Nanos start, Nanos latency, std::string comm = "dd") {
-  SyscallEvent call;
-  call.start_ns = start;
-  call.end_ns = start + latency;
-  call.pid = 1234;
-  call.tid = 1235;
-  call.comm = std::move(comm);
-  call.syscall = Syscall::Pwrite64;
-  call.fd = 3;
-  call.dev = kLoop0;
-  call.ino = 12;
-  call.file_flags = file_flag::kRegular;
-  call.ret = 4096;
-  call.count = 4096;
-  call.pages_dirtied = 1;
-  return call;
-}
-
 WriteTimeline write_at(Nanos start, Nanos latency, std::string comm = "dd") {
-  WriteTimeline write;
-  write.call = call_at(start, latency, std::move(comm));
-  write.state = WriteState::Durable;
-  write.pages = 1;
-  RequestTimeline request;
-  request.disk = kLoop0;
-  request.bytes = 4096;
-  write.requests.push_back(request);
-  write.written_ns = start + 2'000'000;
-  write.durable_ns = start + 3'000'000;
-  write.durable_via = DurableVia::Flush;
-  return write;
+  return durable_write(
+      syscall_event({.start_ns = start, .end_ns = start + latency, .comm = std::move(comm)}),
+      write_request(kLoop0, 0, 4096, start + 1'000'000, start + 2'000'000), start + 3'000'000);
 }
 
 // A write slowed by one 36 ms dirty-throttling pause, its time split as `causes` says.
@@ -73,15 +48,10 @@ WriteTimeline direct_write_at(Nanos start, Nanos latency, std::string comm = "dd
 }
 
 SyncTimeline fsync_at(Nanos start) {
-  SyncTimeline sync;
-  sync.call = call_at(start, 5'200'000);
-  sync.call.syscall = Syscall::Fsync;
-  sync.call.ret = 0;
-  sync.phases = {400'000, 1'100'000, 2'000'000, 1'500'000, 200'000};
-  RequestTimeline flush;
-  flush.disk = kLoop0;
-  flush.op = ReqOp::Flush;
-  sync.flushes.push_back(flush);
+  SyncTimeline sync = sync_timeline(
+      syscall_event({.syscall = Syscall::Fsync, .start_ns = start, .end_ns = start + 5'200'000}),
+      {400'000, 1'100'000, 2'000'000, 1'500'000, 200'000});
+  sync.flushes.push_back(flush_request(kLoop0, start + 3'000'000, start + 4'500'000));
   return sync;
 }
 

@@ -19,39 +19,33 @@
 #include "sinks/perfetto_sink.h"
 #include "sinks/sink.h"
 
+#include "builders.h"
+
 namespace wp {
 namespace {
 
 namespace pb = ::wp::perfetto;
+using namespace builders;
 
 constexpr DevT kVda = make_dev(254, 0);
 constexpr DevT kVda1 = make_dev(254, 1);
 constexpr std::uint32_t kPid = 100;
 constexpr std::uint32_t kTid = 101;
 
-SyscallEvent call(Syscall syscall, Nanos start, Nanos end) {
-  SyscallEvent c;
-  c.start_ns = start;
-  c.end_ns = end;
-  c.pid = kPid;
-  c.tid = kTid;
-  c.comm = "db";
-  c.syscall = syscall;
-  c.fd = 3;
-  c.dev = kVda1;
-  c.ino = 12;
-  return c;
+SyscallEvent call(Syscall syscall, Nanos start, Nanos end, std::uint64_t offset = 0) {
+  return syscall_event({.syscall = syscall,
+                        .start_ns = start,
+                        .end_ns = end,
+                        .pid = kPid,
+                        .tid = kTid,
+                        .comm = "db",
+                        .dev = kVda1,
+                        .pos = offset});
 }
 
 RequestTimeline data_request(std::uint64_t sector, Nanos issue, Nanos complete) {
-  RequestTimeline r;
-  r.disk = kVda;
-  r.sector = sector;
-  r.bytes = 8192;
-  r.op = ReqOp::Write;
+  RequestTimeline r = write_request(kVda, sector, 8192, issue, complete);
   r.queue_ns = issue - 500;
-  r.issue_ns = issue;
-  r.complete_ns = complete;
   r.bios = 2;
   r.submit_tid = kTid;
   r.submit_comm = "db";
@@ -60,19 +54,7 @@ RequestTimeline data_request(std::uint64_t sector, Nanos issue, Nanos complete) 
 }
 
 WriteTimeline write(Nanos start, Nanos end, std::uint64_t offset, const RequestTimeline& request) {
-  WriteTimeline w;
-  w.call = call(Syscall::Pwrite64, start, end);
-  w.call.ret = 4096;
-  w.call.count = 4096;
-  w.call.pos = offset;
-  w.call.pages_dirtied = 1;
-  w.state = WriteState::Durable;
-  w.pages = 1;
-  w.requests = {request};
-  w.written_ns = request.complete_ns;
-  w.durable_ns = request.durable_ns;
-  w.durable_via = DurableVia::Flush;
-  return w;
+  return durable_write(call(Syscall::Pwrite64, start, end, offset), request, request.durable_ns);
 }
 
 // Two writes whose pages went out in one request (with an NVMe command), then an fsync that
@@ -80,7 +62,7 @@ WriteTimeline write(Nanos start, Nanos end, std::uint64_t offset, const RequestT
 struct Scenario {
   RequestTimeline shared = data_request(2048, 10'000, 12'000);
   RequestTimeline overlapping = data_request(4096, 11'000, 13'000);
-  RequestTimeline flush;
+  RequestTimeline flush = flush_request(kVda, 18'000, 20'000);
   JournalCommit commit;
   std::vector<Timeline> timelines;
 
@@ -95,11 +77,6 @@ struct Scenario {
                               .complete_ns = 11'900,
                               .status = 0};
     overlapping.durable_ns = 20'000;
-    flush.disk = kVda;
-    flush.op = ReqOp::Flush;
-    flush.flags = req_flag::kPreflush;
-    flush.issue_ns = 18'000;
-    flush.complete_ns = 20'000;
     commit.dev = kVda1;
     commit.transaction = 7;
     commit.start_ns = 14'000;
@@ -611,11 +588,7 @@ TEST(PerfettoSink, RetainedStateStaysFlatOverManyTimelines) {
       SyncTimeline sync;
       sync.call = call(Syscall::Fdatasync, t, t + 9'000);
       sync.call.tid = kTid + static_cast<std::uint32_t>(i % 4);
-      RequestTimeline flush;
-      flush.disk = kVda;
-      flush.op = ReqOp::Flush;
-      flush.issue_ns = t + 7'000;
-      flush.complete_ns = t + 8'000;
+      RequestTimeline flush = flush_request(kVda, t + 7'000, t + 8'000);
       r.durable_ns = flush.complete_ns;
       sync.requests = {r};
       sync.flushes = {flush};

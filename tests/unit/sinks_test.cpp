@@ -14,83 +14,45 @@
 #include "sinks/text_sink.h"
 #include "common/units.h"
 
+#include "builders.h"
+
 namespace wp {
 namespace {
 
 using nlohmann::json;
+using namespace builders;
 
 constexpr Nanos kStart = 1'000'000'000;  // syscall start: every relative time is from here
-constexpr DevT kLoop0 = make_dev(7, 0);
 
 SyscallEvent write_call() {
-  SyscallEvent call;
-  call.start_ns = kStart;
-  call.end_ns = kStart + 14'200;
-  call.pid = 1234;
-  call.tid = 1235;
-  call.comm = "dd";
-  call.syscall = Syscall::Pwrite64;
-  call.fd = 3;
-  call.dev = kLoop0;
-  call.ino = 12;
-  call.file_flags = file_flag::kRegular;
-  call.ret = 4096;
-  call.pos = 8192;
-  call.count = 4096;
-  call.pages_dirtied = 1;
+  SyscallEvent call = syscall_event({.start_ns = kStart, .end_ns = kStart + 14'200, .pos = 8192});
   call.dirty_folios = 1;
   return call;
 }
 
 RequestTimeline data_request() {
-  RequestTimeline request;
-  request.disk = kLoop0;
-  request.sector = 2048;
-  request.bytes = 4096;
-  request.op = ReqOp::Write;
+  RequestTimeline request =
+      write_request(kLoop0, 2048, 4096, kStart + 1'220'000, kStart + 2'800'000);
   request.queue_ns = kStart + 1'200'000;
   request.insert_ns = kStart + 1'210'000;
-  request.issue_ns = kStart + 1'220'000;
-  request.complete_ns = kStart + 2'800'000;
-  request.bios = 1;
   return request;
 }
 
 // A buffered pwrite made durable by a later cache flush.
 WriteTimeline durable_write() {
-  WriteTimeline write;
-  write.call = write_call();
-  write.state = WriteState::Durable;
-  write.pages = 1;
-  write.pages_pending = 0;
-  write.requests.push_back(data_request());
-  write.written_ns = kStart + 2'800'000;
-  write.durable_ns = kStart + 3'100'000;
-  write.durable_via = DurableVia::Flush;
-  return write;
+  return builders::durable_write(write_call(), data_request(), kStart + 3'100'000);
 }
 
 // A buffered write that never reached the disk before the trace ended.
 WriteTimeline dirty_write() {
-  WriteTimeline write;
-  write.call = write_call();
-  write.state = WriteState::Dirty;
-  write.pages = 1;
-  write.pages_pending = 1;
-  write.incomplete = true;
-  return write;
+  return builders::dirty_write(write_call());
 }
 
 SyncTimeline fsync_timeline() {
-  SyncTimeline sync;
-  sync.call = write_call();
-  sync.call.syscall = Syscall::Fdatasync;
-  sync.call.end_ns = kStart + 5'200'000;
-  sync.call.ret = 0;
-  sync.call.pos = 0;
-  sync.call.count = 0;
-  sync.call.pages_dirtied = 0;
-  sync.phases = {400'000, 1'100'000, 2'000'000, 1'500'000, 200'000};
+  SyncTimeline sync = sync_timeline(
+      syscall_event(
+          {.syscall = Syscall::Fdatasync, .start_ns = kStart, .end_ns = kStart + 5'200'000}),
+      {400'000, 1'100'000, 2'000'000, 1'500'000, 200'000});
   RequestTimeline data = data_request();
   data.flags = req_flag::kSync;
   data.queue_ns = kStart + 400'000;
@@ -98,12 +60,7 @@ SyncTimeline fsync_timeline() {
   data.issue_ns = kStart + 410'000;
   data.complete_ns = kStart + 1'500'000;
   sync.requests.push_back(data);
-  RequestTimeline flush;
-  flush.disk = kLoop0;
-  flush.op = ReqOp::Flush;
-  flush.flags = req_flag::kPreflush;
-  flush.issue_ns = kStart + 3'100'000;
-  flush.complete_ns = kStart + 4'600'000;
+  RequestTimeline flush = flush_request(kLoop0, kStart + 3'100'000, kStart + 4'600'000);
   flush.nvme = NvmeCommand{.qid = 2,
                            .cid = 17,
                            .opcode = 0x00,

@@ -1,6 +1,6 @@
-// Builders of synthetic kernel events and a fixture that feeds them to the stitcher: the
-// trackers' rule tests drive the whole stitcher with them (each tracker's rules are what it
-// contributes to the timelines), next to direct tests of each tracker's own interface.
+// Builders of synthetic kernel events (on top of builders.h) and a fixture that feeds them to the
+// stitcher: the trackers' rule tests drive the whole stitcher with them (each tracker's rules are
+// what it contributes to the timelines), next to direct tests of each tracker's own interface.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "builders.h"
 #include "stitch/stitcher.h"
 
 namespace wp::stitch_test {
@@ -21,34 +22,27 @@ constexpr std::uint32_t kJournalTid = 8;  // jbd2
 
 inline SyscallEvent write_call(Nanos start, Nanos end, std::uint64_t pos, std::int64_t ret,
                                std::uint32_t pages_dirtied) {
-  SyscallEvent ev;
-  ev.start_ns = start;
-  ev.end_ns = end;
-  ev.pid = kWriterTid;
-  ev.tid = kWriterTid;
-  ev.comm = "writer";
-  ev.syscall = Syscall::Pwrite64;
-  ev.fd = 3;
-  ev.dev = kPart;
-  ev.ino = kIno;
-  ev.file_flags = file_flag::kRegular;
-  ev.ret = ret;
-  ev.pos = pos;
-  ev.count = ret > 0 ? static_cast<std::uint64_t>(ret) : 4096;
-  ev.pages_dirtied = pages_dirtied;
-  return ev;
+  return builders::syscall_event({.start_ns = start,
+                                  .end_ns = end,
+                                  .pid = kWriterTid,
+                                  .tid = kWriterTid,
+                                  .comm = "writer",
+                                  .dev = kPart,
+                                  .ino = kIno,
+                                  .pos = pos,
+                                  .ret = ret,
+                                  .pages_dirtied = pages_dirtied});
 }
 
 inline SyscallEvent sync_call(Syscall which, Nanos start, Nanos end, std::uint32_t tid) {
-  SyscallEvent ev;
-  ev.start_ns = start;
-  ev.end_ns = end;
-  ev.pid = tid;
-  ev.tid = tid;
-  ev.syscall = which;
-  ev.dev = kPart;
-  ev.ino = kIno;
-  return ev;
+  return builders::syscall_event({.syscall = which,
+                                  .start_ns = start,
+                                  .end_ns = end,
+                                  .pid = tid,
+                                  .tid = tid,
+                                  .comm = "syncer",
+                                  .dev = kPart,
+                                  .ino = kIno});
 }
 
 // A writeback bio of file pages [index, index + pages) at `sector`.
@@ -133,6 +127,20 @@ inline RequestEvent flush_issue(Nanos ts, std::uint64_t ptr) {
 
 inline RequestEvent flush_complete(Nanos ts, std::uint64_t ptr) {
   return rq(RequestEventKind::Complete, ts, ptr, 0, 0, ReqOp::Flush, req_flag::kPreflush);
+}
+
+// The NVMe driver's view of request `ptr`: its command set up, or completed.
+inline NvmeEvent nvme(NvmeEventKind kind, Nanos ts, std::uint64_t ptr, std::uint16_t qid,
+                      std::uint16_t cid, std::uint8_t opcode = 0x01) {
+  NvmeEvent ev;
+  ev.ts = ts;
+  ev.rq = ptr;
+  ev.disk = kDisk;
+  ev.qid = qid;
+  ev.cid = cid;
+  ev.kind = kind;
+  ev.opcode = opcode;
+  return ev;
 }
 
 inline JournalEvent journal(Nanos ts, std::uint32_t transaction, JournalPhase phase) {

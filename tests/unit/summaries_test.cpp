@@ -2,6 +2,8 @@
 
 #include "sinks/text_sink.h"
 
+#include "builders.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,13 +16,12 @@
 namespace wp {
 namespace {
 
+using namespace builders;
+
 SyncTimeline sync_of(Nanos latency, Nanos flush) {
-  SyncTimeline s;
-  s.call.start_ns = 1000;
-  s.call.end_ns = 1000 + latency;
-  s.phases.flush_ns = flush;
-  s.phases.other_ns = latency - flush;
-  return s;
+  return sync_timeline(
+      syscall_event({.syscall = Syscall::Fsync, .start_ns = 1000, .end_ns = 1000 + latency}),
+      {.flush_ns = flush, .other_ns = latency - flush});
 }
 
 TEST(Log2Histogram, BucketsByPowerOfTwo) {
@@ -188,12 +189,9 @@ WriteTimeline direct_write(std::uint32_t pid, std::uint64_t ino, std::int64_t re
                            std::uint32_t dirtied) {
   WriteTimeline w;
   w.direct = true;
-  w.call.pid = pid;
-  w.call.comm = "db";
-  w.call.dev = make_dev(7, 0);
-  w.call.ino = ino;
-  w.call.ret = ret;
-  w.call.pages_dirtied = dirtied;
+  w.call =
+      syscall_event({.pid = pid, .comm = "db", .ino = ino, .ret = ret, .pages_dirtied = dirtied});
+  w.call.file_flags |= file_flag::kDirect;
   return w;
 }
 
