@@ -1,4 +1,5 @@
-// The agent's failures, carrying the contract's exit code: 1 runtime failure, 2 bad usage.
+// Failures that end a command, carrying the exit code the README promises: 1 runtime failure,
+// 2 bad usage.
 #pragma once
 
 #include <stdexcept>

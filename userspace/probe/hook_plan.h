@@ -2,7 +2,7 @@
 // variants in order of preference; planning keeps the first whose tracepoint exists with the
 // expected prototype (from BTF) and that has not already failed to attach. Planning is a pure
 // function of the kernel's facts (kernel_facts.h) and the options: no BTF, tracefs or
-// environment is read here.
+// environment is read here. How a variant is chosen: docs/ARCHITECTURE.md, "Hooks".
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,6 @@
 // JSON Lines sink: one object per finished item, one line each, flushed per line so a consumer
-// tailing the stream sees items as they finish. Keys follow the README's "JSON Lines" contract;
-// absent stages are JSON null.
+// tailing the stream sees items as they finish. Keys follow the JSON Lines contract of
+// docs/ARCHITECTURE.md; absent stages are JSON null.
 //
 // Lines are produced by a streaming writer (RapidJSON's SAX Writer) into a buffer reused from
 // item to item: building a document tree per item cost several microseconds, and a trace can

@@ -299,18 +299,26 @@ class MmapLoad : public Scenario {
     return text.size();
   }
 
-  // mmap the file, read the header from the mapping, touch the tensor's pages in place.
-  static LoadCost load_lazy(int fd, std::uint64_t file_size, const std::string& wanted) {
-    drop_page_cache(fd);
-    LoadCost cost;
-    CounterDelta counters;
-    Stopwatch time;
+  // The end of the lazy and prefetched loads: map the file, find the tensor from the header in
+  // the mapping and touch its pages in place; the load's time and counters stop there.
+  static LoadCost touch_mapped_tensor(int fd, std::uint64_t file_size, const std::string& wanted,
+                                      const Stopwatch& time, const CounterDelta& counters,
+                                      LoadCost cost) {
     FileMapping map(fd, file_size);
     const TensorSpan span = find_tensor(map.data(), file_size, wanted);
     cost.touch_sum = touch_pages(map.data() + span.begin, span.size);
     cost.load_ns = time.elapsed_ns();
     counters.finish(cost);
     return cost;
+  }
+
+  // mmap the file, read the header from the mapping, touch the tensor's pages in place.
+  static LoadCost load_lazy(int fd, std::uint64_t file_size, const std::string& wanted) {
+    drop_page_cache(fd);
+    LoadCost cost;
+    CounterDelta counters;
+    Stopwatch time;
+    return touch_mapped_tensor(fd, file_size, wanted, time, counters, cost);
   }
 
   // read() the whole file into memory, then take the tensor from the buffer.
@@ -366,12 +374,7 @@ class MmapLoad : public Scenario {
       if (first_error) std::rethrow_exception(first_error);
     }
     cost.prefetch_ns = time.elapsed_ns();
-    FileMapping map(fd, file_size);
-    const TensorSpan span = find_tensor(map.data(), file_size, wanted);
-    cost.touch_sum = touch_pages(map.data() + span.begin, span.size);
-    cost.load_ns = time.elapsed_ns();
-    counters.finish(cost);
-    return cost;
+    return touch_mapped_tensor(fd, file_size, wanted, time, counters, cost);
   }
 
   std::uint64_t tensors_ = 16;
