@@ -27,8 +27,12 @@ namespace wp::pftrace {
 
 // A debug annotation before interning: its name and one value.
 struct Arg {
+  using Value = std::variant<std::uint64_t, std::int64_t, std::string>;
+  // A constructor rather than an aggregate: clang 14 (the fuzz build) has no parenthesized
+  // aggregate initialization, which emplace_back needs.
+  Arg(const char* arg_name, Value arg_value) : name(arg_name), value(std::move(arg_value)) {}
   const char* name;
-  std::variant<std::uint64_t, std::int64_t, std::string> value;
+  Value value;
 };
 
 // A slice (or, without an end, an instant) to draw on a track.
