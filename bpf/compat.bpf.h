@@ -235,4 +235,52 @@ static __always_inline __u32 wp_inode_disk(struct inode *inode)
 	return wp_disk_devt(BPF_CORE_READ(bd, bd_disk));
 }
 
+/* ---- page-cache marks --------------------------------------------------------------------- */
+
+/* Whether the page cache still tags the folio at `index` PAGECACHE_TAG_DIRTY (XA_MARK_0).
+ * At filemap:mm_filemap_delete_from_page_cache the folio's own PG_dirty is already gone on the
+ * truncate path (truncate_cleanup_folio() calls folio_cancel_dirty() first, in v6.1 and v6.18
+ * alike), but the xarray's marks are only reset by page_cache_delete() after the tracepoint,
+ * so the tag tells a dirty folio being thrown away from a clean one being reclaimed. Marks of
+ * a node are the OR of its subtree's: walk down from the root and stop at the first clear bit.
+ * The leaf level holds the folio's canonical slot (a large folio is aligned to its order).
+ * XA_CHUNK_SHIFT is 6 (64-bit index: at most 11 levels) unless CONFIG_BASE_SMALL. */
+#define WP_XA_CHUNK_SHIFT 6
+#define WP_XA_MAX_LEVELS 11
+
+static __always_inline bool wp_pagecache_dirty_marked(struct address_space *mapping,
+						      unsigned long index)
+{
+	unsigned long entry = (unsigned long)BPF_CORE_READ(mapping, i_pages.xa_head);
+
+	/* xa_is_node(): internal entries end in 0b10; values below 4096 are retry/sibling
+	 * markers. */
+	if ((entry & 3) != 2 || entry <= 4096) {
+		/* The only entry lives in the root (a one-folio file at index 0): the root's marks
+		 * are xa_flags bits from __GFP_BITS_SHIFT on, which moves with the kernel's GFP
+		 * flags (26 or 27 in v6.1, ___GFP_LAST_BIT from v6.9); below bit 8 are the xarray's
+		 * own flags (LOCK_IRQ, ACCOUNT). A folio being deleted is never under writeback
+		 * (truncation waits for it) and TOWRITE is only set on DIRTY entries, so any mark
+		 * there means dirty. */
+		__u32 flags = BPF_CORE_READ(mapping, i_pages.xa_flags);
+
+		return index == 0 && entry && (flags >> 8) != 0;
+	}
+	for (int level = 0; level < WP_XA_MAX_LEVELS; level++) {
+		struct xa_node *node = (struct xa_node *)(entry - 2);
+		unsigned char shift = BPF_CORE_READ(node, shift);
+		unsigned long offset = (index >> shift) & ((1ul << WP_XA_CHUNK_SHIFT) - 1);
+		unsigned long marks = 0;
+
+		bpf_core_read(&marks, sizeof(marks), &node->marks[0]);
+		if (!(marks & (1ul << offset)))
+			return false;
+		entry = 0;
+		bpf_core_read(&entry, sizeof(entry), &node->slots[offset]);
+		if ((entry & 3) != 2 || entry <= 4096 || shift == 0)
+			return true;
+	}
+	return false;
+}
+
 #endif /* WRITEPATH_COMPAT_BPF_H */

@@ -129,4 +129,43 @@ int wp_writeback_written(struct trace_event_raw_writeback_work_class *ctx)
 	return 0;
 }
 
+/* A folio leaving the page cache: truncate, hole punch, unlink's eviction, invalidation or
+ * reclaim. Only a folio still tagged dirty loses data (reclaim takes clean folios only), so
+ * only those emit a record. The tracepoint passed a struct page before the folio conversion
+ * (v5.10 still does); a kernel whose BTF has no struct folio fails this program's CO-RE
+ * relocations at load, and the hook is left out (doctor says so). */
+SEC("tp_btf/mm_filemap_delete_from_page_cache")
+int BPF_PROG(wp_discard_folio, struct folio *folio)
+{
+	struct address_space *mapping = BPF_CORE_READ(folio, mapping);
+	unsigned long index = BPF_CORE_READ(folio, index);
+	struct wp_discard_record *r;
+	struct inode *host;
+	__u64 ino;
+	__u32 dev;
+
+	if (!mapping || ((unsigned long)mapping & 1))
+		return 0;
+	host = BPF_CORE_READ(mapping, host);
+	if (!host)
+		return 0;
+	ino = BPF_CORE_READ(host, i_ino);
+	dev = wp_inode_dev(host);
+	if (cfg_file_ino && (ino != cfg_file_ino || dev != cfg_file_dev))
+		return 0;
+	if (cfg_disk && wp_inode_disk(host) != cfg_disk && dev != cfg_disk)
+		return 0;
+	if (!wp_pagecache_dirty_marked(mapping, index))
+		return 0;
+	r = wp_reserve(sizeof(*r), WP_REC_DISCARD, WP_HOOK_DISCARD);
+	if (!r)
+		return 0;
+	r->ino = ino;
+	r->index = index;
+	r->dev = dev;
+	r->pages = wp_folio_nr_pages(folio);
+	wp_submit(r, sizeof(*r));
+	return 0;
+}
+
 char LICENSE[] SEC("license") = "GPL";

@@ -60,6 +60,7 @@ enum wp_record_type {
 	WP_REC_THROTTLE = 5, /* one balance_dirty_pages pause of a traced thread */
 	WP_REC_NVME = 6,     /* an NVMe command set up or completed */
 	WP_REC_CAUSES = 7,   /* where a slow syscall's time went (only with --min-latency) */
+	WP_REC_DISCARD = 8,  /* a dirty folio left the page cache unwritten (truncate, unlink) */
 };
 
 /* Which hook lost a record (ring buffer full); indexes the lost_by_hook counters. */
@@ -72,7 +73,8 @@ enum wp_hook {
 	WP_HOOK_NVME = 5,
 	WP_HOOK_STATE = 6, /* no per-thread state could be allocated: a syscall went untraced */
 	WP_HOOK_CAUSES = 7,
-	WP_HOOK_COUNT = 8,
+	WP_HOOK_DISCARD = 8,
+	WP_HOOK_COUNT = 9,
 };
 
 /*
@@ -365,6 +367,17 @@ struct wp_nvme_record {
 	wp_u32 control; /* cdw12 high half: FUA is bit 14 */
 };
 
+/* A dirty folio deleted from the page cache without being written back: its data will never
+ * reach the disk. One record per dirty folio (clean ones, e.g. reclaim, emit nothing): 48
+ * ring-buffer bytes, so truncating 1 GiB of small dirty folios costs 12 MiB of the buffer. */
+struct wp_discard_record {
+	struct wp_record_header h;
+	wp_u64 ino;
+	wp_u64 index; /* first page index in the file */
+	wp_u32 dev;   /* superblock dev_t, as in wp_syscall_record */
+	wp_u32 pages; /* pages in the folio */
+};
+
 WP_ASSERT_SIZE(struct wp_record_header, 16);
 /* 120 + the ring buffer's 8-byte header: two cache lines (see above). */
 WP_ASSERT_SIZE(struct wp_syscall_record, 120);
@@ -375,6 +388,7 @@ WP_ASSERT_SIZE(struct wp_request_record, 64);
 WP_ASSERT_SIZE(struct wp_journal_record, 32);
 WP_ASSERT_SIZE(struct wp_throttle_record, 72);
 WP_ASSERT_SIZE(struct wp_nvme_record, 56);
+WP_ASSERT_SIZE(struct wp_discard_record, 40);
 /* wp_syscall_record.syscall is one byte, and 0 there means no syscall. */
 #define WP_SYSCALL_FITS_(id, value, name, Name, cls, vfs)                                          \
 	WP_STATIC_ASSERT((value) > 0 && (value) <= 0xff, "WP_SYS_" #id " must fit in a byte");

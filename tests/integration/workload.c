@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -31,10 +32,45 @@ static int append_mix(const char* path) {
   return ok ? 0 : 1;
 }
 
+// COUNT one-page writes to each of four files, whose pages then fare differently:
+// PATH.truncated is truncated to 0 and PATH.unlinked unlinked before any writeback (within
+// milliseconds of being written, far inside dirty_expire_centisecs), PATH.half truncated to
+// COUNT/2 pages and fsynced, PATH.kept fsynced. Prints "wp_workload: ino NAME INO" for each (stderr).
+static int write_pages(const char* path, const char* name, long count, int* fd_out) {
+  char file[4096];
+  char page[4096];
+  struct stat st;
+  snprintf(file, sizeof(file), "%s.%s", path, name);
+  int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0 || fstat(fd, &st) != 0) return 0;
+  memset(page, 'd', sizeof(page));
+  for (long i = 0; i < count; i++)
+    if (pwrite(fd, page, sizeof(page), (off_t)(i * 4096)) != (ssize_t)sizeof(page)) return 0;
+  fprintf(stderr, "wp_workload: ino %s %llu\n", name, (unsigned long long)st.st_ino);
+  *fd_out = fd;
+  return 1;
+}
+
+static int discard_mix(const char* path, long count) {
+  char file[4096];
+  int fd = -1;
+  if (!write_pages(path, "truncated", count, &fd) || ftruncate(fd, 0) != 0 || close(fd) != 0)
+    return 1;
+  if (!write_pages(path, "half", count, &fd) || ftruncate(fd, (off_t)(count / 2) * 4096) != 0 ||
+      fsync(fd) != 0 || close(fd) != 0)
+    return 1;
+  if (!write_pages(path, "kept", count, &fd) || fsync(fd) != 0 || close(fd) != 0) return 1;
+  // Last, so that no later file of the run reuses its inode number.
+  snprintf(file, sizeof(file), "%s.unlinked", path);
+  if (!write_pages(path, "unlinked", count, &fd) || close(fd) != 0 || unlink(file) != 0) return 1;
+  return 0;
+}
+
 static int usage(void) {
   fprintf(stderr,
           "usage: wp_workload buffered-fsync|buffered|direct|direct-unaligned PATH COUNT [BS]\n"
-          "       wp_workload append-mix PATH\n");
+          "       wp_workload append-mix PATH\n"
+          "       wp_workload discard-mix PATH COUNT\n");
   return 2;
 }
 
@@ -48,6 +84,7 @@ int main(int argc, char** argv) {
   int direct = strncmp(mode, "direct", 6) == 0;
   int flags = O_WRONLY | O_CREAT | O_TRUNC | (direct ? O_DIRECT : 0);
   if (count <= 0 || bs == 0) return usage();
+  if (strcmp(mode, "discard-mix") == 0) return discard_mix(path, count);
 
   int fd = open(path, flags, 0644);
   if (fd < 0) {

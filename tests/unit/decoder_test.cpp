@@ -113,5 +113,27 @@ TEST(Decoder, RequestCompleteKeepsCompletedBytes) {
   EXPECT_EQ(rq.bytes, 0u);
 }
 
+TEST(Decoder, DiscardRecordBecomesDiscardEventAndEmptyOneIsMalformed) {
+  wp_discard_record r{};
+  r.h = {WP_REC_DISCARD, sizeof(r), WP_RECORD_VERSION, 2, 1234};
+  r.dev = (7u << 20) | 1;
+  r.ino = 12;
+  r.index = 300;
+  r.pages = 4;
+  Decoder decoder;
+  auto event = decoder.decode(bytes_of(r));
+  ASSERT_TRUE(event);
+  const auto& d = std::get<DiscardEvent>(*event);
+  EXPECT_EQ(d.ts, Nanos{1234});
+  EXPECT_EQ(d.dev, make_dev(7, 1));
+  EXPECT_EQ(d.ino, 12u);
+  EXPECT_EQ(d.index, 300u);
+  EXPECT_EQ(d.pages, 4u);
+  r.pages = 0;  // a folio has at least one page
+  EXPECT_FALSE(decoder.decode(bytes_of(r)));
+  EXPECT_EQ(decoder.stats().malformed, 1u);
+  EXPECT_STREQ(hook_counter_name(WP_HOOK_DISCARD), "discard");
+}
+
 }  // namespace
 }  // namespace wp

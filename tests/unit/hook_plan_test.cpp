@@ -95,6 +95,7 @@ FakeKernel with_current_prototypes() {
       .raw_tracepoint("sched_process_fork", 2)
       .raw_tracepoint("writeback_dirty_folio", 2)
       .raw_tracepoint("folio_wait_writeback", 2)
+      .raw_tracepoint("mm_filemap_delete_from_page_cache", 1)
       .raw_tracepoint("block_bio_queue", 1)
       .raw_tracepoint("block_split", 2)
       .raw_tracepoint("block_rq_insert", 1)
@@ -176,6 +177,7 @@ TEST(HookPlan, ThisKernelUsesSyscallTracepointsAndTpBtf) {
       {"page dirtied", "tp_btf writeback:writeback_dirty_folio", ""},
       {"dirty throttling", "tracepoint writeback:balance_dirty_pages", ""},
       {"writeback wait", "tp_btf writeback:folio_wait_writeback", ""},
+      {"page discarded", "tp_btf filemap:mm_filemap_delete_from_page_cache", ""},
       {"flusher start", "tracepoint writeback:writeback_start", ""},
       {"flusher written", "tracepoint writeback:writeback_written", ""},
       {"bio queue", "tp_btf block:block_bio_queue", ""},
@@ -281,6 +283,21 @@ TEST(HookPlan, Kernel510TakesRawTpForTheOldRequestPrototypeOrNothing) {
             Row("nvme submit", "-", "tp_btf: no nvme_core BTF for nvme_setup_cmd"));
   EXPECT_EQ(row(plan, "write/sync syscalls"),
             Row("write/sync syscalls", "fentry vfs_write (+3)", ""));
+}
+
+// Discarded writes need the page-cache deletion tracepoint's BTF form; without it tracing
+// still runs, and writes whose pages are dropped stay dirty.
+TEST(HookPlan, PageDiscardedUsesTheFilemapDeletionTracepointOrNothing) {
+  EXPECT_EQ(row(plan_hooks(kernel_6_1(), PlanOptions{}), "page discarded"),
+            Row("page discarded", "tp_btf filemap:mm_filemap_delete_from_page_cache", ""));
+  FakeKernel kernel = kernel_6_18();
+  kernel.no_raw_tracepoint("mm_filemap_delete_from_page_cache");
+  const HookPlan plan = plan_hooks(kernel, PlanOptions{});
+  EXPECT_EQ(
+      row(plan, "page discarded"),
+      Row("page discarded", "-", "tp_btf: no btf_trace_mm_filemap_delete_from_page_cache in BTF"));
+  EXPECT_EQ(plan.programs().count("wp_discard_folio"), 0u);
+  EXPECT_TRUE(plan.runnable());
 }
 
 // A kernel built without CONFIG_FTRACE_SYSCALLS has no syscalls:* tracepoints; the raw

@@ -349,6 +349,19 @@ TEST(PerfettoSink, ProcessIsRenamedWhenItsMainThreadShowsUp) {
   EXPECT_EQ(process_names, (std::vector<std::string>{"db-worker", "db"}));
 }
 
+TEST(PerfettoSink, DiscardedWriteSaysSoWithItsTime) {
+  WriteTimeline discarded = dirty_write(call(Syscall::Pwrite64, 1'000, 2'000, 0));
+  discarded.state = WriteState::Discarded;
+  discarded.discarded_ns = 7'000;
+  ParsedTrace parsed = parse(render({discarded}));
+  ASSERT_TRUE(parsed.errors.empty()) << parsed.errors.front();
+  auto writes = parsed.named("pwrite64 4 KiB");
+  ASSERT_EQ(writes.size(), 1u);
+  EXPECT_EQ(writes[0]->args.at("state"), "discarded");
+  EXPECT_EQ(writes[0]->args.at("discarded_ns"), "7000");
+  EXPECT_EQ(writes[0]->args.count("durable_via"), 0u);
+}
+
 TEST(PerfettoSink, WriteAndFsyncAreSlicesOnTheThreadTrack) {
   ParsedTrace parsed = parse(render(Scenario().timelines));
   ASSERT_TRUE(parsed.errors.empty()) << parsed.errors.front();

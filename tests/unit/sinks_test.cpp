@@ -9,10 +9,10 @@
 #include <sstream>
 #include <string>
 
+#include "common/units.h"
 #include "sinks/json_sink.h"
 #include "sinks/sink.h"
 #include "sinks/text_sink.h"
-#include "common/units.h"
 
 #include "builders.h"
 
@@ -245,7 +245,7 @@ TEST(JsonSink, AbsentStagesAreNullNotMissing) {
   EXPECT_EQ(object["state"], "dirty");
   EXPECT_EQ(object["incomplete"], true);
   EXPECT_EQ(object["pages_pending"], 1);
-  for (const char* key : {"written_ns", "durable_ns", "durable_via"}) {
+  for (const char* key : {"written_ns", "durable_ns", "durable_via", "discarded_ns"}) {
     ASSERT_TRUE(object.contains(key)) << key;
     EXPECT_TRUE(object[key].is_null()) << key;
   }
@@ -253,6 +253,18 @@ TEST(JsonSink, AbsentStagesAreNullNotMissing) {
   EXPECT_TRUE(req["insert_ns"].is_null());
   EXPECT_TRUE(req["complete_ns"].is_null());
   EXPECT_EQ(req["issue_ns"], kStart + 1'220'000);
+}
+
+TEST(JsonSink, DiscardedWriteHasItsStateAndTime) {
+  WriteTimeline write = dirty_write();
+  write.state = WriteState::Discarded;
+  write.pages_pending = 0;
+  write.discarded_ns = kStart + 900'000;
+  const json object = json_of(write);
+  EXPECT_EQ(object["state"], "discarded");
+  EXPECT_EQ(object["discarded_ns"], kStart + 900'000);
+  EXPECT_TRUE(object["durable_ns"].is_null());
+  EXPECT_EQ(object["pages_pending"], 0);
 }
 
 TEST(JsonSink, FailedWriteReportsErrnoNameAndZeroBytes) {
@@ -383,6 +395,7 @@ TEST(JsonSink, SummaryLine) {
   totals.incomplete = 2;
   totals.aged_out = 1;
   totals.evicted = 1;
+  totals.discarded = 4;
   totals.lost_share = 3.0 / 12'348;
   totals.lost_advice = "raise --buffer-size";
   totals.duration_ns = 5'000'000'000;
@@ -392,6 +405,7 @@ TEST(JsonSink, SummaryLine) {
   const json object = parse_one_line(out.str());
   EXPECT_EQ(object["aged_out"], 1);
   EXPECT_EQ(object["evicted"], 1);
+  EXPECT_EQ(object["discarded"], 4);
   EXPECT_DOUBLE_EQ(object["lost_share"].get<double>(), 0.0002);  // four decimals
   EXPECT_EQ(object["lost_advice"], "raise --buffer-size");
   EXPECT_EQ(object["type"], "summary");
@@ -555,6 +569,24 @@ TEST(TextSink, IncompleteDirtyWriteSaysSo) {
   EXPECT_TRUE(contains(text, "off 8192 2 KiB of 4 KiB")) << text;
   EXPECT_TRUE(contains(text, "DIRTY 1/1 pages pending (incomplete)")) << text;
   EXPECT_TRUE(contains(text, "dirtied 1 page  throttled 1.25s (2 pauses)")) << text;
+}
+
+TEST(TextSink, DiscardedWriteSaysWhenAndThatItWasNeverWritten) {
+  WriteTimeline write = dirty_write();
+  write.state = WriteState::Discarded;
+  write.incomplete = false;
+  write.discarded_ns = write.call.start_ns + 2'500'000;
+  const std::string text = text_of(write);
+  EXPECT_TRUE(contains(text, "DISCARDED +2.50ms, never written")) << text;
+}
+
+TEST(TextSink, SummaryCountsDiscardedWritesWhenThereAreAny) {
+  TraceSummary totals;
+  totals.writes = 9;
+  totals.discarded = 3;
+  EXPECT_TRUE(contains(format_summary(totals, SinkOptions{}), "incomplete 0  discarded 3  "));
+  totals.discarded = 0;
+  EXPECT_FALSE(contains(format_summary(totals, SinkOptions{}), "discarded"));
 }
 
 TEST(TextSink, RequestErrorAndMissingCompletion) {

@@ -65,6 +65,18 @@ inline BioEvent page_bio(Nanos ts, std::uint64_t ptr, std::uint64_t sector, std:
   return ev;
 }
 
+// A dirty folio of the file, pages [index, index + pages), dropped from the page cache.
+inline DiscardEvent discard(Nanos ts, std::uint64_t index, std::uint32_t pages,
+                            std::uint64_t ino = kIno) {
+  DiscardEvent ev;
+  ev.ts = ts;
+  ev.dev = kPart;
+  ev.ino = ino;
+  ev.index = index;
+  ev.pages = pages;
+  return ev;
+}
+
 // A bio with user pages (O_DIRECT) or metadata: no file extents.
 inline BioEvent anon_bio(Nanos ts, std::uint64_t ptr, std::uint64_t sector, std::uint32_t bytes,
                          std::uint32_t tid) {

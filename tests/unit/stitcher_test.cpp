@@ -9,6 +9,7 @@ TEST(Names, WriteStatesAndVias) {
   EXPECT_STREQ(write_state_name(WriteState::Dirty), "dirty");
   EXPECT_STREQ(write_state_name(WriteState::Written), "written");
   EXPECT_STREQ(write_state_name(WriteState::Durable), "durable");
+  EXPECT_STREQ(write_state_name(WriteState::Discarded), "discarded");
   EXPECT_STREQ(durable_via_name(DurableVia::Flush), "flush");
   EXPECT_STREQ(durable_via_name(DurableVia::Fua), "fua");
   EXPECT_STREQ(durable_via_name(DurableVia::NoWriteCache), "no-write-cache");

@@ -98,6 +98,34 @@ std::vector<std::byte> recorded_bytes(unsigned frames) {
   return bytes;
 }
 
+// A file recorded before the discard hook existed has eight lost counters per Lost frame.
+TEST(TraceFileReader, LostFrameOfAnOlderRecorderHasItsMissingCountersZero) {
+  std::vector<std::byte> bytes = recorded_bytes(1);
+  const std::uint32_t length = kMinLostFramePayload;
+  const std::uint32_t kind = static_cast<std::uint32_t>(FrameKind::Lost);
+  std::vector<std::uint64_t> counts(length / 8, 0);
+  counts[1] = 5;
+  const auto append = [&](const void* p, std::size_t n) {
+    const auto* b = static_cast<const std::byte*>(p);
+    bytes.insert(bytes.end(), b, b + n);
+  };
+  append(&length, 4);
+  append(&kind, 4);
+  append(counts.data(), length);
+  auto reader = TraceFileReader::parse(bytes);
+  ASSERT_TRUE(reader.next());
+  const auto lost = reader.next();
+  ASSERT_TRUE(lost);
+  ASSERT_EQ(lost->kind, FrameKind::Lost);
+  const LostCounts back = lost_counts_of(lost->payload);
+  EXPECT_EQ(back[1], 5u);
+  EXPECT_EQ(back[WP_HOOK_DISCARD], 0u);
+  EXPECT_TRUE(reader.warning().empty()) << reader.warning();
+  EXPECT_FALSE(lost_frame_length_ok(kMinLostFramePayload - 8));
+  EXPECT_FALSE(lost_frame_length_ok(sizeof(LostCounts) + 8));
+  EXPECT_FALSE(lost_frame_length_ok(kMinLostFramePayload + 4));
+}
+
 TEST(TraceFileReader, ACutShortFileGivesTheWholeFramesBeforeTheCutAndAWarning) {
   std::vector<std::byte> bytes = recorded_bytes(10);
   bytes.resize(bytes.size() - 500);  // the last frame loses half its payload

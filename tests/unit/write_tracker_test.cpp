@@ -46,6 +46,82 @@ TEST_F(StitcherTest, BioCompletedBeforeWriteRecordArrivesCounts) {
   EXPECT_EQ(w[0].requests[0].issue_ns, Nanos{1600});
 }
 
+TEST_F(StitcherTest, WriteWhosePendingPagesAreAllDiscardedEndsDiscarded) {
+  feed(write_call(1000, 2000, 0, 3 * 4096, 3));  // pages 0-2
+  feed(discard(5000, 0, 1));
+  feed(discard(5100, 1, 2));  // a large folio: pages 1-2
+  auto w = writes();          // emitted then, not at finish
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].state, WriteState::Discarded);
+  EXPECT_EQ(w[0].discarded_ns, Nanos{5100});
+  EXPECT_EQ(w[0].pages, 3u);
+  EXPECT_EQ(w[0].pages_pending, 0u);
+  EXPECT_FALSE(w[0].written_ns.has_value());
+  EXPECT_FALSE(w[0].durable_ns.has_value());
+  EXPECT_FALSE(w[0].incomplete);
+  EXPECT_EQ(stitcher_.stats().discarded, 1u);
+  // Nothing of the file is pending any more: later writeback of those pages links nothing.
+  feed(page_bio(6000, 0xb1, 2048, 0, 3));
+  io(0x71, 2048, 3 * 4096, 6100, 6200);
+  finish();
+  EXPECT_EQ(writes().size(), 1u);
+}
+
+TEST_F(StitcherTest, PartiallyDiscardedWriteKeepsWaitingForItsOtherPages) {
+  feed(write_call(1000, 2000, 0, 4 * 4096, 4));  // pages 0-3
+  feed(discard(3000, 2, 2));                     // truncated to two pages
+  EXPECT_TRUE(out_.empty());
+  feed(page_bio(5000, 0xb1, 2048, 0, 2));
+  io(0x71, 2048, 2 * 4096, 5100, 5500);
+  flush(0xf1, 6000, 6100);
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].state, WriteState::Durable);
+  EXPECT_EQ(w[0].durable_ns, Nanos{6100});
+  EXPECT_FALSE(w[0].discarded_ns.has_value());
+  EXPECT_EQ(stitcher_.stats().discarded, 0u);
+}
+
+TEST_F(StitcherTest, WrittenPagesThenDiscardOfTheRestEndsDiscarded) {
+  feed(write_call(1000, 2000, 0, 2 * 4096, 2));  // pages 0-1
+  feed(page_bio(3000, 0xb1, 2048, 0, 1));
+  io(0x71, 2048, 4096, 3100, 3200);
+  feed(discard(4000, 1, 1));
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].state, WriteState::Discarded);
+  EXPECT_EQ(w[0].discarded_ns, Nanos{4000});
+  EXPECT_EQ(w[0].requests.size(), 1u);  // the page that did reach the disk keeps its request
+}
+
+TEST_F(StitcherTest, DiscardBeforeWriteStartDoesNotCount) {
+  feed(write_call(1000, 2000, 0, 4096, 1));
+  feed(discard(900, 0, 1));             // an older dirtying of the page was dropped
+  feed(discard(3000, 0, 1, kIno + 1));  // another file's page 0
+  finish();
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].state, WriteState::Dirty);
+  EXPECT_EQ(w[0].pages_pending, 1u);
+}
+
+TEST_F(StitcherTest, DiscardEndsEveryMemberOfABatchItCovers) {
+  feed(write_call(1000, 1100, 0, 4096, 1));     // page 0
+  feed(write_call(1200, 1300, 4096, 4096, 1));  // page 1, same batch
+  feed(write_call(1400, 1500, 8192, 4096, 1));  // page 2
+  feed(discard(2000, 0, 2));
+  auto w = writes();
+  ASSERT_EQ(w.size(), 2u);
+  for (const auto& write : w) EXPECT_EQ(write.state, WriteState::Discarded);
+  EXPECT_EQ(w[0].call.pos, 0u);
+  EXPECT_EQ(w[1].call.pos, 4096u);
+  finish();
+  w = writes();
+  ASSERT_EQ(w.size(), 3u);
+  EXPECT_EQ(w[2].state, WriteState::Dirty);
+  EXPECT_EQ(stitcher_.stats().discarded, 2u);
+}
+
 TEST_F(StitcherTest, BioQueuedBeforeWriteStartDoesNotCount) {
   // Completed before the record arrives, and in flight when it arrives: neither counts.
   feed(page_bio(500, 0xb1, 2048, 0, 1));

@@ -83,6 +83,7 @@ TraceSummary Pipeline::finish(Nanos duration_ns) {
   summary.incomplete = stats.incomplete;
   summary.aged_out = stats.aged_out;
   summary.evicted = stats.evicted;
+  summary.discarded = stats.discarded;
   summary.duration_ns = duration_ns;
   summary.sync_phases = sync_phases_;
   summary.direct_io = direct_io_;

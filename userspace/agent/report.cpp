@@ -59,9 +59,7 @@ int run_report(const ReportOptions& options) {
   while (const auto next = reader.next()) {
     const Frame& frame = *next;
     if (frame.kind == FrameKind::Lost) {
-      LostCounts delta{};
-      std::memcpy(delta.data(), frame.payload.data(), sizeof(delta));
-      pipeline.add_lost(delta);
+      pipeline.add_lost(lost_counts_of(frame.payload));
       continue;
     }
     if (auto ts = record_time(frame.payload)) {

@@ -167,6 +167,18 @@ std::optional<Event> decode_causes(std::span<const std::byte> bytes) {
   return e;
 }
 
+std::optional<Event> decode_discard(std::span<const std::byte> bytes) {
+  wp_discard_record r;
+  if (!read_record(bytes, r) || r.pages == 0) return std::nullopt;
+  DiscardEvent e;
+  e.ts = r.h.ts_ns;
+  e.dev = r.dev;
+  e.ino = r.ino;
+  e.index = r.index;
+  e.pages = r.pages;
+  return e;
+}
+
 }  // namespace
 
 const char* hook_counter_name(std::size_t hook) {
@@ -179,6 +191,7 @@ const char* hook_counter_name(std::size_t hook) {
     case WP_HOOK_NVME: return "nvme";
     case WP_HOOK_STATE: return "thread-state";
     case WP_HOOK_CAUSES: return "causes";
+    case WP_HOOK_DISCARD: return "discard";
   }
   return "?";
 }
@@ -199,6 +212,7 @@ std::optional<Event> Decoder::decode(std::span<const std::byte> record) {
         case WP_REC_THROTTLE: event = decode_throttle(bytes); break;
         case WP_REC_NVME: event = decode_nvme(bytes); break;
         case WP_REC_CAUSES: event = decode_causes(bytes); break;
+        case WP_REC_DISCARD: event = decode_discard(bytes); break;
         default: break;
       }
     }

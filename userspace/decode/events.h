@@ -207,6 +207,16 @@ struct CausesEvent {
   Nanos runnable_ns = 0;        // preempted, waiting for a CPU
 };
 
+// A dirty folio left the page cache without being written back (truncate, hole punch,
+// unlink): its pages will never reach the disk from this dirtying.
+struct DiscardEvent {
+  Nanos ts = 0;
+  DevT dev = 0;  // the file's superblock device
+  std::uint64_t ino = 0;
+  std::uint64_t index = 0;  // first page index in the file
+  std::uint32_t pages = 0;
+};
+
 // Records were lost (ring buffer full) just before this point of the stream.
 struct LostEvent {
   Nanos ts = 0;
@@ -223,6 +233,6 @@ struct DeviceInfo {
 };
 
 using Event = std::variant<SyscallEvent, BioEvent, RequestEvent, JournalEvent, ThrottleEvent,
-                           NvmeEvent, LostEvent, CausesEvent>;
+                           NvmeEvent, LostEvent, CausesEvent, DiscardEvent>;
 
 }  // namespace wp

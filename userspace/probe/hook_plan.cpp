@@ -109,6 +109,12 @@ std::vector<Hook> build_table() {
        {btf_or_raw("wp_folio_wait_writeback", K::TpBtf, "writeback", "folio_wait_writeback", 2),
         btf_or_raw("wp_wait_on_page_writeback", K::TpBtf, "writeback", "wait_on_page_writeback",
                    2)}});
+  // A dirty folio dropped from the page cache unwritten (truncate, unlink): discarded writes.
+  t.push_back({"page discarded",
+               "pagecache",
+               false,
+               {btf_or_raw("wp_discard_folio", K::TpBtf, "filemap",
+                           "mm_filemap_delete_from_page_cache", 1)}});
 
   for (const char* ev : {"writeback_start", "writeback_written"})
     t.push_back({std::string("flusher ") + (ev + 10),

@@ -136,6 +136,17 @@ void TraceFileWriter::record(std::span<const std::byte> bytes) {
   ++records_;
 }
 
+bool lost_frame_length_ok(std::uint32_t length) {
+  return length >= kMinLostFramePayload && length <= sizeof(LostCounts) &&
+         length % sizeof(std::uint64_t) == 0;
+}
+
+LostCounts lost_counts_of(std::span<const std::byte> payload) {
+  LostCounts counts{};
+  std::memcpy(counts.data(), payload.data(), std::min(payload.size(), sizeof(counts)));
+  return counts;
+}
+
 void TraceFileWriter::lost(const LostCounts& delta) {
   frame(FrameKind::Lost, delta.data(), sizeof(delta));
 }
@@ -243,7 +254,7 @@ std::optional<Frame> TraceFileReader::next() {
   const std::uint32_t kind = read_u32(buffer_.data() + begin_ + 4);
   const bool known =
       kind == static_cast<std::uint32_t>(FrameKind::Record) ||
-      (kind == static_cast<std::uint32_t>(FrameKind::Lost) && length == sizeof(LostCounts));
+      (kind == static_cast<std::uint32_t>(FrameKind::Lost) && lost_frame_length_ok(length));
   if (!known || length > kMaxFramePayload)
     return stop(fmt::format("damaged frame at byte {}: kept the {} frames before it", offset_,
                             frames_read_));

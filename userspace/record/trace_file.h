@@ -29,6 +29,13 @@ enum class FrameKind : std::uint32_t {
   Lost = 2,    // LostCounts: records lost per hook since the previous Lost frame
 };
 
+// A Lost frame holds one u64 per hook (enum wp_hook) the recorder knew of: hooks are only
+// appended, so a file from before a hook was added has fewer counters (8 until the discard
+// hook), and the missing ones are zero.
+constexpr std::uint32_t kMinLostFramePayload = 8 * sizeof(std::uint64_t);
+bool lost_frame_length_ok(std::uint32_t length);
+LostCounts lost_counts_of(std::span<const std::byte> payload);
+
 // What the header says about the recording.
 struct TraceFileHeader {
   std::string writepath_version;

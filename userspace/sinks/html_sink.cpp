@@ -75,6 +75,10 @@ json item_labels(const json& item, Nanos origin) {
     labels["durable"] = since(item, "durable_ns", origin);
     labels["durable_after"] = human_duration(*durable > end ? durable->get<Nanos>() - end : 0);
   }
+  if (auto discarded = item.find("discarded_ns");
+      discarded != item.end() && discarded->is_number()) {
+    labels["discarded"] = since(item, "discarded_ns", origin);
+  }
   for (const char* parts : {"phases", "causes"}) {  // causes is null unless --min-latency
     if (auto found = item.find(parts); found != item.end() && found->is_object())
       labels[parts] = duration_labels(*found);

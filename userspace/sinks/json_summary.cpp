@@ -70,9 +70,9 @@ void write_json(Emitter& e, const TraceSummary& t) {
            field("lost_by_hook", LostByHook{t.lost_by_hook}), field("writes", t.writes),
            field("fsyncs", t.fsyncs), field("incomplete", t.incomplete),
            field("aged_out", t.aged_out), field("evicted", t.evicted),
-           field("lost_share", Fraction{t.lost_share}), field("lost_advice", advice),
-           field("duration_ns", t.duration_ns), field("fsync_phases", t.sync_phases),
-           field("direct_io", t.direct_io.verdicts()));
+           field("discarded", t.discarded), field("lost_share", Fraction{t.lost_share}),
+           field("lost_advice", advice), field("duration_ns", t.duration_ns),
+           field("fsync_phases", t.sync_phases), field("direct_io", t.direct_io.verdicts()));
 }
 
 }  // namespace wp::jsonl

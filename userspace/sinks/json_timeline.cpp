@@ -111,8 +111,9 @@ void write_json(Emitter& e, const WriteTimeline& write) {
            field("state", write_state_name(write.state)), field("pages", write.pages),
            field("pages_pending", write.pages_pending), field("requests", write.requests),
            field("written_ns", write.written_ns), field("durable_ns", write.durable_ns),
-           field("durable_via", via), field("incomplete", write.incomplete),
-           field("causes", write.causes), field("throttle_pauses", write.throttles));
+           field("durable_via", via), field("discarded_ns", write.discarded_ns),
+           field("incomplete", write.incomplete), field("causes", write.causes),
+           field("throttle_pauses", write.throttles));
   e.end_object();
 }
 

@@ -258,6 +258,8 @@ class PerfettoSink::Writer {
     if (write.durable_via != DurableVia::None)
       slice.args.push_back({"durable_via", std::string(durable_via_name(write.durable_via))});
     slice.args.push_back({"pages_dirtied", std::uint64_t{call.pages_dirtied}});
+    if (write.discarded_ns)
+      slice.args.push_back({"discarded_ns", static_cast<std::uint64_t>(*write.discarded_ns)});
     if (write.direct) slice.args.push_back({"direct", std::string("yes")});
     if (write.incomplete) slice.args.push_back({"incomplete", std::string("yes")});
     const std::uint64_t track = tracks_.thread_track(call);

@@ -28,6 +28,7 @@ struct TraceSummary {
   std::uint64_t incomplete = 0;  // timelines emitted incomplete
   std::uint64_t aged_out = 0;    // of which emitted early: pending longer than the age limit
   std::uint64_t evicted = 0;     // of which emitted early: over the pending-writes cap
+  std::uint64_t discarded = 0;   // writes whose pages the page cache dropped before writeback
   Nanos duration_ns = 0;         // wall time traced
   SyncPhaseSummary sync_phases;  // every sync call's phases: percentiles and histograms
   DirectIoSummary direct_io;     // O_DIRECT verdict per process and file

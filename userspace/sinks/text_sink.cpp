@@ -156,6 +156,11 @@ std::string write_verdict(const WriteTimeline& write, BlockBuilder& block) {
     case WriteState::Dirty:
       return paint.yellow(
           fmt::format("DIRTY {}/{} pages pending", write.pages_pending, write.pages));
+    case WriteState::Discarded: {
+      std::string verdict = "DISCARDED";
+      if (write.discarded_ns) verdict += " " + block.offset(*write.discarded_ns);
+      return paint.red(verdict + ", never written");
+    }
   }
   return write_state_name(write.state);
 }
@@ -322,6 +327,7 @@ std::string format_summary(const TraceSummary& totals, const SinkOptions& option
   const Painter paint(options.color);
   std::string first = fmt::format("{}  writes {}  fsyncs {}  incomplete {}", paint.bold("summary"),
                                   totals.writes, totals.fsyncs, totals.incomplete);
+  if (totals.discarded != 0) first += fmt::format("  discarded {}", totals.discarded);
   if (totals.aged_out != 0 || totals.evicted != 0) {
     std::vector<std::string> early;
     if (totals.aged_out != 0) early.push_back(fmt::format("{} aged out", totals.aged_out));

@@ -20,6 +20,7 @@ const char* write_state_name(WriteState s) {
     case WriteState::Dirty: return "dirty";
     case WriteState::Written: return "written";
     case WriteState::Durable: return "durable";
+    case WriteState::Discarded: return "discarded";
   }
   return "";
 }
@@ -110,6 +111,7 @@ struct Stitcher::State : stitch::BlockListener {
             if constexpr (std::is_same_v<T, LostEvent>) on_lost(ev);
             if constexpr (std::is_same_v<T, CausesEvent>) calls.on_causes(ev);
             if constexpr (std::is_same_v<T, ThrottleEvent>) calls.on_throttle(ev);
+            if constexpr (std::is_same_v<T, DiscardEvent>) writes.pages_discarded(ev);
           }
         },
         event);

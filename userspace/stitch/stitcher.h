@@ -34,6 +34,7 @@ struct StitchStats {
   std::uint64_t incomplete = 0;  // timelines emitted incomplete
   std::uint64_t aged_out = 0;    // of which emitted early: pending longer than the age limit
   std::uint64_t evicted = 0;     // of which emitted early: over the pending-writes cap
+  std::uint64_t discarded = 0;   // writes whose pending pages the page cache dropped unwritten
   std::uint64_t bios = 0;
   std::uint64_t requests = 0;
   std::uint64_t orphan_bios = 0;  // bios no request claimed before they aged out

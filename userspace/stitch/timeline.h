@@ -62,7 +62,9 @@ struct ThrottlePause {
   std::uint64_t limit_pages = 0;  // the global dirty limit
 };
 
-enum class WriteState : std::uint8_t { Failed, Dirty, Written, Durable };
+// Discarded: the page cache dropped the write's pages before writeback (truncate, unlink);
+// its data will never reach the disk.
+enum class WriteState : std::uint8_t { Failed, Dirty, Written, Durable, Discarded };
 const char* write_state_name(WriteState s);
 
 enum class DurableVia : std::uint8_t { None, Flush, Fua, NoWriteCache };
@@ -78,6 +80,7 @@ struct WriteTimeline {
   std::vector<RequestTimeline> requests;
   std::optional<Nanos> written_ns;
   std::optional<Nanos> durable_ns;
+  std::optional<Nanos> discarded_ns;  // state Discarded: when its last pending pages were dropped
   DurableVia durable_via = DurableVia::None;
   bool incomplete = false;           // records were lost or the item aged out while pending
   std::optional<SlowCauses> causes;  // with --min-latency, for calls that slow

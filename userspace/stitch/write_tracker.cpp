@@ -74,7 +74,7 @@ void WriteTracker::bio_written(Bio& bio, const std::shared_ptr<Request>& r) {
       const std::uint64_t last = e.index + e.pages - 1;
       if (last < b.min_page || first > b.max_page) continue;
       b.remaining.remove_each(first, last, [&](std::uint64_t lo, std::uint64_t hi) {
-        pages_written(b, lo, hi, r, done);
+        take_pages(b, lo, hi, &r, done);
       });
     }
     if (b.remaining.empty()) unindex(it->first, b);
@@ -84,11 +84,12 @@ void WriteTracker::bio_written(Bio& bio, const std::shared_ptr<Request>& r) {
   }
 }
 
-// Pages [lo, hi] of batch `b` were written by `r`: every member holding some of them loses
-// them (each page leaves the batch's set once, so each member counts each page once).
-void WriteTracker::pages_written(Batch& b, std::uint64_t lo, std::uint64_t hi,
-                                 const std::shared_ptr<Request>& r,
-                                 std::vector<std::uint32_t>& done) {
+// Pages [lo, hi] of batch `b` left its pending set, written by `*written_by` (or discarded
+// when null): every member holding some of them loses them (each page leaves the batch's set
+// once, so each member counts each page once); members left with none are `done`.
+void WriteTracker::take_pages(Batch& b, std::uint64_t lo, std::uint64_t hi,
+                              const std::shared_ptr<Request>* written_by,
+                              std::vector<std::uint32_t>& done) {
   // Members are ordered by first page; one overlapping [lo, hi] starts in
   // [lo - max_member_span, hi].
   const std::uint64_t from = lo > b.max_member_span ? lo - b.max_member_span : 0;
@@ -101,9 +102,40 @@ void WriteTracker::pages_written(Batch& b, std::uint64_t lo, std::uint64_t hi,
     const std::uint64_t z = std::min(hi, m->last_page());
     if (a > z) continue;
     const auto index = static_cast<std::uint32_t>(m - b.members.begin());
-    add_request(b, index, r);
+    if (written_by != nullptr) add_request(b, index, *written_by);
     m->pages_left -= static_cast<std::uint32_t>(std::min<std::uint64_t>(m->pages_left, z - a + 1));
     if (m->pages_left == 0) done.push_back(index);
+  }
+}
+
+// A discard taking a write's last pending pages ends it: nothing it dirtied is left to write.
+// A discard recorded before a member started dropped older contents, as a bio queued then
+// carried older ones; a batch shares one page set, so the latest start decides for it all.
+void WriteTracker::pages_discarded(const DiscardEvent& ev) {
+  auto file_it = files_.find(InodeKey{ev.dev, ev.ino});
+  if (file_it == files_.end() || ev.pages == 0) return;
+  const std::uint64_t first = ev.index;
+  const std::uint64_t last = ev.index + ev.pages - 1;
+  // Copied: emitting and emptying batches unindexes them from the file's list.
+  const std::vector<BatchId> candidates = file_it->second.batches;
+  for (BatchId id : candidates) {
+    auto it = batches_.find(id);
+    if (it == batches_.end()) continue;
+    Batch& b = it->second;
+    if (ev.ts < b.max_start || last < b.min_page || first > b.max_page) continue;
+    std::vector<std::uint32_t> done;
+    b.remaining.remove_each(first, last, [&](std::uint64_t lo, std::uint64_t hi) {
+      take_pages(b, lo, hi, nullptr, done);
+    });
+    if (b.remaining.empty()) unindex(it->first, b);
+    // The batch is erased with its last live member, which can only be the last one here.
+    for (std::uint32_t index : done) {
+      Member& m = b.members[index];
+      if (m.emitted || m.state != WriteState::Dirty) continue;
+      m.state = WriteState::Discarded;
+      ++stats_.discarded;
+      emit_member(it, index, Eviction::None, ev.ts);
+    }
   }
 }
 
@@ -195,11 +227,13 @@ WriteTimeline WriteTracker::timeline_of(const Batch& b, Member& m) const {
   return tl;
 }
 
-void WriteTracker::emit_member(BatchIt it, std::uint32_t index, Eviction eviction) {
+void WriteTracker::emit_member(BatchIt it, std::uint32_t index, Eviction eviction,
+                               std::optional<Nanos> discarded_ns) {
   Batch& b = it->second;
   Member& m = b.members[index];
   if (m.emitted) return;
   WriteTimeline tl = timeline_of(b, m);
+  tl.discarded_ns = discarded_ns;
   if (eviction != Eviction::None) {
     tl.incomplete = true;
     ++(eviction == Eviction::AgedOut ? stats_.aged_out : stats_.evicted);

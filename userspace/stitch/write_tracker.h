@@ -166,6 +166,9 @@ class WriteTracker {
   void on_write(const SyscallEvent& ev, CallExtras extras);
   // A data request completed: `bio` is one of its bios.
   void bio_written(Bio& bio, const std::shared_ptr<Request>& r);
+  // A dirty folio left the page cache unwritten: writes whose pending pages it held lose them;
+  // those left with none pending are discarded.
+  void pages_discarded(const DiscardEvent& ev);
   // `r` became durable: its written writes may be too.
   void request_durable(Request& r);
   // Emits pending writes over the age limit or the count cap, oldest first.
@@ -187,12 +190,13 @@ class WriteTracker {
   static constexpr std::size_t kMaxOpenBatchesPerFile = 8;
 
   void add_request(Batch& b, std::uint32_t index, const std::shared_ptr<Request>& r);
-  void pages_written(Batch& b, std::uint64_t lo, std::uint64_t hi,
-                     const std::shared_ptr<Request>& r, std::vector<std::uint32_t>& done);
+  void take_pages(Batch& b, std::uint64_t lo, std::uint64_t hi,
+                  const std::shared_ptr<Request>* written_by, std::vector<std::uint32_t>& done);
   void become_written(BatchIt it, std::uint32_t index);
   void unindex(BatchId id, Batch& b);
   WriteTimeline timeline_of(const Batch& b, Member& m) const;
-  void emit_member(BatchIt it, std::uint32_t index, Eviction eviction);
+  void emit_member(BatchIt it, std::uint32_t index, Eviction eviction,
+                   std::optional<Nanos> discarded_ns = std::nullopt);
   void emit_failed(const SyscallEvent& ev, CallExtras extras);
   std::vector<std::shared_ptr<Bio>> direct_bios(const SyscallEvent& ev) const;
   Member member_of(const SyscallEvent& ev, CallExtras extras);

@@ -129,6 +129,7 @@ var STATES = [
   ['durable', 'durable: on stable storage'],
   ['written', 'written: on the device, maybe only in its cache'],
   ['dirty', 'dirty: only in memory'],
+  ['discarded', 'discarded: dropped from the cache unwritten (truncate, unlink)'],
   ['failed', 'failed']];
 
 function callName(d) { return d.syscall + ' by ' + d.comm; }
@@ -139,6 +140,7 @@ function writeTip(d) {
   var durable = d.durable_ns !== null
       ? l.durable_after + ' after it returned' +
             (d.durable_via ? ' (via ' + d.durable_via + ')' : '')
+      : d.state === 'discarded' ? 'never: discarded at ' + l.discarded
       : 'not by the end of the trace';
   var flags = [d.direct ? 'O_DIRECT' : null, d.sync ? 'O_SYNC' : null, d.append ? 'O_APPEND' : null]
                   .filter(Boolean).join(', ');
