@@ -10,13 +10,14 @@
 
 #include "writepath.h"
 
-#define WP_MAX_TGIDS 8192
-
 /* Set by the agent before load (rodata). */
 const volatile __u32 cfg_self_tgid __weak = 0;	    /* never trace the agent's own writes */
 const volatile bool cfg_filter_tgid __weak = false; /* only tgids in traced_tgids */
 const volatile bool cfg_follow_children __weak = false;
 const volatile bool cfg_filter_comm __weak = false;
+/* --comm X --children: a thread named X, or one of a process in traced_tgids (forked by X or
+ * its descendants), is traced; otherwise the comm and tgid filters both apply. */
+const volatile bool cfg_comm_roots __weak = false;
 const volatile char cfg_comm[WP_COMM_LEN] __weak = {};
 const volatile __u64 cfg_cgroup_id __weak = 0; /* 0: any cgroup */
 const volatile __u32 cfg_disk __weak = 0;      /* 0: any disk */
@@ -48,6 +49,7 @@ struct {
 	__type(value, __u64);
 } lost SEC(".maps") __weak;
 
+/* The processes the tgid filter lets through; the value is WP_TGID_* flags. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, WP_MAX_TGIDS);

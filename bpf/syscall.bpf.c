@@ -33,10 +33,15 @@ static __always_inline bool wp_task_traced(void)
 
 	if (tgid == cfg_self_tgid)
 		return false;
-	if (cfg_filter_tgid && !bpf_map_lookup_elem(&traced_tgids, &tgid))
-		return false;
-	if (cfg_filter_comm && !wp_comm_matches())
-		return false;
+	if (cfg_comm_roots) {
+		if (!wp_comm_matches() && !bpf_map_lookup_elem(&traced_tgids, &tgid))
+			return false;
+	} else {
+		if (cfg_filter_tgid && !bpf_map_lookup_elem(&traced_tgids, &tgid))
+			return false;
+		if (cfg_filter_comm && !wp_comm_matches())
+			return false;
+	}
 	if (cfg_cgroup_id && bpf_get_current_cgroup_id() != cfg_cgroup_id)
 		return false;
 	return true;
@@ -397,18 +402,29 @@ int BPF_PROG(wp_vfs_fsync_exit, struct file *file, loff_t start, loff_t end, int
 WP_SYSCALL_TABLE(WP_SYSCALL_TRACEPOINTS_)
 #undef WP_SYSCALL_TRACEPOINTS_
 
-/* `-- CMD` and -p follow children: a process forked by a traced one is traced too. A new
- * thread shares its parent's tgid, so adding child->tgid is then a no-op. */
+/* `-- CMD` and `--children` follow children: a process forked by a traced one is traced too.
+ * Without following (-p alone), a fork by a traced process is only noted (WP_TGID_FORKED), so
+ * that the summary can say the process had children it did not trace. A new thread shares its
+ * parent's tgid: nothing to add. The hook runs in the parent (current is `parent`). */
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(wp_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 parent_tgid = BPF_CORE_READ(parent, tgid);
 	__u32 child_tgid = BPF_CORE_READ(child, tgid);
-	__u8 one = 1;
+	__u8 traced = WP_TGID_TRACED;
+	__u8 *flags;
 
-	if (!cfg_follow_children || !bpf_map_lookup_elem(&traced_tgids, &parent_tgid))
+	if ((!cfg_filter_tgid && !cfg_comm_roots) || child_tgid == parent_tgid)
 		return 0;
-	bpf_map_update_elem(&traced_tgids, &child_tgid, &one, BPF_ANY);
+	flags = bpf_map_lookup_elem(&traced_tgids, &parent_tgid);
+	if (!flags && !(cfg_comm_roots && wp_comm_matches()))
+		return 0;
+	if (!cfg_follow_children) {
+		if (flags)
+			*flags |= WP_TGID_FORKED;
+		return 0;
+	}
+	bpf_map_update_elem(&traced_tgids, &child_tgid, &traced, BPF_ANY);
 	return 0;
 }
 

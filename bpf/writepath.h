@@ -52,6 +52,14 @@ typedef int64_t wp_s64;
 #define WP_BIO_MAX_EXTENTS 8
 #define WP_PAGE_SHIFT 12
 
+/* Processes the tgid filter holds at most (traced_tgids, maps.bpf.h), and each entry's flags,
+ * read back by the agent. */
+#define WP_MAX_TGIDS 8192
+enum wp_tgid_flags {
+	WP_TGID_TRACED = 1 << 0, /* the process is traced */
+	WP_TGID_FORKED = 1 << 1, /* it forked a child that was not followed (-p without --children) */
+};
+
 enum wp_record_type {
 	WP_REC_SYSCALL = 1,  /* a write or sync syscall, at its exit */
 	WP_REC_BIO = 2,	     /* a bio entering the block layer (queue or split) */

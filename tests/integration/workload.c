@@ -3,11 +3,13 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 // O_APPEND through every write flavour, then sync_file_range and fdatasync: the offsets
@@ -35,7 +37,8 @@ static int append_mix(const char* path) {
 // COUNT one-page writes to each of four files, whose pages then fare differently:
 // PATH.truncated is truncated to 0 and PATH.unlinked unlinked before any writeback (within
 // milliseconds of being written, far inside dirty_expire_centisecs), PATH.half truncated to
-// COUNT/2 pages and fsynced, PATH.kept fsynced. Prints "wp_workload: ino NAME INO" for each (stderr).
+// COUNT/2 pages and fsynced, PATH.kept fsynced. Prints "wp_workload: ino NAME INO" for each
+// (stderr).
 static int write_pages(const char* path, const char* name, long count, int* fd_out) {
   char file[4096];
   char page[4096];
@@ -66,16 +69,84 @@ static int discard_mix(const char* path, long count) {
   return 0;
 }
 
+// COUNT 4 KiB writes to PATH, then fsync.
+static int write_and_fsync(const char* path, long count) {
+  char block[4096];
+  memset(block, 'f', sizeof(block));
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) return 1;
+  int ok = 1;
+  for (long i = 0; i < count; i++)
+    ok &= pwrite(fd, block, sizeof(block), (off_t)(i * sizeof(block))) == (ssize_t)sizeof(block);
+  ok &= fsync(fd) == 0;
+  close(fd);
+  return ok ? 0 : 1;
+}
+
+// One child's work: in this process, or by exec'ing EXE (whose name becomes the child's comm).
+static void child_work(const char* exe, const char* dir, const char* name, long i, long count) {
+  char path[4096], count_text[32];
+  snprintf(path, sizeof(path), "%s/%s-%ld", dir, name, i);
+  snprintf(count_text, sizeof(count_text), "%ld", count);
+  if (exe) {
+    execl(exe, exe, "buffered-fsync", path, count_text, (char*)NULL);
+    _exit(127);
+  }
+  _exit(write_and_fsync(path, count));
+}
+
+// A process tree for --children: EARLY children forked at once, held on a pipe; then "ready
+// PID" on stdout and a wait for SIGUSR1 (sent once the tracer is attached), which releases the
+// early ones and forks N more. Every child writes COUNT 4 KiB blocks to DIR/early-I or
+// DIR/child-I and fsyncs; the parent itself writes nothing after "ready".
+static int fork_tree(const char* dir, long n, long count, long early, const char* exe) {
+  int gate[2];
+  sigset_t usr1;
+  sigemptyset(&usr1);
+  sigaddset(&usr1, SIGUSR1);
+  sigprocmask(SIG_BLOCK, &usr1, NULL);
+  if (pipe(gate) != 0) return 1;
+  for (long i = 0; i < early; i++) {
+    pid_t pid = fork();
+    if (pid < 0) return 1;
+    if (pid == 0) {
+      char byte;
+      close(gate[1]);
+      if (read(gate[0], &byte, 1) != 0) _exit(1);  // EOF: the parent let go
+      child_work(exe, dir, "early", i, count);
+    }
+  }
+  close(gate[0]);
+  printf("ready %d\n", (int)getpid());
+  fflush(stdout);
+  int signal = 0;
+  if (sigwait(&usr1, &signal) != 0) return 1;
+  close(gate[1]);
+  for (long i = 0; i < n; i++) {
+    pid_t pid = fork();
+    if (pid < 0) return 1;
+    if (pid == 0) child_work(exe, dir, "child", i, count);
+  }
+  int failures = 0, status = 0;
+  while (wait(&status) > 0) failures += !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+  if (failures) fprintf(stderr, "wp_workload: %d children failed\n", failures);
+  return failures != 0;
+}
+
 static int usage(void) {
   fprintf(stderr,
           "usage: wp_workload buffered-fsync|buffered|direct|direct-unaligned PATH COUNT [BS]\n"
           "       wp_workload append-mix PATH\n"
-          "       wp_workload discard-mix PATH COUNT\n");
+          "       wp_workload discard-mix PATH COUNT\n"
+          "       wp_workload fork-tree DIR N COUNT EARLY [CHILD_EXE]\n");
   return 2;
 }
 
 int main(int argc, char** argv) {
   if (argc == 3 && strcmp(argv[1], "append-mix") == 0) return append_mix(argv[2]);
+  if ((argc == 6 || argc == 7) && strcmp(argv[1], "fork-tree") == 0)
+    return fork_tree(argv[2], strtol(argv[3], NULL, 10), strtol(argv[4], NULL, 10),
+                     strtol(argv[5], NULL, 10), argc == 7 ? argv[6] : NULL);
   if (argc < 4) return usage();
   const char* mode = argv[1];
   const char* path = argv[2];

@@ -417,6 +417,16 @@ TEST(JsonSink, SummaryLine) {
   EXPECT_EQ(object["incomplete"], 2);
   EXPECT_EQ(object["duration_ns"], 5'000'000'000u);
   EXPECT_TRUE(object["lost_by_hook"].is_object());
+  EXPECT_TRUE(object["hint"].is_null());
+}
+
+TEST(JsonSink, SummaryHintIsAStringWhenThereIsOne) {
+  TraceSummary totals;
+  totals.hint = "add --children";
+  std::ostringstream out;
+  JsonSink sink(out);
+  sink.summary(totals);
+  EXPECT_EQ(parse_one_line(out.str())["hint"], "add --children");
 }
 
 TEST(JsonSink, TypeIsTheFirstKey) {
@@ -678,6 +688,14 @@ TEST(TextSink, Summary) {
   EXPECT_EQ(out.str(),
             "summary  writes 100  fsyncs 10  incomplete 2  duration 5.00s\n"
             "         events 12345  lost 3 (block_bio_queue 1, block_rq_issue 2)\n");
+}
+
+TEST(TextSink, SummaryHintIsItsLastLine) {
+  TraceSummary totals;
+  EXPECT_FALSE(contains(format_summary(totals, SinkOptions{}), "hint"));
+  totals.hint = "add --children";
+  const std::string text = format_summary(totals, SinkOptions{});
+  EXPECT_TRUE(text.ends_with("\nhint: add --children\n")) << text;
 }
 
 TEST(TextSink, SummaryWithoutLossesHasNoHookList) {

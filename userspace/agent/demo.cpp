@@ -68,8 +68,7 @@ int run_demo(loadgen::Scenario& scenario, const std::vector<std::string>& load_a
     not_the_experiment.emplace_back(result_stat.st_dev, result_stat.st_ino);
   std::vector<Timeline> seen;
   trace.observer = [&seen, &not_the_experiment](const Timeline& item) {
-    const SyscallEvent& call =
-        std::visit([](const auto& t) -> const SyscallEvent& { return t.call; }, item);
+    const SyscallEvent& call = call_of(item);
     if (call.comm != "writepath") return;
     for (const auto& [dev, ino] : not_the_experiment)
       if (call.ino == ino && call.dev == make_dev(major(dev), minor(dev))) return;

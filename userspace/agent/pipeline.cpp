@@ -69,7 +69,7 @@ void Pipeline::add_lost(const LostCounts& delta) {
   if (total) feed(LostEvent{last_ts_, total});
 }
 
-TraceSummary Pipeline::finish(Nanos duration_ns) {
+TraceSummary Pipeline::finish(Nanos duration_ns, std::string hint) {
   stitcher_.finish(emit_);
   TraceSummary summary;
   summary.events = decoder_.stats().records;
@@ -90,14 +90,14 @@ TraceSummary Pipeline::finish(Nanos duration_ns) {
   const LossReport loss = loss_report(summary.events, summary.lost, options_.live);
   summary.lost_share = loss.share;
   summary.lost_advice = loss.advice;
+  summary.hint = std::move(hint);
   sink_.summary(summary);
   sink_.flush();
   return summary;
 }
 
 void Pipeline::emit(const Timeline& item) {
-  const SyscallEvent& call =
-      std::visit([](const auto& t) -> const SyscallEvent& { return t.call; }, item);
+  const SyscallEvent& call = call_of(item);
   if (call.end_ns - call.start_ns < options_.min_latency_ns) return;
   if (options_.observer) options_.observer(item);
   if (const auto* sync = std::get_if<SyncTimeline>(&item)) sync_phases_.add(*sync);

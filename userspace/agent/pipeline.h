@@ -38,8 +38,9 @@ class Pipeline {
   void on_record(std::span<const std::byte> record);
   // Records lost since the last call, per hook: the timelines pending now are marked.
   void add_lost(const LostCounts& delta);
-  // Ends the stream: pending timelines and the summary go to the sink. Returns the summary.
-  TraceSummary finish(Nanos duration_ns);
+  // Ends the stream: pending timelines and the summary (with `hint`, if any) go to the sink.
+  // Returns the summary.
+  TraceSummary finish(Nanos duration_ns, std::string hint = {});
   const LostCounts& lost() const { return lost_; }
 
  private:

@@ -18,10 +18,12 @@
 #include <cstring>
 #include <iostream>
 #include <memory>
+#include <set>
 #include <utility>
 
 #include "agent/output_stream.h"
 #include "agent/pipeline.h"
+#include "agent/process_tree.h"
 #include "common/errors.h"
 #include "common/fd.h"
 #include "decode/decoder.h"
@@ -104,8 +106,12 @@ KernelFilter build_filter(const TraceOptions& options) {
       throw Failure(kExitUsage, fmt::format("no process with pid {}", pid));
     filter.tgids.push_back(pid);
   }
+  if (options.children && options.pids.empty() && !options.comm)
+    throw Failure(kExitUsage, "--children follows the processes of -p or --comm; give one of them");
   filter.filter_tgid = !filter.tgids.empty() || !options.command.empty();
-  filter.follow_children = !options.command.empty();
+  filter.follow_children = !options.command.empty() || options.children;
+  // Alone with --children, --comm names the roots; beside -p or a command it narrows them.
+  filter.comm_roots = options.children && options.comm && !filter.filter_tgid;
   filter.causes_min_ns = options.causes_min_ns ? options.causes_min_ns : options.min_latency_ns;
   filter.min_latency_ns = options.min_latency_ns;
   filter.ring_bytes = options.buffer_bytes;
@@ -207,6 +213,32 @@ std::unique_ptr<TraceFileWriter> open_recording(const std::string& path, const K
   }
 }
 
+// --children: adds to the kernel's filter every process whose ancestry reaches a root, as /proc
+// shows them now. The hooks are attached first, so a fork by a process already in the filter is
+// followed by the kernel; one by a process not yet added is in /proc by the next walk. Walking
+// until a walk finds nothing new (at most eight walks, against a fork storm) leaves none out (a
+// child orphaned meanwhile and reparented outside the tree is not followed).
+void follow_existing_descendants(BpfSession& session, const TraceOptions& options) {
+  const std::set<std::uint32_t> pids(options.pids.begin(), options.pids.end());
+  auto is_root = [&](const ProcessEntry& p) {
+    if (!pids.empty()) return pids.count(p.pid) > 0;
+    return options.comm && p.comm == *options.comm;
+  };
+  std::set<std::uint32_t> added;
+  for (int walk = 0; walk < 8; ++walk) {
+    bool grew = false;
+    for (std::uint32_t pid : descendants_of(read_process_table(), is_root)) {
+      if (!added.insert(pid).second) continue;
+      grew = true;
+      if (!session.add_tgid(pid))
+        throw Failure(kExitRuntime,
+                      fmt::format("--children: cannot follow pid {} (more than {} processes?)", pid,
+                                  WP_MAX_TGIDS));
+    }
+    if (!grew) return;
+  }
+}
+
 Nanos monotonic_now() {
   struct timespec ts {};
   ::clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -253,13 +285,20 @@ int run_trace(const TraceOptions& options) {
   }
 
   const std::vector<DeviceInfo> devices = list_block_devices();
+  std::set<std::uint32_t> pids_with_items;  // the -p processes the trace saw items of
   std::unique_ptr<Sink> sink;
   std::unique_ptr<Pipeline> pipeline;
   if (!options.record_only) {
     sink = make_sink(options.format, output->stream(),
                      SinkOptions{.color = options.output.empty() && ::isatty(STDOUT_FILENO),
                                  .devices = devices});
-    pipeline = std::make_unique<Pipeline>(PipelineOptions{options.min_latency_ns, options.observer},
+    auto observer = [&options, &pids_with_items](const Timeline& item) {
+      const std::uint32_t pid = call_of(item).pid;
+      for (auto p : options.pids)
+        if (p == pid) pids_with_items.insert(pid);
+      if (options.observer) options.observer(item);
+    };
+    pipeline = std::make_unique<Pipeline>(PipelineOptions{options.min_latency_ns, observer},
                                           devices, *sink);
   }
   std::unique_ptr<TraceFileWriter> recording;  // made once the hooks are known
@@ -282,6 +321,13 @@ int run_trace(const TraceOptions& options) {
                             filter, handler);
   if (!planned.session) throw Failure(kExitRuntime, planned.error);
   auto& session = planned.session;
+  // The -p processes with children at the start: the summary's hint if nothing is seen of them.
+  std::set<std::uint32_t> pids_with_children;
+  // A command's tree is new (held before exec): the kernel follows all of it.
+  if (options.children && options.command.empty())
+    follow_existing_descendants(*session, options);
+  else if (!options.pids.empty())
+    pids_with_children = parents_in(read_process_table());
   if (!options.record_path.empty())
     recording = open_recording(options.record_path, caps, planned.plan, options.command,
                                options.min_latency_ns);
@@ -384,9 +430,14 @@ int run_trace(const TraceOptions& options) {
   while (session->consume(kBatchRecords) > 0) flush_outputs();
   take_lost();
   const Nanos duration = monotonic_now() - started;
+  for (auto pid : options.pids)
+    if (session->tgid_flags(pid) & WP_TGID_FORKED) pids_with_children.insert(pid);
   LossReport loss;
   if (pipeline)
-    loss = loss_report(pipeline->finish(duration).events, lost_total, true);
+    loss = loss_report(
+        pipeline->finish(duration, children_hint(options.pids, pids_with_children, pids_with_items))
+            .events,
+        lost_total, true);
   else if (recording)
     loss = loss_report(recording->records(), lost_total, false);
   flush_outputs();

@@ -31,9 +31,12 @@ struct TraceOptions {
   OutputFormat format = OutputFormat::Text;
   std::string output;                // "" = stdout
   std::vector<std::string> command;  // `-- CMD ARGS…`
-  bool no_fentry = false;            // keep to tracepoints even where fentry attaches
-  bool raw_syscalls = false;         // the raw syscall pair over per-syscall tracepoints
-  std::string record_path;           // also write the raw records to this trace file
+  // --children: also the descendants of the -p/--comm processes, those alive at the start and
+  // those forked later (a command's children are always followed).
+  bool children = false;
+  bool no_fentry = false;     // keep to tracepoints even where fentry attaches
+  bool raw_syscalls = false;  // the raw syscall pair over per-syscall tracepoints
+  std::string record_path;    // also write the raw records to this trace file
   // Only write the raw records to record_path: no decoding, stitching or output (record).
   bool record_only = false;
   std::uint64_t buffer_bytes = kDefaultRingBytes;  // ring buffer size (--buffer-size)

@@ -8,10 +8,10 @@
 
 #include "agent/demo.h"
 #include "agent/doctor.h"
-#include "common/errors.h"
 #include "agent/report.h"
 #include "agent/trace_session.h"
 #include "cli/parse.h"
+#include "common/errors.h"
 #include "loadgen/run_load.h"
 #include "loadgen/scenario.h"
 
@@ -152,8 +152,12 @@ int main(int argc, char** argv) {
   std::string buffer_size, record_buffer_size;
   auto add_filters = [](CLI::App* cmd, wp::TraceOptions& o, std::string& min_lat, std::string& dur,
                         std::string& buffer) {
-    cmd->add_option("-p,--pid", o.pids, "Trace this process (repeatable)");
+    cmd->add_option("-p,--pid", o.pids,
+                    "Trace this process's threads (repeatable; --children: and its descendants)");
     cmd->add_option("--comm", o.comm, "Trace processes with this command name");
+    cmd->add_flag("--children", o.children,
+                  "Also trace the descendants of the -p/--comm processes: those alive now and "
+                  "those they fork");
     cmd->add_option("--cgroup", o.cgroup, "Trace this cgroup (v2 path)");
     cmd->add_option("--dev", o.dev, "Only this block device (NAME or MAJ:MIN)");
     cmd->add_option("--file", o.file, "Only writes and syncs of this file");

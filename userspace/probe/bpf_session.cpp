@@ -55,6 +55,7 @@ std::unique_ptr<BpfSession> BpfSession::start(const HookPlan& plan, const Kernel
   ro->cfg_self_tgid = filter.self_tgid;
   ro->cfg_filter_tgid = filter.filter_tgid;
   ro->cfg_follow_children = filter.follow_children;
+  ro->cfg_comm_roots = filter.comm_roots;
   if (filter.comm) {
     ro->cfg_filter_comm = true;
     std::strncpy(const_cast<char*>(ro->cfg_comm), filter.comm->c_str(), WP_COMM_LEN - 1);
@@ -173,9 +174,17 @@ LostCounts BpfSession::lost() const {
 }
 
 bool BpfSession::add_tgid(std::uint32_t tgid) {
-  std::uint8_t one = 1;
-  return bpf_map__update_elem(skel_->maps.traced_tgids, &tgid, sizeof(tgid), &one, sizeof(one),
-                              BPF_ANY) == 0;
+  std::uint8_t traced = WP_TGID_TRACED;
+  return bpf_map__update_elem(skel_->maps.traced_tgids, &tgid, sizeof(tgid), &traced,
+                              sizeof(traced), BPF_ANY) == 0;
+}
+
+std::uint8_t BpfSession::tgid_flags(std::uint32_t tgid) const {
+  std::uint8_t flags = 0;
+  if (bpf_map__lookup_elem(skel_->maps.traced_tgids, &tgid, sizeof(tgid), &flags, sizeof(flags),
+                           0) != 0)
+    return 0;
+  return flags;
 }
 
 std::set<std::string> disabled_programs_from_env() {

@@ -30,6 +30,8 @@ struct KernelFilter {
   std::uint32_t self_tgid = 0;
   bool filter_tgid = false;
   bool follow_children = false;
+  // --comm names the roots of the followed trees (--children without -p or a command).
+  bool comm_roots = false;
   std::vector<std::uint32_t> tgids;
   std::optional<std::string> comm;
   std::uint64_t cgroup_id = 0;
@@ -68,6 +70,8 @@ class BpfSession {
   void detach();
   LostCounts lost() const;
   bool add_tgid(std::uint32_t tgid);
+  // The WP_TGID_* flags of a tgid the filter lets through, 0 when it is not in the map.
+  std::uint8_t tgid_flags(std::uint32_t tgid) const;
 
  private:
   BpfSession() = default;

@@ -66,13 +66,15 @@ void write_json(Emitter& e, const DirectIoVerdict& v) {
 
 void write_json(Emitter& e, const TraceSummary& t) {
   const auto advice = t.lost_advice.empty() ? std::nullopt : std::optional(t.lost_advice);
+  const auto hint = t.hint.empty() ? std::nullopt : std::optional(t.hint);
   e.object(field("type", "summary"), field("events", t.events), field("lost", t.lost),
            field("lost_by_hook", LostByHook{t.lost_by_hook}), field("writes", t.writes),
            field("fsyncs", t.fsyncs), field("incomplete", t.incomplete),
            field("aged_out", t.aged_out), field("evicted", t.evicted),
            field("discarded", t.discarded), field("lost_share", Fraction{t.lost_share}),
            field("lost_advice", advice), field("duration_ns", t.duration_ns),
-           field("fsync_phases", t.sync_phases), field("direct_io", t.direct_io.verdicts()));
+           field("fsync_phases", t.sync_phases), field("direct_io", t.direct_io.verdicts()),
+           field("hint", hint));
 }
 
 }  // namespace wp::jsonl

@@ -32,6 +32,7 @@ struct TraceSummary {
   Nanos duration_ns = 0;         // wall time traced
   SyncPhaseSummary sync_phases;  // every sync call's phases: percentiles and histograms
   DirectIoSummary direct_io;     // O_DIRECT verdict per process and file
+  std::string hint;              // what the trace likely missed and how to see it ("": none)
 };
 
 enum class OutputFormat { Text, Json, Html, Perfetto };

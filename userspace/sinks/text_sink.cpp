@@ -346,6 +346,7 @@ std::string format_summary(const TraceSummary& totals, const SinkOptions& option
   std::string text = fmt::format("{}\n         events {}  {}\n", first, totals.events, lost);
   text += format_sync_phases(totals.sync_phases, options);
   text += format_direct_io(totals.direct_io, options);
+  if (!totals.hint.empty()) text += fmt::format("{} {}\n", paint.bold("hint:"), totals.hint);
   return text;
 }
 

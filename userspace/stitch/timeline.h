@@ -112,6 +112,11 @@ using Timeline = std::variant<WriteTimeline, SyncTimeline>;
 
 // ---- small facts of the timelines, computed here once ----
 
+// The syscall a timeline is of.
+inline const SyscallEvent& call_of(const Timeline& item) {
+  return std::visit([](const auto& t) -> const SyscallEvent& { return t.call; }, item);
+}
+
 // How long from `from` to `to`: 0 when `to` is not after `from` (clocks read on two CPUs, a
 // record from another boot), never a wrapped-around unsigned difference.
 constexpr Nanos elapsed_ns(Nanos from, Nanos to) {
