@@ -9,10 +9,10 @@
 #include <sstream>
 #include <string>
 
+#include "common/units.h"
 #include "sinks/json_sink.h"
 #include "sinks/sink.h"
 #include "sinks/text_sink.h"
-#include "common/units.h"
 
 #include "builders.h"
 
@@ -386,6 +386,7 @@ TEST(JsonSink, SummaryLine) {
   totals.lost_share = 3.0 / 12'348;
   totals.lost_advice = "raise --buffer-size";
   totals.duration_ns = 5'000'000'000;
+  totals.untraced_calls = {{"fallocate", 3}, {"io_uring_enter", 0}};
   std::ostringstream out;
   JsonSink sink(out);
   sink.summary(totals);
@@ -403,6 +404,15 @@ TEST(JsonSink, SummaryLine) {
   EXPECT_EQ(object["incomplete"], 2);
   EXPECT_EQ(object["duration_ns"], 5'000'000'000u);
   EXPECT_TRUE(object["lost_by_hook"].is_object());
+  EXPECT_EQ(object["untraced_calls"], json({{"fallocate", 3}, {"io_uring_enter", 0}}));
+}
+
+TEST(JsonSink, SummaryWithoutCountedCallsHasAnEmptyUntracedCallsObject) {
+  std::ostringstream out;
+  JsonSink(out).summary(TraceSummary{});
+  const json object = parse_one_line(out.str());
+  EXPECT_TRUE(object["untraced_calls"].is_object());
+  EXPECT_TRUE(object["untraced_calls"].empty());
 }
 
 TEST(JsonSink, TypeIsTheFirstKey) {
@@ -646,6 +656,18 @@ TEST(TextSink, Summary) {
   EXPECT_EQ(out.str(),
             "summary  writes 100  fsyncs 10  incomplete 2  duration 5.00s\n"
             "         events 12345  lost 3 (block_bio_queue 1, block_rq_issue 2)\n");
+}
+
+TEST(TextSink, SummarySaysWhichCallsWereNotStitched) {
+  TraceSummary totals;
+  totals.untraced_calls = {{"msync", 5}, {"copy_file_range", 2}, {"io_uring_enter", 0}};
+  const std::string text = format_summary(totals, SinkOptions{});
+  EXPECT_TRUE(contains(text,
+                       "not stitched: copy_file_range 2, msync 5 (calls that write by ways the "
+                       "trace does not follow; writepath doctor: coverage)\n"))
+      << text;
+  totals.untraced_calls = {{"msync", 0}};
+  EXPECT_FALSE(contains(format_summary(totals, SinkOptions{}), "not stitched")) << text;
 }
 
 TEST(TextSink, SummaryWithoutLossesHasNoHookList) {

@@ -26,6 +26,7 @@
 #include "common/fd.h"
 #include "decode/decoder.h"
 #include "probe/bpf_session.h"
+#include "probe/coverage.h"
 #include "probe/devices.h"
 #include "probe/hook_plan.h"
 #include "probe/kernel_caps.h"
@@ -385,6 +386,10 @@ int run_trace(const TraceOptions& options) {
   take_lost();
   const Nanos duration = monotonic_now() - started;
   LossReport loss;
+  // Read once the hooks are detached: the final counts, kept by a recording too.
+  const UntracedTally untraced = untraced_tally(planned.plan, session->untraced_calls());
+  if (recording) recording->untraced(untraced);
+  if (pipeline) pipeline->set_untraced_calls(untraced_by_name(untraced));
   if (pipeline)
     loss = loss_report(pipeline->finish(duration).events, lost_total, true);
   else if (recording)
