@@ -385,6 +385,56 @@ int BPF_PROG(wp_vfs_fsync_exit, struct file *file, loff_t start, loff_t end, int
 	return wp_exit(ret);
 }
 
+/* ---- counted, not stitched: writes the tracer does not follow --------------------------
+ * WP_UNTRACED_TABLE's calls of traced processes are counted at entry, so the summary can say
+ * what went untraced. Their own tracepoints, not the raw pair: the write path's programs stay
+ * as they are, and these run only on calls that are rare next to write(2). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, WP_UNTRACED_COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} untraced_calls SEC(".maps");
+
+/* Whether `fd` is a file the write path covers: a regular file or a block device. */
+static __always_inline bool wp_fd_is_file(int fd)
+{
+	struct file *file = wp_task_file(fd);
+	__u32 mode;
+
+	if (!file)
+		return false;
+	mode = BPF_CORE_READ(file, f_inode, i_mode) & WP_S_IFMT;
+	return mode == WP_S_IFREG || mode == WP_S_IFBLK;
+}
+
+/* With check_fd, counted only when `fd` (the file written to) is a file of the write path. */
+static __always_inline int wp_count_untraced(__u32 call, bool check_fd, int fd)
+{
+	__u64 *n;
+
+	if (!wp_task_traced())
+		return 0;
+	if (check_fd && !wp_fd_is_file(fd))
+		return 0;
+	n = bpf_map_lookup_elem(&untraced_calls, &call);
+	if (n)
+		*n += 1;
+	return 0;
+}
+
+#define WP_UNTRACED_COUNTER_(id, name, event, fd_arg)                                              \
+	SEC("tracepoint/syscalls/sys_enter_" #event)                                               \
+	int wp_count_##name(struct trace_event_raw_sys_enter *ctx)                                 \
+	{                                                                                          \
+		/* A constant index: the verifier refuses a ctx pointer moved by a variable. */   \
+		return wp_count_untraced(WP_UNTRACED_##id, (fd_arg) >= 0,                          \
+					 (int)ctx->args[(fd_arg) >= 0 ? (fd_arg) : 0]);            \
+	}
+
+WP_UNTRACED_TABLE(WP_UNTRACED_COUNTER_)
+#undef WP_UNTRACED_COUNTER_
+
 /* ---- fallback: one perf tracepoint per syscall ------------------------------------------
  * A pair of programs per row of WP_SYSCALL_TABLE. The exits all do the same: the state says
  * which call it was. */

@@ -178,6 +178,32 @@ WP_HEADER_FN bool wp_syscall_uses_vfs(wp_u32 syscall)
 	return (WP_VFS_SLOTS >> wp_syscall_slot(syscall)) & 1;
 }
 
+/*
+ * Calls that write to files by ways the tracer does not stitch, counted (only counted) when a
+ * traced process enters them, so that a trace can say what it did not follow. Each defined
+ * once: X(ID, name, event, fd_arg).
+ *   ID      WP_UNTRACED_<ID>: the index of its counter in the untraced_calls map
+ *   name    the summary's key (untraced_calls) and the BPF program wp_count_<name>
+ *   event   its tracepoint syscalls:sys_enter_<event> (x86-64 names sendfile "sendfile64")
+ *   fd_arg  the argument holding the file written to: counted only when that is a regular
+ *           file or a block device (a splice into a pipe writes no file); -1: always counted
+ */
+#define WP_UNTRACED_TABLE(X)                                                                       \
+	X(IO_URING_ENTER, io_uring_enter, io_uring_enter, -1)                                      \
+	X(IO_SUBMIT, io_submit, io_submit, -1)                                                     \
+	X(MSYNC, msync, msync, -1)                                                                 \
+	X(COPY_FILE_RANGE, copy_file_range, copy_file_range, 2)                                    \
+	X(SENDFILE, sendfile, sendfile64, 0)                                                       \
+	X(SPLICE, splice, splice, 2)                                                               \
+	X(FALLOCATE, fallocate, fallocate, 0)
+
+enum wp_untraced_call {
+#define WP_UNTRACED_ID_(id, name, event, fd_arg) WP_UNTRACED_##id,
+	WP_UNTRACED_TABLE(WP_UNTRACED_ID_)
+#undef WP_UNTRACED_ID_
+	WP_UNTRACED_COUNT,
+};
+
 /* Open flags copied from the file at syscall entry (normalised: the agent need not know
  * the architecture's O_* values). */
 enum wp_file_flags {

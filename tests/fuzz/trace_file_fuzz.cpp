@@ -24,6 +24,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         wp::LostCounts delta{};
         std::memcpy(delta.data(), frame.payload.data(), sizeof(delta));
         pipeline.add_lost(delta);
+      } else if (frame.kind == wp::FrameKind::Untraced) {
+        wp::UntracedTally tally;
+        std::memcpy(&tally, frame.payload.data(), sizeof(tally));
+        pipeline.set_untraced_calls(wp::untraced_by_name(tally));
       } else {
         pipeline.on_record(frame.payload);
       }

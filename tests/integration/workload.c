@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -133,12 +134,52 @@ static int fork_tree(const char* dir, long n, long count, long early, const char
   return failures != 0;
 }
 
+// Writes by ways the tracer counts but does not stitch, a known number of times each:
+// `fallocates` fallocate(2), `copies` copy_file_range(2) into PATH.copy, `msyncs` stores into a
+// shared mapping each followed by msync(2); then a splice(2) from the file into a pipe, which
+// writes no file and must not be counted.
+static int untraced_mix(const char* path, long fallocates, long copies, long msyncs) {
+  char copy_path[4096];
+  snprintf(copy_path, sizeof(copy_path), "%s.copy", path);
+  int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+  int out = open(copy_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  int pipes[2];
+  if (fd < 0 || out < 0 || pipe(pipes) != 0) return 1;
+  const size_t page = 4096;
+  int ok = 1;
+  for (long i = 0; ok && i < fallocates; i++)
+    ok = fallocate(fd, 0, (off_t)(i * page), (off_t)page) == 0;
+  for (long i = 0; ok && i < copies; i++) {
+    loff_t from = 0, to = (loff_t)(i * page);
+    ok = copy_file_range(fd, &from, out, &to, page, 0) == (ssize_t)page;
+  }
+  const size_t span = (size_t)(msyncs > 0 ? msyncs : 1) * page;
+  if (ok && ftruncate(fd, (off_t)span) != 0) ok = 0;
+  char* map = ok ? mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+  if (map == MAP_FAILED) ok = 0;
+  for (long i = 0; ok && i < msyncs; i++) {
+    map[i * page] = 'm';
+    ok = msync(map + i * page, page, MS_SYNC) == 0;
+  }
+  if (map != MAP_FAILED) munmap(map, span);
+  loff_t at = 0;
+  if (ok && splice(fd, &at, pipes[1], NULL, page, 0) != (ssize_t)page) ok = 0;
+  close(pipes[0]);
+  close(pipes[1]);
+  close(out);
+  close(fd);
+  if (!ok) fprintf(stderr, "wp_workload: untraced-mix: %s\n", strerror(errno));
+  return ok ? 0 : 1;
+}
+
 static int usage(void) {
   fprintf(stderr,
           "usage: wp_workload buffered-fsync|buffered|direct|direct-unaligned PATH COUNT [BS]\n"
           "       wp_workload append-mix PATH\n"
           "       wp_workload discard-mix PATH COUNT\n"
-          "       wp_workload fork-tree DIR N COUNT EARLY [CHILD_EXE]\n");
+          "       wp_workload fork-tree DIR N COUNT EARLY [CHILD_EXE]\n"
+
+          "       wp_workload untraced-mix PATH FALLOCATES COPIES MSYNCS\n");
   return 2;
 }
 
@@ -147,6 +188,9 @@ int main(int argc, char** argv) {
   if ((argc == 6 || argc == 7) && strcmp(argv[1], "fork-tree") == 0)
     return fork_tree(argv[2], strtol(argv[3], NULL, 10), strtol(argv[4], NULL, 10),
                      strtol(argv[5], NULL, 10), argc == 7 ? argv[6] : NULL);
+  if (argc == 6 && strcmp(argv[1], "untraced-mix") == 0)
+    return untraced_mix(argv[2], strtol(argv[3], NULL, 10), strtol(argv[4], NULL, 10),
+                        strtol(argv[5], NULL, 10));
   if (argc < 4) return usage();
   const char* mode = argv[1];
   const char* path = argv[2];

@@ -12,130 +12,12 @@
 #include <utility>
 #include <vector>
 
+#include "fake_kernel.h"
+
 namespace wp {
 namespace {
 
-// A kernel described by its facts: what tracefs lists, the btf_trace_* prototypes in vmlinux
-// and module BTF, the functions in BTF, and whether an fentry attach is allowed.
-class FakeKernel final : public KernelFacts {
- public:
-  FakeKernel& tracepoint(const std::string& category, const std::string& event) {
-    tracepoints_.emplace(category, event);
-    return *this;
-  }
-  FakeKernel& no_tracepoints(const std::string& category) {
-    std::erase_if(tracepoints_, [&](const auto& tp) { return tp.first == category; });
-    return *this;
-  }
-  FakeKernel& raw_tracepoint(const std::string& event, int args, const std::string& module = {}) {
-    raw_args_[{module, event}] = args;
-    return *this;
-  }
-  FakeKernel& no_raw_tracepoint(const std::string& event, const std::string& module = {}) {
-    raw_args_.erase({module, event});
-    return *this;
-  }
-  FakeKernel& function(const std::string& name) {
-    functions_.insert(name);
-    return *this;
-  }
-  FakeKernel& no_function(const std::string& name) {
-    functions_.erase(name);
-    return *this;
-  }
-  FakeKernel& fentry(bool attaches, const std::string& error = {}) {
-    fentry_ = attaches;
-    fentry_error_ = error;
-    return *this;
-  }
-
-  bool tracepoint_exists(const std::string& category, const std::string& event) const override {
-    return tracepoints_.count({category, event}) > 0;
-  }
-  int tracepoint_args(const std::string& event, const std::string& module) const override {
-    auto it = raw_args_.find({module, event});
-    return it == raw_args_.end() ? -1 : it->second;
-  }
-  bool has_function(const std::string& name) const override { return functions_.count(name) > 0; }
-  bool fentry_attaches() const override { return fentry_; }
-  std::string fentry_error() const override { return fentry_error_; }
-
- private:
-  std::set<std::pair<std::string, std::string>> tracepoints_;    // (category, event)
-  std::map<std::pair<std::string, std::string>, int> raw_args_;  // (module, event) -> arity
-  std::set<std::string> functions_;
-  bool fentry_ = false;
-  std::string fentry_error_;
-};
-
-// The classic tracepoints every kernel here has: per-syscall, sched, writeback, jbd2.
-FakeKernel with_classic_tracepoints() {
-  FakeKernel k;
-  for (const char* sc : {"write", "pwrite64", "writev", "pwritev", "pwritev2", "fsync", "fdatasync",
-                         "sync_file_range", "syncfs", "sync"}) {
-    k.tracepoint("syscalls", std::string("sys_enter_") + sc);
-    k.tracepoint("syscalls", std::string("sys_exit_") + sc);
-  }
-  k.tracepoint("sched", "sched_process_exit")
-      .tracepoint("writeback", "balance_dirty_pages")
-      .tracepoint("writeback", "writeback_start")
-      .tracepoint("writeback", "writeback_written");
-  for (const char* ev : {"jbd2_start_commit", "jbd2_commit_locking", "jbd2_commit_flushing",
-                         "jbd2_commit_logging", "jbd2_end_commit"})
-    k.tracepoint("jbd2", ev);
-  return k;
-}
-
-// The prototypes of 5.18 and later: folios, block tracepoints without the request_queue,
-// sched_switch with prev_state.
-FakeKernel with_current_prototypes() {
-  FakeKernel k = with_classic_tracepoints();
-  k.raw_tracepoint("sys_enter", 2)
-      .raw_tracepoint("sys_exit", 2)
-      .raw_tracepoint("sched_process_fork", 2)
-      .raw_tracepoint("writeback_dirty_folio", 2)
-      .raw_tracepoint("folio_wait_writeback", 2)
-      .raw_tracepoint("mm_filemap_delete_from_page_cache", 1)
-      .raw_tracepoint("block_bio_queue", 1)
-      .raw_tracepoint("block_split", 2)
-      .raw_tracepoint("block_rq_insert", 1)
-      .raw_tracepoint("block_rq_issue", 1)
-      .raw_tracepoint("block_rq_complete", 3)
-      .raw_tracepoint("sched_switch", 4)
-      .function("vfs_write")
-      .function("vfs_fsync_range");
-  return k;
-}
-
-// The development machine: 6.18 in a VM whose kernel lists vfs_write in BTF but refuses to
-// load an fentry program (what kernel_caps' attach probe reports), and no NVMe driver.
-FakeKernel kernel_6_18() {
-  return with_current_prototypes().fentry(false, "load: Operation not permitted");
-}
-
-// Debian's 6.1 as the VM suite boots it: fentry attaches, nvme_core has its own BTF.
-FakeKernel kernel_6_1() {
-  return with_current_prototypes()
-      .fentry(true)
-      .raw_tracepoint("nvme_setup_cmd", 2, "nvme_core")
-      .raw_tracepoint("nvme_complete_rq", 1, "nvme_core");
-}
-
-// 5.10: block tracepoints still take the request_queue first, pages rather than folios,
-// sched_switch without prev_state, no module BTF (5.11 added it).
-FakeKernel kernel_5_10() {
-  return with_current_prototypes()
-      .no_raw_tracepoint("writeback_dirty_folio")
-      .raw_tracepoint("writeback_dirty_page", 2)
-      .no_raw_tracepoint("folio_wait_writeback")
-      .raw_tracepoint("wait_on_page_writeback", 2)
-      .raw_tracepoint("block_bio_queue", 2)
-      .raw_tracepoint("block_split", 3)
-      .raw_tracepoint("block_rq_insert", 2)
-      .raw_tracepoint("block_rq_issue", 2)
-      .raw_tracepoint("sched_switch", 3)
-      .fentry(true);
-}
+using namespace wp::testing;
 
 // One line of doctor's hook table: the hook, the variant used ("-": none), and why earlier
 // variants were passed over.
@@ -191,6 +73,13 @@ TEST(HookPlan, ThisKernelUsesSyscallTracepointsAndTpBtf) {
       {"journal commit_logging", "tracepoint jbd2:jbd2_commit_logging", ""},
       {"journal end_commit", "tracepoint jbd2:jbd2_end_commit", ""},
       {"off-CPU time", "-", kNoCauses},
+      {"count io_uring_enter", "tracepoint syscalls:sys_enter_io_uring_enter", ""},
+      {"count io_submit", "tracepoint syscalls:sys_enter_io_submit", ""},
+      {"count msync", "tracepoint syscalls:sys_enter_msync", ""},
+      {"count copy_file_range", "tracepoint syscalls:sys_enter_copy_file_range", ""},
+      {"count sendfile", "tracepoint syscalls:sys_enter_sendfile64", ""},
+      {"count splice", "tracepoint syscalls:sys_enter_splice", ""},
+      {"count fallocate", "tracepoint syscalls:sys_enter_fallocate", ""},
       {"nvme submit", "-", "tp_btf: no nvme_core BTF for nvme_setup_cmd"},
       {"nvme complete", "-", "tp_btf: no nvme_core BTF for nvme_complete_rq"},
   };
@@ -344,6 +233,23 @@ TEST(HookPlan, RawSyscallsOptionPassesOverPerSyscallTracepoints) {
   EXPECT_EQ(plan.programs().count("wp_sys_enter"), 1u);
   EXPECT_EQ(plan.programs().count("wp_sys_exit"), 1u);
   EXPECT_EQ(plan.programs().count("wp_enter_write"), 0u);
+  // The untraced calls' counters have no raw form: they keep their own tracepoints.
+  EXPECT_EQ(row(plan, "count msync"),
+            Row("count msync", "tracepoint syscalls:sys_enter_msync", ""));
+  EXPECT_EQ(plan.programs().count("wp_count_msync"), 1u);
+}
+
+// A kernel without io_uring (CONFIG_IO_URING=n) lacks that one counter; the others stay.
+TEST(HookPlan, KernelWithoutIoUringCountsTheOtherUntracedCalls) {
+  FakeKernel kernel = kernel_6_18();
+  kernel.no_tracepoint("syscalls", "sys_enter_io_uring_enter");
+  const HookPlan plan = plan_hooks(kernel, PlanOptions{});
+  EXPECT_EQ(row(plan, "count io_uring_enter"),
+            Row("count io_uring_enter", "-",
+                "tracepoint: no tracepoint syscalls:sys_enter_io_uring_enter"));
+  EXPECT_EQ(plan.programs().count("wp_count_io_uring_enter"), 0u);
+  EXPECT_EQ(plan.programs().count("wp_count_fallocate"), 1u);
+  EXPECT_TRUE(plan.runnable());
 }
 
 // What WRITEPATH_DISABLE_PROGRAMS=... writepath doctor prints here: disabled programs are

@@ -399,6 +399,7 @@ TEST(JsonSink, SummaryLine) {
   totals.lost_share = 3.0 / 12'348;
   totals.lost_advice = "raise --buffer-size";
   totals.duration_ns = 5'000'000'000;
+  totals.untraced_calls = {{"fallocate", 3}, {"io_uring_enter", 0}};
   std::ostringstream out;
   JsonSink sink(out);
   sink.summary(totals);
@@ -418,6 +419,7 @@ TEST(JsonSink, SummaryLine) {
   EXPECT_EQ(object["duration_ns"], 5'000'000'000u);
   EXPECT_TRUE(object["lost_by_hook"].is_object());
   EXPECT_TRUE(object["hint"].is_null());
+  EXPECT_EQ(object["untraced_calls"], json({{"fallocate", 3}, {"io_uring_enter", 0}}));
 }
 
 TEST(JsonSink, SummaryHintIsAStringWhenThereIsOne) {
@@ -427,6 +429,14 @@ TEST(JsonSink, SummaryHintIsAStringWhenThereIsOne) {
   JsonSink sink(out);
   sink.summary(totals);
   EXPECT_EQ(parse_one_line(out.str())["hint"], "add --children");
+}
+
+TEST(JsonSink, SummaryWithoutCountedCallsHasAnEmptyUntracedCallsObject) {
+  std::ostringstream out;
+  JsonSink(out).summary(TraceSummary{});
+  const json object = parse_one_line(out.str());
+  EXPECT_TRUE(object["untraced_calls"].is_object());
+  EXPECT_TRUE(object["untraced_calls"].empty());
 }
 
 TEST(JsonSink, TypeIsTheFirstKey) {
@@ -696,6 +706,18 @@ TEST(TextSink, SummaryHintIsItsLastLine) {
   totals.hint = "add --children";
   const std::string text = format_summary(totals, SinkOptions{});
   EXPECT_TRUE(text.ends_with("\nhint: add --children\n")) << text;
+}
+
+TEST(TextSink, SummarySaysWhichCallsWereNotStitched) {
+  TraceSummary totals;
+  totals.untraced_calls = {{"msync", 5}, {"copy_file_range", 2}, {"io_uring_enter", 0}};
+  const std::string text = format_summary(totals, SinkOptions{});
+  EXPECT_TRUE(contains(text,
+                       "not stitched: copy_file_range 2, msync 5 (calls that write by ways the "
+                       "trace does not follow; writepath doctor: coverage)\n"))
+      << text;
+  totals.untraced_calls = {{"msync", 0}};
+  EXPECT_FALSE(contains(format_summary(totals, SinkOptions{}), "not stitched")) << text;
 }
 
 TEST(TextSink, SummaryWithoutLossesHasNoHookList) {

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,34 @@ TEST(TraceFileWriter, FramesRoundTripThroughASmallBuffer) {
   std::memcpy(back.data(), frames[300].payload.data(), sizeof(back));
   EXPECT_EQ(back, lost);
   EXPECT_EQ(frames[301].payload.size(), kMaxFramePayload);
+}
+
+// The untraced calls' tally, written once at the end of a recording, reads back whole.
+TEST(TraceFileWriter, UntracedTallyRoundTrips) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("wp_trace_file_untraced_" + std::to_string(::getpid()) + ".wpt");
+  UntracedTally tally;
+  tally.counts[WP_UNTRACED_FALLOCATE] = 3;
+  tally.counted = (1ull << WP_UNTRACED_FALLOCATE) | (1ull << WP_UNTRACED_MSYNC);
+  {
+    TraceFileWriter writer(path.string(), TraceFileHeader{});
+    writer.record(payload(64, 1));
+    writer.untraced(tally);
+  }
+  TraceFileReader reader = TraceFileReader::open(path.string());
+  std::filesystem::remove(path);
+  ASSERT_TRUE(reader.error().empty()) << reader.error();
+  ASSERT_TRUE(reader.next().has_value());
+  const auto frame = reader.next();
+  ASSERT_TRUE(frame.has_value()) << reader.warning();
+  ASSERT_EQ(frame->kind, FrameKind::Untraced);
+  ASSERT_EQ(frame->payload.size(), sizeof(UntracedTally));
+  UntracedTally back;
+  std::memcpy(&back, frame->payload.data(), sizeof(back));
+  EXPECT_EQ(untraced_by_name(back),
+            (std::map<std::string, std::uint64_t>{{"fallocate", 3}, {"msync", 0}}));
+  EXPECT_FALSE(reader.next().has_value());
+  EXPECT_TRUE(reader.warning().empty()) << reader.warning();
 }
 
 TEST(TraceFileWriter, AFailedWriteIsReportedWithItsReason) {

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "probe/bpf_session.h"
+#include "probe/coverage.h"
 #include "probe/devices.h"
 #include "probe/hook_plan.h"
 #include "probe/kernel_caps.h"
@@ -15,6 +16,19 @@ namespace {
 
 const char* mark(bool ok) {
   return ok ? "ok  " : "FAIL";
+}
+
+// What a trace stitches here (probe/coverage.h decides; this only lays it out).
+void print_coverage(std::ostream& out, const Coverage& coverage) {
+  out << "coverage (what a trace stitches here; the summary counts the untraced calls)\n";
+  auto rows = [&out](const char* title, const std::vector<CoverageRow>& rows) {
+    out << fmt::format("  [{}]\n", title);
+    for (const auto& row : rows)
+      out << fmt::format("  {:<10} {:<28} {}\n", coverage_status_name(row.status), row.what,
+                         row.detail);
+  };
+  rows("write paths", coverage.write_paths);
+  rows("file systems", coverage.file_systems);
 }
 
 }  // namespace
@@ -58,6 +72,8 @@ int run_doctor(std::ostream& out, const HookPrefs& prefs) {
     if (!choice.why.empty())
       out << fmt::format("         {:<22} passed over: {}\n", "", choice.why);
   }
+
+  print_coverage(out, coverage_of(plan, RunningKernelFacts(caps)));
 
   out << "devices\n";
   for (const auto& d : list_block_devices()) {

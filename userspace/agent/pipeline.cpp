@@ -87,6 +87,7 @@ TraceSummary Pipeline::finish(Nanos duration_ns, std::string hint) {
   summary.duration_ns = duration_ns;
   summary.sync_phases = sync_phases_;
   summary.direct_io = direct_io_;
+  summary.untraced_calls = untraced_calls_;
   const LossReport loss = loss_report(summary.events, summary.lost, options_.live);
   summary.lost_share = loss.share;
   summary.lost_advice = loss.advice;

@@ -4,8 +4,10 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "decode/decoder.h"
@@ -38,6 +40,10 @@ class Pipeline {
   void on_record(std::span<const std::byte> record);
   // Records lost since the last call, per hook: the timelines pending now are marked.
   void add_lost(const LostCounts& delta);
+  // The untraced calls the kernel counted (by name), for the summary.
+  void set_untraced_calls(std::map<std::string, std::uint64_t> counts) {
+    untraced_calls_ = std::move(counts);
+  }
   // Ends the stream: pending timelines and the summary (with `hint`, if any) go to the sink.
   // Returns the summary.
   TraceSummary finish(Nanos duration_ns, std::string hint = {});
@@ -57,6 +63,7 @@ class Pipeline {
   Nanos last_ts_ = 0;
   SyncPhaseSummary sync_phases_;
   DirectIoSummary direct_io_;
+  std::map<std::string, std::uint64_t> untraced_calls_;
 };
 
 }  // namespace wp

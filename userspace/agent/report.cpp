@@ -62,6 +62,12 @@ int run_report(const ReportOptions& options) {
       pipeline.add_lost(lost_counts_of(frame.payload));
       continue;
     }
+    if (frame.kind == FrameKind::Untraced) {
+      UntracedTally tally;
+      std::memcpy(&tally, frame.payload.data(), sizeof(tally));
+      pipeline.set_untraced_calls(untraced_by_name(tally));
+      continue;
+    }
     if (auto ts = record_time(frame.payload)) {
       if (!first) first = *ts;
       last = std::max(last, *ts);

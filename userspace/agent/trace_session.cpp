@@ -28,6 +28,7 @@
 #include "common/fd.h"
 #include "decode/decoder.h"
 #include "probe/bpf_session.h"
+#include "probe/coverage.h"
 #include "probe/devices.h"
 #include "probe/hook_plan.h"
 #include "probe/kernel_caps.h"
@@ -433,6 +434,10 @@ int run_trace(const TraceOptions& options) {
   for (auto pid : options.pids)
     if (session->tgid_flags(pid) & WP_TGID_FORKED) pids_with_children.insert(pid);
   LossReport loss;
+  // Read once the hooks are detached: the final counts, kept by a recording too.
+  const UntracedTally untraced = untraced_tally(planned.plan, session->untraced_calls());
+  if (recording) recording->untraced(untraced);
+  if (pipeline) pipeline->set_untraced_calls(untraced_by_name(untraced));
   if (pipeline)
     loss = loss_report(
         pipeline->finish(duration, children_hint(options.pids, pids_with_children, pids_with_items))

@@ -5,7 +5,9 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <string>
 
 #include "writepath.h"
 
@@ -49,6 +51,37 @@ constexpr const char* syscall_name(Syscall s) {
 }
 constexpr bool is_write_syscall(Syscall s) {
   return syscall_slot(s).is_write;
+}
+
+// The calls counted but not stitched (WP_UNTRACED_TABLE), in counter order.
+struct UntracedCall {
+  const char* name;   // the summary's key: "copy_file_range"
+  const char* event;  // its tracepoint: syscalls:sys_enter_<event>
+};
+
+inline constexpr std::array<UntracedCall, WP_UNTRACED_COUNT> kUntracedCalls{{
+#define WP_UNTRACED_ROW_(id, name, event, fd_arg) {#name, #event},
+    WP_UNTRACED_TABLE(WP_UNTRACED_ROW_)
+#undef WP_UNTRACED_ROW_
+}};
+// Calls counted per entry of kUntracedCalls.
+using UntracedCounts = std::array<std::uint64_t, WP_UNTRACED_COUNT>;
+
+// What a trace counted of the untraced calls: the counts, and which calls had a counter at
+// all (bit i: kUntracedCalls[i]; not counted is not the same as zero). Stored raw in trace
+// files: fixed size.
+struct UntracedTally {
+  UntracedCounts counts{};
+  std::uint64_t counted = 0;
+};
+static_assert(sizeof(UntracedTally) == 8 * (WP_UNTRACED_COUNT + 1));
+
+// The counted calls by name ("fallocate" → 3), zeros included, the uncounted absent.
+inline std::map<std::string, std::uint64_t> untraced_by_name(const UntracedTally& tally) {
+  std::map<std::string, std::uint64_t> out;
+  for (std::size_t i = 0; i < kUntracedCalls.size(); ++i)
+    if (tally.counted & (1ull << i)) out[kUntracedCalls[i].name] = tally.counts[i];
+  return out;
 }
 
 // The table's rows are in slot order, so Syscall, slot and row index agree.

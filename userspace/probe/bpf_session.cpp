@@ -160,16 +160,30 @@ void BpfSession::detach() {
   links_.clear();
 }
 
+namespace {
+
+// The sums over every CPU of a per-CPU array of u64 counters, into `totals` (one per key).
+void sum_percpu_counters(int map_fd, std::span<std::uint64_t> totals) {
+  const int cpus = libbpf_num_possible_cpus();
+  if (cpus <= 0) return;
+  std::vector<std::uint64_t> per_cpu(static_cast<std::size_t>(cpus));
+  for (std::uint32_t key = 0; key < totals.size(); ++key) {
+    if (bpf_map_lookup_elem(map_fd, &key, per_cpu.data()) != 0) continue;
+    for (auto n : per_cpu) totals[key] += n;
+  }
+}
+
+}  // namespace
+
 LostCounts BpfSession::lost() const {
   LostCounts total{};
-  int cpus = libbpf_num_possible_cpus();
-  if (cpus <= 0) return total;
-  std::vector<std::uint64_t> per_cpu(static_cast<std::size_t>(cpus));
-  int fd = bpf_map__fd(skel_->maps.lost);
-  for (std::uint32_t hook = 0; hook < WP_HOOK_COUNT; ++hook) {
-    if (bpf_map_lookup_elem(fd, &hook, per_cpu.data()) != 0) continue;
-    for (auto n : per_cpu) total[hook] += n;
-  }
+  sum_percpu_counters(bpf_map__fd(skel_->maps.lost), total);
+  return total;
+}
+
+UntracedCounts BpfSession::untraced_calls() const {
+  UntracedCounts total{};
+  sum_percpu_counters(bpf_map__fd(skel_->maps.untraced_calls), total);
   return total;
 }
 

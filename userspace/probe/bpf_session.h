@@ -15,6 +15,7 @@
 
 #include "decode/decoder.h"
 #include "decode/events.h"
+#include "decode/syscalls.h"
 #include "probe/hook_plan.h"
 #include "probe/kernel_caps.h"
 #include "writepath.h"
@@ -69,6 +70,8 @@ class BpfSession {
   // Detaches every program; records already in the ring buffer stay readable.
   void detach();
   LostCounts lost() const;
+  // The untraced calls of traced processes counted so far (0 where no counter is attached).
+  UntracedCounts untraced_calls() const;
   bool add_tgid(std::uint32_t tgid);
   // The WP_TGID_* flags of a tgid the filter lets through, 0 when it is not in the map.
   std::uint8_t tgid_flags(std::uint32_t tgid) const;

@@ -163,6 +163,16 @@ std::vector<Hook> build_table() {
                {btf_or_raw("wp_sched_switch", K::TpBtf, "sched", "sched_switch", 4),
                 btf_or_raw("wp_sched_switch_pre518", K::TpBtf, "sched", "sched_switch", 3)}});
 
+  // Counters only: calls of traced processes that write by ways nothing above stitches
+  // (WP_UNTRACED_TABLE), so the summary can say what went untraced. One hook each: a kernel
+  // without io_uring lacks only that tracepoint.
+  for (const UntracedCall& call : kUntracedCalls)
+    t.push_back({std::string("count ") + call.name,
+                 "untraced",
+                 false,
+                 {tracepoint(std::string("wp_count_") + call.name, "syscalls",
+                             std::string("sys_enter_") + call.event)}});
+
   t.push_back(
       {"nvme submit",
        "nvme",
@@ -183,7 +193,7 @@ std::string fentry_off_reason(const KernelFacts& facts, const PlanOptions& optio
 }
 
 // Why a variant cannot serve here, or "" when it can.
-std::string unusable_reason(const HookVariant& v, const KernelFacts& facts,
+std::string unusable_reason(const Hook& hook, const HookVariant& v, const KernelFacts& facts,
                             const PlanOptions& options) {
   for (const auto& program : v.programs)
     if (options.failed.count(program)) return fmt::format("{} failed to load or attach", program);
@@ -194,7 +204,10 @@ std::string unusable_reason(const HookVariant& v, const KernelFacts& facts,
       continue;
     }
     if (v.kind == AttachKind::Tracepoint) {
-      if (options.raw_syscalls && v.category == "syscalls") return "passed over (--raw-syscalls)";
+      // The write path's syscalls have the raw pair to fall back on; the untraced calls'
+      // counters have no raw form and stay on their own tracepoints.
+      if (options.raw_syscalls && hook.layer == "syscall" && v.category == "syscalls")
+        return "passed over (--raw-syscalls)";
       if (!facts.tracepoint_exists(v.category, event))
         return fmt::format("no tracepoint {}:{}", v.category, event);
       continue;
@@ -256,7 +269,7 @@ HookPlan plan_hooks(const KernelFacts& facts, const PlanOptions& options) {
       continue;
     }
     for (const auto& v : hook.variants) {
-      std::string reason = unusable_reason(v, facts, options);
+      std::string reason = unusable_reason(hook, v, facts, options);
       if (reason.empty()) {
         choice.variant = &v;
         break;

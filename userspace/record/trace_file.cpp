@@ -151,6 +151,10 @@ void TraceFileWriter::lost(const LostCounts& delta) {
   frame(FrameKind::Lost, delta.data(), sizeof(delta));
 }
 
+void TraceFileWriter::untraced(const UntracedTally& tally) {
+  frame(FrameKind::Untraced, &tally, sizeof(tally));
+}
+
 void TraceFileWriter::flush() {
   if (used_ == 0) return;
   write_out(buffer_.data(), used_);
@@ -254,7 +258,8 @@ std::optional<Frame> TraceFileReader::next() {
   const std::uint32_t kind = read_u32(buffer_.data() + begin_ + 4);
   const bool known =
       kind == static_cast<std::uint32_t>(FrameKind::Record) ||
-      (kind == static_cast<std::uint32_t>(FrameKind::Lost) && lost_frame_length_ok(length));
+      (kind == static_cast<std::uint32_t>(FrameKind::Lost) && lost_frame_length_ok(length)) ||
+      (kind == static_cast<std::uint32_t>(FrameKind::Untraced) && length == sizeof(UntracedTally));
   if (!known || length > kMaxFramePayload)
     return stop(fmt::format("damaged frame at byte {}: kept the {} frames before it", offset_,
                             frames_read_));

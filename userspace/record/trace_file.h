@@ -18,6 +18,7 @@
 
 #include "decode/decoder.h"
 #include "decode/events.h"
+#include "decode/syscalls.h"
 
 namespace wp {
 
@@ -25,8 +26,9 @@ constexpr std::uint32_t kTraceFileVersion = 1;
 constexpr std::uint32_t kMaxFramePayload = 1u << 20;
 
 enum class FrameKind : std::uint32_t {
-  Record = 1,  // one ring-buffer record (struct wp_*_record of bpf/writepath.h)
-  Lost = 2,    // LostCounts: records lost per hook since the previous Lost frame
+  Record = 1,    // one ring-buffer record (struct wp_*_record of bpf/writepath.h)
+  Lost = 2,      // LostCounts: records lost per hook since the previous Lost frame
+  Untraced = 3,  // UntracedTally: the untraced calls counted, once, at the end of the trace
 };
 
 // A Lost frame holds one u64 per hook (enum wp_hook) the recorder knew of: hooks are only
@@ -67,6 +69,7 @@ class TraceFileWriter {
 
   void record(std::span<const std::byte> bytes);
   void lost(const LostCounts& delta);
+  void untraced(const UntracedTally& tally);
   // Writes out what is buffered.
   void flush();
   // False once a write failed; error() then says why (strerror text). Later frames are dropped.

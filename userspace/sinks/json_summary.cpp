@@ -22,16 +22,16 @@ void write_json(Emitter& e, const NonEmptyBuckets& b) {
   e.end_object();
 }
 
-// Records lost per hook: {"hook": count}.
-struct LostByHook {
-  const std::map<std::string, std::uint64_t>& lost;
+// Counts by name: {"name": count} (records lost per hook, untraced calls per syscall).
+struct CountsByName {
+  const std::map<std::string, std::uint64_t>& counts;
 };
 
-void write_json(Emitter& e, const LostByHook& l) {
+void write_json(Emitter& e, const CountsByName& c) {
   e.start_object();
-  for (const auto& [hook, lost] : l.lost) {
-    e.key_text(hook);
-    e.value(lost);
+  for (const auto& [name, count] : c.counts) {
+    e.key_text(name);
+    e.value(count);
   }
   e.end_object();
 }
@@ -68,13 +68,13 @@ void write_json(Emitter& e, const TraceSummary& t) {
   const auto advice = t.lost_advice.empty() ? std::nullopt : std::optional(t.lost_advice);
   const auto hint = t.hint.empty() ? std::nullopt : std::optional(t.hint);
   e.object(field("type", "summary"), field("events", t.events), field("lost", t.lost),
-           field("lost_by_hook", LostByHook{t.lost_by_hook}), field("writes", t.writes),
+           field("lost_by_hook", CountsByName{t.lost_by_hook}), field("writes", t.writes),
            field("fsyncs", t.fsyncs), field("incomplete", t.incomplete),
            field("aged_out", t.aged_out), field("evicted", t.evicted),
            field("discarded", t.discarded), field("lost_share", Fraction{t.lost_share}),
            field("lost_advice", advice), field("duration_ns", t.duration_ns),
            field("fsync_phases", t.sync_phases), field("direct_io", t.direct_io.verdicts()),
-           field("hint", hint));
+           field("untraced_calls", CountsByName{t.untraced_calls}), field("hint", hint));
 }
 
 }  // namespace wp::jsonl

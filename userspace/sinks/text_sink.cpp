@@ -323,6 +323,18 @@ std::string format_timeline(const Timeline& item, const SinkOptions& options) {
       item);
 }
 
+namespace {
+
+// "name count, name count" of the non-zero counts, "" when there are none.
+std::string nonzero_counts(const std::map<std::string, std::uint64_t>& counts) {
+  std::vector<std::string> parts;
+  for (const auto& [name, count] : counts)
+    if (count != 0) parts.push_back(fmt::format("{} {}", name, count));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+}  // namespace
+
 std::string format_summary(const TraceSummary& totals, const SinkOptions& options) {
   const Painter paint(options.color);
   std::string first = fmt::format("{}  writes {}  fsyncs {}  incomplete {}", paint.bold("summary"),
@@ -337,13 +349,13 @@ std::string format_summary(const TraceSummary& totals, const SinkOptions& option
   first += fmt::format("  duration {}", human_duration(totals.duration_ns));
 
   std::string lost = fmt::format("lost {}", totals.lost);
-  std::vector<std::string> by_hook;
-  for (const auto& [hook, count] : totals.lost_by_hook) {
-    if (count != 0) by_hook.push_back(fmt::format("{} {}", hook, count));
-  }
-  if (!by_hook.empty()) lost += fmt::format(" ({})", fmt::join(by_hook, ", "));
+  const std::string by_hook = nonzero_counts(totals.lost_by_hook);
+  if (!by_hook.empty()) lost += fmt::format(" ({})", by_hook);
   if (totals.lost != 0) lost = paint.red(lost);
   std::string text = fmt::format("{}\n         events {}  {}\n", first, totals.events, lost);
+  if (const std::string untraced = nonzero_counts(totals.untraced_calls); !untraced.empty())
+    text += paint.red("not stitched: " + untraced) +
+            " (calls that write by ways the trace does not follow; writepath doctor: coverage)\n";
   text += format_sync_phases(totals.sync_phases, options);
   text += format_direct_io(totals.direct_io, options);
   if (!totals.hint.empty()) text += fmt::format("{} {}\n", paint.bold("hint:"), totals.hint);

@@ -1,0 +1,181 @@
+#include "probe/coverage.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "fake_kernel.h"
+
+namespace wp {
+namespace {
+
+using namespace wp::testing;
+
+const CoverageRow& row(const std::vector<CoverageRow>& rows, const std::string& what) {
+  for (const auto& r : rows)
+    if (r.what == what) return r;
+  ADD_FAILURE() << "no coverage row " << what;
+  static const CoverageRow none{};
+  return none;
+}
+
+bool says(const CoverageRow& r, const std::string& text) {
+  return r.detail.find(text) != std::string::npos;
+}
+
+Coverage coverage_on(const FakeKernel& kernel, const PlanOptions& options = {}) {
+  return coverage_of(plan_hooks(kernel, options), kernel);
+}
+
+// What `writepath doctor` prints on the development machine: every traced syscall through its
+// own tracepoints, the other ways of writing not traced but counted.
+TEST(Coverage, ThisKernelStitchesTheTracedSyscallsAndCountsTheRest) {
+  const Coverage c = coverage_on(kernel_6_18());
+  ASSERT_EQ(c.write_paths.size(), kSyscallSlots.size() + 6);
+  for (const auto& slot : kSyscallSlots) {
+    const CoverageRow& r = row(c.write_paths, slot.name);
+    EXPECT_EQ(r.status, CoverageStatus::Stitched) << r.what << ": " << r.detail;
+    EXPECT_EQ(r.detail, std::string("tracepoints syscalls:sys_enter/sys_exit_") + slot.name);
+  }
+  for (const char* what : {"io_uring write/fsync ops", "Linux AIO io_submit", "mmap stores + msync",
+                           "copy_file_range", "sendfile/splice into a file", "fallocate"})
+    EXPECT_EQ(row(c.write_paths, what).status, CoverageStatus::NotTraced) << what;
+  EXPECT_TRUE(says(row(c.write_paths, "sendfile/splice into a file"),
+                   "trace counts its calls (sendfile, splice)"));
+  EXPECT_TRUE(says(row(c.write_paths, "mmap stores + msync"), "trace counts its calls (msync)"));
+}
+
+// Every counted call belongs to exactly one unstitched path: a counter no row mentions would
+// be counted and never explained.
+TEST(Coverage, EveryUntracedCallIsCountedForOnePath) {
+  const Coverage c = coverage_on(kernel_6_18());
+  for (const auto& call : kUntracedCalls) {
+    int rows = 0;
+    for (const auto& r : c.write_paths)
+      if (r.status == CoverageStatus::NotTraced && (says(r, std::string("(") + call.name + ")") ||
+                                                    says(r, std::string("(") + call.name + ",") ||
+                                                    says(r, std::string(" ") + call.name + ")")))
+        ++rows;
+    EXPECT_EQ(rows, 1) << call.name;
+  }
+}
+
+TEST(Coverage, IoUringRowSaysWhetherTheKernelHasIoUringTracepoints) {
+  EXPECT_TRUE(says(row(coverage_on(kernel_6_18()).write_paths, "io_uring write/fsync ops"),
+                   "this kernel has no io_uring tracepoints"));
+  FakeKernel kernel = kernel_6_18();
+  kernel.tracepoint("io_uring", "io_uring_submit_req");
+  const Coverage c = coverage_on(kernel);
+  const CoverageRow& r = row(c.write_paths, "io_uring write/fsync ops");
+  EXPECT_EQ(r.status, CoverageStatus::NotTraced);
+  EXPECT_TRUE(says(r, "this kernel has io_uring:io_uring_submit_req, no hook uses it yet"))
+      << r.detail;
+}
+
+TEST(Coverage, CallWithoutItsCounterIsNotEvenCounted) {
+  FakeKernel kernel = kernel_6_18();
+  kernel.no_tracepoint("syscalls", "sys_enter_io_uring_enter");
+  const Coverage without = coverage_on(kernel);
+  const CoverageRow& r = row(without.write_paths, "io_uring write/fsync ops");
+  EXPECT_TRUE(says(r, "not even counted (io_uring_enter: no counter attached)")) << r.detail;
+  EXPECT_FALSE(says(r, "trace counts its calls")) << r.detail;
+
+  const Coverage c = coverage_on(kernel_6_18(), PlanOptions{.failed = {"wp_count_splice"}});
+  const CoverageRow& splice = row(c.write_paths, "sendfile/splice into a file");
+  EXPECT_TRUE(says(splice, "trace counts its calls (sendfile)")) << splice.detail;
+  EXPECT_TRUE(says(splice, "not even counted (splice: no counter attached)")) << splice.detail;
+}
+
+TEST(Coverage, SyscallRowsNameTheVariantThatServesThem) {
+  const Coverage fentry = coverage_on(kernel_6_1());
+  EXPECT_EQ(row(fentry.write_paths, "pwrite64").detail, "fentry/fexit vfs_write");
+  EXPECT_EQ(row(fentry.write_paths, "fdatasync").detail, "fentry/fexit vfs_fsync_range");
+  EXPECT_EQ(row(fentry.write_paths, "writev").detail,
+            "tracepoints syscalls:sys_enter/sys_exit_writev");
+
+  const Coverage raw = coverage_on(kernel_6_18(), PlanOptions{.raw_syscalls = true});
+  EXPECT_EQ(row(raw.write_paths, "write").detail, "tp_btf raw_syscalls:sys_enter/sys_exit");
+  EXPECT_EQ(row(raw.write_paths, "sync").status, CoverageStatus::Stitched);
+}
+
+// 6.18 has no writeback_dirty_page to fall back on: buffered writes cannot be followed.
+TEST(Coverage, WithoutThePageDirtiedHookWritesArePartial) {
+  const Coverage c = coverage_on(kernel_6_18(), PlanOptions{.failed = {"wp_dirty_folio"}});
+  const CoverageRow& w = row(c.write_paths, "pwrite64");
+  EXPECT_EQ(w.status, CoverageStatus::Partial);
+  EXPECT_TRUE(says(w, "no page-dirtied hook")) << w.detail;
+  EXPECT_EQ(row(c.write_paths, "fsync").status, CoverageStatus::Stitched);
+  EXPECT_EQ(row(c.file_systems, "ext4 (jbd2)").status, CoverageStatus::Partial);
+}
+
+TEST(Coverage, Ext4IsStitchedWithEveryJbd2HookAndPartialWithout) {
+  const Coverage all = coverage_on(kernel_6_18());
+  const CoverageRow& full = row(all.file_systems, "ext4 (jbd2)");
+  EXPECT_EQ(full.status, CoverageStatus::Stitched) << full.detail;
+  EXPECT_EQ(full.detail, "data, flushes and journal commits with their phases");
+
+  const Coverage one_missing =
+      coverage_on(kernel_6_18(), PlanOptions{.failed = {"wp_jbd2_commit_logging"}});
+  const CoverageRow& partial = row(one_missing.file_systems, "ext4 (jbd2)");
+  EXPECT_EQ(partial.status, CoverageStatus::Partial);
+  EXPECT_TRUE(says(partial, "no journal commit_logging hook")) << partial.detail;
+
+  FakeKernel no_jbd2 = kernel_6_18();
+  no_jbd2.no_tracepoints("jbd2");
+  const Coverage without = coverage_on(no_jbd2);
+  const CoverageRow& none = row(without.file_systems, "ext4 (jbd2)");
+  EXPECT_EQ(none.status, CoverageStatus::Partial);
+  EXPECT_TRUE(says(none, "jbd2 commits are not seen")) << none.detail;
+  EXPECT_TRUE(says(none, "no jbd2:jbd2_start_commit tracepoint here")) << none.detail;
+}
+
+// No hook reads xfs's or btrfs's own logs: only their data and flushes are stitched, whatever
+// the kernel offers.
+TEST(Coverage, XfsAndBtrfsLogsAreNotUnderstood) {
+  FakeKernel kernel = kernel_6_1();
+  kernel.tracepoint("xfs", "xfs_log_force");
+  const Coverage c = coverage_on(kernel);
+  const CoverageRow& xfs = row(c.file_systems, "xfs");
+  EXPECT_EQ(xfs.status, CoverageStatus::Partial);
+  EXPECT_TRUE(says(xfs, "its log (xlog) is not understood")) << xfs.detail;
+  EXPECT_FALSE(says(xfs, "tracepoint here")) << xfs.detail;
+  const CoverageRow& btrfs = row(c.file_systems, "btrfs");
+  EXPECT_EQ(btrfs.status, CoverageStatus::Partial);
+  EXPECT_TRUE(says(btrfs, "no btrfs:btrfs_transaction_commit tracepoint here")) << btrfs.detail;
+  EXPECT_EQ(row(c.file_systems, "others").status, CoverageStatus::Partial);
+}
+
+TEST(Coverage, NothingIsTracedWhenARequiredHookIsMissing) {
+  const HookPlan plan = plan_hooks(kernel_5_10(), PlanOptions{});
+  ASSERT_FALSE(plan.runnable());
+  const Coverage c = coverage_of(plan, kernel_5_10());
+  for (const auto& r : c.write_paths) EXPECT_EQ(r.status, CoverageStatus::NotTraced) << r.what;
+  for (const auto& r : c.file_systems) EXPECT_EQ(r.status, CoverageStatus::NotTraced) << r.what;
+}
+
+TEST(Coverage, StatusNames) {
+  EXPECT_STREQ(coverage_status_name(CoverageStatus::Stitched), "stitched");
+  EXPECT_STREQ(coverage_status_name(CoverageStatus::Partial), "partial");
+  EXPECT_STREQ(coverage_status_name(CoverageStatus::NotTraced), "not traced");
+}
+
+// The summary's untraced_calls: every counted call with its count, zeros included; a call
+// without a counter is absent, not zero.
+TEST(Coverage, UntracedTallyHoldsOnlyTheCountedCalls) {
+  const HookPlan plan = plan_hooks(kernel_6_18(), PlanOptions{.failed = {"wp_count_fallocate"}});
+  UntracedCounts counts{};
+  counts[WP_UNTRACED_MSYNC] = 4;
+  counts[WP_UNTRACED_FALLOCATE] = 9;  // a stale value: its counter is not in the plan
+  const UntracedTally tally = untraced_tally(plan, counts);
+  EXPECT_EQ(tally.counts[WP_UNTRACED_FALLOCATE], 0u);
+  const auto named = untraced_by_name(tally);
+  EXPECT_EQ(named.size(), kUntracedCalls.size() - 1);
+  EXPECT_EQ(named.count("fallocate"), 0u);
+  EXPECT_EQ(named.at("msync"), 4u);
+  EXPECT_EQ(named.at("io_uring_enter"), 0u);
+  EXPECT_EQ(named.at("sendfile"), 0u);
+  EXPECT_TRUE(untraced_by_name(UntracedTally{}).empty());
+}
+
+}  // namespace
+}  // namespace wp

@@ -1,0 +1,227 @@
+#include "probe/coverage.h"
+
+#include <fmt/format.h>
+
+#include <utility>
+
+namespace wp {
+namespace {
+
+// A way of writing a file that no hook stitches: the counters that at least count its calls
+// (names of kUntracedCalls), the kernel's own tracepoints a hook for it could attach to, and
+// what a trace misses of it.
+struct UnstitchedPath {
+  const char* what;
+  std::vector<const char*> counted_by;
+  std::vector<std::pair<const char*, const char*>> kernel_tracepoints;  // (category, event)
+  const char* missed;
+};
+
+const std::vector<UnstitchedPath>& unstitched_paths() {
+  static const std::vector<UnstitchedPath> paths = {
+      // io_uring_submit_req replaced io_uring_submit_sqe in 5.19.
+      {"io_uring write/fsync ops",
+       {"io_uring_enter"},
+       {{"io_uring", "io_uring_submit_req"}, {"io_uring", "io_uring_submit_sqe"}},
+       "ops reach the file from the ring, not a write syscall (an SQPOLL ring makes no "
+       "io_uring_enter call to count)"},
+      {"Linux AIO io_submit", {"io_submit"}, {}, "iocbs reach the file from io_submit"},
+      {"mmap stores + msync",
+       {"msync"},
+       {},
+       "stores dirty pages without a syscall; msync's writeback is tied to no write"},
+      {"copy_file_range", {"copy_file_range"}, {}, "the kernel copies (or reflinks) the data"},
+      {"sendfile/splice into a file",
+       {"sendfile", "splice"},
+       {},
+       "the kernel moves the data from the pipe or file"},
+      {"fallocate", {"fallocate"}, {}, "zeroing and preallocation write no data through a write"},
+  };
+  return paths;
+}
+
+// A file system and what the trace understands of its own writes: the hook layer that reads
+// its journal (nullptr: none), a tracepoint of its own (tells whether it is in this kernel),
+// and what a trace misses without such a layer.
+struct FileSystemDef {
+  const char* what;
+  const char* journal_layer;
+  std::pair<const char*, const char*> own_tracepoint;  // (nullptr, nullptr): none
+  const char* missed;
+};
+
+const std::vector<FileSystemDef>& file_systems() {
+  static const std::vector<FileSystemDef> defs = {
+      {"ext4 (jbd2)",
+       "journal",
+       {"jbd2", "jbd2_start_commit"},
+       "jbd2 commits are not seen: their time counts as other"},
+      {"xfs",
+       nullptr,
+       {"xfs", "xfs_log_force"},
+       "its log (xlog) is not understood: log writes count as data-io or other"},
+      {"btrfs",
+       nullptr,
+       {"btrfs", "btrfs_transaction_commit"},
+       "its transaction and log-tree commits are not understood: their writes count as data-io "
+       "or other"},
+      {"others",
+       nullptr,
+       {nullptr, nullptr},
+       "page cache and block layer only: a journal of their own is not understood"},
+  };
+  return defs;
+}
+
+bool plans(const HookPlan& plan, const std::string& program) {
+  return plan.programs().count(program) > 0;
+}
+
+const HookChoice* choice_of(const HookPlan& plan, const std::string& hook) {
+  for (const auto& c : plan.choices)
+    if (c.hook->name == hook) return &c;
+  return nullptr;
+}
+
+bool hook_chosen(const HookPlan& plan, const std::string& hook) {
+  const HookChoice* c = choice_of(plan, hook);
+  return c && c->variant;
+}
+
+std::string counter_program(const std::string& call) {
+  return "wp_count_" + call;
+}
+
+// How the plan serves a traced syscall, or "" when it does not.
+std::string served_by(const HookPlan& plan, std::size_t slot) {
+  const SyscallSlot& s = kSyscallSlots[slot];
+  if (s.vfs && plans(plan, s.is_write ? "wp_vfs_write_enter" : "wp_vfs_fsync_enter"))
+    return s.is_write ? "fentry/fexit vfs_write" : "fentry/fexit vfs_fsync_range";
+  if (plan.raw_syscall_slots() & (1u << slot)) return "tp_btf raw_syscalls:sys_enter/sys_exit";
+  const std::string name = s.name;
+  if (plans(plan, "wp_enter_" + name) && plans(plan, "wp_exit_" + name))
+    return fmt::format("tracepoints syscalls:sys_enter/sys_exit_{}", name);
+  return "";
+}
+
+// Why the trace as a whole stitches nothing ("" when it runs), or what every buffered write
+// lacks.
+constexpr const char* kNotRunnable = "a required hook has no variant here: tracing cannot run";
+constexpr const char* kNoDirtyHook =
+    "no page-dirtied hook: buffered writes are not followed to the disk";
+
+std::vector<CoverageRow> syscall_rows(const HookPlan& plan) {
+  std::vector<CoverageRow> rows;
+  const bool dirty = hook_chosen(plan, "page dirtied");
+  for (std::size_t slot = 0; slot < kSyscallSlots.size(); ++slot) {
+    const SyscallSlot& s = kSyscallSlots[slot];
+    CoverageRow row{s.name, CoverageStatus::NotTraced, ""};
+    const std::string via = served_by(plan, slot);
+    if (!plan.runnable()) {
+      row.detail = kNotRunnable;
+    } else if (via.empty()) {
+      row.detail = "no hook serves it here (see hooks)";
+    } else if (s.is_write && !dirty) {
+      row.status = CoverageStatus::Partial;
+      row.detail = fmt::format("{}; {}", via, kNoDirtyHook);
+    } else {
+      row.status = CoverageStatus::Stitched;
+      row.detail = via;
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::string joined(const std::vector<std::string>& parts) {
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+CoverageRow unstitched_row(const UnstitchedPath& path, const HookPlan& plan,
+                           const KernelFacts& facts) {
+  std::vector<std::string> counted, uncounted;
+  for (const char* call : path.counted_by)
+    (plans(plan, counter_program(call)) ? counted : uncounted).push_back(call);
+  std::string detail = path.missed;
+  if (!counted.empty()) detail += fmt::format("; trace counts its calls ({})", joined(counted));
+  if (!uncounted.empty())
+    detail += fmt::format("; not even counted ({}: no counter attached)", joined(uncounted));
+  if (!path.kernel_tracepoints.empty()) {
+    std::vector<std::string> present;
+    for (const auto& [category, event] : path.kernel_tracepoints)
+      if (facts.tracepoint_exists(category, event))
+        present.push_back(fmt::format("{}:{}", category, event));
+    detail += present.empty()
+                  ? fmt::format("; this kernel has no {} tracepoints",
+                                path.kernel_tracepoints.front().first)
+                  : fmt::format("; this kernel has {}, no hook uses it yet", joined(present));
+  }
+  return {path.what, CoverageStatus::NotTraced, detail};
+}
+
+CoverageRow file_system_row(const FileSystemDef& fs, const HookPlan& plan,
+                            const KernelFacts& facts) {
+  CoverageRow row{fs.what, CoverageStatus::NotTraced, ""};
+  if (!plan.runnable()) {
+    row.detail = kNotRunnable;
+    return row;
+  }
+  const auto [category, event] = fs.own_tracepoint;
+  const bool in_kernel = !category || facts.tracepoint_exists(category, event);
+  std::vector<std::string> journal_hooks, missing;
+  if (fs.journal_layer)
+    for (const auto& c : plan.choices)
+      if (c.hook->layer == fs.journal_layer)
+        (c.variant ? journal_hooks : missing).push_back(c.hook->name);
+  std::vector<std::string> lacks;
+  if (!hook_chosen(plan, "page dirtied")) lacks.push_back(kNoDirtyHook);
+  if (fs.journal_layer && !journal_hooks.empty() && missing.empty()) {
+    row.status = lacks.empty() ? CoverageStatus::Stitched : CoverageStatus::Partial;
+    row.detail = "data, flushes and journal commits with their phases";
+  } else {
+    row.status = CoverageStatus::Partial;
+    row.detail = "data and flushes";
+    if (fs.journal_layer && !journal_hooks.empty())
+      lacks.push_back(fmt::format("no {} hook", joined(missing)));
+    else
+      lacks.push_back(fs.missed);
+  }
+  if (!in_kernel)
+    lacks.push_back(
+        fmt::format("no {}:{} tracepoint here (not built or not loaded)", category, event));
+  for (const auto& lack : lacks) row.detail += "; " + lack;
+  return row;
+}
+
+}  // namespace
+
+const char* coverage_status_name(CoverageStatus status) {
+  switch (status) {
+    case CoverageStatus::Stitched: return "stitched";
+    case CoverageStatus::Partial: return "partial";
+    case CoverageStatus::NotTraced: return "not traced";
+  }
+  return "?";
+}
+
+Coverage coverage_of(const HookPlan& plan, const KernelFacts& facts) {
+  Coverage out;
+  out.write_paths = syscall_rows(plan);
+  for (const auto& path : unstitched_paths())
+    out.write_paths.push_back(unstitched_row(path, plan, facts));
+  for (const auto& fs : file_systems())
+    out.file_systems.push_back(file_system_row(fs, plan, facts));
+  return out;
+}
+
+UntracedTally untraced_tally(const HookPlan& plan, const UntracedCounts& counts) {
+  UntracedTally tally;
+  for (std::size_t i = 0; i < kUntracedCalls.size(); ++i)
+    if (plans(plan, counter_program(kUntracedCalls[i].name))) {
+      tally.counted |= 1ull << i;
+      tally.counts[i] = counts[i];
+    }
+  return tally;
+}
+
+}  // namespace wp
