@@ -142,6 +142,7 @@ TEST(Coverage, XfsAndBtrfsLogsAreNotUnderstood) {
   const CoverageRow& btrfs = row(c.file_systems, "btrfs");
   EXPECT_EQ(btrfs.status, CoverageStatus::Partial);
   EXPECT_TRUE(says(btrfs, "no btrfs:btrfs_transaction_commit tracepoint here")) << btrfs.detail;
+  EXPECT_TRUE(says(btrfs, "anonymous device")) << btrfs.detail;
   EXPECT_EQ(row(c.file_systems, "others").status, CoverageStatus::Partial);
 }
 

@@ -64,7 +64,8 @@ const std::vector<FileSystemDef>& file_systems() {
        nullptr,
        {"btrfs", "btrfs_transaction_commit"},
        "its transaction and log-tree commits are not understood: their writes count as data-io "
-       "or other"},
+       "or other; items carry its anonymous device, so --file, --dev and flush attribution miss "
+       "them"},
       {"others",
        nullptr,
        {nullptr, nullptr},
