@@ -146,6 +146,10 @@ int BPF_PROG(wp_discard_folio, struct folio *folio)
 
 	if (!mapping || ((unsigned long)mapping & 1))
 		return 0;
+	/* Reclaim drops clean folios here all the time: the dirty tag is checked first, so they
+	 * cost the walk's first level and no inode reads. */
+	if (!wp_pagecache_dirty_marked(mapping, index))
+		return 0;
 	host = BPF_CORE_READ(mapping, host);
 	if (!host)
 		return 0;
@@ -154,8 +158,6 @@ int BPF_PROG(wp_discard_folio, struct folio *folio)
 	if (cfg_file_ino && (ino != cfg_file_ino || dev != cfg_file_dev))
 		return 0;
 	if (cfg_disk && wp_inode_disk(host) != cfg_disk && dev != cfg_disk)
-		return 0;
-	if (!wp_pagecache_dirty_marked(mapping, index))
 		return 0;
 	r = wp_reserve(sizeof(*r), WP_REC_DISCARD, WP_HOOK_DISCARD);
 	if (!r)

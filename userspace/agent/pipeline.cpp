@@ -69,7 +69,7 @@ void Pipeline::add_lost(const LostCounts& delta) {
   if (total) feed(LostEvent{last_ts_, total});
 }
 
-TraceSummary Pipeline::finish(Nanos duration_ns, std::string hint) {
+TraceSummary Pipeline::finish(Nanos duration_ns) {
   stitcher_.finish(emit_);
   TraceSummary summary;
   summary.events = decoder_.stats().records;
@@ -91,7 +91,7 @@ TraceSummary Pipeline::finish(Nanos duration_ns, std::string hint) {
   const LossReport loss = loss_report(summary.events, summary.lost, options_.live);
   summary.lost_share = loss.share;
   summary.lost_advice = loss.advice;
-  summary.hint = std::move(hint);
+  summary.hint = hint_;
   sink_.summary(summary);
   sink_.flush();
   return summary;

@@ -44,9 +44,10 @@ class Pipeline {
   void set_untraced_calls(std::map<std::string, std::uint64_t> counts) {
     untraced_calls_ = std::move(counts);
   }
-  // Ends the stream: pending timelines and the summary (with `hint`, if any) go to the sink.
-  // Returns the summary.
-  TraceSummary finish(Nanos duration_ns, std::string hint = {});
+  // What the trace likely missed and how to see it, for the summary ("" for nothing).
+  void set_hint(std::string hint) { hint_ = std::move(hint); }
+  // Ends the stream: pending timelines and the summary go to the sink. Returns the summary.
+  TraceSummary finish(Nanos duration_ns);
   const LostCounts& lost() const { return lost_; }
 
  private:
@@ -64,6 +65,7 @@ class Pipeline {
   SyncPhaseSummary sync_phases_;
   DirectIoSummary direct_io_;
   std::map<std::string, std::uint64_t> untraced_calls_;
+  std::string hint_;
 };
 
 }  // namespace wp

@@ -437,13 +437,11 @@ int run_trace(const TraceOptions& options) {
   // Read once the hooks are detached: the final counts, kept by a recording too.
   const UntracedTally untraced = untraced_tally(planned.plan, session->untraced_calls());
   if (recording) recording->untraced(untraced);
-  if (pipeline) pipeline->set_untraced_calls(untraced_by_name(untraced));
-  if (pipeline)
-    loss = loss_report(
-        pipeline->finish(duration, children_hint(options.pids, pids_with_children, pids_with_items))
-            .events,
-        lost_total, true);
-  else if (recording)
+  if (pipeline) {
+    pipeline->set_untraced_calls(untraced_by_name(untraced));
+    pipeline->set_hint(children_hint(options.pids, pids_with_children, pids_with_items));
+    loss = loss_report(pipeline->finish(duration).events, lost_total, true);
+  } else if (recording)
     loss = loss_report(recording->records(), lost_total, false);
   flush_outputs();
   if (child) child->reap(exit_code);

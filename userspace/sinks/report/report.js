@@ -46,6 +46,13 @@ function fmtCount(n) { return Number(n).toLocaleString('en-US'); }
 
 function plural(n, one, many) { return fmtCount(n) + ' ' + (Number(n) === 1 ? one : many); }
 
+// The hint above a chart of the slowest calls: what a bar is, and how many were left out.
+function slowestFirstHint(what, count, drawn, split) {
+  return what + ', slowest first' +
+      (count > drawn ? ' (the ' + drawn + ' slowest of ' + fmtCount(count) + ' drawn)' : '') +
+      '; the bar is the call\'s latency, ' + split + '.';
+}
+
 function pct(part, whole) { return whole > 0 ? (100 * part / whole).toFixed(0) + '%' : '–'; }
 
 // Tick values between a and b, about `count` of them, on a 1-2-5 grid.
@@ -496,10 +503,8 @@ function drawPhases() {
     hint.textContent = 'No fsync, fdatasync, sync_file_range or sync call was traced.';
     return;
   }
-  hint.textContent = 'One bar per sync call, slowest first' +
-      (syncs.length > MAX_ROWS ? ' (the ' + MAX_ROWS + ' slowest of ' + fmtCount(syncs.length) +
-                                 ' drawn)' : '') +
-      '; the bar is the call\'s latency, split into what it was waiting for.';
+  hint.textContent = slowestFirstHint('One bar per sync call', syncs.length, MAX_ROWS,
+                                      'split into what it was waiting for');
   namedLegend(document.getElementById('phase-legend'), PHASES, 'phase');
   var rows = syncs.slice(0, MAX_ROWS).map(function (d) {
     return {label: d.labels.start + ' · ' + d.syscall + ' · ' + d.comm + ' (thread ' + d.tid + ')',
@@ -550,10 +555,8 @@ function drawCauses() {
     return;
   }
   slow.sort(function (a, b) { return b.d.latency_ns - a.d.latency_ns; });
-  hint.textContent = 'One bar per call, slowest first' +
-      (slow.length > MAX_ROWS ? ' (the ' + MAX_ROWS + ' slowest of ' + fmtCount(slow.length) +
-                                ' drawn)' : '') +
-      '; the bar is the call\'s latency, split by what the thread was doing.';
+  hint.textContent = slowestFirstHint('One bar per call', slow.length, MAX_ROWS,
+                                      'split by what the thread was doing');
   namedLegend(document.getElementById('cause-legend'), CAUSES, 'cause');
   var rows = slow.slice(0, MAX_ROWS).map(function (it) {
     var d = it.d;
