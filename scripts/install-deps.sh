@@ -12,6 +12,8 @@ packages=(
   libgtest-dev googletest
   libprotobuf-dev protobuf-compiler  # the Perfetto sink's trace format (protoc at build)
   e2fsprogs util-linux  # mkfs.ext4, losetup for the scratch filesystems
+  xfsprogs btrfs-progs  # the xfs and btrfs scratch filesystems of the journal and device tests
+  fio strace python3    # independent counts for the write-path tests and scripts/coverage-matrix.sh
   qemu-system-x86 cpio file  # make vm-test: Debian 6.1 guest with an emulated NVMe disk
   chromium              # the HTML report's integration test renders it headless (no X needed)
   nodejs                # the HTML report page's script: syntax check and a stub-DOM test
