@@ -11,6 +11,7 @@ packages=(
   rapidjson-dev         # the JSON Lines sink's streaming writer (header-only)
   libgtest-dev googletest
   libprotobuf-dev protobuf-compiler  # the Perfetto sink's trace format (protoc at build)
+  liburing-dev          # kv-tier's io_uring engine (shared and static library)
   e2fsprogs util-linux  # mkfs.ext4, losetup for the scratch filesystems
   qemu-system-x86 cpio file  # make vm-test: Debian 6.1 guest with an emulated NVMe disk
   chromium              # the HTML report's integration test renders it headless (no X needed)
