@@ -31,6 +31,7 @@ class UringWriter {
   // next_buffer(), whichever reaps it).
   void drain();
 
+  unsigned in_flight() const { return in_flight_; }
   bool registered_buffers() const { return registered_; }
   // Submission to completion, one per completed write, in completion order.
   const std::vector<Nanos>& latencies() const { return latencies_; }
