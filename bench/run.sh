@@ -453,7 +453,7 @@ scenario_ratio() {  # NAME JQ_EXPR ARGS…: NAME's ratio, one run per round, med
 
 scenarios() {
   echo "== scenarios: SCENARIO_ROUNDS=$scenario_rounds runs of each"
-  local rows=() warm eager_time eager_bytes stall
+  local rows=() warm eager_time eager_bytes stall kv_pwrite kv_uring uring_gain
   warm=$(scenario_ratio cold-warm '.warm_over_cold' --size 256M)
   echo "cold-warm 256M: warm read / cold read throughput $(fmt_ratio "$warm")"
   rows+=("| cold-warm --size 256M | warm read throughput / cold | $(fmt_ratio "$warm") |")
@@ -466,6 +466,13 @@ scenarios() {
     --dirty-limit 4M --background 2M)
   echo "dirty-throttle: logger p99 / p50 $(fmt_ratio "$stall")"
   rows+=("| dirty-throttle --dirty-limit 4M --flood 256M | logger append p99 / p50 | $(fmt_ratio "$stall") |")
+  # kv-tier's engines on the same blocks: O_DIRECT write throughput through a ring of 16 over
+  # one pwrite a block (each figure the median of its own runs).
+  kv_pwrite=$(scenario_ratio kv-tier '.direct.write_mib_s' --blocks 256)
+  kv_uring=$(scenario_ratio kv-tier '.direct.write_mib_s' --blocks 256 --engine io_uring --iodepth 16)
+  uring_gain=$(ratio "$kv_uring" "$kv_pwrite")
+  echo "kv-tier 256×256k O_DIRECT: io_uring (iodepth 16) / pwrite write throughput $(fmt_ratio "$uring_gain")"
+  rows+=("| kv-tier --blocks 256 | O_DIRECT write MiB/s, --engine io_uring --iodepth 16 / pwrite | $(fmt_ratio "$uring_gain") |")
   {
     echo "### Scenarios (median of $scenario_rounds runs; each on its own scratch ext4)"
     echo

@@ -11,6 +11,7 @@ packages=(
   rapidjson-dev         # the JSON Lines sink's streaming writer (header-only)
   libgtest-dev googletest
   libprotobuf-dev protobuf-compiler  # the Perfetto sink's trace format (protoc at build)
+  liburing-dev          # kv-tier's io_uring engine (shared and static library)
   e2fsprogs util-linux  # mkfs.ext4, losetup for the scratch filesystems
   xfsprogs btrfs-progs  # the xfs and btrfs scratch filesystems of the journal and device tests
   fio strace python3    # independent counts for the write-path tests and scripts/coverage-matrix.sh

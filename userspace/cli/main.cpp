@@ -54,23 +54,11 @@ void apply_params(ScenarioCommand& cmd, const std::map<std::string, std::string>
   for (const auto& param : cmd.params) {
     const std::string& text = raw.at(param.flag);
     if (text.empty()) continue;
-    std::optional<std::uint64_t> value;
-    switch (param.kind) {
-      case wp::loadgen::ParamKind::Size: value = wp::parse_size(text); break;
-      case wp::loadgen::ParamKind::Duration: value = wp::parse_duration(text); break;
-      case wp::loadgen::ParamKind::Count:
-        if (text.find_first_not_of("0123456789") == std::string::npos && text.size() < 19)
-          value = std::stoull(text);
-        break;
-    }
-    if (!value || *value < param.min || *value > param.max)
+    const std::optional<std::uint64_t> value = wp::parse_param(param, text);
+    if (!value)
       throw wp::Failure(wp::kExitUsage,
-                        fmt::format("{} --{} {}: expected {} from {} to {}", cmd.scenario->name(),
-                                    param.flag, text,
-                                    param.kind == wp::loadgen::ParamKind::Size       ? "a size"
-                                    : param.kind == wp::loadgen::ParamKind::Duration ? "a duration"
-                                                                                     : "a count",
-                                    param.min, param.max));
+                        fmt::format("{} --{} {}: expected {}", cmd.scenario->name(), param.flag,
+                                    text, wp::param_expectation(param)));
     *param.value = *value;
     cmd.values.emplace_back(&param, text);
   }

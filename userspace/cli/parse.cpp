@@ -1,5 +1,8 @@
 #include "cli/parse.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 
@@ -55,6 +58,38 @@ std::optional<std::uint64_t> parse_size(const std::string& text) {
   double bytes = value * scale;
   if (bytes > 1.8e19 || bytes != std::floor(bytes)) return std::nullopt;
   return static_cast<std::uint64_t>(bytes);
+}
+
+std::optional<std::uint64_t> parse_param(const loadgen::Param& param, const std::string& text) {
+  std::optional<std::uint64_t> value;
+  switch (param.kind) {
+    case loadgen::ParamKind::Size: value = parse_size(text); break;
+    case loadgen::ParamKind::Duration: value = parse_duration(text); break;
+    case loadgen::ParamKind::Count:
+      if (!text.empty() && text.find_first_not_of("0123456789") == std::string::npos &&
+          text.size() < 19)
+        value = std::stoull(text);
+      break;
+    case loadgen::ParamKind::Choice: {
+      const auto it = std::find(param.choices.begin(), param.choices.end(), text);
+      if (it != param.choices.end()) value = static_cast<std::uint64_t>(it - param.choices.begin());
+      break;
+    }
+  }
+  if (!value || *value < param.min || *value > param.max) return std::nullopt;
+  return value;
+}
+
+std::string param_expectation(const loadgen::Param& param) {
+  switch (param.kind) {
+    case loadgen::ParamKind::Choice:
+      return fmt::format("one of {}", fmt::join(param.choices, ", "));
+    case loadgen::ParamKind::Size: return fmt::format("a size from {} to {}", param.min, param.max);
+    case loadgen::ParamKind::Duration:
+      return fmt::format("a duration from {} to {}", param.min, param.max);
+    case loadgen::ParamKind::Count: break;
+  }
+  return fmt::format("a count from {} to {}", param.min, param.max);
 }
 
 }  // namespace wp

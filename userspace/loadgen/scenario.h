@@ -17,6 +17,7 @@ enum class ParamKind {
   Count,     // a plain number: 200
   Size,      // bytes: 4k, 1M, 256MiB
   Duration,  // nanoseconds: 10ms, 5s
+  Choice,    // one of `choices` by name: io_uring; the value is its index
 };
 
 // One scenario option, e.g. --count. `value` points into the scenario and holds the default.
@@ -27,6 +28,7 @@ struct Param {
   std::uint64_t* value;
   std::uint64_t min;
   std::uint64_t max;
+  std::vector<std::string> choices = {};  // Choice only: the names, in index order
 };
 
 // What a scenario measured: figures (JSON, machine-readable) and the lines a person reads.

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "loadgen/scenario.h"
@@ -37,5 +38,9 @@ std::vector<std::string> explain_atomic_save(const loadgen::ScenarioResult& resu
                                              const std::vector<Timeline>& timelines);
 std::vector<std::string> explain_kv_tier(const loadgen::ScenarioResult& result,
                                          const std::vector<Timeline>& timelines);
+
+// Whether a write item's syscall name (the JSON "syscall") is an io_uring op: io_uring_write,
+// io_uring_write_fixed… (kv-tier's io_uring engine is explained from these items alone).
+bool is_io_uring_op(std::string_view syscall);
 
 }  // namespace wp::explain
