@@ -41,6 +41,7 @@ TEST(Coverage, ThisKernelStitchesTheTracedSyscallsAndCountsTheRest) {
   }
   EXPECT_TRUE(says(row(c.write_paths, "io_submit"), "one write per IOCB_CMD_PWRITE/PWRITEV iocb"));
   EXPECT_TRUE(says(row(c.write_paths, "msync"), "MS_ASYNC does no I/O"));
+  EXPECT_TRUE(says(row(c.write_paths, "pwritev2"), "RWF_* flags per call"));
   EXPECT_EQ(row(c.write_paths, "mmap stores").status, CoverageStatus::Stitched);
   for (const char* what :
        {"io_uring write/fsync ops", "copy_file_range", "sendfile/splice into a file", "fallocate"})

@@ -130,6 +130,8 @@ std::vector<CoverageRow> syscall_rows(const HookPlan& plan) {
           "bios shared out in iocb order; IOCB_CMD_FSYNC/FDSYNC are not followed",
           WP_AIO_MAX_IOCBS);
     }
+    if (s.syscall == Syscall::Pwritev2 && !via.empty())
+      row.detail += "; its RWF_* flags per call (RWF_DSYNC/RWF_SYNC/RWF_APPEND as the open flags)";
     if (s.syscall == Syscall::Msync && !via.empty())
       row.detail += "; the file is the mapping's at the start address (MS_ASYNC does no I/O)";
     rows.push_back(std::move(row));
