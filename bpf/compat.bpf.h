@@ -26,6 +26,12 @@ static __always_inline __u32 wp_mkdev(int major, int minor)
 #define WP_O_DSYNC 00010000
 #define WP_O_DIRECT 00040000
 #define WP_O___SYNC 04000000
+/* task_struct.flags: an io_uring worker thread (include/linux/sched.h, 0x10 since v5.12). */
+#define WP_PF_IO_WORKER 0x00000010
+/* msync(2) flags: asm-generic/mman-common.h (alpha, mips, parisc differ). */
+#define WP_MS_ASYNC 1
+#define WP_MS_INVALIDATE 2
+#define WP_MS_SYNC 4
 #define WP_S_IFMT 00170000
 #define WP_S_IFREG 0100000
 #define WP_S_IFBLK 0060000
@@ -36,6 +42,8 @@ static __always_inline __u32 wp_mkdev(int major, int minor)
  * the entry code saved it in is per architecture (x86: orig_ax; arm64 would be syscallno). */
 #if defined(__TARGET_ARCH_x86)
 #define wp_regs_syscall_nr(regs) ((long)(regs)->orig_ax)
+/* The sixth syscall argument (pwritev2's flags): libbpf has no PT_REGS_PARM6_SYSCALL. */
+#define wp_regs_syscall_arg6(regs) ((unsigned long)(regs)->r9)
 #else
 #error "writepath: add this architecture's saved syscall number register"
 #endif

@@ -70,6 +70,10 @@ struct wp_task_state {
 	__u64 ino;
 	__u64 pos;
 	__u64 count;
+	__u64 aio_iocbs; /* io_submit: the user's iocbpp array */
+	__u32 aio_nr;	 /* io_submit: how many iocbs it holds */
+	__u16 call_flags; /* enum wp_call_flags */
+	__u16 pad2;
 	__u32 pages_dirtied;
 	__u32 dirty_folios;
 	__u64 throttle_ns;
@@ -102,6 +106,41 @@ struct {
 	__type(key, int);
 	__type(value, struct wp_task_state);
 } task_state SEC(".maps") __weak;
+
+/* Whether the current thread passes the filters (-p, --comm, --children, --cgroup). */
+static __always_inline bool wp_comm_matches(void)
+{
+	char comm[WP_COMM_LEN];
+
+	bpf_get_current_comm(comm, sizeof(comm));
+	for (int i = 0; i < WP_COMM_LEN; i++) {
+		if (comm[i] != cfg_comm[i])
+			return false;
+		if (!comm[i])
+			break;
+	}
+	return true;
+}
+
+static __always_inline bool wp_task_traced(void)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	if (tgid == cfg_self_tgid)
+		return false;
+	if (cfg_comm_roots) {
+		if (!wp_comm_matches() && !bpf_map_lookup_elem(&traced_tgids, &tgid))
+			return false;
+	} else {
+		if (cfg_filter_tgid && !bpf_map_lookup_elem(&traced_tgids, &tgid))
+			return false;
+		if (cfg_filter_comm && !wp_comm_matches())
+			return false;
+	}
+	if (cfg_cgroup_id && bpf_get_current_cgroup_id() != cfg_cgroup_id)
+		return false;
+	return true;
+}
 
 /* Why the current thread is writing, for the bios it submits. */
 static __always_inline __u8 wp_current_why(void)

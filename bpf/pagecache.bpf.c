@@ -28,8 +28,44 @@ static __always_inline void wp_add_dirty(struct wp_task_state *st, __u32 pages)
 	st->dirty_folios += 1;
 }
 
+/* A traced thread dirtied a folio of a regular file outside any traced write: a store into a
+ * shared mapping (the write fault dirties the folio in the storing task, once per writeback
+ * cycle). One record per folio, so the stitcher can follow those pages to their writeback. */
+static __always_inline void wp_emit_mmap_dirty(struct folio *folio, struct address_space *mapping)
+{
+	struct wp_mmap_dirty_record *r;
+	struct inode *host;
+	__u64 ino;
+	__u32 dev;
+
+	/* io_uring's workers write for the ring's ops, not by storing into a mapping. */
+	if (!mapping || (bpf_get_current_task_btf()->flags & WP_PF_IO_WORKER) || !wp_task_traced())
+		return;
+	host = BPF_CORE_READ(mapping, host);
+	if (!host || (BPF_CORE_READ(host, i_mode) & WP_S_IFMT) != WP_S_IFREG)
+		return;
+	ino = BPF_CORE_READ(host, i_ino);
+	dev = wp_inode_dev(host);
+	if (cfg_file_ino && (ino != cfg_file_ino || dev != cfg_file_dev))
+		return;
+	if (cfg_disk && wp_inode_disk(host) != cfg_disk && dev != cfg_disk)
+		return;
+	r = wp_reserve(sizeof(*r), WP_REC_MMAP_DIRTY, WP_HOOK_MMAP_DIRTY);
+	if (!r)
+		return;
+	r->ino = ino;
+	r->index = BPF_CORE_READ(folio, index);
+	r->dev = dev;
+	r->pages = wp_folio_nr_pages(folio);
+	r->pid = bpf_get_current_pid_tgid() >> 32;
+	r->tid = wp_current_tid();
+	bpf_get_current_comm(r->comm, sizeof(r->comm));
+	wp_submit(r, sizeof(*r));
+}
+
 /* v5.17 (folio conversion) replaced writeback_dirty_page with writeback_dirty_folio. The
- * agent autoloads whichever the kernel's BTF has. */
+ * agent autoloads whichever the kernel's BTF has. Before it, stores into mappings are not
+ * followed (the page hook has no folio to read). */
 SEC("tp_btf/writeback_dirty_folio")
 int BPF_PROG(wp_dirty_folio, struct folio *folio, struct address_space *mapping)
 {
@@ -37,6 +73,8 @@ int BPF_PROG(wp_dirty_folio, struct folio *folio, struct address_space *mapping)
 
 	if (st)
 		wp_add_dirty(st, wp_folio_nr_pages(folio));
+	else
+		wp_emit_mmap_dirty(folio, mapping);
 	return 0;
 }
 

@@ -13,40 +13,6 @@
 #include "compat.bpf.h"
 #include "maps.bpf.h"
 
-static __always_inline bool wp_comm_matches(void)
-{
-	char comm[WP_COMM_LEN];
-
-	bpf_get_current_comm(comm, sizeof(comm));
-	for (int i = 0; i < WP_COMM_LEN; i++) {
-		if (comm[i] != cfg_comm[i])
-			return false;
-		if (!comm[i])
-			break;
-	}
-	return true;
-}
-
-static __always_inline bool wp_task_traced(void)
-{
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-
-	if (tgid == cfg_self_tgid)
-		return false;
-	if (cfg_comm_roots) {
-		if (!wp_comm_matches() && !bpf_map_lookup_elem(&traced_tgids, &tgid))
-			return false;
-	} else {
-		if (cfg_filter_tgid && !bpf_map_lookup_elem(&traced_tgids, &tgid))
-			return false;
-		if (cfg_filter_comm && !wp_comm_matches())
-			return false;
-	}
-	if (cfg_cgroup_id && bpf_get_current_cgroup_id() != cfg_cgroup_id)
-		return false;
-	return true;
-}
-
 /* What a thread's last traced fd resolved to. A loop writing to one fd then costs two reads
  * (the file pointer and its inode pointer) instead of a dozen; both pointers must match, so a
  * closed and reopened fd that landed on a recycled struct file still resolves afresh. */
@@ -83,10 +49,33 @@ static __always_inline bool wp_resolve_file(struct wp_task_state *st, struct fil
 	return true;
 }
 
+/* The file's open flags that matter to the write path (fcntl(F_SETFL) can flip O_DIRECT and
+ * O_APPEND: read on each call), with a call's RWF_* applied on top as the kernel applies them
+ * to the kiocb (kiocb_set_rw_flags): RWF_DSYNC is O_DSYNC for this call, RWF_SYNC O_SYNC,
+ * RWF_APPEND O_APPEND, RWF_NOAPPEND clears O_APPEND. */
+static __always_inline __u32 wp_file_flags(struct wp_task_state *st, struct file *file,
+					   __u16 call_flags)
+{
+	__u32 f_flags = BPF_CORE_READ(file, f_flags);
+	__u32 flags = st->cached_kind;
+
+	if (f_flags & WP_O_DIRECT)
+		flags |= WP_FILE_DIRECT;
+	if ((f_flags & WP_O_DSYNC) || (call_flags & (WP_CALL_RWF_DSYNC | WP_CALL_RWF_SYNC)))
+		flags |= WP_FILE_DSYNC;
+	if ((f_flags & WP_O___SYNC) == WP_O___SYNC || (call_flags & WP_CALL_RWF_SYNC))
+		flags |= WP_FILE_SYNC;
+	if (((f_flags & WP_O_APPEND) || (call_flags & WP_CALL_RWF_APPEND)) &&
+	    !(call_flags & WP_CALL_RWF_NOAPPEND))
+		flags |= WP_FILE_APPEND;
+	return flags;
+}
+
 /* Opens the thread's state for a syscall on `file`, which is `fd` (fd < 0: no file, e.g.
- * sync(2)); with `file` NULL and fd >= 0 the fd is looked up in the task's fd table. */
+ * sync(2), or a file not reached through an fd, msync(2)'s mapping); with `file` NULL and
+ * fd >= 0 the fd is looked up in the task's fd table. */
 static __always_inline int wp_enter_file(__u32 syscall, int fd, struct file *file, __u64 pos,
-					 __u64 count)
+					 __u64 count, __u16 call_flags)
 {
 	struct wp_task_state *st;
 
@@ -103,9 +92,7 @@ static __always_inline int wp_enter_file(__u32 syscall, int fd, struct file *fil
 	st->dev = 0;
 	st->ino = 0;
 	st->file_flags = 0;
-	if (fd >= 0) {
-		__u32 f_flags;
-
+	if (fd >= 0 || file) {
 		if (!file)
 			file = wp_task_file(fd);
 		if (!file)
@@ -115,18 +102,9 @@ static __always_inline int wp_enter_file(__u32 syscall, int fd, struct file *fil
 		st->file = (__u64)file;
 		st->dev = st->cached_dev;
 		st->ino = st->cached_ino;
-		/* fcntl(F_SETFL) can flip O_DIRECT and O_APPEND: read them on each call. */
-		f_flags = BPF_CORE_READ(file, f_flags);
-		st->file_flags = st->cached_kind;
-		if (f_flags & WP_O_DIRECT)
-			st->file_flags |= WP_FILE_DIRECT;
-		if (f_flags & WP_O_DSYNC)
-			st->file_flags |= WP_FILE_DSYNC;
-		if ((f_flags & WP_O___SYNC) == WP_O___SYNC)
-			st->file_flags |= WP_FILE_SYNC;
-		if (f_flags & WP_O_APPEND)
-			st->file_flags |= WP_FILE_APPEND;
+		st->file_flags = wp_file_flags(st, file, call_flags);
 	}
+	st->call_flags = call_flags;
 	st->syscall = syscall;
 	st->fd = fd;
 	st->pos = pos;
@@ -150,7 +128,7 @@ static __always_inline int wp_enter_file(__u32 syscall, int fd, struct file *fil
 
 static __always_inline int wp_enter(__u32 syscall, int fd, __u64 pos, __u64 count)
 {
-	return wp_enter_file(syscall, fd, NULL, pos, count);
+	return wp_enter_file(syscall, fd, NULL, pos, count, 0);
 }
 
 static __always_inline void wp_emit_causes(struct wp_task_state *st)
@@ -169,22 +147,13 @@ static __always_inline void wp_emit_causes(struct wp_task_state *st)
 	wp_submit(c, sizeof(*c));
 }
 
-static __always_inline int wp_exit(long ret)
+/* Emits one syscall record from the thread's state. */
+static __always_inline void wp_emit_call(struct wp_task_state *st, long ret)
 {
-	struct wp_task_state *st = wp_active_state();
-	struct wp_syscall_record *r;
-	__u64 latency;
+	struct wp_syscall_record *r = wp_reserve(sizeof(*r), WP_REC_SYSCALL, WP_HOOK_SYSCALL);
 
-	if (!st)
-		return 0;
-	latency = bpf_ktime_get_ns() - st->start_ns;
-	if (latency < cfg_min_latency_ns)
-		goto out;
-	if (cfg_causes_min_ns && latency >= cfg_causes_min_ns)
-		wp_emit_causes(st);
-	r = wp_reserve(sizeof(*r), WP_REC_SYSCALL, WP_HOOK_SYSCALL);
 	if (!r)
-		goto out;
+		return;
 	r->start_ns = st->start_ns;
 	r->pid = bpf_get_current_pid_tgid() >> 32;
 	r->tid = wp_current_tid();
@@ -193,6 +162,7 @@ static __always_inline int wp_exit(long ret)
 	r->fd = st->fd;
 	r->dev = st->dev;
 	r->file_flags = st->file_flags;
+	r->call_flags = st->call_flags;
 	r->ino = st->ino;
 	r->ret = ret;
 	r->count = st->count;
@@ -215,12 +185,109 @@ static __always_inline int wp_exit(long ret)
 	}
 	r->pages_dirtied = st->pages_dirtied;
 	r->dirty_folios = st->dirty_folios;
-	r->pad = 0;
 	r->pad2 = 0;
 	r->throttle_ns = st->throttle_ns;
 	r->throttle_events = st->throttle_events;
 	r->writeback_waits = st->writeback_waits;
 	wp_submit(r, sizeof(*r));
+}
+
+/* IOCB_CMD_* (uapi/linux/aio_abi.h, stable). */
+#define WP_IOCB_CMD_PWRITE 1
+#define WP_IOCB_CMD_PWRITEV 8
+
+static __always_inline __u64 wp_iov_bytes(const struct iovec *iov, unsigned long vlen);
+
+/* Reads the i-th iocb of an io_submit call; true when it is a write (PWRITE or PWRITEV). */
+static __always_inline bool wp_read_write_iocb(__u64 iocbpp, __u32 i, struct iocb *cb)
+{
+	__u64 ptr = 0;
+
+	if (bpf_probe_read_user(&ptr, sizeof(ptr), (const void *)(iocbpp + i * sizeof(__u64))) ||
+	    !ptr || bpf_probe_read_user(cb, sizeof(*cb), (const void *)ptr))
+		return false;
+	return cb->aio_lio_opcode == WP_IOCB_CMD_PWRITE ||
+	       cb->aio_lio_opcode == WP_IOCB_CMD_PWRITEV;
+}
+
+/* Points the thread's state at one write iocb: its file, offset, bytes and RWF_* flags. False
+ * when its file is not one the trace follows. */
+static __always_inline bool wp_state_from_iocb(struct wp_task_state *st, const struct iocb *cb,
+					       __u16 extra_flags)
+{
+	struct file *file = wp_task_file((int)cb->aio_fildes);
+	__u16 call_flags = (cb->aio_rw_flags & WP_CALL_RWF_MASK) | extra_flags;
+
+	if (!file || !wp_resolve_file(st, file) || !st->cached_kind)
+		return false;
+	if (cb->aio_lio_opcode == WP_IOCB_CMD_PWRITEV)
+		call_flags |= WP_CALL_AIO_VECTORED;
+	st->file = (__u64)file;
+	st->dev = st->cached_dev;
+	st->ino = st->cached_ino;
+	st->fd = (int)cb->aio_fildes;
+	st->file_flags = wp_file_flags(st, file, call_flags);
+	st->call_flags = call_flags;
+	st->pos = cb->aio_offset;
+	/* The iocb's offset is where the bytes go (with O_APPEND the kernel writes at i_size,
+	 * which a later iocb of the same call moves: the offset is then not exact). */
+	st->pos_exact = 1;
+	st->count = cb->aio_lio_opcode == WP_IOCB_CMD_PWRITEV
+			? wp_iov_bytes((const struct iovec *)cb->aio_buf, cb->aio_nbytes)
+			: cb->aio_nbytes;
+	return true;
+}
+
+/* io_submit: one record per write iocb the kernel took (its return value: how many), each
+ * with the call's window. The iocb's result comes later (io_getevents), so a record's ret is
+ * the bytes it asked for. Only the first record carries the call's page-cache counts (a
+ * buffered AIO write dirties its pages inside io_submit; the stitcher tracks each write's
+ * pages by its range, not by these counts). */
+static __always_inline void wp_emit_io_submit(struct wp_task_state *st, long ret)
+{
+	__u16 extra = st->aio_nr > WP_AIO_MAX_IOCBS ? WP_CALL_AIO_PAST_BOUND : 0;
+	bool first = true;
+
+	if (ret <= 0) { /* nothing submitted: one failed item, for the first write iocb */
+		if (st->file)
+			wp_emit_call(st, ret);
+		return;
+	}
+	for (__u32 i = 0; i < WP_AIO_MAX_IOCBS; i++) {
+		struct iocb cb;
+
+		if (i >= ret || i >= st->aio_nr)
+			break;
+		if (!wp_read_write_iocb(st->aio_iocbs, i, &cb) || !wp_state_from_iocb(st, &cb, extra))
+			continue;
+		wp_emit_call(st, (long)st->count);
+		if (first) {
+			first = false;
+			st->pages_dirtied = 0;
+			st->dirty_folios = 0;
+			st->throttle_ns = 0;
+			st->throttle_events = 0;
+			st->writeback_waits = 0;
+		}
+	}
+}
+
+static __always_inline int wp_exit(long ret)
+{
+	struct wp_task_state *st = wp_active_state();
+	__u64 latency;
+
+	if (!st)
+		return 0;
+	latency = bpf_ktime_get_ns() - st->start_ns;
+	if (latency < cfg_min_latency_ns)
+		goto out;
+	if (cfg_causes_min_ns && latency >= cfg_causes_min_ns)
+		wp_emit_causes(st);
+	if (st->syscall == WP_SYS_IO_SUBMIT)
+		wp_emit_io_submit(st, ret);
+	else
+		wp_emit_call(st, ret);
 out:
 	st->active = 0;
 	return 0;
@@ -276,9 +343,70 @@ static __always_inline __u32 wp_traced_syscall(long id)
 	return wp_syscall_in(id, cfg_raw_syscall_slots);
 }
 
-/* Dispatches one traced syscall's entry from its raw arguments. */
+/* msync(2) names memory, not a file: the file is the one mapped at `start` (the first
+ * mapping of the range; the kernel syncs each mapping's file in turn). */
+struct wp_mapped_file {
+	__u64 addr;
+	struct file *file;
+	__u64 pos; /* file offset of addr */
+};
+
+static long wp_vma_file(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct wp_mapped_file *m = data;
+
+	m->file = vma->vm_file;
+	m->pos = ((__u64)vma->vm_pgoff << WP_PAGE_SHIFT) + (m->addr - vma->vm_start);
+	return 0;
+}
+
+/* bpf_find_vma (v5.17) takes the mmap lock with a trylock: when another thread holds it the
+ * call has no file, and is assembled like sync(2), with every disk's flushes. */
+static __always_inline int wp_open_msync(unsigned long start, unsigned long len, int flags)
+{
+	struct wp_mapped_file m = {.addr = start};
+	__u16 call_flags = 0;
+
+	if (flags & WP_MS_ASYNC)
+		call_flags |= WP_CALL_MS_ASYNC;
+	if (flags & WP_MS_INVALIDATE)
+		call_flags |= WP_CALL_MS_INVALIDATE;
+	if (flags & WP_MS_SYNC)
+		call_flags |= WP_CALL_MS_SYNC;
+	bpf_find_vma(bpf_get_current_task_btf(), start, wp_vma_file, &m, 0);
+	return wp_enter_file(WP_SYS_MSYNC, -1, m.file, m.file ? m.pos : 0, len, call_flags);
+}
+
+/* io_submit(2): the state opens on the first write iocb's file (the filters apply to it);
+ * the exit emits one record per write iocb (wp_emit_io_submit). */
+static __always_inline int wp_open_io_submit(long nr, __u64 iocbpp)
+{
+	struct wp_task_state *st;
+	struct iocb cb;
+	__u32 i;
+
+	for (i = 0; i < WP_AIO_MAX_IOCBS; i++) {
+		if (i >= nr)
+			return 0;
+		if (wp_read_write_iocb(iocbpp, i, &cb))
+			break;
+	}
+	if (i == WP_AIO_MAX_IOCBS)
+		return 0;
+	wp_enter_file(WP_SYS_IO_SUBMIT, (int)cb.aio_fildes, NULL, cb.aio_offset, cb.aio_nbytes,
+		      cb.aio_rw_flags & WP_CALL_RWF_MASK);
+	st = wp_active_state();
+	if (st) {
+		st->aio_iocbs = iocbpp;
+		st->aio_nr = nr;
+		st->pos_exact = 1;
+	}
+	return 0;
+}
+
+/* Dispatches one traced syscall's entry from its raw arguments (a5: the sixth). */
 static __always_inline int wp_enter_args(__u32 syscall, unsigned long a0, unsigned long a1,
-					 unsigned long a2, unsigned long a3)
+					 unsigned long a2, unsigned long a3, unsigned long a5)
 {
 	switch (syscall) {
 	case WP_SYS_WRITE:
@@ -289,10 +417,18 @@ static __always_inline int wp_enter_args(__u32 syscall, unsigned long a0, unsign
 		return wp_enter(syscall, (int)a0, WP_AT_F_POS,
 				wp_iov_bytes((const struct iovec *)a1, a2));
 	case WP_SYS_PWRITEV:
-	case WP_SYS_PWRITEV2:
-		/* pos_l, pos_h: on 64-bit the whole offset is in pos_l; pwritev2 with -1 writes
-		 * at f_pos like writev. */
+		/* pos_l, pos_h: on 64-bit the whole offset is in pos_l. */
 		return wp_enter(syscall, (int)a0, a3, wp_iov_bytes((const struct iovec *)a1, a2));
+	case WP_SYS_PWRITEV2:
+		/* As pwritev; at offset -1 it writes at f_pos like writev. Its flags (a5) are
+		 * RWF_*, per call. */
+		return wp_enter_file(syscall, (int)a0, NULL, a3,
+				     wp_iov_bytes((const struct iovec *)a1, a2),
+				     a5 & WP_CALL_RWF_MASK);
+	case WP_SYS_IO_SUBMIT:
+		return wp_open_io_submit((long)a1, a2);
+	case WP_SYS_MSYNC:
+		return wp_open_msync(a0, a1, (int)a2);
 	case WP_SYS_SYNC_FILE_RANGE:
 		return wp_enter(syscall, (int)a0, a1, a2);
 	case WP_SYS_SYNC:
@@ -311,7 +447,8 @@ int BPF_PROG(wp_sys_enter, struct pt_regs *regs, long id)
 		return 0;
 	/* regs is BTF-typed here: plain loads, no probe reads. */
 	return wp_enter_args(syscall, PT_REGS_PARM1_SYSCALL(regs), PT_REGS_PARM2_SYSCALL(regs),
-			     PT_REGS_PARM3_SYSCALL(regs), PT_REGS_PARM4_SYSCALL(regs));
+			     PT_REGS_PARM3_SYSCALL(regs), PT_REGS_PARM4_SYSCALL(regs),
+			     wp_regs_syscall_arg6(regs));
 }
 
 SEC("tp_btf/sys_exit")
@@ -344,7 +481,8 @@ int BPF_PROG(wp_vfs_write_enter, struct file *file, const char *buf, size_t coun
 	if (!wp_syscall_is_write(syscall))
 		return 0;
 	/* The offset is settled at exit (*pos has moved by ret, O_APPEND included). */
-	return wp_enter_file(syscall, (int)PT_REGS_PARM1_SYSCALL(regs), file, WP_AT_F_POS, count);
+	return wp_enter_file(syscall, (int)PT_REGS_PARM1_SYSCALL(regs), file, WP_AT_F_POS, count,
+			     0);
 }
 
 SEC("fexit/vfs_write")
@@ -372,7 +510,7 @@ int BPF_PROG(wp_vfs_fsync_enter, struct file *file, loff_t start, loff_t end, in
 
 	if (!wp_syscall_is_sync(syscall))
 		return 0;
-	return wp_enter_file(syscall, (int)PT_REGS_PARM1_SYSCALL(regs), file, 0, 0);
+	return wp_enter_file(syscall, (int)PT_REGS_PARM1_SYSCALL(regs), file, 0, 0, 0);
 }
 
 SEC("fexit/vfs_fsync_range")
@@ -444,7 +582,7 @@ WP_UNTRACED_TABLE(WP_UNTRACED_COUNTER_)
 	int wp_enter_##name(struct trace_event_raw_sys_enter *ctx)                                 \
 	{                                                                                          \
 		return wp_enter_args(WP_SYS_##id, ctx->args[0], ctx->args[1], ctx->args[2],        \
-				     ctx->args[3]);                                                \
+				     ctx->args[3], ctx->args[5]);                                  \
 	}                                                                                          \
 	SEC("tracepoint/syscalls/sys_exit_" #name)                                                 \
 	int wp_exit_##name(struct trace_event_raw_sys_exit *ctx) { return wp_exit(ctx->ret); }

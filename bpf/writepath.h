@@ -69,6 +69,7 @@ enum wp_record_type {
 	WP_REC_NVME = 6,     /* an NVMe command set up or completed */
 	WP_REC_CAUSES = 7,   /* where a slow syscall's time went (only with --min-latency) */
 	WP_REC_DISCARD = 8,  /* a dirty folio left the page cache unwritten (truncate, unlink) */
+	WP_REC_MMAP_DIRTY = 10, /* a traced thread dirtied a file folio outside a write syscall */
 };
 
 /* Which hook lost a record (ring buffer full); indexes the lost_by_hook counters. */
@@ -82,7 +83,8 @@ enum wp_hook {
 	WP_HOOK_STATE = 6, /* no per-thread state could be allocated: a syscall went untraced */
 	WP_HOOK_CAUSES = 7,
 	WP_HOOK_DISCARD = 8,
-	WP_HOOK_COUNT = 9,
+	WP_HOOK_MMAP_DIRTY = 10,
+	WP_HOOK_COUNT = 11,
 };
 
 /*
@@ -108,7 +110,9 @@ enum wp_hook {
 	X(FDATASYNC, 17, fdatasync, Fdatasync, SYNC, 1)                                            \
 	X(SYNC_FILE_RANGE, 18, sync_file_range, SyncFileRange, SYNC, 0)                            \
 	X(SYNCFS, 19, syncfs, Syncfs, SYNC, 0)                                                     \
-	X(SYNC, 20, sync, Sync, SYNC, 0)
+	X(SYNC, 20, sync, Sync, SYNC, 0)                                                           \
+	X(IO_SUBMIT, 21, io_submit, IoSubmit, WRITE, 0)                                            \
+	X(MSYNC, 22, msync, Msync, SYNC, 0)
 
 enum wp_syscall_class {
 	WP_CLASS_WRITE = 1,
@@ -190,8 +194,6 @@ WP_HEADER_FN bool wp_syscall_uses_vfs(wp_u32 syscall)
  */
 #define WP_UNTRACED_TABLE(X)                                                                       \
 	X(IO_URING_ENTER, io_uring_enter, io_uring_enter, -1)                                      \
-	X(IO_SUBMIT, io_submit, io_submit, -1)                                                     \
-	X(MSYNC, msync, msync, -1)                                                                 \
 	X(COPY_FILE_RANGE, copy_file_range, copy_file_range, 2)                                    \
 	X(SENDFILE, sendfile, sendfile64, 0)                                                       \
 	X(SPLICE, splice, splice, 2)                                                               \
@@ -214,6 +216,34 @@ enum wp_file_flags {
 	WP_FILE_REGULAR = 1 << 4, /* S_ISREG(inode) */
 	WP_FILE_BLOCKDEV = 1 << 5,
 };
+
+/* A call's own flags argument, normalised. pwritev2's (and an iocb's aio_rw_flags) RWF_*
+ * are the uapi values (include/uapi/linux/fs.h, stable: never renumbered); msync's MS_* differ
+ * between architectures, so they are moved above them. RWF_DSYNC/RWF_SYNC/RWF_APPEND also set
+ * the matching WP_FILE_* flag for that call, as the kernel does for the kiocb. */
+enum wp_call_flags {
+	WP_CALL_RWF_HIPRI = 0x0001,
+	WP_CALL_RWF_DSYNC = 0x0002,
+	WP_CALL_RWF_SYNC = 0x0004,
+	WP_CALL_RWF_NOWAIT = 0x0008,
+	WP_CALL_RWF_APPEND = 0x0010,
+	WP_CALL_RWF_NOAPPEND = 0x0020,
+	WP_CALL_RWF_ATOMIC = 0x0040,
+	WP_CALL_RWF_DONTCACHE = 0x0080,
+	WP_CALL_RWF_MASK = 0x00ff,
+	WP_CALL_MS_ASYNC = 0x0100,
+	WP_CALL_MS_INVALIDATE = 0x0200,
+	WP_CALL_MS_SYNC = 0x0400,
+	/* io_submit: this item's iocb is IOCB_CMD_PWRITEV (else IOCB_CMD_PWRITE) */
+	WP_CALL_AIO_VECTORED = 0x0800,
+	/* io_submit: the call held more iocbs than are read (WP_AIO_MAX_IOCBS); those past the
+	 * bound have no item */
+	WP_CALL_AIO_PAST_BOUND = 0x1000,
+};
+
+/* io_submit: iocbs read per call. Each costs two user reads and an fd lookup at exit; the
+ * loop is unrolled by the verifier, so the bound is kept small. */
+#define WP_AIO_MAX_IOCBS 8
 
 /* Request/bio flags, normalised from the kernel's enum req_flag_bits (whose values move
  * between kernels) with CO-RE in bpf/compat.bpf.h. */
@@ -253,7 +283,7 @@ struct wp_syscall_record {
 	char comm[WP_COMM_LEN];
 	wp_u8 syscall;	  /* enum wp_syscall */
 	wp_u8 file_flags; /* enum wp_file_flags */
-	wp_u16 pad;
+	wp_u16 call_flags; /* enum wp_call_flags: the call's own flags argument */
 	wp_s32 fd;
 	wp_u32 dev;	      /* kernel dev_t (MAJOR << 20 | MINOR) of the file's superblock */
 	wp_u32 pages_dirtied; /* pages, not folios */
@@ -412,6 +442,21 @@ struct wp_discard_record {
 	wp_u32 pages; /* pages in the folio */
 };
 
+/* A folio of a regular file dirtied by a traced thread outside any traced write: a store
+ * into a shared mapping (the write fault dirties it in the storing task). One record per
+ * folio; a page is dirtied once per writeback cycle, so a region stored into again before
+ * it is written back costs nothing more. */
+struct wp_mmap_dirty_record {
+	struct wp_record_header h;
+	wp_u64 ino;
+	wp_u64 index; /* first page index in the file */
+	wp_u32 dev;   /* superblock dev_t, as in wp_syscall_record */
+	wp_u32 pages; /* pages in the folio */
+	wp_u32 pid;
+	wp_u32 tid;
+	char comm[WP_COMM_LEN];
+};
+
 WP_ASSERT_SIZE(struct wp_record_header, 16);
 /* 120 + the ring buffer's 8-byte header: two cache lines (see above). */
 WP_ASSERT_SIZE(struct wp_syscall_record, 120);
@@ -423,6 +468,7 @@ WP_ASSERT_SIZE(struct wp_journal_record, 32);
 WP_ASSERT_SIZE(struct wp_throttle_record, 72);
 WP_ASSERT_SIZE(struct wp_nvme_record, 56);
 WP_ASSERT_SIZE(struct wp_discard_record, 40);
+WP_ASSERT_SIZE(struct wp_mmap_dirty_record, 64);
 /* wp_syscall_record.syscall is one byte, and 0 there means no syscall. */
 #define WP_SYSCALL_FITS_(id, value, name, Name, cls, vfs)                                          \
 	WP_STATIC_ASSERT((value) > 0 && (value) <= 0xff, "WP_SYS_" #id " must fit in a byte");

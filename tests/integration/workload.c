@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/aio_abi.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -172,6 +174,90 @@ static int untraced_mix(const char* path, long fallocates, long copies, long msy
   return ok ? 0 : 1;
 }
 
+// `syncs` rounds of: a store into each of `pages` pages of a shared mapping of PATH, then
+// msync(MS_SYNC) of the whole mapping; then one MS_ASYNC msync after a last round of stores,
+// and an fsync, which finds nothing left to write.
+static int mmap_msync(const char* path, long pages, long syncs) {
+  const size_t page = 4096;
+  const size_t span = (size_t)pages * page;
+  int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0 || pages <= 0 || syncs <= 0 || ftruncate(fd, (off_t)span) != 0) return 1;
+  char* map = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  int ok = map != MAP_FAILED;
+  for (long s = 0; ok && s < syncs; s++) {
+    for (long i = 0; i < pages; i++) map[i * page + (size_t)s % page] = (char)('a' + s % 26);
+    ok = msync(map, span, MS_SYNC) == 0;
+  }
+  if (ok) {
+    map[0] = 'z';
+    ok = msync(map, span, MS_ASYNC) == 0 && fsync(fd) == 0;
+  }
+  if (map != MAP_FAILED) munmap(map, span);
+  close(fd);
+  if (!ok) fprintf(stderr, "wp_workload: mmap-msync: %s\n", strerror(errno));
+  return ok ? 0 : 1;
+}
+
+// COUNT buffered pwritev2(RWF_DSYNC) of one page each at consecutive offsets: each is
+// written and flushed inside its call, as with O_DSYNC.
+static int pwritev2_dsync(const char* path, long count) {
+  char data[4096];
+  memset(data, 'd', sizeof(data));
+  struct iovec one[1] = {{data, sizeof(data)}};
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) return 1;
+  int ok = 1;
+  for (long i = 0; ok && i < count; i++)
+    ok = pwritev2(fd, one, 1, (off_t)(i * sizeof(data)), RWF_DSYNC) == (ssize_t)sizeof(data);
+  close(fd);
+  if (!ok) fprintf(stderr, "wp_workload: pwritev2-dsync: %s\n", strerror(errno));
+  return ok ? 0 : 1;
+}
+
+// One io_submit(2) of COUNT O_DIRECT one-page writes (IOCB_CMD_PWRITE, consecutive offsets),
+// reaped with io_getevents(2); then one buffered IOCB_CMD_PWRITEV of two pages and an fsync.
+static int aio_batch(const char* path, long count) {
+  const size_t page = 4096;
+  aio_context_t ctx = 0;
+  if (count <= 0 || count > 64 || syscall(SYS_io_setup, 128, &ctx) != 0) return 1;
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_DIRECT, 0644);
+  int buffered = open(path, O_WRONLY);
+  void* buf = NULL;
+  if (fd < 0 || buffered < 0 || posix_memalign(&buf, page, 2 * page)) return 1;
+  memset(buf, 'a', 2 * page);
+  struct iocb cbs[64];
+  struct iocb* ptrs[64];
+  memset(cbs, 0, sizeof(cbs));
+  for (long i = 0; i < count; i++) {
+    cbs[i].aio_lio_opcode = IOCB_CMD_PWRITE;
+    cbs[i].aio_fildes = (unsigned)fd;
+    cbs[i].aio_buf = (unsigned long)buf;
+    cbs[i].aio_nbytes = page;
+    cbs[i].aio_offset = (long long)(i * page);
+    ptrs[i] = &cbs[i];
+  }
+  struct io_event events[64];
+  int ok = syscall(SYS_io_submit, ctx, count, ptrs) == count &&
+           syscall(SYS_io_getevents, ctx, count, count, events, NULL) == count;
+  for (long i = 0; ok && i < count; i++) ok = events[i].res == (long long)page;
+  struct iovec two[2] = {{buf, page}, {(char*)buf + page, page}};
+  struct iocb vec = {.aio_lio_opcode = IOCB_CMD_PWRITEV,
+                     .aio_fildes = (unsigned)buffered,
+                     .aio_buf = (unsigned long)two,
+                     .aio_nbytes = 2,
+                     .aio_offset = (long long)(count * page)};
+  struct iocb* one[1] = {&vec};
+  ok = ok && syscall(SYS_io_submit, ctx, 1, one) == 1 &&
+       syscall(SYS_io_getevents, ctx, 1, 1, events, NULL) == 1 &&
+       events[0].res == (long long)(2 * page) && fsync(buffered) == 0;
+  syscall(SYS_io_destroy, ctx);
+  close(buffered);
+  close(fd);
+  free(buf);
+  if (!ok) fprintf(stderr, "wp_workload: aio-batch: %s\n", strerror(errno));
+  return ok ? 0 : 1;
+}
+
 static int usage(void) {
   fprintf(stderr,
           "usage: wp_workload buffered-fsync|buffered|direct|direct-unaligned PATH COUNT [BS]\n"
@@ -179,7 +265,10 @@ static int usage(void) {
           "       wp_workload discard-mix PATH COUNT\n"
           "       wp_workload fork-tree DIR N COUNT EARLY [CHILD_EXE]\n"
 
-          "       wp_workload untraced-mix PATH FALLOCATES COPIES MSYNCS\n");
+          "       wp_workload untraced-mix PATH FALLOCATES COPIES MSYNCS\n"
+          "       wp_workload mmap-msync PATH PAGES SYNCS\n"
+          "       wp_workload pwritev2-dsync PATH COUNT\n"
+          "       wp_workload aio-batch PATH COUNT\n");
   return 2;
 }
 
@@ -191,6 +280,12 @@ int main(int argc, char** argv) {
   if (argc == 6 && strcmp(argv[1], "untraced-mix") == 0)
     return untraced_mix(argv[2], strtol(argv[3], NULL, 10), strtol(argv[4], NULL, 10),
                         strtol(argv[5], NULL, 10));
+  if (argc == 5 && strcmp(argv[1], "mmap-msync") == 0)
+    return mmap_msync(argv[2], strtol(argv[3], NULL, 10), strtol(argv[4], NULL, 10));
+  if (argc == 4 && strcmp(argv[1], "aio-batch") == 0)
+    return aio_batch(argv[2], strtol(argv[3], NULL, 10));
+  if (argc == 4 && strcmp(argv[1], "pwritev2-dsync") == 0)
+    return pwritev2_dsync(argv[2], strtol(argv[3], NULL, 10));
   if (argc < 4) return usage();
   const char* mode = argv[1];
   const char* path = argv[2];

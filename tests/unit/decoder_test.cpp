@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "writepath.h"
@@ -111,6 +112,49 @@ TEST(Decoder, RequestCompleteKeepsCompletedBytes) {
   EXPECT_EQ(rq.kind, RequestEventKind::Complete);
   EXPECT_EQ(rq.op, ReqOp::Flush);
   EXPECT_EQ(rq.bytes, 0u);
+}
+
+TEST(Decoder, MmapDirtyRecordBecomesMmapDirtyEvent) {
+  wp_mmap_dirty_record r{};
+  r.h = {WP_REC_MMAP_DIRTY, sizeof(r), WP_RECORD_VERSION, 1, 555};
+  r.dev = (7u << 20) | 1;
+  r.ino = 12;
+  r.index = 9;
+  r.pages = 1;
+  r.pid = 40;
+  r.tid = 41;
+  std::memcpy(r.comm, "storer", 7);
+  Decoder decoder;
+  auto event = decoder.decode(bytes_of(r));
+  ASSERT_TRUE(event);
+  const auto& d = std::get<MmapDirtyEvent>(*event);
+  EXPECT_EQ(d.ts, Nanos{555});
+  EXPECT_EQ(d.dev, make_dev(7, 1));
+  EXPECT_EQ(d.index, 9u);
+  EXPECT_EQ(d.pid, 40u);
+  EXPECT_EQ(d.tid, 41u);
+  EXPECT_EQ(d.comm, "storer");
+  r.pages = 0;
+  EXPECT_FALSE(decoder.decode(bytes_of(r)));
+  EXPECT_STREQ(hook_counter_name(WP_HOOK_MMAP_DIRTY), "mmap");
+}
+
+TEST(Decoder, SyscallRecordCarriesTheCallsFlags) {
+  wp_syscall_record r{};
+  r.h = {WP_REC_SYSCALL, sizeof(r), WP_RECORD_VERSION, 0, 2000};
+  r.start_ns = 1000;
+  r.syscall = WP_SYS_PWRITEV2;
+  r.call_flags = WP_CALL_RWF_DSYNC | WP_CALL_RWF_NOWAIT;
+  r.ret = 4096;
+  Decoder decoder;
+  auto event = decoder.decode(bytes_of(r));
+  ASSERT_TRUE(event);
+  const auto& call = std::get<SyscallEvent>(*event);
+  EXPECT_EQ(call.call_flags, call_flag::kRwfDsync | call_flag::kRwfNowait);
+  const std::vector<const char*> names = call_flag_names(call.call_flags);
+  EXPECT_EQ(std::vector<std::string>(names.begin(), names.end()),
+            (std::vector<std::string>{"RWF_DSYNC", "RWF_NOWAIT"}));
+  EXPECT_STREQ(call_name(call), "pwritev2");
 }
 
 TEST(Decoder, DiscardRecordBecomesDiscardEventAndEmptyOneIsMalformed) {

@@ -73,7 +73,7 @@ class FakeKernel final : public KernelFacts {
 inline FakeKernel with_classic_tracepoints() {
   FakeKernel k;
   for (const char* sc : {"write", "pwrite64", "writev", "pwritev", "pwritev2", "fsync", "fdatasync",
-                         "sync_file_range", "syncfs", "sync"}) {
+                         "sync_file_range", "syncfs", "sync", "io_submit", "msync"}) {
     k.tracepoint("syscalls", std::string("sys_enter_") + sc);
     k.tracepoint("syscalls", std::string("sys_exit_") + sc);
   }

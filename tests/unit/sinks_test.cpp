@@ -235,6 +235,26 @@ TEST(JsonSink, NumbersAreUnsignedIntegersAndFlagsAreBooleans) {
   EXPECT_TRUE(object["dev"].is_string());
 }
 
+TEST(JsonSink, CallFlagsAreNamedAndMmapStoresAreNamedMmap) {
+  WriteTimeline write = durable_write();
+  EXPECT_EQ(json_of(write)["call_flags"], json::array());
+  write.call.syscall = Syscall::Pwritev2;
+  write.call.call_flags = call_flag::kRwfDsync | call_flag::kRwfNowait;
+  EXPECT_EQ(json_of(write)["call_flags"], (json::array({"RWF_DSYNC", "RWF_NOWAIT"})));
+  EXPECT_EQ(json_of(write)["syscall"], "pwritev2");
+  write.call.call_flags = call_flag::kMmapStore;
+  write.call.fd = -1;
+  const json stores = json_of(write);
+  EXPECT_EQ(stores["syscall"], "mmap");
+  EXPECT_TRUE(stores["fd"].is_null());
+  EXPECT_EQ(stores["call_flags"], json::array());  // the marker is not a flag of a call
+  SyncTimeline sync = fsync_timeline();
+  sync.call.syscall = Syscall::Msync;
+  sync.call.call_flags = call_flag::kMsAsync;
+  EXPECT_EQ(json_of(sync)["syscall"], "msync");
+  EXPECT_EQ(json_of(sync)["call_flags"], json::array({"MS_ASYNC"}));
+}
+
 TEST(JsonSink, AbsentStagesAreNullNotMissing) {
   WriteTimeline write = dirty_write();
   RequestTimeline request = data_request();

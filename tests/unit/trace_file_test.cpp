@@ -77,7 +77,7 @@ TEST(TraceFileWriter, UntracedTallyRoundTrips) {
                     ("wp_trace_file_untraced_" + std::to_string(::getpid()) + ".wpt");
   UntracedTally tally;
   tally.counts[WP_UNTRACED_FALLOCATE] = 3;
-  tally.counted = (1ull << WP_UNTRACED_FALLOCATE) | (1ull << WP_UNTRACED_MSYNC);
+  tally.counted = (1ull << WP_UNTRACED_FALLOCATE) | (1ull << WP_UNTRACED_SPLICE);
   {
     TraceFileWriter writer(path.string(), TraceFileHeader{});
     writer.record(payload(64, 1));
@@ -94,7 +94,7 @@ TEST(TraceFileWriter, UntracedTallyRoundTrips) {
   UntracedTally back;
   std::memcpy(&back, frame->payload.data(), sizeof(back));
   EXPECT_EQ(untraced_by_name(back),
-            (std::map<std::string, std::uint64_t>{{"fallocate", 3}, {"msync", 0}}));
+            (std::map<std::string, std::uint64_t>{{"fallocate", 3}, {"splice", 0}}));
   EXPECT_FALSE(reader.next().has_value());
   EXPECT_TRUE(reader.warning().empty()) << reader.warning();
 }

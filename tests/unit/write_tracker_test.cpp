@@ -433,5 +433,143 @@ TEST_F(StitcherTest, FinishHandsPendingWritesOverInChunksInArrivalOrder) {
   EXPECT_EQ(writes().size(), 10u);
 }
 
+// ---- stores into a shared mapping, io_submit ----
+
+MmapDirtyEvent mmap_dirty(Nanos ts, std::uint64_t index, std::uint32_t pages = 1) {
+  MmapDirtyEvent ev;
+  ev.ts = ts;
+  ev.pid = kWriterTid;
+  ev.tid = kWriterTid;
+  ev.comm = "writer";
+  ev.dev = kPart;
+  ev.ino = kIno;
+  ev.index = index;
+  ev.pages = pages;
+  return ev;
+}
+
+TEST_F(StitcherTest, StoresIntoAMappingAreOneItemWrittenByTheBiosQueuedAfter) {
+  feed(page_bio(500, 0xb0, 1000, 3, 1));  // before any store: older contents
+  io(0x70, 1000, 4096, 550, 600);
+  feed(mmap_dirty(1000, 3));
+  feed(mmap_dirty(1100, 7));
+  feed(mmap_dirty(1200, 5));
+  feed(mmap_dirty(1300, 3));  // the same page again: still one page
+  EXPECT_TRUE(writes().empty());
+  // msync's writeback: two bios, pages 3 and 5..7.
+  feed(page_bio(2000, 0xb1, 3000, 3, 1, kWriterTid));
+  feed(page_bio(2010, 0xb2, 5000, 5, 3, kWriterTid));
+  io(0x71, 3000, 4096, 2050, 2100);
+  io(0x72, 5000, 3 * 4096, 2060, 2200);
+  flush(0xf1, 2300, 2400);
+  feed(sync_call(Syscall::Msync, 1900, 2500, kWriterTid));
+
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_STREQ(call_name(w[0].call), "mmap");
+  EXPECT_EQ(w[0].call.pid, kWriterTid);
+  EXPECT_EQ(w[0].call.start_ns, Nanos{1000});
+  EXPECT_EQ(w[0].call.end_ns, Nanos{1300});
+  EXPECT_EQ(w[0].call.pos, 3u * 4096);
+  EXPECT_EQ(w[0].pages, 3u);  // 3, 5 and 7: the hole at 4 and 6 is not counted
+  EXPECT_EQ(w[0].pages_pending, 0u);
+  EXPECT_EQ(w[0].state, WriteState::Durable);
+  EXPECT_EQ(w[0].written_ns, Nanos{2200});
+  EXPECT_EQ(w[0].durable_ns, Nanos{2400});
+  ASSERT_EQ(w[0].requests.size(), 2u);
+  auto s = syncs();
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].requests.size(), 2u);
+}
+
+TEST_F(StitcherTest, StoresAfterABioOfTheFileOpenANewMmapItem) {
+  feed(mmap_dirty(1000, 0));
+  feed(page_bio(2000, 0xb1, 3000, 0, 1, kWriterTid));
+  feed(mmap_dirty(2100, 1));  // after writeback of the file started
+  io(0x71, 3000, 4096, 2050, 2200);
+  flush(0xf1, 2300, 2400);
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].call.pos, 0u);
+  EXPECT_EQ(w[0].state, WriteState::Durable);
+  finish();
+  w = writes();
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_EQ(w[1].call.pos, 4096u);
+  EXPECT_EQ(w[1].state, WriteState::Dirty);
+  EXPECT_EQ(w[1].pages_pending, 1u);
+}
+
+TEST_F(StitcherTest, StoresOfTwoProcessesIntoOneFileAreTwoItems) {
+  feed(mmap_dirty(1000, 0));
+  MmapDirtyEvent other = mmap_dirty(1100, 1);
+  other.pid = other.tid = 300;
+  feed(other);
+  feed(page_bio(2000, 0xb1, 3000, 0, 2));
+  io(0x71, 3000, 2 * 4096, 2050, 2200);
+  flush(0xf1, 2300, 2400);
+  auto w = writes();
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_NE(w[0].call.pid, w[1].call.pid);
+  EXPECT_EQ(w[0].pages, 1u);
+  EXPECT_EQ(w[1].pages, 1u);
+}
+
+TEST_F(StitcherTest, IoSubmitDirectItemsShareTheCallsBiosInIocbOrder) {
+  feed(anon_bio(1100, 0xb1, 4096, 8192, kWriterTid));
+  feed(anon_bio(1200, 0xb2, 65536, 4096, kWriterTid));
+  io(0x71, 4096, 8192, 1150, 1800);
+  io(0x72, 65536, 4096, 1250, 1900);
+  flush(0xf1, 2000, 2100);
+  for (auto [pos, bytes] : {std::pair<std::uint64_t, std::int64_t>{0, 8192}, {65536, 4096}}) {
+    SyscallEvent call = write_call(1000, 1300, pos, bytes, 0);
+    call.syscall = Syscall::IoSubmit;
+    call.file_flags |= file_flag::kDirect;
+    feed(call);
+  }
+  auto w = writes();
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_EQ(w[0].pages, 2u);
+  ASSERT_EQ(w[0].requests.size(), 1u);
+  EXPECT_EQ(w[0].requests[0].sector, 4096u);
+  EXPECT_EQ(w[1].pages, 1u);
+  ASSERT_EQ(w[1].requests.size(), 1u);
+  EXPECT_EQ(w[1].requests[0].sector, 65536u);
+  EXPECT_EQ(w[1].state, WriteState::Durable);
+}
+
+TEST_F(StitcherTest, IoSubmitOfOneIocbCompletingAfterItsRecord) {
+  feed(anon_bio(1200, 0xb1, 4096, 4096, kWriterTid));
+  feed(issue(1250, 0x71, 4096, 4096));
+  SyscallEvent call = write_call(1000, 1300, 0, 4096, 0);
+  call.syscall = Syscall::IoSubmit;
+  call.file_flags |= file_flag::kDirect;
+  feed(call);
+  EXPECT_TRUE(writes().empty());
+  feed(complete(1800, 0x71, 4096, 4096));
+  flush(0xf1, 1900, 2000);
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].written_ns, Nanos{1800});
+  EXPECT_EQ(w[0].durable_ns, Nanos{2000});
+}
+
+TEST_F(StitcherTest, RwfDsyncWriteIsSyncForThatCall) {
+  SyscallEvent call = write_call(1000, 3000, 0, 4096, 1);
+  call.syscall = Syscall::Pwritev2;
+  call.call_flags = call_flag::kRwfDsync;
+  call.file_flags |= file_flag::kDsync;  // as the kernel side sets it for the call
+  feed(page_bio(1500, 0xb1, 3000, 0, 1, kWriterTid));
+  io(0x71, 3000, 4096, 1600, 1700);
+  flush(0xf1, 1800, 1900);
+  feed(call);
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_TRUE(w[0].sync);
+  EXPECT_EQ(w[0].call.call_flags, call_flag::kRwfDsync);
+  EXPECT_EQ(w[0].state, WriteState::Durable);
+  EXPECT_EQ(w[0].durable_ns, Nanos{1900});
+}
+
 }  // namespace
 }  // namespace wp::stitch_test

@@ -48,6 +48,7 @@ std::optional<Event> decode_syscall(std::span<const std::byte> bytes) {
   e.dev = r.dev;
   e.ino = r.ino;
   e.file_flags = r.file_flags;
+  e.call_flags = r.call_flags;
   e.ret = r.ret;
   e.pos = r.pos;
   e.count = r.count;
@@ -179,6 +180,21 @@ std::optional<Event> decode_discard(std::span<const std::byte> bytes) {
   return e;
 }
 
+std::optional<Event> decode_mmap_dirty(std::span<const std::byte> bytes) {
+  wp_mmap_dirty_record r;
+  if (!read_record(bytes, r) || r.pages == 0) return std::nullopt;
+  MmapDirtyEvent e;
+  e.ts = r.h.ts_ns;
+  e.pid = r.pid;
+  e.tid = r.tid;
+  e.comm = comm_string(r.comm);
+  e.dev = r.dev;
+  e.ino = r.ino;
+  e.index = r.index;
+  e.pages = r.pages;
+  return e;
+}
+
 }  // namespace
 
 const char* hook_counter_name(std::size_t hook) {
@@ -192,6 +208,7 @@ const char* hook_counter_name(std::size_t hook) {
     case WP_HOOK_STATE: return "thread-state";
     case WP_HOOK_CAUSES: return "causes";
     case WP_HOOK_DISCARD: return "discard";
+    case WP_HOOK_MMAP_DIRTY: return "mmap";
   }
   return "?";
 }
@@ -213,6 +230,7 @@ std::optional<Event> Decoder::decode(std::span<const std::byte> record) {
         case WP_REC_NVME: event = decode_nvme(bytes); break;
         case WP_REC_CAUSES: event = decode_causes(bytes); break;
         case WP_REC_DISCARD: event = decode_discard(bytes); break;
+        case WP_REC_MMAP_DIRTY: event = decode_mmap_dirty(bytes); break;
         default: break;
       }
     }

@@ -16,6 +16,29 @@ const char* submit_why_name(SubmitWhy why) {
   return "unknown";
 }
 
+std::vector<const char*> call_flag_names(std::uint32_t flags) {
+  static constexpr std::pair<std::uint32_t, const char*> kNames[] = {
+      {call_flag::kRwfHipri, "RWF_HIPRI"},
+      {call_flag::kRwfDsync, "RWF_DSYNC"},
+      {call_flag::kRwfSync, "RWF_SYNC"},
+      {call_flag::kRwfNowait, "RWF_NOWAIT"},
+      {call_flag::kRwfAppend, "RWF_APPEND"},
+      {call_flag::kRwfNoappend, "RWF_NOAPPEND"},
+      {call_flag::kRwfAtomic, "RWF_ATOMIC"},
+      {call_flag::kRwfDontcache, "RWF_DONTCACHE"},
+      {call_flag::kMsAsync, "MS_ASYNC"},
+      {call_flag::kMsInvalidate, "MS_INVALIDATE"},
+      {call_flag::kMsSync, "MS_SYNC"},
+      {call_flag::kAioVectored, "aio_vectored"},
+      {call_flag::kAioPastBound, "aio_past_bound"},
+  };
+  std::vector<const char*> names;
+  for (const auto& [bit, name] : kNames) {
+    if (flags & bit) names.push_back(name);
+  }
+  return names;
+}
+
 std::string dev_string(DevT dev) {
   return std::to_string(dev_major(dev)) + ":" + std::to_string(dev_minor(dev));
 }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "common/nanos.h"
 #include "decode/syscalls.h"
@@ -38,6 +39,28 @@ constexpr std::uint32_t kAppend = WP_FILE_APPEND;
 constexpr std::uint32_t kRegular = WP_FILE_REGULAR;
 constexpr std::uint32_t kBlockDev = WP_FILE_BLOCKDEV;
 }  // namespace file_flag
+
+namespace call_flag {  // enum wp_call_flags: a call's own flags argument
+constexpr std::uint32_t kRwfHipri = WP_CALL_RWF_HIPRI;
+constexpr std::uint32_t kRwfDsync = WP_CALL_RWF_DSYNC;
+constexpr std::uint32_t kRwfSync = WP_CALL_RWF_SYNC;
+constexpr std::uint32_t kRwfNowait = WP_CALL_RWF_NOWAIT;
+constexpr std::uint32_t kRwfAppend = WP_CALL_RWF_APPEND;
+constexpr std::uint32_t kRwfNoappend = WP_CALL_RWF_NOAPPEND;
+constexpr std::uint32_t kRwfAtomic = WP_CALL_RWF_ATOMIC;
+constexpr std::uint32_t kRwfDontcache = WP_CALL_RWF_DONTCACHE;
+constexpr std::uint32_t kMsAsync = WP_CALL_MS_ASYNC;
+constexpr std::uint32_t kMsInvalidate = WP_CALL_MS_INVALIDATE;
+constexpr std::uint32_t kMsSync = WP_CALL_MS_SYNC;
+constexpr std::uint32_t kAioVectored = WP_CALL_AIO_VECTORED;
+constexpr std::uint32_t kAioPastBound = WP_CALL_AIO_PAST_BOUND;
+// Set by the stitcher, never by the kernel (records carry 16 bits): the item is the pages a
+// process dirtied by storing into a shared mapping, not a syscall.
+constexpr std::uint32_t kMmapStore = 1u << 16;
+}  // namespace call_flag
+
+// The names of a call's flags, in bit order: "RWF_DSYNC", "MS_SYNC", "aio_vectored", ...
+std::vector<const char*> call_flag_names(std::uint32_t flags);
 
 namespace req_flag {  // enum wp_req_flags
 constexpr std::uint32_t kFua = WP_REQ_FUA;
@@ -70,6 +93,7 @@ struct SyscallEvent {
   DevT dev = 0;  // the file's superblock device
   std::uint64_t ino = 0;
   std::uint32_t file_flags = 0;  // file_flag::*
+  std::uint32_t call_flags = 0;  // call_flag::*
   std::int64_t ret = 0;          // bytes written, or -errno
   std::uint64_t pos = 0;         // file offset of the first byte (writes)
   std::uint64_t count = 0;       // bytes asked for
@@ -79,6 +103,12 @@ struct SyscallEvent {
   std::uint32_t throttle_events = 0;
   std::uint32_t writeback_waits = 0;
 };
+
+// What an item is called in the outputs: its syscall's name, or "mmap" for the pages a
+// process stored into a shared mapping (call_flag::kMmapStore).
+inline const char* call_name(const SyscallEvent& call) {
+  return (call.call_flags & call_flag::kMmapStore) ? "mmap" : syscall_name(call.syscall);
+}
 
 struct Extent {
   std::uint64_t index = 0;  // page index in the file
@@ -217,6 +247,19 @@ struct DiscardEvent {
   std::uint32_t pages = 0;
 };
 
+// A traced thread dirtied a folio of a regular file outside any traced write: a store into a
+// shared mapping (once per writeback cycle of the folio).
+struct MmapDirtyEvent {
+  Nanos ts = 0;
+  std::uint32_t pid = 0;
+  std::uint32_t tid = 0;
+  std::string comm;
+  DevT dev = 0;  // the file's superblock device
+  std::uint64_t ino = 0;
+  std::uint64_t index = 0;  // first page index in the file
+  std::uint32_t pages = 0;
+};
+
 // Records were lost (ring buffer full) just before this point of the stream.
 struct LostEvent {
   Nanos ts = 0;
@@ -233,6 +276,6 @@ struct DeviceInfo {
 };
 
 using Event = std::variant<SyscallEvent, BioEvent, RequestEvent, JournalEvent, ThrottleEvent,
-                           NvmeEvent, LostEvent, CausesEvent, DiscardEvent>;
+                           NvmeEvent, LostEvent, CausesEvent, DiscardEvent, MmapDirtyEvent>;
 
 }  // namespace wp

@@ -25,11 +25,6 @@ const std::vector<UnstitchedPath>& unstitched_paths() {
        {{"io_uring", "io_uring_submit_req"}, {"io_uring", "io_uring_submit_sqe"}},
        "ops reach the file from the ring, not a write syscall (an SQPOLL ring makes no "
        "io_uring_enter call to count)"},
-      {"Linux AIO io_submit", {"io_submit"}, {}, "iocbs reach the file from io_submit"},
-      {"mmap stores + msync",
-       {"msync"},
-       {},
-       "stores dirty pages without a syscall; msync's writeback is tied to no write"},
       {"copy_file_range", {"copy_file_range"}, {}, "the kernel copies (or reflinks) the data"},
       {"sendfile/splice into a file",
        {"sendfile", "splice"},
@@ -129,9 +124,37 @@ std::vector<CoverageRow> syscall_rows(const HookPlan& plan) {
       row.status = CoverageStatus::Stitched;
       row.detail = via;
     }
+    if (s.syscall == Syscall::IoSubmit && !via.empty()) {
+      row.detail += fmt::format(
+          "; one write per IOCB_CMD_PWRITE/PWRITEV iocb (the first {} of a call), its O_DIRECT "
+          "bios shared out in iocb order; IOCB_CMD_FSYNC/FDSYNC are not followed",
+          WP_AIO_MAX_IOCBS);
+    }
+    if (s.syscall == Syscall::Pwritev2 && !via.empty())
+      row.detail += "; its RWF_* flags per call (RWF_DSYNC/RWF_SYNC/RWF_APPEND as the open flags)";
+    if (s.syscall == Syscall::Msync && !via.empty())
+      row.detail += "; the file is the mapping's at the start address (MS_ASYNC does no I/O)";
     rows.push_back(std::move(row));
   }
   return rows;
+}
+
+// Stores into a shared mapping dirty pages in a write fault, outside any syscall: only the
+// folio variant of the page-dirtied hook emits a record for them (writeback_dirty_page, before
+// v5.17, is not followed for stores).
+CoverageRow mmap_store_row(const HookPlan& plan) {
+  CoverageRow row{"mmap stores", CoverageStatus::NotTraced, ""};
+  if (!plan.runnable()) {
+    row.detail = kNotRunnable;
+  } else if (plans(plan, "wp_dirty_folio")) {
+    row.status = CoverageStatus::Stitched;
+    row.detail =
+        "tp_btf writeback_dirty_folio in the storing task: one write item per process, file "
+        "and writeback cycle, followed to msync's, fsync's or the flusher's requests";
+  } else {
+    row.detail = "no writeback_dirty_folio hook here: stores into mappings are not followed";
+  }
+  return row;
 }
 
 std::string joined(const std::vector<std::string>& parts) {
@@ -208,6 +231,7 @@ const char* coverage_status_name(CoverageStatus status) {
 Coverage coverage_of(const HookPlan& plan, const KernelFacts& facts) {
   Coverage out;
   out.write_paths = syscall_rows(plan);
+  out.write_paths.push_back(mmap_store_row(plan));
   for (const auto& path : unstitched_paths())
     out.write_paths.push_back(unstitched_row(path, plan, facts));
   for (const auto& fs : file_systems())

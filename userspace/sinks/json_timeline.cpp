@@ -82,8 +82,8 @@ void write_json(Emitter& e, const Fd& f) {
 // Who made the call, on which file: the first keys of every syscall object.
 void call_identity(Emitter& e, const char* type, const SyscallEvent& call) {
   e.fields(field("type", type), field("pid", call.pid), field("tid", call.tid),
-           field("comm", call.comm), field("syscall", syscall_name(call.syscall)),
-           field("fd", Fd{call.fd}), field("dev", DeviceOrNull{call.dev}), field("ino", call.ino));
+           field("comm", call.comm), field("syscall", call_name(call)), field("fd", Fd{call.fd}),
+           field("dev", DeviceOrNull{call.dev}), field("ino", call.ino));
 }
 
 void call_times(Emitter& e, const SyscallEvent& call) {
@@ -103,7 +103,8 @@ void write_json(Emitter& e, const WriteTimeline& write) {
   e.fields(field("offset", call.pos), field("bytes", bytes_written(call)),
            field("requested", call.count), field("ret", call.ret), field("error", Errno{call.ret}),
            field("direct", write.direct), field("sync", write.sync),
-           field("append", (call.file_flags & file_flag::kAppend) != 0));
+           field("append", (call.file_flags & file_flag::kAppend) != 0),
+           field("call_flags", call_flag_names(call.call_flags)));
   call_times(e, call);
   e.fields(field("pages_dirtied", call.pages_dirtied), field("throttled_ns", call.throttle_ns),
            field("throttle_events", call.throttle_events),
@@ -123,7 +124,8 @@ void write_json(Emitter& e, const SyncTimeline& sync) {
   call_identity(e, "fsync", call);
   call_times(e, call);
   // The segments say where each phase fell in time; the phases are their totals.
-  e.fields(field("ret", call.ret), field("error", Errno{call.ret}), field("phases", sync.phases),
+  e.fields(field("ret", call.ret), field("error", Errno{call.ret}),
+           field("call_flags", call_flag_names(call.call_flags)), field("phases", sync.phases),
            field("segments", sync.segments), field("requests", sync.requests),
            field("flushes", sync.flushes), field("journal_commits", sync.commits),
            field("incomplete", sync.incomplete), field("causes", sync.causes));

@@ -248,7 +248,7 @@ class PerfettoSink::Writer {
     slice.begin = call.start_ns;
     slice.end = call_end(call);
     const std::uint64_t bytes = call.ret > 0 ? static_cast<std::uint64_t>(call.ret) : call.count;
-    slice.name = std::string(syscall_name(call.syscall)) + " " + human_bytes(bytes);
+    slice.name = std::string(call_name(call)) + " " + human_bytes(bytes);
     slice.args.push_back({"dev", dev_string(call.dev)});
     slice.args.push_back({"ino", std::uint64_t{call.ino}});
     slice.args.push_back({"offset", std::uint64_t{call.pos}});
@@ -275,7 +275,7 @@ class PerfettoSink::Writer {
     Slice slice;
     slice.begin = start;
     slice.end = end;
-    slice.name = syscall_name(call.syscall);
+    slice.name = call_name(call);
     if (call.dev != 0) slice.args.push_back({"dev", dev_string(call.dev)});
     slice.args.push_back({"ino", std::uint64_t{call.ino}});
     slice.args.push_back({"ret", std::int64_t{call.ret}});

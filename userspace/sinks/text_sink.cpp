@@ -86,11 +86,13 @@ std::string plural(std::uint64_t n, std::string_view one, std::string_view many)
 
 // "pwrite64 pid 1234/1235 (dd) fd 3 dev 7:0 ino 12": what the call was and on which file.
 std::string call_identity(const SyscallEvent& call, const Painter& paint) {
-  std::string text = fmt::format("{} pid {}/{} ({})", paint.bold(syscall_name(call.syscall)),
-                                 call.pid, call.tid, printable_comm(call.comm));
+  std::string text = fmt::format("{} pid {}/{} ({})", paint.bold(call_name(call)), call.pid,
+                                 call.tid, printable_comm(call.comm));
   if (call.fd >= 0) text += fmt::format(" fd {}", call.fd);
   if (call.dev != 0) text += fmt::format(" dev {}", dev_string(call.dev));
   if (call.ino != 0) text += fmt::format(" ino {}", call.ino);
+  // The call's own flags (pwritev2's RWF_*, msync's MS_*), not the store marker.
+  for (const char* flag : call_flag_names(call.call_flags)) text += fmt::format(" {}", flag);
   return text;
 }
 
@@ -266,6 +268,11 @@ std::string format_sync(const SyncTimeline& sync, const Painter& paint) {
 
   std::string header = call_identity(call, paint);
   header += fmt::format("  latency {}", human_duration(latency_ns(call)));
+  // Since Linux 2.6.19 dirty shared pages are tracked by the page cache itself: MS_ASYNC
+  // starts no writeback at all (the flusher writes them later).
+  if ((call.call_flags & call_flag::kMsAsync) && !(call.call_flags & call_flag::kMsSync)) {
+    header += "  (MS_ASYNC: no I/O, the flusher writes the pages later)";
+  }
   if (call.ret < 0) {
     header += "  " + paint.red(fmt::format("FAILED {}", errno_name(static_cast<int>(call.ret))));
   }

@@ -112,6 +112,7 @@ struct Stitcher::State : stitch::BlockListener {
             if constexpr (std::is_same_v<T, CausesEvent>) calls.on_causes(ev);
             if constexpr (std::is_same_v<T, ThrottleEvent>) calls.on_throttle(ev);
             if constexpr (std::is_same_v<T, DiscardEvent>) writes.pages_discarded(ev);
+            if constexpr (std::is_same_v<T, MmapDirtyEvent>) writes.on_mmap_dirty(ev);
           }
         },
         event);

@@ -180,6 +180,7 @@ WriteTimeline WriteTracker::timeline_of(const Batch& b, Member& m) const {
   call.dev = b.dev;
   call.ino = b.ino;
   call.file_flags = b.file_flags;
+  call.call_flags = b.call_flags;
   call.ret = m.ret;
   call.pos = m.pos;
   call.count = m.count;
@@ -194,7 +195,10 @@ WriteTimeline WriteTracker::timeline_of(const Batch& b, Member& m) const {
   tl.sync = b.file_flags & (file_flag::kSync | file_flag::kDsync);
   tl.state = m.state;
   tl.incomplete = m.incomplete || (loss_.last() && *loss_.last() >= m.start_ns);
-  if (b.by_pages) {
+  if (b.call_flags & call_flag::kMmapStore) {
+    tl.pages = b.mmap_pages;
+    tl.pages_pending = m.pages_left;
+  } else if (b.by_pages) {
     tl.pages = m.last_page() - m.first_page() + 1;
     tl.pages_pending = m.pages_left;
   } else {
@@ -243,6 +247,10 @@ void WriteTracker::emit_member(BatchIt it, std::uint32_t index, Eviction evictio
   m.emitted = true;
   m.extras.reset();
   --pending_writes_;
+  if (b.call_flags & call_flag::kMmapStore) {
+    auto open = open_mmap_.find(MmapKey{b.pid, InodeKey{b.dev, b.ino}});
+    if (open != open_mmap_.end() && open->second == it->first) open_mmap_.erase(open);
+  }
   while (b.first_live < b.members.size() && b.members[b.first_live].emitted) ++b.first_live;
   if (--b.live == 0) {
     unindex(it->first, b);
@@ -311,6 +319,7 @@ WriteTracker::BatchIt WriteTracker::new_batch(const SyscallEvent& ev, Member m) 
   b.dev = ev.dev;
   b.ino = ev.ino;
   b.file_flags = ev.file_flags;
+  b.call_flags = ev.call_flags;
   b.open_at_bio = ~0ull;
   b.max_start = m.start_ns;
   b.members.push_back(std::move(m));
@@ -331,6 +340,7 @@ void WriteTracker::on_write(const SyscallEvent& ev, CallExtras extras) {
   auto it = new_batch(ev, member_of(ev, std::move(extras)));
   Batch& b = it->second;
   std::vector<std::shared_ptr<Bio>> bios = direct_bios(ev);
+  if (ev.syscall == Syscall::IoSubmit) bios = aio_share(ev, std::move(bios));
   if (!bios.empty()) {
     for (const auto& bio : bios) {
       const std::uint64_t pages = bio_pages(bio->ev);

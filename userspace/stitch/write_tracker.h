@@ -128,6 +128,8 @@ struct Batch {
   DevT dev = 0;
   std::uint64_t ino = 0;
   std::uint32_t file_flags = 0;
+  std::uint32_t call_flags = 0;   // call_flag::*; kMmapStore: a process's stores into a mapping
+  std::uint64_t mmap_pages = 0;   // kMmapStore: the pages it dirtied (its span may have holes)
   bool by_pages = false;          // tracked by page range (buffered, or O_DIRECT fallen back to it)
   bool indexed = false;           // in its inode's batch list
   std::uint64_t open_at_bio = 0;  // the inode's bio count when it opened; ~0: closed
@@ -147,7 +149,7 @@ struct Batch {
 
   bool same_writer(const SyscallEvent& ev) const {
     return pid == ev.pid && tid == ev.tid && fd == ev.fd && dev == ev.dev && ino == ev.ino &&
-           file_flags == ev.file_flags && comm == ev.comm;
+           file_flags == ev.file_flags && call_flags == ev.call_flags && comm == ev.comm;
   }
 };
 
@@ -164,6 +166,9 @@ class WriteTracker {
         emit_(std::move(emit)) {}
 
   void on_write(const SyscallEvent& ev, CallExtras extras);
+  // A traced thread dirtied file pages outside a write: they join its process's open mmap
+  // item of the file, or open one (write_tracker_mmap.cpp).
+  void on_mmap_dirty(const MmapDirtyEvent& ev);
   // A data request completed: `bio` is one of its bios.
   void bio_written(Bio& bio, const std::shared_ptr<Request>& r);
   // A dirty folio left the page cache unwritten: writes whose pending pages it held lose them;
@@ -199,6 +204,9 @@ class WriteTracker {
                    std::optional<Nanos> discarded_ns = std::nullopt);
   void emit_failed(const SyscallEvent& ev, CallExtras extras);
   std::vector<std::shared_ptr<Bio>> direct_bios(const SyscallEvent& ev) const;
+  std::vector<std::shared_ptr<Bio>> aio_share(const SyscallEvent& ev,
+                                              std::vector<std::shared_ptr<Bio>> bios);
+  bool join_mmap_item(BatchId id, const MmapDirtyEvent& ev, std::uint64_t bio_seq);
   Member member_of(const SyscallEvent& ev, CallExtras extras);
   BatchIt new_batch(const SyscallEvent& ev, Member m);
   BatchIt joinable_batch(const FileWrites& file, const InodeBios* history, const SyscallEvent& ev);
@@ -215,6 +223,26 @@ class WriteTracker {
   std::size_t pending_writes_ = 0;    // live members of all batches
   std::map<BatchId, Batch> batches_;  // in creation order
   std::unordered_map<InodeKey, FileWrites, InodeKeyHash> files_;
+  // The open mmap item of each (process, file), by batch.
+  struct MmapKey {
+    std::uint32_t pid = 0;
+    InodeKey file;
+    bool operator==(const MmapKey&) const = default;
+  };
+  struct MmapKeyHash {
+    std::size_t operator()(const MmapKey& k) const {
+      return InodeKeyHash()(k.file) ^ (std::size_t{k.pid} * 0x9e3779b97f4a7c15ull);
+    }
+  };
+  std::unordered_map<MmapKey, BatchId, MmapKeyHash> open_mmap_;
+  // The io_submit call whose O_DIRECT items are taking their bios: one record per iocb
+  // arrives in a row, each with the call's window (aio_share).
+  struct AioCall {
+    std::uint32_t tid = 0;
+    Nanos start_ns = 0;
+    std::size_t bios_taken = 0;
+  };
+  AioCall aio_call_;
   // finish(): the arrival order of what was pending when it was first called, and how far it got.
   std::vector<std::tuple<std::uint64_t, BatchId, std::uint32_t>> finish_order_;
   std::size_t finish_next_ = 0;

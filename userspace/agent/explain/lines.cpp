@@ -8,7 +8,7 @@ namespace wp::explain {
 
 std::string fsync_phases_line(const SyncTimeline& sync) {
   std::string line =
-      fmt::format("{} {}", syscall_name(sync.call.syscall), human_duration(latency_ns(sync.call)));
+      fmt::format("{} {}", call_name(sync.call), human_duration(latency_ns(sync.call)));
   const char* separator = ":";
   for (const SyncPhaseInfo& phase : kSyncPhases) {
     line += fmt::format("{} {} {}", separator, phase.text_name,
