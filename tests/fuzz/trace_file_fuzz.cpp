@@ -21,13 +21,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     while (const auto next = frames.next()) {
       const wp::Frame& frame = *next;
       if (frame.kind == wp::FrameKind::Lost) {
-        wp::LostCounts delta{};
-        std::memcpy(delta.data(), frame.payload.data(), sizeof(delta));
-        pipeline.add_lost(delta);
-      } else if (frame.kind == wp::FrameKind::Untraced) {
-        wp::UntracedTally tally;
-        std::memcpy(&tally, frame.payload.data(), sizeof(tally));
-        pipeline.set_untraced_calls(wp::untraced_by_name(tally));
+        pipeline.add_lost(wp::lost_counts_of(frame.payload));
+      } else if (const auto untraced = wp::untraced_counts_of(frame)) {
+        pipeline.set_untraced_calls(*untraced);
       } else {
         pipeline.on_record(frame.payload);
       }

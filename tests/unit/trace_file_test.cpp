@@ -71,17 +71,15 @@ TEST(TraceFileWriter, FramesRoundTripThroughASmallBuffer) {
   EXPECT_EQ(frames[301].payload.size(), kMaxFramePayload);
 }
 
-// The untraced calls' tally, written once at the end of a recording, reads back whole.
-TEST(TraceFileWriter, UntracedTallyRoundTrips) {
+// The untraced calls' counts, written once at the end of a recording, read back by name.
+TEST(TraceFileWriter, UntracedCountsRoundTripByName) {
   const auto path = std::filesystem::temp_directory_path() /
                     ("wp_trace_file_untraced_" + std::to_string(::getpid()) + ".wpt");
-  UntracedTally tally;
-  tally.counts[WP_UNTRACED_FALLOCATE] = 3;
-  tally.counted = (1ull << WP_UNTRACED_FALLOCATE) | (1ull << WP_UNTRACED_SPLICE);
+  const UntracedByName counts{{"fallocate", 3}, {"splice", 0}, {"a_call_added_later", 7}};
   {
     TraceFileWriter writer(path.string(), TraceFileHeader{});
     writer.record(payload(64, 1));
-    writer.untraced(tally);
+    writer.untraced(counts);
   }
   TraceFileReader reader = TraceFileReader::open(path.string());
   std::filesystem::remove(path);
@@ -90,13 +88,57 @@ TEST(TraceFileWriter, UntracedTallyRoundTrips) {
   const auto frame = reader.next();
   ASSERT_TRUE(frame.has_value()) << reader.warning();
   ASSERT_EQ(frame->kind, FrameKind::Untraced);
-  ASSERT_EQ(frame->payload.size(), sizeof(UntracedTally));
-  UntracedTally back;
-  std::memcpy(&back, frame->payload.data(), sizeof(back));
-  EXPECT_EQ(untraced_by_name(back),
-            (std::map<std::string, std::uint64_t>{{"fallocate", 3}, {"splice", 0}}));
+  EXPECT_EQ(untraced_counts_of(*frame), counts);
   EXPECT_FALSE(reader.next().has_value());
   EXPECT_TRUE(reader.warning().empty()) << reader.warning();
+}
+
+namespace {
+// A file of one frame of `kind` holding `body`, as bytes.
+std::vector<std::byte> file_with_frame(FrameKind kind, const std::vector<std::byte>& body) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("wp_trace_file_frame_" + std::to_string(::getpid()) + ".wpt");
+  { TraceFileWriter writer(path.string(), TraceFileHeader{}); }
+  std::ifstream in(path, std::ios::binary);
+  std::vector<std::byte> bytes;
+  for (char c; in.get(c);) bytes.push_back(static_cast<std::byte>(c));
+  std::filesystem::remove(path);
+  const auto put_u32 = [&](std::uint32_t v) {
+    for (int i = 0; i < 4; ++i) bytes.push_back(static_cast<std::byte>(v >> (8 * i)));
+  };
+  put_u32(static_cast<std::uint32_t>(body.size()));
+  put_u32(static_cast<std::uint32_t>(kind));
+  bytes.insert(bytes.end(), body.begin(), body.end());
+  return bytes;
+}
+}  // namespace
+
+// Recordings made when the frame held raw counts of a fixed list of calls still read.
+TEST(TraceFileReader, FixedUntracedFrameOfOlderRecordingsReadsByName) {
+  std::vector<std::uint64_t> words(8, 0);
+  words[2] = 16;                         // msync
+  words[6] = 3;                          // fallocate
+  words[7] = (1u << 2) | (1u << 6) | 1;  // counted: msync, fallocate, io_uring_enter
+  std::vector<std::byte> body(words.size() * 8);
+  std::memcpy(body.data(), words.data(), body.size());
+  const auto bytes = file_with_frame(FrameKind::UntracedFixed, body);
+  TraceFileReader reader = TraceFileReader::parse(bytes);
+  ASSERT_TRUE(reader.error().empty()) << reader.error();
+  const auto frame = reader.next();
+  ASSERT_TRUE(frame.has_value()) << reader.warning();
+  EXPECT_EQ(untraced_counts_of(*frame),
+            (UntracedByName{{"fallocate", 3}, {"io_uring_enter", 0}, {"msync", 16}}));
+}
+
+// A named entry running past its frame is damage, not a count.
+TEST(TraceFileReader, UntracedFrameWithACutEntryIsDamaged) {
+  std::vector<std::byte> body{std::byte{5},   std::byte{'m'}, std::byte{'s'}, std::byte{'y'},
+                              std::byte{'n'}, std::byte{'c'}, std::byte{1}};
+  const auto bytes = file_with_frame(FrameKind::Untraced, body);
+  TraceFileReader reader = TraceFileReader::parse(bytes);
+  ASSERT_TRUE(reader.error().empty()) << reader.error();
+  EXPECT_FALSE(reader.next().has_value());
+  EXPECT_NE(reader.warning().find("damaged frame"), std::string::npos) << reader.warning();
 }
 
 TEST(TraceFileWriter, AFailedWriteIsReportedWithItsReason) {

@@ -62,10 +62,8 @@ int run_report(const ReportOptions& options) {
       pipeline.add_lost(lost_counts_of(frame.payload));
       continue;
     }
-    if (frame.kind == FrameKind::Untraced) {
-      UntracedTally tally;
-      std::memcpy(&tally, frame.payload.data(), sizeof(tally));
-      pipeline.set_untraced_calls(untraced_by_name(tally));
+    if (const auto untraced = untraced_counts_of(frame)) {  // checked whole by the reader
+      pipeline.set_untraced_calls(*untraced);
       continue;
     }
     if (auto ts = record_time(frame.payload)) {

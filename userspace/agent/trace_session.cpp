@@ -436,7 +436,7 @@ int run_trace(const TraceOptions& options) {
   LossReport loss;
   // Read once the hooks are detached: the final counts, kept by a recording too.
   const UntracedTally untraced = untraced_tally(planned.plan, session->untraced_calls());
-  if (recording) recording->untraced(untraced);
+  if (recording) recording->untraced(untraced_by_name(untraced));
   if (pipeline) {
     pipeline->set_untraced_calls(untraced_by_name(untraced));
     pipeline->set_hint(children_hint(options.pids, pids_with_children, pids_with_items));

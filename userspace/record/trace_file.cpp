@@ -1,11 +1,14 @@
 #include "record/trace_file.h"
 
+#include <array>
+
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -151,8 +154,62 @@ void TraceFileWriter::lost(const LostCounts& delta) {
   frame(FrameKind::Lost, delta.data(), sizeof(delta));
 }
 
-void TraceFileWriter::untraced(const UntracedTally& tally) {
-  frame(FrameKind::Untraced, &tally, sizeof(tally));
+void TraceFileWriter::untraced(const UntracedByName& counts) {
+  std::vector<std::byte> payload;
+  for (const auto& [name, count] : counts) {
+    if (name.empty() || name.size() > 0xff) continue;  // cannot be framed; the table has none
+    payload.push_back(static_cast<std::byte>(name.size()));
+    const auto* chars = reinterpret_cast<const std::byte*>(name.data());
+    payload.insert(payload.end(), chars, chars + name.size());
+    std::byte bytes[sizeof(count)];
+    std::memcpy(bytes, &count, sizeof(count));
+    payload.insert(payload.end(), bytes, bytes + sizeof(count));
+  }
+  frame(FrameKind::Untraced, payload.data(), static_cast<std::uint32_t>(payload.size()));
+}
+
+namespace {
+
+// The calls a kind-3 frame counted, in its order: seven u64 counts, then a u64 whose bit i says
+// call i had a counter.
+constexpr std::array<const char*, 7> kLegacyUntracedCalls{
+    "io_uring_enter", "io_submit", "msync", "copy_file_range", "sendfile", "splice", "fallocate"};
+constexpr std::size_t kLegacyUntracedPayload = 8 * (kLegacyUntracedCalls.size() + 1);
+
+std::optional<UntracedByName> untraced_fixed_of(std::span<const std::byte> payload) {
+  if (payload.size() != kLegacyUntracedPayload) return std::nullopt;
+  std::array<std::uint64_t, kLegacyUntracedCalls.size() + 1> words;
+  std::memcpy(words.data(), payload.data(), payload.size());
+  UntracedByName out;
+  for (std::size_t i = 0; i < kLegacyUntracedCalls.size(); ++i)
+    if (words.back() & (1ull << i)) out[kLegacyUntracedCalls[i]] = words[i];
+  return out;
+}
+
+std::optional<UntracedByName> untraced_named_of(std::span<const std::byte> payload) {
+  UntracedByName out;
+  std::size_t at = 0;
+  while (at < payload.size()) {
+    const std::size_t length = std::to_integer<std::size_t>(payload[at]);
+    if (length == 0 || payload.size() - at - 1 < length + sizeof(std::uint64_t))
+      return std::nullopt;
+    std::string name(reinterpret_cast<const char*>(payload.data() + at + 1), length);
+    std::uint64_t count;
+    std::memcpy(&count, payload.data() + at + 1 + length, sizeof(count));
+    out[std::move(name)] = count;
+    at += 1 + length + sizeof(count);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<UntracedByName> untraced_counts_of(const Frame& frame) {
+  switch (frame.kind) {
+    case FrameKind::UntracedFixed: return untraced_fixed_of(frame.payload);
+    case FrameKind::Untraced: return untraced_named_of(frame.payload);
+    default: return std::nullopt;
+  }
 }
 
 void TraceFileWriter::flush() {
@@ -259,14 +316,20 @@ std::optional<Frame> TraceFileReader::next() {
   const bool known =
       kind == static_cast<std::uint32_t>(FrameKind::Record) ||
       (kind == static_cast<std::uint32_t>(FrameKind::Lost) && lost_frame_length_ok(length)) ||
-      (kind == static_cast<std::uint32_t>(FrameKind::Untraced) && length == sizeof(UntracedTally));
-  if (!known || length > kMaxFramePayload)
+      kind == static_cast<std::uint32_t>(FrameKind::UntracedFixed) ||
+      kind == static_cast<std::uint32_t>(FrameKind::Untraced);
+  const auto damaged = [&] {
     return stop(fmt::format("damaged frame at byte {}: kept the {} frames before it", offset_,
                             frames_read_));
+  };
+  if (!known || length > kMaxFramePayload) return damaged();
   if (!have(8 + std::size_t{length}))
     return stop(fmt::format("the file ends inside a frame after {} frames (recorder killed?)",
                             frames_read_));
   Frame frame{static_cast<FrameKind>(kind), std::span(buffer_.data() + begin_ + 8, length)};
+  if ((frame.kind == FrameKind::UntracedFixed || frame.kind == FrameKind::Untraced) &&
+      !untraced_counts_of(frame))
+    return damaged();
   begin_ += 8 + length;
   offset_ += 8 + length;
   ++frames_read_;

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -23,12 +24,20 @@
 namespace wp {
 
 constexpr std::uint32_t kTraceFileVersion = 1;
+
+// The untraced calls' counts by name (summary key untraced_calls).
+using UntracedByName = std::map<std::string, std::uint64_t>;
 constexpr std::uint32_t kMaxFramePayload = 1u << 20;
 
 enum class FrameKind : std::uint32_t {
-  Record = 1,    // one ring-buffer record (struct wp_*_record of bpf/writepath.h)
-  Lost = 2,      // LostCounts: records lost per hook since the previous Lost frame
-  Untraced = 3,  // UntracedTally: the untraced calls counted, once, at the end of the trace
+  Record = 1,  // one ring-buffer record (struct wp_*_record of bpf/writepath.h)
+  Lost = 2,    // LostCounts: records lost per hook since the previous Lost frame
+  // The untraced calls counted, once, at the end of the trace. Kind 3 held the counts of a
+  // fixed list of seven calls (kLegacyUntracedCalls in trace_file.cpp) as raw u64s; kind 4
+  // names each call, so the list can change without old files misreading: per counted call
+  // a u8 name length, the name, and its u64 count.
+  UntracedFixed = 3,
+  Untraced = 4,
 };
 
 // A Lost frame holds one u64 per hook (enum wp_hook) the recorder knew of: hooks are only
@@ -69,7 +78,7 @@ class TraceFileWriter {
 
   void record(std::span<const std::byte> bytes);
   void lost(const LostCounts& delta);
-  void untraced(const UntracedTally& tally);
+  void untraced(const UntracedByName& counts);
   // Writes out what is buffered.
   void flush();
   // False once a write failed; error() then says why (strerror text). Later frames are dropped.
@@ -95,6 +104,10 @@ struct Frame {
   FrameKind kind;
   std::span<const std::byte> payload;
 };
+
+// The untraced calls of an Untraced or UntracedFixed frame, by name (the counted ones, zeros
+// included); nullopt for a malformed payload or another kind of frame.
+std::optional<UntracedByName> untraced_counts_of(const Frame& frame);
 
 // Reads a trace file frame by frame, in constant memory whatever its length (a buffer of a
 // few MiB, refilled as frames are taken). Never throws on bad content: a foreign or corrupt file
