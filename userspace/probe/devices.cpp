@@ -77,7 +77,10 @@ std::vector<Mount> read_mounts(const std::string& mountinfo) {
 // devices is `source`.
 std::vector<std::string> btrfs_device_names(const std::string& source, const std::string& sysfs) {
   std::error_code ec;
-  const std::string name = fs::path(fs::canonical(source, ec)).filename().string();
+  // /dev/mapper/x → /dev/dm-0: sysfs names the device, not the link.
+  fs::path resolved = fs::canonical(source, ec);
+  if (ec) resolved = source;
+  const std::string name = resolved.filename().string();
   for (const auto& fsid : fs::directory_iterator(fs::path(sysfs) / "fs/btrfs", ec)) {
     std::vector<std::string> names;
     bool holds_source = false;
@@ -114,6 +117,7 @@ std::vector<FileSystemInfo> list_file_systems(const std::string& mountinfo,
             disk &&
             std::find(fs_info.disks.begin(), fs_info.disks.end(), *disk) == fs_info.disks.end())
           fs_info.disks.push_back(*disk);
+      std::sort(fs_info.disks.begin(), fs_info.disks.end());  // directory order is none
       out.push_back(std::move(fs_info));
       known = std::prev(out.end());
     }
