@@ -222,15 +222,38 @@ static __always_inline struct file *wp_task_file(int fd)
 	return file;
 }
 
-/* Superblock dev_t of an inode (the page cache of a block device file belongs to the bdev
- * inode, whose superblock is bdevfs: use its i_rdev there). */
-static __always_inline __u32 wp_inode_dev(struct inode *inode)
+/* Superblock dev_t of an inode's file system (the page cache of a block device file belongs
+ * to the bdev inode, whose superblock is bdevfs: use its i_rdev there). */
+static __always_inline __u32 wp_inode_fs_dev(struct inode *inode)
 {
 	__u32 mode = BPF_CORE_READ(inode, i_mode);
 
 	if ((mode & WP_S_IFMT) == WP_S_IFBLK)
 		return BPF_CORE_READ(inode, i_rdev);
 	return BPF_CORE_READ(inode, i_sb, s_dev);
+}
+
+#define WP_BTRFS_SUPER_MAGIC 0x9123683EUL
+
+/* The dev_t stat() reports for an inode, which --file compares and items carry. Everywhere
+ * but btrfs that is the superblock's. btrfs gives every subvolume (the top one included) an
+ * anonymous device of its own, BTRFS_I(inode)->root->anon_dev, which btrfs_getattr() reports
+ * (v6.1 and v6.18 alike); the superblock holds yet another. btrfs may be a module (Debian's
+ * 6.1): CO-RE then relocates against its BTF, and a kernel without btrfs never gets here. */
+static __always_inline __u32 wp_inode_dev(struct inode *inode)
+{
+	__u32 fs_dev = wp_inode_fs_dev(inode);
+
+	if (bpf_core_type_exists(struct btrfs_inode) &&
+	    BPF_CORE_READ(inode, i_sb, s_magic) == WP_BTRFS_SUPER_MAGIC) {
+		struct btrfs_inode *bi =
+		    (void *)inode - bpf_core_field_offset(struct btrfs_inode, vfs_inode);
+		__u32 anon = BPF_CORE_READ(bi, root, anon_dev);
+
+		if (anon)
+			return anon;
+	}
+	return fs_dev;
 }
 
 /* The disk under a superblock, for --dev filtering of syscalls (0 for tmpfs and friends). */

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Layer 4: jbd2 commits (ext4's journal). The commit thread is a kernel thread, so these are
- * never filtered by process; an fsync claims the commits on its device that overlap it.
+ * Layer 4: the file systems' journals. jbd2 commits (ext4's journal): the commit thread is a
+ * kernel thread, so these are never filtered by process; an fsync claims the commits on its
+ * device that overlap it. xfs's log: the forces of threads inside a traced sync call, and
+ * every log write (iclog) issued and completed on the traced disk.
  */
 #include "vmlinux.h"
 
@@ -47,6 +49,63 @@ int wp_jbd2_end_commit(struct trace_event_raw_jbd2_end_commit *ctx)
 {
 	return wp_emit_commit(BPF_CORE_READ(ctx, dev), BPF_CORE_READ(ctx, transaction),
 			      WP_JBD2_END);
+}
+
+/* Whether the current thread is inside a traced sync call: only its log forces matter. */
+static __always_inline bool wp_in_traced_sync(void)
+{
+	struct wp_task_state *st =
+	    bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), 0, 0);
+
+	return st && st->active && wp_syscall_is_sync(st->syscall);
+}
+
+static __always_inline int wp_emit_fs_log(__u32 dev, __u32 event, __u32 flags, __u64 lsn)
+{
+	struct wp_fs_log_record *r;
+
+	if (cfg_disk && dev != cfg_disk)
+		return 0;
+	r = wp_reserve(sizeof(*r), WP_REC_FS_LOG, WP_HOOK_FS_LOG);
+	if (!r)
+		return 0;
+	r->dev = dev;
+	r->tid = wp_current_tid();
+	r->event = event;
+	r->flags = flags;
+	r->lsn = lsn;
+	wp_submit(r, sizeof(*r));
+	return 0;
+}
+
+/* xfs_log_force_seq() and xfs_log_force() (fsync, sync_fs, the log worker) trace this first,
+ * before pushing the CIL and writing or waiting for the iclog. */
+SEC("tracepoint/xfs/xfs_log_force")
+int wp_xfs_log_force(struct trace_event_raw_xfs_log_force *ctx)
+{
+	if (!wp_in_traced_sync())
+		return 0;
+	return wp_emit_fs_log(BPF_CORE_READ(ctx, dev), WP_XFS_LOG_FORCE, 0,
+			      (__u64)BPF_CORE_READ(ctx, lsn));
+}
+
+/* xlog_sync(): an iclog is written (by whichever thread released it last). The XLOG_ICL_NEED_*
+ * flags say whether the write carries a PREFLUSH and FUA. */
+SEC("tracepoint/xfs/xlog_iclog_sync")
+int wp_xlog_iclog_sync(struct trace_event_raw_xlog_iclog_class *ctx)
+{
+	return wp_emit_fs_log(BPF_CORE_READ(ctx, dev), WP_XFS_ICLOG_SYNC,
+			      BPF_CORE_READ(ctx, flags) & (WP_ICLOG_NEED_FLUSH | WP_ICLOG_NEED_FUA),
+			      BPF_CORE_READ(ctx, lsn));
+}
+
+/* xlog_state_done_syncing(), from the log I/O completion worker: the iclog is on disk (its
+ * FUA done), and the waiters of xlog_wait_on_iclog() are woken. */
+SEC("tracepoint/xfs/xlog_iclog_sync_done")
+int wp_xlog_iclog_sync_done(struct trace_event_raw_xlog_iclog_class *ctx)
+{
+	return wp_emit_fs_log(BPF_CORE_READ(ctx, dev), WP_XFS_ICLOG_DONE, 0,
+			      BPF_CORE_READ(ctx, lsn));
 }
 
 char LICENSE[] SEC("license") = "GPL";

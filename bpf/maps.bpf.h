@@ -8,6 +8,7 @@
 
 #include <bpf/bpf_helpers.h>
 
+#include "compat.bpf.h"
 #include "writepath.h"
 
 /* Set by the agent before load (rodata). */
@@ -21,6 +22,10 @@ const volatile bool cfg_comm_roots __weak = false;
 const volatile char cfg_comm[WP_COMM_LEN] __weak = {};
 const volatile __u64 cfg_cgroup_id __weak = 0; /* 0: any cgroup */
 const volatile __u32 cfg_disk __weak = 0;      /* 0: any disk */
+/* With cfg_disk: the superblock devices of the file systems on that disk whose superblock is
+ * not the disk (btrfs: an anonymous device), so their files pass the disk filter. */
+#define WP_MAX_DISK_FS_DEVS 4
+const volatile __u32 cfg_disk_fs_devs[WP_MAX_DISK_FS_DEVS] __weak = {};
 const volatile __u32 cfg_file_dev __weak = 0;  /* with cfg_file_ino: one file only */
 const volatile __u64 cfg_file_ino __weak = 0;
 const volatile __u64 cfg_causes_min_ns __weak = 0; /* emit causes for calls at least this slow */
@@ -85,6 +90,8 @@ struct wp_task_state {
 	__u64 cached_ino;
 	__u32 cached_dev;
 	__u32 cached_kind; /* WP_FILE_REGULAR or WP_FILE_BLOCKDEV, 0 for anything else */
+	__u32 cached_fs_dev; /* its superblock's dev_t when that is not cached_dev, else 0 */
+	__u32 fs_dev;
 	bool cached_traced;
 	__u8 writeback_why; /* enum wp_why while a flusher thread runs writeback work, else 0 */
 	__u8 pos_exact;	    /* pos is the exact first byte written (set by fexit) */
@@ -207,5 +214,21 @@ static __always_inline void wp_submit(void *record, __u32 size)
 }
 
 static __always_inline __u32 wp_current_tid(void) { return (__u32)bpf_get_current_pid_tgid(); }
+
+/* Whether a file passes the --dev filter (cfg_disk): its superblock is on that disk, or it is
+ * a file system the agent found on that disk whose superblock has no block device (btrfs:
+ * s_bdev is NULL, the devices are the file system's own list), or it is the device itself. */
+static __always_inline bool wp_inode_on_filtered_disk(struct inode *inode, __u32 dev)
+{
+	__u32 fs_dev;
+
+	if (!cfg_disk || dev == cfg_disk || wp_inode_disk(inode) == cfg_disk)
+		return true;
+	fs_dev = wp_inode_fs_dev(inode);
+	for (int i = 0; i < WP_MAX_DISK_FS_DEVS; i++)
+		if (cfg_disk_fs_devs[i] && cfg_disk_fs_devs[i] == fs_dev)
+			return true;
+	return false;
+}
 
 #endif /* WRITEPATH_MAPS_BPF_H */

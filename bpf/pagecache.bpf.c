@@ -195,7 +195,7 @@ int BPF_PROG(wp_discard_folio, struct folio *folio)
 	dev = wp_inode_dev(host);
 	if (cfg_file_ino && (ino != cfg_file_ino || dev != cfg_file_dev))
 		return 0;
-	if (cfg_disk && wp_inode_disk(host) != cfg_disk && dev != cfg_disk)
+	if (!wp_inode_on_filtered_disk(host, dev))
 		return 0;
 	r = wp_reserve(sizeof(*r), WP_REC_DISCARD, WP_HOOK_DISCARD);
 	if (!r)

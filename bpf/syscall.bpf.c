@@ -40,10 +40,13 @@ static __always_inline bool wp_resolve_file(struct wp_task_state *st, struct fil
 	 * the bdev inode for a block device node. */
 	host = BPF_CORE_READ(file, f_mapping, host);
 	st->cached_dev = wp_inode_dev(host);
+	st->cached_fs_dev = wp_inode_fs_dev(host);
+	if (st->cached_fs_dev == st->cached_dev)
+		st->cached_fs_dev = 0;
 	st->cached_ino = BPF_CORE_READ(host, i_ino);
 	if (cfg_file_ino && (st->cached_ino != cfg_file_ino || st->cached_dev != cfg_file_dev))
 		return false;
-	if (cfg_disk && wp_inode_disk(host) != cfg_disk && st->cached_dev != cfg_disk)
+	if (!wp_inode_on_filtered_disk(host, st->cached_dev))
 		return false;
 	st->cached_traced = true;
 	return true;
@@ -90,6 +93,7 @@ static __always_inline int wp_enter_file(__u32 syscall, int fd, struct file *fil
 	st->active = 0;
 	st->file = 0;
 	st->dev = 0;
+	st->fs_dev = 0;
 	st->ino = 0;
 	st->file_flags = 0;
 	if (fd >= 0 || file) {
@@ -101,6 +105,7 @@ static __always_inline int wp_enter_file(__u32 syscall, int fd, struct file *fil
 			return 0;
 		st->file = (__u64)file;
 		st->dev = st->cached_dev;
+		st->fs_dev = st->cached_fs_dev;
 		st->ino = st->cached_ino;
 		st->file_flags = wp_file_flags(st, file, call_flags);
 	}
@@ -185,7 +190,7 @@ static __always_inline void wp_emit_call(struct wp_task_state *st, long ret)
 	}
 	r->pages_dirtied = st->pages_dirtied;
 	r->dirty_folios = st->dirty_folios;
-	r->pad2 = 0;
+	r->fs_dev = st->fs_dev;
 	r->throttle_ns = st->throttle_ns;
 	r->throttle_events = st->throttle_events;
 	r->writeback_waits = st->writeback_waits;

@@ -70,6 +70,7 @@ enum wp_record_type {
 	WP_REC_CAUSES = 7,   /* where a slow syscall's time went (only with --min-latency) */
 	WP_REC_DISCARD = 8,  /* a dirty folio left the page cache unwritten (truncate, unlink) */
 	WP_REC_MMAP_DIRTY = 10, /* a traced thread dirtied a file folio outside a write syscall */
+	WP_REC_FS_LOG = 11,  /* an xfs log force or log write (the journal of xfs) */
 };
 
 /* Which hook lost a record (ring buffer full); indexes the lost_by_hook counters. */
@@ -84,7 +85,8 @@ enum wp_hook {
 	WP_HOOK_CAUSES = 7,
 	WP_HOOK_DISCARD = 8,
 	WP_HOOK_MMAP_DIRTY = 10,
-	WP_HOOK_COUNT = 11,
+	WP_HOOK_FS_LOG = 11,
+	WP_HOOK_COUNT = 12,
 };
 
 /*
@@ -295,7 +297,9 @@ struct wp_syscall_record {
 	wp_u32 throttle_events;
 	wp_u32 writeback_waits; /* folio_wait_writeback inside the call */
 	wp_u32 dirty_folios;
-	wp_u32 pad2;
+	/* kernel dev_t of the file's superblock when it differs from dev (btrfs: dev is the
+	 * subvolume's anonymous device, as stat() says; this is the file system's), else 0. */
+	wp_u32 fs_dev;
 };
 
 /* Where a slow syscall's time went off CPU, emitted just before its wp_syscall_record (same
@@ -457,6 +461,31 @@ struct wp_mmap_dirty_record {
 	char comm[WP_COMM_LEN];
 };
 
+/* xfs's log (the journal of xfs): a sync's thread forcing the log, and the log writes (iclogs)
+ * being issued and completing. One record per event; forces only from threads inside a traced
+ * sync call, iclog events from any thread (the log write may be issued by the log worker or
+ * another thread's force, and always completes in a worker). */
+enum wp_fs_log_event {
+	WP_XFS_LOG_FORCE = 1,  /* xfs:xfs_log_force, by the forcing thread */
+	WP_XFS_ICLOG_SYNC = 2, /* xfs:xlog_iclog_sync, an iclog write issued by this thread */
+	WP_XFS_ICLOG_DONE = 3, /* xfs:xlog_iclog_sync_done, that write completed */
+};
+
+/* Flags of an iclog write (the kernel's XLOG_ICL_NEED_*, stable since v5.14). */
+enum wp_iclog_flags {
+	WP_ICLOG_NEED_FLUSH = 1 << 0, /* carries a PREFLUSH: earlier data made durable first */
+	WP_ICLOG_NEED_FUA = 1 << 1,
+};
+
+struct wp_fs_log_record {
+	struct wp_record_header h;
+	wp_u32 dev; /* the file system's superblock dev_t */
+	wp_u32 tid;
+	wp_u32 event; /* enum wp_fs_log_event */
+	wp_u32 flags; /* enum wp_iclog_flags (iclog events) */
+	wp_u64 lsn;   /* the force's sequence or the iclog's log sequence number */
+};
+
 WP_ASSERT_SIZE(struct wp_record_header, 16);
 /* 120 + the ring buffer's 8-byte header: two cache lines (see above). */
 WP_ASSERT_SIZE(struct wp_syscall_record, 120);
@@ -469,6 +498,7 @@ WP_ASSERT_SIZE(struct wp_throttle_record, 72);
 WP_ASSERT_SIZE(struct wp_nvme_record, 56);
 WP_ASSERT_SIZE(struct wp_discard_record, 40);
 WP_ASSERT_SIZE(struct wp_mmap_dirty_record, 64);
+WP_ASSERT_SIZE(struct wp_fs_log_record, 40);
 /* wp_syscall_record.syscall is one byte, and 0 there means no syscall. */
 #define WP_SYSCALL_FITS_(id, value, name, Name, cls, vfs)                                          \
 	WP_STATIC_ASSERT((value) > 0 && (value) <= 0xff, "WP_SYS_" #id " must fit in a byte");

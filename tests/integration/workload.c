@@ -260,7 +260,8 @@ static int aio_batch(const char* path, long count) {
 
 static int usage(void) {
   fprintf(stderr,
-          "usage: wp_workload buffered-fsync|buffered|direct|direct-unaligned PATH COUNT [BS]\n"
+          "usage: wp_workload buffered-fsync|fsync-each|buffered|direct|direct-unaligned PATH COUNT "
+          "[BS]\n"
           "       wp_workload append-mix PATH\n"
           "       wp_workload discard-mix PATH COUNT\n"
           "       wp_workload fork-tree DIR N COUNT EARLY [CHILD_EXE]\n"
@@ -306,8 +307,10 @@ int main(int argc, char** argv) {
   memset(buf, 'w', bs + 4096);
   char* data = (char*)buf + (strcmp(mode, "direct-unaligned") == 0 ? 1 : 0);
   int failures = 0;
+  int fsync_each = strcmp(mode, "fsync-each") == 0;
   for (long i = 0; i < count; i++) {
     if (pwrite(fd, data, bs, (off_t)(i * bs)) != (ssize_t)bs) failures++;
+    if (fsync_each && fsync(fd) != 0) failures++;
   }
   if (strcmp(mode, "buffered-fsync") == 0 && fsync(fd) != 0) {
     fprintf(stderr, "wp_workload: fsync: %s\n", strerror(errno));

@@ -141,20 +141,30 @@ TEST(Coverage, Ext4IsStitchedWithEveryJbd2HookAndPartialWithout) {
   EXPECT_TRUE(says(none, "no jbd2:jbd2_start_commit tracepoint here")) << none.detail;
 }
 
-// No hook reads xfs's or btrfs's own logs: only their data and flushes are stitched, whatever
-// the kernel offers.
-TEST(Coverage, XfsAndBtrfsLogsAreNotUnderstood) {
+// xfs's log is stitched where the kernel has its log tracepoints; without them only its data
+// and flushes are.
+TEST(Coverage, XfsLogIsStitchedWithItsLogTracepoints) {
   FakeKernel kernel = kernel_6_1();
-  kernel.tracepoint("xfs", "xfs_log_force");
-  const Coverage c = coverage_on(kernel);
-  const CoverageRow& xfs = row(c.file_systems, "xfs");
-  EXPECT_EQ(xfs.status, CoverageStatus::Partial);
-  EXPECT_TRUE(says(xfs, "its log (xlog) is not understood")) << xfs.detail;
-  EXPECT_FALSE(says(xfs, "tracepoint here")) << xfs.detail;
+  const Coverage with_log = coverage_on(with_xfs_log_tracepoints(kernel));
+  const CoverageRow& xfs = row(with_log.file_systems, "xfs");
+  EXPECT_EQ(xfs.status, CoverageStatus::Stitched) << xfs.detail;
+  EXPECT_TRUE(says(xfs, "log force and log writes as its journal phase")) << xfs.detail;
+
+  const Coverage without = coverage_on(kernel_6_1().no_tracepoints("xfs"));
+  const CoverageRow& none = row(without.file_systems, "xfs");
+  EXPECT_EQ(none.status, CoverageStatus::Partial);
+  EXPECT_TRUE(says(none, "its log (xlog) is not understood")) << none.detail;
+  EXPECT_TRUE(says(none, "no xfs:xfs_log_force tracepoint here")) << none.detail;
+}
+
+// btrfs's log-tree and commit writes are read by the block layer's hooks, and its devices
+// mapped by the agent: stitched wherever tracing runs; the row notes a kernel without btrfs.
+TEST(Coverage, BtrfsIsStitchedThroughTheBlockLayer) {
+  const Coverage c = coverage_on(kernel_6_1());
   const CoverageRow& btrfs = row(c.file_systems, "btrfs");
-  EXPECT_EQ(btrfs.status, CoverageStatus::Partial);
+  EXPECT_EQ(btrfs.status, CoverageStatus::Stitched) << btrfs.detail;
+  EXPECT_TRUE(says(btrfs, "as stat() does")) << btrfs.detail;
   EXPECT_TRUE(says(btrfs, "no btrfs:btrfs_transaction_commit tracepoint here")) << btrfs.detail;
-  EXPECT_TRUE(says(btrfs, "anonymous device")) << btrfs.detail;
   EXPECT_EQ(row(c.file_systems, "others").status, CoverageStatus::Partial);
 }
 

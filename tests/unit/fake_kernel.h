@@ -90,6 +90,13 @@ inline FakeKernel with_classic_tracepoints() {
   return k;
 }
 
+// xfs's log tracepoints (the iclog ones since 5.14), built in or loaded with xfs.
+inline FakeKernel& with_xfs_log_tracepoints(FakeKernel& k) {
+  for (const char* ev : {"xfs_log_force", "xlog_iclog_sync", "xlog_iclog_sync_done"})
+    k.tracepoint("xfs", ev);
+  return k;
+}
+
 // The prototypes of 5.18 and later: folios, block tracepoints without the request_queue,
 // sched_switch with prev_state.
 inline FakeKernel with_current_prototypes() {
@@ -112,9 +119,11 @@ inline FakeKernel with_current_prototypes() {
 }
 
 // The development machine: 6.18 in a VM whose kernel lists vfs_write in BTF but refuses to
-// load an fentry program (what kernel_caps' attach probe reports), and no NVMe driver.
+// load an fentry program (what kernel_caps' attach probe reports), no NVMe driver, and xfs
+// built in.
 inline FakeKernel kernel_6_18() {
-  return with_current_prototypes().fentry(false, "load: Operation not permitted");
+  FakeKernel k = with_current_prototypes().fentry(false, "load: Operation not permitted");
+  return with_xfs_log_tracepoints(k);
 }
 
 // Debian's 6.1 as the VM suite boots it: fentry attaches, nvme_core has its own BTF.

@@ -72,6 +72,7 @@ TEST(HookPlan, ThisKernelUsesSyscallTracepointsAndTpBtf) {
       {"journal commit_flushing", "tracepoint jbd2:jbd2_commit_flushing", ""},
       {"journal commit_logging", "tracepoint jbd2:jbd2_commit_logging", ""},
       {"journal end_commit", "tracepoint jbd2:jbd2_end_commit", ""},
+      {"xfs log", "tracepoint xfs:xfs_log_force (+2)", ""},
       {"off-CPU time", "-", kNoCauses},
       {"count io_uring_enter", "tracepoint syscalls:sys_enter_io_uring_enter", ""},
       {"count copy_file_range", "tracepoint syscalls:sys_enter_copy_file_range", ""},
@@ -185,6 +186,27 @@ TEST(HookPlan, PageDiscardedUsesTheFilemapDeletionTracepointOrNothing) {
       Row("page discarded", "-", "tp_btf: no btf_trace_mm_filemap_delete_from_page_cache in BTF"));
   EXPECT_EQ(plan.programs().count("wp_discard_folio"), 0u);
   EXPECT_TRUE(plan.runnable());
+}
+
+// xfs's log hook needs all three of its tracepoints (xfs built in, or its module loaded before
+// the trace starts: Debian's 6.1 as the VM suite boots it has no xfs loaded); without them it
+// is planned out and tracing still runs.
+TEST(HookPlan, XfsLogUsesItsTracepointsOrNothing) {
+  FakeKernel with_xfs = kernel_6_1();
+  const HookPlan planned = plan_hooks(with_xfs_log_tracepoints(with_xfs), PlanOptions{});
+  EXPECT_EQ(row(planned, "xfs log"), Row("xfs log", "tracepoint xfs:xfs_log_force (+2)", ""));
+  EXPECT_EQ(planned.programs().count("wp_xlog_iclog_sync_done"), 1u);
+
+  const HookPlan without = plan_hooks(kernel_6_1(), PlanOptions{});
+  EXPECT_EQ(row(without, "xfs log"),
+            Row("xfs log", "-", "tracepoint: no tracepoint xfs:xfs_log_force"));
+  EXPECT_EQ(without.programs().count("wp_xfs_log_force"), 0u);
+  EXPECT_TRUE(without.runnable());
+
+  FakeKernel one_missing = kernel_6_18();
+  one_missing.no_tracepoint("xfs", "xlog_iclog_sync_done");
+  EXPECT_EQ(row(plan_hooks(one_missing, PlanOptions{}), "xfs log"),
+            Row("xfs log", "-", "tracepoint: no tracepoint xfs:xlog_iclog_sync_done"));
 }
 
 // A kernel built without CONFIG_FTRACE_SYSCALLS has no syscalls:* tracepoints; the raw

@@ -66,5 +66,40 @@ TEST_F(JournalTrackerTest, SweepForgetsOldCommits) {
   EXPECT_EQ(commits[0].transaction, 2u);
 }
 
+// xfs: a sync's log force lasts from its thread's first force in the call to the last log
+// write completing on the device after it, inside the call.
+TEST_F(JournalTrackerTest, XfsLogForceRunsFromTheForceToTheLastLogWriteDone) {
+  tracker_.on_fs_log(fs_log(900, FsLogKind::XfsIclogDone, 5));  // before the force: not its
+  tracker_.on_fs_log(fs_log(1100, FsLogKind::XfsForce, 300));
+  tracker_.on_fs_log(fs_log(1150, FsLogKind::XfsForce, 300));  // a nested force: the first counts
+  tracker_.on_fs_log(fs_log(1200, FsLogKind::XfsIclogSync, 300));
+  tracker_.on_fs_log(fs_log(1600, FsLogKind::XfsIclogDone, 5));
+  tracker_.on_fs_log(fs_log(1700, FsLogKind::XfsIclogDone, 5));
+  tracker_.on_fs_log(fs_log(2500, FsLogKind::XfsIclogDone, 5));  // after the call
+  auto span = tracker_.log_force_span(300, kPart, 1000, 2000);
+  ASSERT_TRUE(span.has_value());
+  EXPECT_EQ(span->first, Nanos{1100});
+  EXPECT_EQ(span->second, Nanos{1700});
+}
+
+TEST_F(JournalTrackerTest, XfsLogForceOfAnotherThreadOrDeviceIsNotTheSyncs) {
+  tracker_.on_fs_log(fs_log(1100, FsLogKind::XfsForce, 301));
+  FsLogEvent other_fs = fs_log(1150, FsLogKind::XfsForce, 300);
+  other_fs.dev = make_dev(8, 1);
+  tracker_.on_fs_log(other_fs);
+  tracker_.on_fs_log(fs_log(1600, FsLogKind::XfsIclogDone, 5));
+  EXPECT_FALSE(tracker_.log_force_span(300, kPart, 1000, 2000).has_value());
+  EXPECT_TRUE(tracker_.log_force_span(301, kPart, 1000, 2000).has_value());
+}
+
+// A force that finds the log already on disk writes nothing: no journal time.
+TEST_F(JournalTrackerTest, XfsLogForceWithNoLogWriteDoneIsNoJournalTime) {
+  tracker_.on_fs_log(fs_log(1100, FsLogKind::XfsForce, 300));
+  EXPECT_FALSE(tracker_.log_force_span(300, kPart, 1000, 2000).has_value());
+  tracker_.sweep(1200);
+  tracker_.on_fs_log(fs_log(1600, FsLogKind::XfsIclogDone, 5));
+  EXPECT_FALSE(tracker_.log_force_span(300, kPart, 1000, 2000).has_value());  // swept
+}
+
 }  // namespace
 }  // namespace wp::stitch_test

@@ -408,6 +408,27 @@ TEST(PerfettoSink, SyncPhasesAreTheStitchersSegmentsNestedUnderTheSync) {
   EXPECT_TRUE(parsed.named("other").empty());
 }
 
+// The sync's own log write (an xfs iclog) is drawn on the device like its data requests.
+TEST(PerfettoSink, SyncsJournalRequestsGoOnTheDeviceLanes) {
+  Scenario scenario;
+  auto& sync = std::get<SyncTimeline>(scenario.timelines.back());
+  RequestTimeline log_write = data_request(307256, 14'000, 15'000);
+  log_write.bytes = 1536;
+  log_write.flags |= req_flag::kMeta;
+  sync.journal_requests = {log_write};
+  ParsedTrace parsed = parse(render(scenario.timelines));
+  ASSERT_TRUE(parsed.errors.empty()) << parsed.errors.front();
+  const pb::TrackDescriptor* device = parsed.track_named("vda 254:0");
+  ASSERT_NE(device, nullptr);
+  std::vector<const ParsedSlice*> drawn;
+  for (const auto& s : parsed.slices)
+    if (s.args.count("sector") && s.args.at("sector") == "307256") drawn.push_back(&s);
+  ASSERT_EQ(drawn.size(), 1u);
+  EXPECT_EQ(parsed.tracks.at(drawn[0]->track).parent_uuid(), device->uuid());
+  EXPECT_EQ(drawn[0]->begin, 14'000u);
+  EXPECT_EQ(drawn[0]->end, 15'000u);
+}
+
 TEST(PerfettoSink, RequestsGoOnDeviceLanesOnceEachWithoutOverlap) {
   ParsedTrace parsed = parse(render(Scenario().timelines));
   ASSERT_TRUE(parsed.errors.empty()) << parsed.errors.front();

@@ -371,6 +371,24 @@ TEST(JsonSink, FsyncHasContractKeysPhasesFlushesAndCommits) {
   EXPECT_EQ(commit["start_ns"], kStart + 1'500'000);
   EXPECT_EQ(commit["end_ns"], kStart + 4'900'000);
   EXPECT_TRUE(commit["locking_ns"].is_null());
+  ASSERT_TRUE(object["journal_requests"].is_array());
+  EXPECT_TRUE(object["journal_requests"].empty());
+}
+
+// The sync's own metadata writes (an xfs log write) are listed apart from its data requests.
+TEST(JsonSink, FsyncListsItsJournalRequests) {
+  SyncTimeline sync = fsync_timeline();
+  RequestTimeline log_write = sync.requests.front();
+  log_write.sector = 307256;
+  log_write.bytes = 1536;
+  log_write.flags = req_flag::kSync | req_flag::kMeta | req_flag::kPreflush | req_flag::kFua;
+  sync.journal_requests.push_back(log_write);
+  const json object = json_of(sync);
+  ASSERT_EQ(object["journal_requests"].size(), 1u);
+  EXPECT_EQ(object["journal_requests"][0]["sector"], 307256);
+  EXPECT_EQ(object["journal_requests"][0]["bytes"], 1536);
+  EXPECT_EQ(object["journal_requests"][0]["fua"], true);
+  ASSERT_EQ(object["requests"].size(), 1u);
 }
 
 TEST(JsonSink, SyncWithoutFileHasNullDevAndFd) {

@@ -165,6 +165,16 @@ inline JournalEvent journal(Nanos ts, std::uint32_t transaction, JournalPhase ph
   return ev;
 }
 
+// An xfs log event on kPart: a force by `tid`, or a log write issued or completed.
+inline FsLogEvent fs_log(Nanos ts, FsLogKind kind, std::uint32_t tid) {
+  FsLogEvent ev;
+  ev.ts = ts;
+  ev.dev = kPart;
+  ev.tid = tid;
+  ev.kind = kind;
+  return ev;
+}
+
 class StitcherTest : public ::testing::Test {
  protected:
   explicit StitcherTest(StitchLimits limits = {}) : stitcher_(limits) {
@@ -181,9 +191,13 @@ class StitcherTest : public ::testing::Test {
     feed(issue(issued, ptr, sector, bytes));
     feed(complete(completed, ptr, sector, bytes));
   }
-  void flush(std::uint64_t ptr, Nanos issued, Nanos completed) {
-    feed(flush_issue(issued, ptr));
-    feed(flush_complete(completed, ptr));
+  // Issue + complete of one FLUSH request on `disk`.
+  void flush(std::uint64_t ptr, Nanos issued, Nanos completed, DevT disk = kDisk) {
+    RequestEvent issued_ev = flush_issue(issued, ptr);
+    RequestEvent completed_ev = flush_complete(completed, ptr);
+    issued_ev.disk = completed_ev.disk = disk;
+    feed(issued_ev);
+    feed(completed_ev);
   }
 
   std::vector<WriteTimeline> writes() const {

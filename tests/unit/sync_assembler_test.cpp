@@ -119,12 +119,7 @@ TEST_F(StitcherTest, FsyncFlushBioLinksToTheFlushRequest) {
 
 TEST_F(StitcherTest, SyncWithoutDeviceSeesFlushesOfEveryDisk) {
   constexpr DevT kOther = make_dev(8, 0);
-  RequestEvent other_issue = flush_issue(1100, 0xf2);
-  other_issue.disk = kOther;
-  RequestEvent other_complete = flush_complete(1200, 0xf2);
-  other_complete.disk = kOther;
-  feed(other_issue);
-  feed(other_complete);
+  flush(0xf2, 1100, 1200, kOther);
   flush(0xf1, 1300, 1400);
   SyscallEvent call = sync_call(Syscall::Sync, 1000, 1500, 300);
   call.dev = 0;
@@ -145,6 +140,93 @@ TEST_F(StitcherTest, OpenJournalCommitLastsUntilSyncEnd) {
   EXPECT_FALSE(s[0].commits[0].end_ns.has_value());
   EXPECT_EQ(s[0].phases.journal_ns, 500u);
   EXPECT_EQ(s[0].phases.other_ns, 0u);
+}
+
+// xfs: the fsync forces the log; the log write (a PREFLUSH|FUA|META iclog bio of its own
+// thread) is journal I/O, its flushes the fsync's flushes, and the journal phase runs from the
+// force to the log write's completion.
+TEST_F(StitcherTest, XfsFsyncLogForceIsItsJournalPhase) {
+  constexpr std::uint32_t kSyncTid = 300;
+  feed(page_bio(1100, 0xb1, 2048, 0, 1, kSyncTid));  // its data
+  io(0x71, 2048, 4096, 1150, 1300);
+  feed(fs_log(1400, FsLogKind::XfsForce, kSyncTid));
+  feed(fs_log(1500, FsLogKind::XfsIclogSync, kSyncTid));
+  BioEvent iclog = anon_bio(1510, 0xb2, 9000, 1536, kSyncTid);
+  iclog.bio_flags = bio_flag::kNoFile;
+  iclog.flags = req_flag::kPreflush | req_flag::kFua | req_flag::kSync | req_flag::kMeta;
+  feed(iclog);
+  flush(0xf1, 1520, 1600);  // the pre-flush
+  io(0x72, 9000, 1536, 1610, 1700);
+  feed(complete(1800, 0x72, 9000, 0));  // the emulated FUA's post-flush done
+  feed(fs_log(1810, FsLogKind::XfsIclogDone, 5));
+  feed(sync_call(Syscall::Fsync, 1000, 2000, kSyncTid));
+
+  auto s = syncs();
+  ASSERT_EQ(s.size(), 1u);
+  ASSERT_EQ(s[0].requests.size(), 1u);
+  EXPECT_EQ(s[0].requests[0].sector, 2048u);
+  ASSERT_EQ(s[0].journal_requests.size(), 1u);
+  EXPECT_EQ(s[0].journal_requests[0].sector, 9000u);
+  const SyncPhases& p = s[0].phases;
+  // writeback [1000,1100] (the log write is no data writeback); data [1150,1300]; journal
+  // [1400,1810] minus the flushes [1520,1600] and the log write's post-flush [1700,1800].
+  EXPECT_EQ(p.writeback_ns, 100u);
+  EXPECT_EQ(p.data_io_ns, 150u);
+  EXPECT_EQ(p.flush_ns, 180u);
+  EXPECT_EQ(p.journal_ns, 230u);
+  EXPECT_EQ(phase_sum(p), 1000u);
+}
+
+// A sync's own metadata writes (REQ_META: btrfs's log tree and superblocks) are journal I/O,
+// from the first queued to the last done, not data I/O.
+TEST_F(StitcherTest, SyncsOwnMetadataWritesAreJournalIo) {
+  constexpr std::uint32_t kSyncTid = 300;
+  feed(page_bio(1100, 0xb1, 2048, 0, 1, kSyncTid));
+  io(0x71, 2048, 4096, 1150, 1300);
+  BioEvent log_tree = anon_bio(1400, 0xb2, 9000, 16384, kSyncTid);
+  log_tree.flags = req_flag::kSync | req_flag::kMeta;
+  feed(log_tree);
+  io(0x72, 9000, 16384, 1410, 1500);
+  BioEvent super = anon_bio(1600, 0xb3, 128, 4096, kSyncTid);
+  super.flags = req_flag::kSync | req_flag::kMeta | req_flag::kFua;
+  feed(super);
+  io(0x73, 128, 4096, 1610, 1700);
+  feed(sync_call(Syscall::Fsync, 1000, 2000, kSyncTid));
+
+  auto s = syncs();
+  ASSERT_EQ(s.size(), 1u);
+  ASSERT_EQ(s[0].requests.size(), 1u);
+  ASSERT_EQ(s[0].journal_requests.size(), 2u);
+  EXPECT_EQ(s[0].journal_requests[0].sector, 9000u);
+  EXPECT_EQ(s[0].journal_requests[1].sector, 128u);
+  EXPECT_EQ(s[0].phases.data_io_ns, 150u);
+  EXPECT_EQ(s[0].phases.journal_ns, 300u);  // [1400,1700], the gap between them included
+  EXPECT_EQ(phase_sum(s[0].phases), 1000u);
+}
+
+// btrfs: the file's device is its subvolume's anonymous one, the superblock's another; the
+// flushes that count are those of the disks the agent found under the file system.
+TEST_F(StitcherTest, SyncOnAnAnonymousDeviceOwnsTheFlushesOfItsFileSystemsDisks) {
+  constexpr DevT kSuper = make_dev(0, 40);
+  constexpr DevT kSubvolume = make_dev(0, 41);
+  constexpr DevT kOtherDisk = make_dev(8, 0);
+  stitcher_.add_file_system(FileSystemInfo{kSuper, {kSubvolume}, {kDisk}, "btrfs"});
+  flush(0xf2, 1100, 1200, kOtherDisk);
+  flush(0xf1, 1300, 1400);
+  SyscallEvent call = sync_call(Syscall::Fsync, 1000, 1500, 300);
+  call.dev = make_dev(0, 57);  // a subvolume without a mount of its own: unknown
+  call.fs_dev = kSuper;        // but its superblock is known
+  feed(call);
+  SyscallEvent by_alias = sync_call(Syscall::Fsync, 1000, 1500, 301);
+  by_alias.dev = kSubvolume;
+  feed(by_alias);
+  auto s = syncs();
+  ASSERT_EQ(s.size(), 2u);
+  for (const SyncTimeline& sync : s) {
+    ASSERT_EQ(sync.flushes.size(), 1u);
+    EXPECT_EQ(sync.flushes[0].disk, kDisk);
+    EXPECT_EQ(sync.phases.flush_ns, 100u);
+  }
 }
 
 TEST_F(StitcherTest, PhasesAlwaysAddUpExactly) {

@@ -42,6 +42,7 @@ Pipeline::Pipeline(PipelineOptions options, const std::vector<DeviceInfo>& devic
       stitcher_(limits_for(options_)),
       emit_([this](Timeline&& item) { emit(item); }) {
   for (const auto& device : devices) stitcher_.add_device(device);
+  for (const auto& fs : options_.file_systems) stitcher_.add_file_system(fs);
 }
 
 void Pipeline::on_record(std::span<const std::byte> record) {

@@ -21,6 +21,8 @@ struct PipelineOptions {
   Nanos min_latency_ns = 0;
   std::function<void(const Timeline&)> observer;  // sees what the sink gets
   bool live = true;  // records straight from the kernel (not from a trace file)
+  // File systems on disks their superblock device is not (btrfs), for the syncs' flushes.
+  std::vector<FileSystemInfo> file_systems = {};
 };
 
 // What the end of a trace says about lost records: their share of all records

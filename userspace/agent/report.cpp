@@ -44,7 +44,10 @@ int run_report(const ReportOptions& options) {
   // A recording made with --min-latency is reported at that threshold unless told otherwise.
   const Nanos min_latency =
       options.min_latency_ns ? options.min_latency_ns : reader.header().min_latency_ns;
-  Pipeline pipeline(PipelineOptions{.min_latency_ns = min_latency, .observer = {}, .live = false},
+  Pipeline pipeline(PipelineOptions{.min_latency_ns = min_latency,
+                                    .observer = {},
+                                    .live = false,
+                                    .file_systems = reader.header().file_systems},
                     reader.header().devices, *sink);
   auto drain = [&] {
     if (!output->drain())

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 #include <linux/magic.h>
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -136,10 +137,25 @@ KernelFilter build_filter(const TraceOptions& options) {
     filter.cgroup_id = st.st_ino;  // a cgroup2 directory's inode number is the cgroup id
   }
   if (options.dev) {
-    auto device = find_block_device(*options.dev);
-    if (!device)
+    // A disk or partition, or the device stat() reports for a file system that is on no
+    // block device of its own (a btrfs mount): then its first disk.
+    const std::vector<FileSystemInfo> file_systems = list_file_systems();
+    if (auto device = find_block_device(*options.dev)) {
+      filter.disk = device->disk;
+    } else if (auto dev = parse_dev(*options.dev); dev && find_file_system(*dev, file_systems)) {
+      const auto fs = find_file_system(*dev, file_systems);
+      if (fs->disks.empty())
+        throw Failure(kExitUsage, fmt::format("--dev {}: no block device found under its {} file "
+                                              "system",
+                                              *options.dev, fs->type));
+      filter.disk = fs->disks.front();
+    } else {
       throw Failure(kExitUsage, fmt::format("--dev {}: no such block device", *options.dev));
-    filter.disk = device->disk;
+    }
+    // Files of btrfs file systems on that disk pass the filter by their superblock device.
+    for (const auto& fs : file_systems)
+      if (std::find(fs.disks.begin(), fs.disks.end(), filter.disk) != fs.disks.end())
+        filter.disk_fs_devs.push_back(fs.dev);
   }
   if (options.file) {
     struct stat st {};
@@ -205,6 +221,7 @@ std::unique_ptr<TraceFileWriter> open_recording(const std::string& path, const K
                                        v.events.front()));
   }
   header.devices = list_block_devices();
+  header.file_systems = list_file_systems();
   header.command = command;
   header.min_latency_ns = min_latency_ns;
   try {
@@ -299,7 +316,10 @@ int run_trace(const TraceOptions& options) {
         if (p == pid) pids_with_items.insert(pid);
       if (options.observer) options.observer(item);
     };
-    pipeline = std::make_unique<Pipeline>(PipelineOptions{options.min_latency_ns, observer},
+    pipeline = std::make_unique<Pipeline>(PipelineOptions{.min_latency_ns = options.min_latency_ns,
+                                                          .observer = observer,
+                                                          .live = true,
+                                                          .file_systems = list_file_systems()},
                                           devices, *sink);
   }
   std::unique_ptr<TraceFileWriter> recording;  // made once the hooks are known

@@ -147,7 +147,9 @@ int main(int argc, char** argv) {
                   "Also trace the descendants of the -p/--comm processes: those alive now and "
                   "those they fork");
     cmd->add_option("--cgroup", o.cgroup, "Trace this cgroup (v2 path)");
-    cmd->add_option("--dev", o.dev, "Only this block device (NAME or MAJ:MIN)");
+    cmd->add_option("--dev", o.dev,
+                    "Only this block device (NAME or MAJ:MIN), or the MAJ:MIN stat() reports "
+                    "for a btrfs mount");
     cmd->add_option("--file", o.file, "Only writes and syncs of this file");
     cmd->add_option("--min-latency", min_lat, "Only items at least this slow")
         ->check(DurationValidator());

@@ -46,6 +46,7 @@ std::optional<Event> decode_syscall(std::span<const std::byte> bytes) {
   e.syscall = *sys;
   e.fd = r.fd;
   e.dev = r.dev;
+  e.fs_dev = r.fs_dev;
   e.ino = r.ino;
   e.file_flags = r.file_flags;
   e.call_flags = r.call_flags;
@@ -195,6 +196,20 @@ std::optional<Event> decode_mmap_dirty(std::span<const std::byte> bytes) {
   return e;
 }
 
+std::optional<Event> decode_fs_log(std::span<const std::byte> bytes) {
+  wp_fs_log_record r;
+  if (!read_record(bytes, r)) return std::nullopt;
+  if (r.event < WP_XFS_LOG_FORCE || r.event > WP_XFS_ICLOG_DONE) return std::nullopt;
+  FsLogEvent e;
+  e.ts = r.h.ts_ns;
+  e.dev = r.dev;
+  e.tid = r.tid;
+  e.kind = static_cast<FsLogKind>(r.event);
+  e.flags = r.flags;
+  e.lsn = r.lsn;
+  return e;
+}
+
 }  // namespace
 
 const char* hook_counter_name(std::size_t hook) {
@@ -209,6 +224,7 @@ const char* hook_counter_name(std::size_t hook) {
     case WP_HOOK_CAUSES: return "causes";
     case WP_HOOK_DISCARD: return "discard";
     case WP_HOOK_MMAP_DIRTY: return "mmap";
+    case WP_HOOK_FS_LOG: return "fs-log";
   }
   return "?";
 }
@@ -231,6 +247,7 @@ std::optional<Event> Decoder::decode(std::span<const std::byte> record) {
         case WP_REC_CAUSES: event = decode_causes(bytes); break;
         case WP_REC_DISCARD: event = decode_discard(bytes); break;
         case WP_REC_MMAP_DIRTY: event = decode_mmap_dirty(bytes); break;
+        case WP_REC_FS_LOG: event = decode_fs_log(bytes); break;
         default: break;
       }
     }

@@ -90,7 +90,8 @@ struct SyscallEvent {
   std::string comm;
   Syscall syscall = Syscall::Write;
   int fd = -1;
-  DevT dev = 0;  // the file's superblock device
+  DevT dev = 0;     // the file's device as stat() reports it (btrfs: its subvolume's)
+  DevT fs_dev = 0;  // the file system's superblock device when it differs from dev, else 0
   std::uint64_t ino = 0;
   std::uint32_t file_flags = 0;  // file_flag::*
   std::uint32_t call_flags = 0;  // call_flag::*
@@ -196,6 +197,22 @@ struct JournalEvent {
   std::uint32_t tid = 0;
 };
 
+// xfs's log: a sync's thread forcing it, an iclog (log write) issued and completed.
+enum class FsLogKind : std::uint8_t {
+  XfsForce = WP_XFS_LOG_FORCE,
+  XfsIclogSync = WP_XFS_ICLOG_SYNC,
+  XfsIclogDone = WP_XFS_ICLOG_DONE,
+};
+
+struct FsLogEvent {
+  Nanos ts = 0;
+  DevT dev = 0;  // the file system's superblock device
+  std::uint32_t tid = 0;
+  FsLogKind kind = FsLogKind::XfsForce;
+  std::uint32_t flags = 0;  // WP_ICLOG_NEED_* of an iclog write
+  std::uint64_t lsn = 0;
+};
+
 struct ThrottleEvent {
   Nanos ts = 0;
   std::uint32_t pid = 0;
@@ -275,7 +292,17 @@ struct DeviceInfo {
   bool fua = false;
 };
 
+// A mounted file system whose superblock device is not a block device (btrfs: an anonymous
+// device, and every subvolume another), with the block devices it is on.
+struct FileSystemInfo {
+  DevT dev = 0;               // the superblock's device
+  std::vector<DevT> aliases;  // other devices stat() reports for it (btrfs subvolumes)
+  std::vector<DevT> disks;    // the whole disks its block devices are on
+  std::string type;           // "btrfs"
+};
+
 using Event = std::variant<SyscallEvent, BioEvent, RequestEvent, JournalEvent, ThrottleEvent,
-                           NvmeEvent, LostEvent, CausesEvent, DiscardEvent, MmapDirtyEvent>;
+                           NvmeEvent, LostEvent, CausesEvent, DiscardEvent, MmapDirtyEvent,
+                           FsLogEvent>;
 
 }  // namespace wp

@@ -62,6 +62,9 @@ std::unique_ptr<BpfSession> BpfSession::start(const HookPlan& plan, const Kernel
   }
   ro->cfg_cgroup_id = filter.cgroup_id;
   ro->cfg_disk = filter.disk;
+  for (std::size_t i = 0; i < filter.disk_fs_devs.size() && i < std::size(ro->cfg_disk_fs_devs);
+       ++i)
+    const_cast<std::uint32_t&>(ro->cfg_disk_fs_devs[i]) = filter.disk_fs_devs[i];
   ro->cfg_file_dev = filter.file_dev;
   ro->cfg_file_ino = filter.file_ino;
   ro->cfg_raw_syscall_slots = plan.raw_syscall_slots();

@@ -37,6 +37,9 @@ struct KernelFilter {
   std::optional<std::string> comm;
   std::uint64_t cgroup_id = 0;
   DevT disk = 0;
+  // With disk: superblock devices of file systems on it that have no block device of their
+  // own (btrfs); at most WP_MAX_DISK_FS_DEVS are used.
+  std::vector<DevT> disk_fs_devs;
   DevT file_dev = 0;
   std::uint64_t file_ino = 0;
   Nanos causes_min_ns = 0;   // off-CPU causes for calls at least this slow (0: off)

@@ -37,11 +37,12 @@ const std::vector<UnstitchedPath>& unstitched_paths() {
 
 // A file system and what the trace understands of its own writes: the hook layer that reads
 // its journal (nullptr: none), a tracepoint of its own (tells whether it is in this kernel),
-// and what a trace misses without such a layer.
+// what the trace stitches with that layer, and what it misses without it.
 struct FileSystemDef {
   const char* what;
   const char* journal_layer;
   std::pair<const char*, const char*> own_tracepoint;  // (nullptr, nullptr): none
+  const char* stitched;
   const char* missed;
 };
 
@@ -50,20 +51,25 @@ const std::vector<FileSystemDef>& file_systems() {
       {"ext4 (jbd2)",
        "journal",
        {"jbd2", "jbd2_start_commit"},
+       "data, flushes and journal commits with their phases",
        "jbd2 commits are not seen: their time counts as other"},
       {"xfs",
-       nullptr,
+       "xfs-log",
        {"xfs", "xfs_log_force"},
+       "data, flushes, and a sync's log force and log writes as its journal phase",
        "its log (xlog) is not understood: log writes count as data-io or other"},
+      // The block layer's hooks see btrfs's log tree and superblock writes (REQ_META bios of
+      // the syncing thread); its devices are mapped from /sys/fs/btrfs by the agent.
       {"btrfs",
-       nullptr,
+       "block",
        {"btrfs", "btrfs_transaction_commit"},
-       "its transaction and log-tree commits are not understood: their writes count as data-io "
-       "or other; items carry its anonymous device, so --file, --dev and flush attribution miss "
-       "them"},
+       "data, flushes on its devices, and a sync's log-tree or commit writes as its journal "
+       "phase; items carry the subvolume's device, as stat() does",
+       "its log-tree and transaction writes are not seen"},
       {"others",
        nullptr,
        {nullptr, nullptr},
+       "",
        "page cache and block layer only: a journal of their own is not understood"},
   };
   return defs;
@@ -201,7 +207,7 @@ CoverageRow file_system_row(const FileSystemDef& fs, const HookPlan& plan,
   if (!hook_chosen(plan, "page dirtied")) lacks.push_back(kNoDirtyHook);
   if (fs.journal_layer && !journal_hooks.empty() && missing.empty()) {
     row.status = lacks.empty() ? CoverageStatus::Stitched : CoverageStatus::Partial;
-    row.detail = "data, flushes and journal commits with their phases";
+    row.detail = fs.stitched;
   } else {
     row.status = CoverageStatus::Partial;
     row.detail = "data and flushes";

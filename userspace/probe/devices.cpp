@@ -3,11 +3,22 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 namespace wp {
 namespace fs = std::filesystem;
+
+std::optional<DevT> parse_dev(const std::string& text) {
+  unsigned major = 0, minor = 0;
+  char colon = 0;
+  if (std::sscanf(text.c_str(), "%u%c%u", &major, &colon, &minor) != 3 || colon != ':')
+    return std::nullopt;
+  return make_dev(major, minor);
+}
 
 namespace {
 
@@ -18,15 +29,114 @@ std::string read_line(const fs::path& path) {
   return line;
 }
 
-std::optional<DevT> parse_majmin(const std::string& text) {
-  unsigned major = 0, minor = 0;
-  char colon = 0;
-  if (std::sscanf(text.c_str(), "%u%c%u", &major, &colon, &minor) != 3 || colon != ':')
-    return std::nullopt;
-  return make_dev(major, minor);
+// mountinfo escapes space, tab, newline and backslash in paths as \ooo.
+std::string unescape_mount_path(const std::string& field) {
+  std::string out;
+  for (std::size_t i = 0; i < field.size(); ++i) {
+    if (field[i] == '\\' && i + 3 < field.size() &&
+        std::isdigit(static_cast<unsigned char>(field[i + 1]))) {
+      out += static_cast<char>(std::stoi(field.substr(i + 1, 3), nullptr, 8));
+      i += 3;
+    } else {
+      out += field[i];
+    }
+  }
+  return out;
+}
+
+struct Mount {
+  DevT dev = 0;
+  std::string mount_point;
+  std::string type;
+  std::string source;
+};
+
+std::vector<Mount> read_mounts(const std::string& mountinfo) {
+  std::vector<Mount> mounts;
+  std::ifstream in(mountinfo);
+  std::string line;
+  while (std::getline(in, line)) {
+    // id parent major:minor root mount-point options [optional…] - type source super-options
+    std::istringstream fields(line);
+    std::string id, parent, majmin, root, mount_point, word;
+    if (!(fields >> id >> parent >> majmin >> root >> mount_point)) continue;
+    while (fields >> word && word != "-") {
+    }
+    Mount m;
+    if (!(fields >> m.type >> m.source)) continue;
+    auto dev = parse_dev(majmin);
+    if (!dev) continue;
+    m.dev = *dev;
+    m.mount_point = unescape_mount_path(mount_point);
+    mounts.push_back(std::move(m));
+  }
+  return mounts;
+}
+
+// The block device names (sysfs names: "loop1", "dm-0") of the btrfs file system one of whose
+// devices is `source`.
+std::vector<std::string> btrfs_device_names(const std::string& source, const std::string& sysfs) {
+  std::error_code ec;
+  // /dev/mapper/x → /dev/dm-0: sysfs names the device, not the link.
+  fs::path resolved = fs::canonical(source, ec);
+  if (ec) resolved = source;
+  const std::string name = resolved.filename().string();
+  for (const auto& fsid : fs::directory_iterator(fs::path(sysfs) / "fs/btrfs", ec)) {
+    std::vector<std::string> names;
+    bool holds_source = false;
+    for (const auto& d : fs::directory_iterator(fsid.path() / "devices", ec)) {
+      names.push_back(d.path().filename().string());
+      if (names.back() == name) holds_source = true;
+    }
+    if (holds_source) return names;
+  }
+  return {};
 }
 
 }  // namespace
+
+std::vector<FileSystemInfo> list_file_systems(const std::string& mountinfo,
+                                              const std::string& sysfs) {
+  std::vector<FileSystemInfo> out;
+  const std::vector<DeviceInfo> block = list_block_devices(sysfs);
+  auto disk_named = [&block](const std::string& name) -> std::optional<DevT> {
+    for (const auto& b : block)
+      if (b.name == name) return b.disk;
+    return std::nullopt;
+  };
+  for (const Mount& m : read_mounts(mountinfo)) {
+    if (m.type != "btrfs" || dev_major(m.dev) != 0) continue;
+    auto known = std::find_if(out.begin(), out.end(),
+                              [&m](const FileSystemInfo& f) { return f.dev == m.dev; });
+    if (known == out.end()) {
+      FileSystemInfo fs_info;
+      fs_info.dev = m.dev;
+      fs_info.type = m.type;
+      for (const auto& name : btrfs_device_names(m.source, sysfs))
+        if (auto disk = disk_named(name);
+            disk &&
+            std::find(fs_info.disks.begin(), fs_info.disks.end(), *disk) == fs_info.disks.end())
+          fs_info.disks.push_back(*disk);
+      std::sort(fs_info.disks.begin(), fs_info.disks.end());  // directory order is none
+      out.push_back(std::move(fs_info));
+      known = std::prev(out.end());
+    }
+    struct stat st {};
+    if (::stat(m.mount_point.c_str(), &st) != 0) continue;
+    const DevT alias = make_dev(major(st.st_dev), minor(st.st_dev));
+    if (alias != known->dev &&
+        std::find(known->aliases.begin(), known->aliases.end(), alias) == known->aliases.end())
+      known->aliases.push_back(alias);
+  }
+  return out;
+}
+
+std::optional<FileSystemInfo> find_file_system(DevT dev, const std::vector<FileSystemInfo>& all) {
+  for (const auto& f : all)
+    if (f.dev == dev || std::find(f.aliases.begin(), f.aliases.end(), dev) != f.aliases.end())
+      return f;
+  return std::nullopt;
+}
 
 std::vector<DeviceInfo> list_block_devices(const std::string& sysfs) {
   std::vector<DeviceInfo> out;
@@ -34,14 +144,14 @@ std::vector<DeviceInfo> list_block_devices(const std::string& sysfs) {
   for (const auto& entry : fs::directory_iterator(fs::path(sysfs) / "class/block", ec)) {
     DeviceInfo info;
     info.name = entry.path().filename().string();
-    auto dev = parse_majmin(read_line(entry.path() / "dev"));
+    auto dev = parse_dev(read_line(entry.path() / "dev"));
     if (!dev) continue;
     info.dev = *dev;
     info.disk = *dev;
     fs::path disk_dir = fs::canonical(entry.path(), ec);
     if (fs::exists(entry.path() / "partition", ec)) {
       // A partition's sysfs directory sits inside its disk's.
-      if (auto disk = parse_majmin(read_line(disk_dir.parent_path() / "dev"))) info.disk = *disk;
+      if (auto disk = parse_dev(read_line(disk_dir.parent_path() / "dev"))) info.disk = *disk;
       disk_dir = disk_dir.parent_path();
     }
     std::string cache = read_line(disk_dir / "queue/write_cache");
@@ -53,7 +163,7 @@ std::vector<DeviceInfo> list_block_devices(const std::string& sysfs) {
 }
 
 std::optional<DeviceInfo> find_block_device(const std::string& spec, const std::string& sysfs) {
-  std::optional<DevT> wanted = parse_majmin(spec);
+  std::optional<DevT> wanted = parse_dev(spec);
   std::string name = spec;
   if (!wanted && spec.rfind("/dev/", 0) == 0) {
     struct stat st {};

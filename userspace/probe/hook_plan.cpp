@@ -156,6 +156,18 @@ std::vector<Hook> build_table() {
                  false,
                  {tracepoint(std::string("wp_") + ev, "jbd2", ev)}});
 
+  // xfs's log (v5.14 added the iclog events; Debian's 6.1 and 6.18 have all three): a sync's
+  // log force, and each log write issued and completed, for the sync's journal phase.
+  t.push_back({"xfs log",
+               "xfs-log",
+               false,
+               {{{"wp_xfs_log_force", "wp_xlog_iclog_sync", "wp_xlog_iclog_sync_done"},
+                 K::Tracepoint,
+                 "xfs",
+                 {"xfs_log_force", "xlog_iclog_sync", "xlog_iclog_sync_done"},
+                 "",
+                 -1}}});
+
   // Only with --min-latency: it runs on every context switch of the machine.
   t.push_back({"off-CPU time",
                "sched",

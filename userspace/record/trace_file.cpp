@@ -40,6 +40,13 @@ json header_json(const TraceFileHeader& h) {
               {"devices", devices},
               {"command", h.command}};
   if (h.min_latency_ns) out["min_latency_ns"] = h.min_latency_ns;
+  if (!h.file_systems.empty()) {
+    json file_systems = json::array();
+    for (const auto& f : h.file_systems)
+      file_systems.push_back(
+          {{"dev", f.dev}, {"aliases", f.aliases}, {"disks", f.disks}, {"type", f.type}});
+    out["file_systems"] = file_systems;
+  }
   return out;
 }
 
@@ -62,6 +69,16 @@ TraceFileHeader header_from(const json& j) {
   }
   h.command = j.at("command").get<std::vector<std::string>>();
   if (j.contains("min_latency_ns")) h.min_latency_ns = j.at("min_latency_ns").get<Nanos>();
+  if (j.contains("file_systems")) {
+    for (const auto& f : j.at("file_systems")) {
+      FileSystemInfo info;
+      info.dev = f.at("dev").get<DevT>();
+      info.aliases = f.at("aliases").get<std::vector<DevT>>();
+      info.disks = f.at("disks").get<std::vector<DevT>>();
+      info.type = f.at("type").get<std::string>();
+      h.file_systems.push_back(std::move(info));
+    }
+  }
   return h;
 }
 

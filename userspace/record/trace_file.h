@@ -55,6 +55,9 @@ struct TraceFileHeader {
   std::string clock = "CLOCK_MONOTONIC";
   std::vector<std::string> hooks;  // "tp_btf block:block_rq_issue", …
   std::vector<DeviceInfo> devices;
+  // File systems whose superblock device is not a block device (btrfs), with their disks.
+  // Written only when there are some; older files lack it.
+  std::vector<FileSystemInfo> file_systems;
   std::vector<std::string> command;  // `-- CMD …`, if one was traced
   // record --min-latency: the threshold the recording was made for (0: none). The report
   // applies it unless given its own. Written only when set; older files lack it.

@@ -128,7 +128,8 @@ void write_json(Emitter& e, const SyncTimeline& sync) {
            field("call_flags", call_flag_names(call.call_flags)), field("phases", sync.phases),
            field("segments", sync.segments), field("requests", sync.requests),
            field("flushes", sync.flushes), field("journal_commits", sync.commits),
-           field("incomplete", sync.incomplete), field("causes", sync.causes));
+           field("incomplete", sync.incomplete), field("causes", sync.causes),
+           field("journal_requests", sync.journal_requests));
   e.end_object();
 }
 

@@ -287,6 +287,8 @@ class PerfettoSink::Writer {
     // that are drawn by then.
     for (const auto& request : sync.requests)
       if (auto flow = draw_request(request, Cause::Call)) slice.flow_ids.push_back(*flow);
+    for (const auto& request : sync.journal_requests)
+      if (auto flow = draw_request(request, Cause::Call)) slice.flow_ids.push_back(*flow);
     for (const auto& flush : sync.flushes) draw_request(flush, Cause::Device);
     for (const auto& commit : sync.commits) add_commit(commit);
 

@@ -287,6 +287,8 @@ std::string format_sync(const SyncTimeline& sync, const Painter& paint) {
   if (!phase_text.empty()) block.add(std::nullopt, block.line(std::nullopt, "phases" + phase_text));
 
   for (const RequestTimeline& request : sync.requests) add_request(block, request, "request");
+  for (const RequestTimeline& request : sync.journal_requests)
+    add_request(block, request, "journal");
   for (const RequestTimeline& flush : sync.flushes) add_request(block, flush, "flush");
   for (const JournalCommit& commit : sync.commits) add_commit(block, commit);
   add_causes(block, sync.causes);

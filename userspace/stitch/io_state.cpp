@@ -11,9 +11,21 @@ void DeviceTable::add(const DeviceInfo& info) {
   }
 }
 
+void DeviceTable::add_file_system(const FileSystemInfo& fs) {
+  if (fs.disks.empty()) return;
+  fs_disks_[fs.dev] = fs.disks;
+  for (DevT alias : fs.aliases) fs_disks_[alias] = fs.disks;
+}
+
 DevT DeviceTable::disk_of(DevT dev) const {
+  if (auto fs = fs_disks_.find(dev); fs != fs_disks_.end()) return fs->second.front();
   auto it = devices_.find(dev);
   return it != devices_.end() && it->second.disk != 0 ? it->second.disk : dev;
+}
+
+std::vector<DevT> DeviceTable::disks_of(DevT dev) const {
+  if (auto fs = fs_disks_.find(dev); fs != fs_disks_.end()) return fs->second;
+  return {disk_of(dev)};
 }
 
 bool DeviceTable::volatile_cache(DevT disk) const {

@@ -81,11 +81,18 @@ struct InodeKeyHash {
 class DeviceTable {
  public:
   void add(const DeviceInfo& info);
+  // A file system whose superblock device is no block device (btrfs), under its device and
+  // every alias stat() reports for it.
+  void add_file_system(const FileSystemInfo& fs);
   DevT disk_of(DevT dev) const;
+  // The disks a file system's (or block device's) data reaches: a file system's own list,
+  // else the one disk_of() names.
+  std::vector<DevT> disks_of(DevT dev) const;
   bool volatile_cache(DevT disk) const;
 
  private:
   std::unordered_map<DevT, DeviceInfo> devices_;
+  std::unordered_map<DevT, std::vector<DevT>> fs_disks_;
   std::unordered_map<DevT, bool> disk_write_cache_;
 };
 

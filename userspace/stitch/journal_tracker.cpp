@@ -31,7 +31,57 @@ void JournalTracker::on_journal(const JournalEvent& ev) {
   }
 }
 
+void JournalTracker::on_fs_log(const FsLogEvent& ev) {
+  switch (ev.kind) {
+    case FsLogKind::XfsForce: {
+      auto& list = forces_[ev.tid];
+      list.push_back(LogForce{ev.ts, ev.dev});
+      trim_count(list, limits_.max_history_per_key);
+      break;
+    }
+    case FsLogKind::XfsIclogDone: {
+      auto& list = log_writes_done_[ev.dev];
+      list.push_back(ev.ts);
+      trim_count(list, limits_.max_history_per_key);
+      break;
+    }
+    case FsLogKind::XfsIclogSync: break;  // the log write's own request says when it ran
+  }
+}
+
+std::optional<std::pair<Nanos, Nanos>> JournalTracker::log_force_span(std::uint32_t tid, DevT dev,
+                                                                      Nanos start,
+                                                                      Nanos end) const {
+  auto forces = forces_.find(tid);
+  if (forces == forces_.end()) return std::nullopt;
+  std::optional<Nanos> first_force;
+  for (const LogForce& f : forces->second)
+    if (f.dev == dev && f.ts >= start && f.ts <= end) {
+      first_force = f.ts;
+      break;
+    }
+  if (!first_force) return std::nullopt;
+  auto done = log_writes_done_.find(dev);
+  if (done == log_writes_done_.end()) return std::nullopt;
+  std::optional<Nanos> last_done;
+  for (auto t = done->second.rbegin(); t != done->second.rend(); ++t) {
+    if (*t > end) continue;
+    if (*t > *first_force) last_done = *t;
+    break;
+  }
+  if (!last_done) return std::nullopt;
+  return std::pair{*first_force, *last_done};
+}
+
 void JournalTracker::sweep(Nanos horizon) {
+  for (auto it = forces_.begin(); it != forces_.end();) {
+    prune_older(it->second, horizon, [](const LogForce& f) { return f.ts; });
+    it = it->second.empty() ? forces_.erase(it) : std::next(it);
+  }
+  for (auto it = log_writes_done_.begin(); it != log_writes_done_.end();) {
+    prune_older(it->second, horizon, [](Nanos t) { return t; });
+    it = it->second.empty() ? log_writes_done_.erase(it) : std::next(it);
+  }
   for (auto it = commits_.begin(); it != commits_.end();) {
     prune_older(it->second, horizon,
                 [](const auto& c) { return c->end_ns.value_or(first_known(*c).value_or(0)); });

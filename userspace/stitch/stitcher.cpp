@@ -107,6 +107,7 @@ struct Stitcher::State : stitch::BlockListener {
             if constexpr (std::is_same_v<T, BioEvent>) block.on_bio(ev);
             if constexpr (std::is_same_v<T, RequestEvent>) block.on_request(ev);
             if constexpr (std::is_same_v<T, JournalEvent>) journal.on_journal(ev);
+            if constexpr (std::is_same_v<T, FsLogEvent>) journal.on_fs_log(ev);
             if constexpr (std::is_same_v<T, NvmeEvent>) block.on_nvme(ev);
             if constexpr (std::is_same_v<T, LostEvent>) on_lost(ev);
             if constexpr (std::is_same_v<T, CausesEvent>) calls.on_causes(ev);
@@ -143,6 +144,10 @@ Stitcher::~Stitcher() = default;
 
 void Stitcher::add_device(const DeviceInfo& info) {
   state_->devices.add(info);
+}
+
+void Stitcher::add_file_system(const FileSystemInfo& fs) {
+  state_->devices.add_file_system(fs);
 }
 
 void Stitcher::feed(const Event& event, const Emit& emit) {

@@ -51,6 +51,9 @@ class Stitcher {
 
   // Static device facts (write cache, partition → disk). Call before feeding events.
   void add_device(const DeviceInfo& info);
+  // A file system on block devices its superblock device is not (btrfs): its syncs' flushes
+  // are those of its disks. Call before feeding events.
+  void add_file_system(const FileSystemInfo& fs);
 
   // Where finished timelines go, one at a time, as they finish: a flush that makes a hundred
   // thousand writes durable hands them over one by one rather than all at once.

@@ -70,7 +70,9 @@ SyncTimeline SyncAssembler::assemble(const SyscallEvent& ev) const {
       const Bio& bio = **b;
       if (bio.ev.ts < start) break;
       if (bio.ev.ts > end || is_flush_bio(bio.ev)) continue;
-      if (!last_bio || bio.ev.ts > *last_bio) last_bio = bio.ev.ts;
+      // Writeback submission is of data; metadata bios are the journal's (below).
+      if (!(bio.ev.flags & req_flag::kMeta) && (!last_bio || bio.ev.ts > *last_bio))
+        last_bio = bio.ev.ts;
       if (bio.request && bio.request->tl.op != ReqOp::Flush &&
           seen.insert(bio.request.get()).second) {
         requests.push_back(bio.request);
@@ -79,23 +81,42 @@ SyncTimeline SyncAssembler::assemble(const SyscallEvent& ev) const {
     }
   }
   std::reverse(requests.begin(), requests.end());
+  // Its metadata writes are the file system's log or journal written by the sync itself: from
+  // the first one queued to the last one done is journal time (the log being written and
+  // waited for), the time between them included.
+  std::optional<std::pair<Nanos, Nanos>> metadata_span;
   for (const auto& r : requests) {
-    s.requests.push_back(r->tl);
-    data_io.emplace_back(request_start(r->tl).value_or(start), r->tl.complete_ns.value_or(end));
+    const Nanos lo = request_start(r->tl).value_or(start);
+    const Nanos hi = r->tl.complete_ns.value_or(end);
+    if (r->tl.flags & req_flag::kMeta) {
+      s.journal_requests.push_back(r->tl);
+      const Nanos first = request_first_known(r->tl).value_or(lo);
+      metadata_span = metadata_span ? std::pair{std::min(metadata_span->first, first),
+                                                std::max(metadata_span->second, hi)}
+                                    : std::pair{first, hi};
+    } else {
+      s.requests.push_back(r->tl);
+      data_io.emplace_back(lo, hi);
+    }
   }
+  if (metadata_span) journal.push_back(*metadata_span);
   if (last_bio) writeback.emplace_back(start, *last_bio);
 
-  // Flushes on its device completing inside the call.
-  for (const FlushRecord* f :
-       durability_.flushes_within(ev.dev == 0 ? 0 : devices_.disk_of(ev.dev), start, end)) {
-    s.flushes.push_back(f->request);
-    flush.emplace_back(f->start, f->end);
+  // Flushes completing inside the call on its file system's disks (every disk's for sync(2)).
+  const DevT fs_dev = ev.fs_dev != 0 ? ev.fs_dev : ev.dev;
+  const std::vector<DevT> disks = fs_dev == 0 ? std::vector<DevT>{0} : devices_.disks_of(fs_dev);
+  for (DevT disk : disks) {
+    for (const FlushRecord* f : durability_.flushes_within(disk, start, end)) {
+      s.flushes.push_back(f->request);
+      flush.emplace_back(f->start, f->end);
+    }
   }
 
-  // Journal commits on its device overlapping the call.
-  s.commits = journal_.overlapping(ev.dev, start, end);
+  // Journal commits on its device overlapping the call, and its own xfs log force.
+  s.commits = journal_.overlapping(fs_dev, start, end);
   for (const JournalCommit& c : s.commits)
     journal.emplace_back(first_known(c).value_or(start), c.end_ns.value_or(end));
+  if (auto force = journal_.log_force_span(ev.tid, fs_dev, start, end)) journal.push_back(*force);
 
   partition_phases(start, end, intervals, s.phases, s.segments);
   return s;

@@ -102,8 +102,11 @@ struct SyncTimeline {
   SyncPhases phases;
   std::vector<PhaseSegment> segments;     // where each phase fell (phases are their totals)
   std::vector<RequestTimeline> requests;  // data requests carrying bios the caller submitted
-  std::vector<RequestTimeline> flushes;   // flushes on the device completing inside the call
-  std::vector<JournalCommit> commits;     // journal commits on the device overlapping the call
+  // Metadata requests (REQ_META) carrying bios the caller submitted: the file system's log or
+  // journal written by the sync itself (an xfs iclog, btrfs log tree blocks and superblocks).
+  std::vector<RequestTimeline> journal_requests;
+  std::vector<RequestTimeline> flushes;  // flushes on the device completing inside the call
+  std::vector<JournalCommit> commits;    // journal commits on the device overlapping the call
   bool incomplete = false;
   std::optional<SlowCauses> causes;  // with --min-latency, for calls that slow
 };

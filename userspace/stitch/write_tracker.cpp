@@ -278,7 +278,7 @@ std::vector<std::shared_ptr<Bio>> WriteTracker::direct_bios(const SyscallEvent& 
   std::vector<std::shared_ptr<Bio>> found;
   const auto* bios = block_.bios_of_thread(ev.tid);
   if (bios == nullptr) return found;
-  const DevT disk = devices_.disk_of(ev.dev);
+  const DevT disk = devices_.disk_of(ev.fs_dev != 0 ? ev.fs_dev : ev.dev);
   for (auto b = bios->rbegin(); b != bios->rend(); ++b) {
     const BioEvent& bio = (*b)->ev;
     if (bio.ts < ev.start_ns) break;

@@ -45,8 +45,10 @@ std::vector<std::string> explain_atomic_save(const loadgen::ScenarioResult&,
                             dir_fsyncs.size(), human_duration(loadgen::summarize(dir_fsyncs).p50)));
   if (last_file) out.push_back("the last file " + fsync_phases_line(*last_file));
   if (last_dir) {
-    // ext4 with a journal commits the rename; without one, the directory's blocks are written.
-    const char* how = !last_dir->commits.empty()    ? "a journal commit carried the rename"
+    // ext4 with a journal commits the rename; xfs and btrfs write their log from the fsync
+    // itself; ext4 without a journal writes the directory's blocks.
+    const char* how = !last_dir->commits.empty()            ? "a journal commit carried the rename"
+                      : !last_dir->journal_requests.empty() ? "its own log write carried the rename"
                       : !last_dir->requests.empty() ? "no journal: it wrote the directory itself"
                                                     : "the rename was already on the device";
     out.push_back(fmt::format("the last directory {} ({})", fsync_phases_line(*last_dir), how));

@@ -1,0 +1,92 @@
+// Devices: file systems without a block device of their own (btrfs) found from a mountinfo and
+// a sysfs tree laid out in a temporary directory.
+#include "probe/devices.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace wp {
+namespace {
+
+namespace fs = std::filesystem;
+
+class FileSystemsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() / ("wp_devices_" + std::to_string(::getpid()));
+    fs::create_directories(root_ / "sys/class/block");
+    fs::create_directories(root_ / "mnt");
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  // A whole disk in sysfs: /sys/block/NAME with its dev, linked from /sys/class/block.
+  void disk(const std::string& name, const std::string& majmin) {
+    const fs::path dir = root_ / "sys/block" / name;
+    fs::create_directories(dir / "queue");
+    write(dir / "dev", majmin);
+    fs::create_directory_symlink(dir, root_ / "sys/class/block" / name);
+  }
+  void btrfs_devices(const std::string& fsid, const std::vector<std::string>& names) {
+    for (const auto& name : names)
+      fs::create_directories(root_ / "sys/fs/btrfs" / fsid / "devices" / name);
+  }
+  void mountinfo(const std::string& text) { write(root_ / "mountinfo", text); }
+  std::vector<FileSystemInfo> found() const {
+    return list_file_systems((root_ / "mountinfo").string(), (root_ / "sys").string());
+  }
+  std::string mount_point() const { return (root_ / "mnt").string(); }
+
+  static void write(const fs::path& path, const std::string& text) {
+    std::ofstream out(path);
+    out << text << "\n";
+  }
+
+  fs::path root_;
+};
+
+// A two-device btrfs mounted from one of them: both disks are its, whichever was named.
+TEST_F(FileSystemsTest, BtrfsMountIsMappedToEveryDiskOfItsFileSystem) {
+  disk("loop3", "7:3");
+  disk("loop4", "7:4");
+  disk("sda", "8:0");
+  btrfs_devices("0f5e", {"loop3", "loop4"});
+  btrfs_devices("77aa", {"sda"});
+  mountinfo(
+      "29 1 8:1 / / rw - ext4 /dev/sda1 rw\n"
+      "48 27 0:40 / " +
+      mount_point() + " rw,relatime shared:1 - btrfs /dev/loop4 rw\n");
+  const auto all = found();
+  ASSERT_EQ(all.size(), 1u);  // ext4's superblock is a block device: not listed
+  EXPECT_EQ(all[0].dev, make_dev(0, 40));
+  EXPECT_EQ(all[0].type, "btrfs");
+  EXPECT_EQ(all[0].disks, (std::vector<DevT>{make_dev(7, 3), make_dev(7, 4)}));
+  // The mount point is a plain directory here: its stat() device is an alias.
+  ASSERT_EQ(all[0].aliases.size(), 1u);
+  EXPECT_TRUE(find_file_system(all[0].aliases[0], all).has_value());
+  EXPECT_TRUE(find_file_system(make_dev(0, 40), all).has_value());
+  EXPECT_FALSE(find_file_system(make_dev(0, 4095), all).has_value());
+}
+
+// mountinfo escapes spaces in mount points as \040.
+TEST_F(FileSystemsTest, EscapedMountPointIsStatted) {
+  disk("loop3", "7:3");
+  btrfs_devices("0f5e", {"loop3"});
+  fs::create_directories(root_ / "with space");
+  mountinfo("48 27 0:40 / " + (root_ / "with\\040space").string() + " rw - btrfs /dev/loop3 rw\n");
+  const auto all = found();
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].aliases.size(), 1u);
+}
+
+TEST(ParseDev, TakesMajorColonMinorOnly) {
+  EXPECT_EQ(parse_dev("7:3"), make_dev(7, 3));
+  EXPECT_EQ(parse_dev("0:41"), make_dev(0, 41));
+  EXPECT_FALSE(parse_dev("loop3").has_value());
+  EXPECT_FALSE(parse_dev("7-3").has_value());
+}
+
+}  // namespace
+}  // namespace wp
