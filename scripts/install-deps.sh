@@ -12,6 +12,7 @@ packages=(
   libgtest-dev googletest
   libprotobuf-dev protobuf-compiler  # the Perfetto sink's trace format (protoc at build)
   e2fsprogs util-linux  # mkfs.ext4, losetup for the scratch filesystems
+  fio                   # the shared-file integration test: 8 threads writing one file
   qemu-system-x86 cpio file  # make vm-test: Debian 6.1 guest with an emulated NVMe disk
   chromium              # the HTML report's integration test renders it headless (no X needed)
   nodejs                # the HTML report page's script: syntax check and a stub-DOM test
