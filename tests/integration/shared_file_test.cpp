@@ -19,7 +19,7 @@ namespace wp::testing {
 namespace {
 
 constexpr int kThreads = 8;
-constexpr int kWritesPerThread = 256;  // 1 MiB of 4 KiB writes each, into one 8 MiB file
+constexpr int kWritesPerThread = 512;  // 2 MiB of 4 KiB writes each, into one 8 MiB file
 constexpr int kWritesPerFsync = 4;
 
 // A request as the JSON names it in every item that lists it.

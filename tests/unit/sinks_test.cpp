@@ -579,6 +579,18 @@ TEST(TextSink, DurableWriteShowsRelativeStagesAndVerdict) {
   EXPECT_FALSE(contains(text, "\x1b")) << "no color unless asked";
 }
 
+TEST(TextSink, RequestNamesTheOtherThreadsWhoseBiosItCarried) {
+  RequestTimeline request = data_request();
+  request.submit_tid = 300;
+  request.submit_comm = "fio";
+  request.submit_why = SubmitWhy::SyncSyscall;
+  request.other_submitters.push_back(RequestSubmitter{301, "fio", SubmitWhy::SyncSyscall});
+  const std::string text =
+      text_of(builders::durable_write(write_call(), request, kStart + 3'100'000));
+  EXPECT_TRUE(contains(text, "sector 2048 4 KiB by fio (fsync) + fio [301] (fsync)  queue"))
+      << text;
+}
+
 TEST(TextSink, FailedDirectWriteShowsErrorAndDirect) {
   WriteTimeline write = dirty_write();
   write.state = WriteState::Failed;
