@@ -23,6 +23,47 @@ TEST_F(StitcherTest, BackMergedBiosAreClaimedByOneRequest) {
   EXPECT_EQ(stitcher_.stats().requests, 2u);  // one data lifetime across insert and issue
 }
 
+// Two fsyncs of threads 300 and 301 on one file: 301's bio, queued first, is back-merged
+// into a request whose lowest sector is 300's bio (queued later). The request is 301's by
+// queue time; 300 is listed as another submitter, and each fsync owns it.
+TEST_F(StitcherTest, MergedRequestSubmitterIsItsEarliestQueuedBio) {
+  BioEvent later = page_bio(1500, 0xb1, 2048, 0, 1, 300);
+  later.why = SubmitWhy::SyncSyscall;
+  BioEvent earlier = page_bio(1400, 0xb2, 2056, 1, 1, 301);
+  earlier.why = SubmitWhy::SyncSyscall;
+  feed(earlier);
+  feed(later);
+  io(0x71, 2048, 8192, 1600, 1700);
+  feed(sync_call(Syscall::Fsync, 1300, 2000, 301));
+  feed(sync_call(Syscall::Fsync, 1450, 2100, 300));
+  auto s = syncs();
+  ASSERT_EQ(s.size(), 2u);
+  for (const auto& sync : s) {
+    ASSERT_EQ(sync.requests.size(), 1u) << "tid " << sync.call.tid;
+    const RequestTimeline& r = sync.requests[0];
+    EXPECT_EQ(r.bios, 2u);
+    EXPECT_EQ(r.queue_ns, Nanos{1400});
+    EXPECT_EQ(r.submit_tid, 301u);
+    EXPECT_EQ(r.submit_why, SubmitWhy::SyncSyscall);
+    ASSERT_EQ(r.other_submitters.size(), 1u);
+    EXPECT_EQ(r.other_submitters[0].tid, 300u);
+    EXPECT_EQ(r.other_submitters[0].why, SubmitWhy::SyncSyscall);
+  }
+}
+
+// One thread's bios merged into one request: one submitter, no others.
+TEST_F(StitcherTest, RequestOfOneThreadsBiosHasNoOtherSubmitters) {
+  feed(page_bio(1500, 0xb1, 2048, 0, 1, 300));
+  feed(page_bio(1400, 0xb2, 2056, 1, 1, 300));
+  io(0x71, 2048, 8192, 1600, 1700);
+  feed(sync_call(Syscall::Fsync, 1300, 2000, 300));
+  auto s = syncs();
+  ASSERT_EQ(s.size(), 1u);
+  ASSERT_EQ(s[0].requests.size(), 1u);
+  EXPECT_EQ(s[0].requests[0].submit_tid, 300u);
+  EXPECT_TRUE(s[0].requests[0].other_submitters.empty());
+}
+
 TEST_F(StitcherTest, OlderOfTwoPendingBiosOnTheSameSectorIsClaimedFirst) {
   feed(write_call(1000, 2000, 0, 4096, 1));
   feed(page_bio(1500, 0xb1, 2048, 0, 1));  // older: claimed by the first request

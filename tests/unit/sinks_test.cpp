@@ -222,6 +222,20 @@ TEST(JsonSink, WriteHasEveryContractKeyWithValues) {
   EXPECT_TRUE(request["nvme"].is_null());
 }
 
+TEST(JsonSink, RequestListsTheOtherThreadsWhoseBiosItCarried) {
+  EXPECT_EQ(json_of(durable_write())["requests"][0]["other_submitters"], json::array());
+  RequestTimeline request = data_request();
+  request.submit_tid = 300;
+  request.submit_comm = "fio";
+  request.submit_why = SubmitWhy::SyncSyscall;
+  request.other_submitters.push_back(RequestSubmitter{301, "fio", SubmitWhy::SyncSyscall});
+  const json object = json_of(builders::durable_write(write_call(), request, kStart + 3'100'000));
+  const json& r = object["requests"][0];
+  EXPECT_EQ(r["submitter"], json({{"tid", 300}, {"comm", "fio"}, {"why", "fsync"}}));
+  EXPECT_EQ(r["other_submitters"],
+            json::array({{{"tid", 301}, {"comm", "fio"}, {"why", "fsync"}}}));
+}
+
 TEST(JsonSink, NumbersAreUnsignedIntegersAndFlagsAreBooleans) {
   const json object = json_of(durable_write());
   for (const char* key : {"pid", "tid", "ino", "offset", "bytes", "start_ns", "end_ns",
@@ -601,6 +615,18 @@ TEST(TextSink, DurableWriteShowsRelativeStagesAndVerdict) {
   EXPECT_LT(text.find("written"), text.find("durable (flush)"));
   EXPECT_LT(text.find("dirtied"), text.find("request"));
   EXPECT_FALSE(contains(text, "\x1b")) << "no color unless asked";
+}
+
+TEST(TextSink, RequestNamesTheOtherThreadsWhoseBiosItCarried) {
+  RequestTimeline request = data_request();
+  request.submit_tid = 300;
+  request.submit_comm = "fio";
+  request.submit_why = SubmitWhy::SyncSyscall;
+  request.other_submitters.push_back(RequestSubmitter{301, "fio", SubmitWhy::SyncSyscall});
+  const std::string text =
+      text_of(builders::durable_write(write_call(), request, kStart + 3'100'000));
+  EXPECT_TRUE(contains(text, "sector 2048 4 KiB by fio (fsync) + fio [301] (fsync)  queue"))
+      << text;
 }
 
 TEST(TextSink, FailedDirectWriteShowsErrorAndDirect) {

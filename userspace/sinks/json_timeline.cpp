@@ -10,7 +10,7 @@ void write_json(Emitter& e, const NvmeCommand& nvme) {
            field("complete_ns", nvme.complete_ns), field("status", nvme.status));
 }
 
-// Who submitted a request (its first bio), or null when that is not known.
+// Who submitted a request (its earliest-queued bio), or null when that is not known.
 struct Submitter {
   const RequestTimeline& request;
 };
@@ -22,16 +22,21 @@ void write_json(Emitter& e, const Submitter& s) {
            field("why", submit_why_name(r.submit_why)));
 }
 
+void write_json(Emitter& e, const RequestSubmitter& s) {
+  e.object(field("tid", s.tid), field("comm", s.comm), field("why", submit_why_name(s.why)));
+}
+
 void write_json(Emitter& e, const RequestTimeline& r) {
   // A cache flush has no sector (the kernel leaves it at -1).
   const auto sector = r.op == ReqOp::Flush ? std::nullopt : std::optional(r.sector);
   e.object(field("dev", Device{r.disk}), field("sector", sector), field("bytes", r.bytes),
            field("rwbs", rwbs(r.op, r.flags, r.bytes)),
            field("fua", (r.flags & req_flag::kFua) != 0), field("bios", r.bios),
-           field("submitter", Submitter{r}), field("queue_ns", r.queue_ns),
-           field("insert_ns", r.insert_ns), field("issue_ns", r.issue_ns),
-           field("complete_ns", r.complete_ns), field("durable_ns", r.durable_ns),
-           field("error", Errno{r.error}), field("nvme", r.nvme));
+           field("submitter", Submitter{r}), field("other_submitters", r.other_submitters),
+           field("queue_ns", r.queue_ns), field("insert_ns", r.insert_ns),
+           field("issue_ns", r.issue_ns), field("complete_ns", r.complete_ns),
+           field("durable_ns", r.durable_ns), field("error", Errno{r.error}),
+           field("nvme", r.nvme));
 }
 
 void write_json(Emitter& e, const JournalCommit& c) {

@@ -108,6 +108,9 @@ void add_request(BlockBuilder& block, const RequestTimeline& request, std::strin
     text += fmt::format(" by {}", printable_comm(request.submit_comm));
     if (request.submit_why != SubmitWhy::Unknown)
       text += fmt::format(" ({})", submit_why_name(request.submit_why));
+    for (const RequestSubmitter& other : request.other_submitters)
+      text += fmt::format(" + {} [{}] ({})", printable_comm(other.comm), other.tid,
+                          submit_why_name(other.why));
   }
   text += block.stage_time("queue", request.queue_ns);
   text += block.stage_time("insert", request.insert_ns);

@@ -44,6 +44,21 @@ NvmeCommand nvme_command(const NvmeEvent& ev) {
   return cmd;
 }
 
+void set_submitter(RequestTimeline& tl, const RequestSubmitter& s) {
+  tl.submit_tid = s.tid;
+  tl.submit_comm = s.comm;
+  tl.submit_why = s.why;
+}
+
+// Lists `s` among the other submitters unless it is the submitter or already listed.
+void add_other_submitter(RequestTimeline& tl, const RequestSubmitter& s) {
+  auto same = [&](std::uint32_t tid, SubmitWhy why) { return tid == s.tid && why == s.why; };
+  if (same(*tl.submit_tid, tl.submit_why)) return;
+  for (const RequestSubmitter& o : tl.other_submitters)
+    if (same(o.tid, o.why)) return;
+  tl.other_submitters.push_back(s);
+}
+
 }  // namespace
 
 BlockTracker::~BlockTracker() {
@@ -211,11 +226,24 @@ void BlockTracker::claim(const std::shared_ptr<Request>& request, const std::sha
   r.bios.push_back(bio);
   ++r.tl.bios;
   r.tl.flags |= bio->ev.flags;
-  if (!r.tl.queue_ns || bio->queued_ns < *r.tl.queue_ns) r.tl.queue_ns = bio->queued_ns;
+  // Bios of several threads merge into one request (a thread's bio back-merged into a request
+  // another thread's bio started). Its submitter is the thread whose bio queued first, the one
+  // its queue time is of: a bio claimed later (requests claim by sector) that queued earlier
+  // takes over, and the rest are listed as other submitters.
+  const RequestSubmitter by_bio{bio->ev.tid, bio->ev.comm, bio->ev.why};
+  const bool earliest = !r.tl.queue_ns || bio->queued_ns < *r.tl.queue_ns;
+  if (earliest) r.tl.queue_ns = bio->queued_ns;
   if (!r.tl.submit_tid) {
-    r.tl.submit_tid = bio->ev.tid;
-    r.tl.submit_comm = bio->ev.comm;
-    r.tl.submit_why = bio->ev.why;
+    set_submitter(r.tl, by_bio);
+  } else if (earliest) {
+    const RequestSubmitter was{*r.tl.submit_tid, r.tl.submit_comm, r.tl.submit_why};
+    set_submitter(r.tl, by_bio);
+    std::erase_if(r.tl.other_submitters, [&](const RequestSubmitter& s) {
+      return s.tid == by_bio.tid && s.why == by_bio.why;
+    });
+    add_other_submitter(r.tl, was);
+  } else {
+    add_other_submitter(r.tl, by_bio);
   }
 }
 

@@ -25,6 +25,13 @@ struct NvmeCommand {
 };
 
 // One lifetime of a block request (a kernel request pointer between issue and final completion).
+// A thread that submitted bios of a request, and why.
+struct RequestSubmitter {
+  std::uint32_t tid = 0;
+  std::string comm;
+  SubmitWhy why = SubmitWhy::Unknown;
+};
+
 struct RequestTimeline {
   DevT disk = 0;
   std::uint64_t sector = 0;
@@ -38,10 +45,14 @@ struct RequestTimeline {
   std::optional<Nanos> durable_ns;   // FUA post-flush done, or covered by a later FLUSH
   std::int32_t error = 0;
   std::uint32_t bios = 0;  // number of bios stitched into it
-  // Who submitted it (its first bio): thread, command, and why (write, fsync, periodic…).
+  // Who submitted it: the thread of its earliest-queued bio (the one `queue_ns` is the queue
+  // time of), its command, and why (write, fsync, periodic…).
   std::optional<std::uint32_t> submit_tid;
   std::string submit_comm;
   SubmitWhy submit_why = SubmitWhy::Unknown;
+  // The other threads (or reasons) whose bios were merged into it, in the order they were
+  // claimed; empty when one thread submitted it all.
+  std::vector<RequestSubmitter> other_submitters;
   std::optional<NvmeCommand> nvme;
 };
 
