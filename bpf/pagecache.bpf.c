@@ -28,6 +28,18 @@ static __always_inline void wp_add_dirty(struct wp_task_state *st, __u32 pages)
 	st->dirty_folios += 1;
 }
 
+/* A folio dirtied by an io-wq worker for a traced io_uring write (punted, or IOSQE_ASYNC). */
+static __always_inline void wp_add_iowq_dirty(__u32 pages)
+{
+	struct wp_uring_op *op = wp_iowq_op();
+
+	if (!op || !wp_syscall_is_write(op->syscall))
+		return;
+	op->pages_dirtied += pages;
+	op->dirty_folios += 1;
+	op->issue_tid = wp_current_tid();
+}
+
 /* v5.17 (folio conversion) replaced writeback_dirty_page with writeback_dirty_folio. The
  * agent autoloads whichever the kernel's BTF has. */
 SEC("tp_btf/writeback_dirty_folio")
@@ -37,6 +49,8 @@ int BPF_PROG(wp_dirty_folio, struct folio *folio, struct address_space *mapping)
 
 	if (st)
 		wp_add_dirty(st, wp_folio_nr_pages(folio));
+	else
+		wp_add_iowq_dirty(wp_folio_nr_pages(folio));
 	return 0;
 }
 
@@ -48,6 +62,8 @@ int BPF_PROG(wp_dirty_page, struct page *page, struct address_space *mapping)
 
 	if (st)
 		wp_add_dirty(st, 1);
+	else
+		wp_add_iowq_dirty(1);
 	return 0;
 }
 

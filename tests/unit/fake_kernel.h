@@ -114,13 +114,20 @@ inline FakeKernel with_current_prototypes() {
 // The development machine: 6.18 in a VM whose kernel lists vfs_write in BTF but refuses to
 // load an fentry program (what kernel_caps' attach probe reports), and no NVMe driver.
 inline FakeKernel kernel_6_18() {
-  return with_current_prototypes().fentry(false, "load: Operation not permitted");
+  return with_current_prototypes()
+      .fentry(false, "load: Operation not permitted")
+      .raw_tracepoint("io_uring_submit_req", 1)
+      .raw_tracepoint("io_uring_queue_async_work", 2)
+      .raw_tracepoint("io_uring_complete", 3);
 }
 
 // Debian's 6.1 as the VM suite boots it: fentry attaches, nvme_core has its own BTF.
 inline FakeKernel kernel_6_1() {
   return with_current_prototypes()
       .fentry(true)
+      .raw_tracepoint("io_uring_submit_sqe", 2)
+      .raw_tracepoint("io_uring_queue_async_work", 2)
+      .raw_tracepoint("io_uring_complete", 7)
       .raw_tracepoint("nvme_setup_cmd", 2, "nvme_core")
       .raw_tracepoint("nvme_complete_rq", 1, "nvme_core");
 }

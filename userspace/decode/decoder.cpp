@@ -48,6 +48,7 @@ std::optional<Event> decode_syscall(std::span<const std::byte> bytes) {
   e.dev = r.dev;
   e.ino = r.ino;
   e.file_flags = r.file_flags;
+  e.via = r.via;
   e.ret = r.ret;
   e.pos = r.pos;
   e.count = r.count;
@@ -192,6 +193,7 @@ const char* hook_counter_name(std::size_t hook) {
     case WP_HOOK_STATE: return "thread-state";
     case WP_HOOK_CAUSES: return "causes";
     case WP_HOOK_DISCARD: return "discard";
+    case WP_HOOK_URING: return "io_uring";
   }
   return "?";
 }

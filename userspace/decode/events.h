@@ -70,6 +70,7 @@ struct SyscallEvent {
   DevT dev = 0;  // the file's superblock device
   std::uint64_t ino = 0;
   std::uint32_t file_flags = 0;  // file_flag::*
+  std::uint8_t via = 0;          // io_uring ops: WP_VIA_* (how issued); 0 for a syscall
   std::int64_t ret = 0;          // bytes written, or -errno
   std::uint64_t pos = 0;         // file offset of the first byte (writes)
   std::uint64_t count = 0;       // bytes asked for

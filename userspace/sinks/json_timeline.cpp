@@ -83,7 +83,8 @@ void write_json(Emitter& e, const Fd& f) {
 void call_identity(Emitter& e, const char* type, const SyscallEvent& call) {
   e.fields(field("type", type), field("pid", call.pid), field("tid", call.tid),
            field("comm", call.comm), field("syscall", syscall_name(call.syscall)),
-           field("fd", Fd{call.fd}), field("dev", DeviceOrNull{call.dev}), field("ino", call.ino));
+           field("io_uring", uring_issue_name(call.via)), field("fd", Fd{call.fd}),
+           field("dev", DeviceOrNull{call.dev}), field("ino", call.ino));
 }
 
 void call_times(Emitter& e, const SyscallEvent& call) {
