@@ -205,6 +205,32 @@ static __always_inline struct folio *wp_page_folio(struct page *page, __u32 *pag
 	return (struct folio *)page;
 }
 
+/* ---- io_uring ------------------------------------------------------------------------------ */
+
+#define WP_PF_IO_WORKER 0x00000010 /* io-wq workers and SQPOLL threads (v5.12+) */
+
+/* The request (struct io_kiocb *) the current io-wq worker is running, 0 when current is no
+ * worker or runs none. task->worker_private is the worker's struct io_worker since v5.17 (it
+ * was task->pf_io_worker before); io_worker.cur_work is the request's embedded io_wq_work,
+ * so the request is that pointer less the member's offset (CO-RE: the layouts of 6.1 and
+ * 6.18 differ). An SQPOLL thread has PF_IO_WORKER but no io_worker (NULL). */
+static __always_inline __u64 wp_iowq_current_req(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct io_worker *worker;
+	struct io_wq_work *work;
+
+	if (!(task->flags & WP_PF_IO_WORKER) || !bpf_core_field_exists(task->worker_private))
+		return 0;
+	worker = (struct io_worker *)task->worker_private;
+	if (!worker)
+		return 0;
+	work = BPF_CORE_READ(worker, cur_work);
+	if (!work)
+		return 0;
+	return (__u64)work - bpf_core_field_offset(struct io_kiocb, work);
+}
+
 /* ---- files -------------------------------------------------------------------------------- */
 
 /* The current task's file for `fd`. The task pointer from bpf_get_current_task_btf() (v5.11)

@@ -33,6 +33,8 @@ const volatile __u64 cfg_causes_min_ns __weak = 0; /* emit causes for calls at l
  * ring-buffer space and no agent work. */
 const volatile __u64 cfg_min_latency_ns __weak = 0;
 
+static __always_inline __u32 wp_current_tid(void) { return (__u32)bpf_get_current_pid_tgid(); }
+
 enum wp_offcpu_cause {
 	WP_OFFCPU_BLOCKED = 0,
 	WP_OFFCPU_THROTTLE = 1,
@@ -103,6 +105,9 @@ struct wp_task_state {
 	__u64 writeback_wait_ns;
 	__u64 blocked_ns;
 	__u64 runnable_ns;
+	/* The io_uring request (struct io_kiocb *) this thread is issuing inline, 0 inside a
+	 * syscall: what the page-cache hooks add up here is folded into its uring_ops entry. */
+	__u64 uring_req;
 };
 
 /* Task-local storage (v5.11+) rather than a tid-keyed hash: no insert and delete per
@@ -117,9 +122,15 @@ struct {
 /* Whether the current thread passes the filters (-p, --comm, --children, --cgroup). */
 static __always_inline bool wp_comm_matches(void)
 {
+	struct task_struct *task = bpf_get_current_task_btf();
 	char comm[WP_COMM_LEN];
 
-	bpf_get_current_comm(comm, sizeof(comm));
+	/* io_uring's io-wq workers and SQPOLL thread (iou-wrk-PID, iou-sqp-PID) are threads of
+	 * the ring's owner: they answer to the process's name, its leader's. */
+	if (task->flags & WP_PF_IO_WORKER)
+		BPF_CORE_READ_STR_INTO(&comm, task, group_leader, comm);
+	else
+		bpf_get_current_comm(comm, sizeof(comm));
 	for (int i = 0; i < WP_COMM_LEN; i++) {
 		if (comm[i] != cfg_comm[i])
 			return false;
@@ -149,17 +160,86 @@ static __always_inline bool wp_task_traced(void)
 	return true;
 }
 
+/* An io_uring op of a traced process from its submission to its completion, keyed by its
+ * request pointer. What it dirtied inline is folded in from the submitter's task state
+ * (wp_uring_fold); what an io-wq worker does for it is added here directly. */
+struct wp_uring_op {
+	__u64 start_ns;
+	__u64 pos; /* kiocb position at submission, -1: the file position */
+	__u64 count;
+	__u64 throttle_ns;
+	__u32 pages_dirtied;
+	__u32 dirty_folios;
+	__u32 throttle_events;
+	__u32 writeback_waits;
+	__u32 pid; /* the ring owner's tgid: the CQE may be posted from another context */
+	__u32 submit_tid;
+	__u32 issue_tid; /* the io-wq worker that queued its bios, 0: the submitter */
+	__s32 fd;
+	__u8 syscall; /* WP_SYS_IO_URING_* */
+	__u8 via;     /* enum wp_via */
+	__u16 pad;
+	__u32 pad2;
+	char comm[WP_COMM_LEN]; /* the owner's name (the group leader's) */
+};
+
+/* Bounded by the ops in flight (a ring's depth per traced process); an op that finds no room
+ * is counted (WP_HOOK_URING) and not traced. A request that posts no CQE (CQE_SKIP_SUCCESS)
+ * leaves its entry until the pointer is submitted again. */
+#define WP_MAX_URING_OPS 16384
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, WP_MAX_URING_OPS);
+	__type(key, __u64);
+	__type(value, struct wp_uring_op);
+} uring_ops SEC(".maps") __weak;
+
+/* Ends the inline issue of the io_uring op the thread's state holds: what it accumulated goes
+ * to the op's entry, and the state is no longer active. */
+static __always_inline void wp_uring_fold(struct wp_task_state *st)
+{
+	struct wp_uring_op *op;
+
+	if (!st->active || !st->uring_req)
+		return;
+	op = bpf_map_lookup_elem(&uring_ops, &st->uring_req);
+	if (op) {
+		op->pages_dirtied += st->pages_dirtied;
+		op->dirty_folios += st->dirty_folios;
+		op->throttle_ns += st->throttle_ns;
+		op->throttle_events += st->throttle_events;
+		op->writeback_waits += st->writeback_waits;
+	}
+	st->uring_req = 0;
+	st->active = 0;
+}
+
+/* The traced io_uring op the current io-wq worker is running, or NULL. */
+static __always_inline struct wp_uring_op *wp_iowq_op(void)
+{
+	__u64 req = wp_iowq_current_req();
+
+	return req ? bpf_map_lookup_elem(&uring_ops, &req) : NULL;
+}
+
 /* Why the current thread is writing, for the bios it submits. */
 static __always_inline __u8 wp_current_why(void)
 {
 	struct wp_task_state *st =
 	    bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), 0, 0);
 
-	if (!st)
-		return WP_WHY_UNKNOWN;
-	if (st->active)
+	struct wp_uring_op *op;
+
+	if (st && st->active)
 		return wp_syscall_is_write(st->syscall) ? WP_WHY_WRITE_SYSCALL : WP_WHY_SYNC_SYSCALL;
-	return st->writeback_why;
+	/* An io-wq worker running a traced op queues its bios for that op (and the op's
+	 * owner is then that worker: the stitcher matches bios by thread). */
+	op = wp_iowq_op();
+	if (op) {
+		op->issue_tid = wp_current_tid();
+		return wp_syscall_is_write(op->syscall) ? WP_WHY_WRITE_SYSCALL : WP_WHY_SYNC_SYSCALL;
+	}
+	return st ? st->writeback_why : WP_WHY_UNKNOWN;
 }
 
 /* The current thread's state, if it is inside a traced syscall. */
@@ -212,8 +292,6 @@ static __always_inline void wp_submit(void *record, __u32 size)
 	bpf_ringbuf_submit(record, pending >= step && pending % step < size ? BPF_RB_FORCE_WAKEUP
 									      : BPF_RB_NO_WAKEUP);
 }
-
-static __always_inline __u32 wp_current_tid(void) { return (__u32)bpf_get_current_pid_tgid(); }
 
 /* Whether a file passes the --dev filter (cfg_disk): its superblock is on that disk, or it is
  * a file system the agent found on that disk whose superblock has no block device (btrfs:

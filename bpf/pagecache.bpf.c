@@ -48,7 +48,7 @@ static __always_inline void wp_emit_mmap_dirty(struct folio *folio, struct addre
 	dev = wp_inode_dev(host);
 	if (cfg_file_ino && (ino != cfg_file_ino || dev != cfg_file_dev))
 		return;
-	if (cfg_disk && wp_inode_disk(host) != cfg_disk && dev != cfg_disk)
+	if (!wp_inode_on_filtered_disk(host, dev))
 		return;
 	r = wp_reserve(sizeof(*r), WP_REC_MMAP_DIRTY, WP_HOOK_MMAP_DIRTY);
 	if (!r)
@@ -63,6 +63,20 @@ static __always_inline void wp_emit_mmap_dirty(struct folio *folio, struct addre
 	wp_submit(r, sizeof(*r));
 }
 
+/* A folio dirtied by an io-wq worker for a traced io_uring write (punted, or IOSQE_ASYNC):
+ * true when it was one. */
+static __always_inline bool wp_add_iowq_dirty(__u32 pages)
+{
+	struct wp_uring_op *op = wp_iowq_op();
+
+	if (!op || !wp_syscall_is_write(op->syscall))
+		return false;
+	op->pages_dirtied += pages;
+	op->dirty_folios += 1;
+	op->issue_tid = wp_current_tid();
+	return true;
+}
+
 /* v5.17 (folio conversion) replaced writeback_dirty_page with writeback_dirty_folio. The
  * agent autoloads whichever the kernel's BTF has. Before it, stores into mappings are not
  * followed (the page hook has no folio to read). */
@@ -73,7 +87,7 @@ int BPF_PROG(wp_dirty_folio, struct folio *folio, struct address_space *mapping)
 
 	if (st)
 		wp_add_dirty(st, wp_folio_nr_pages(folio));
-	else
+	else if (!wp_add_iowq_dirty(wp_folio_nr_pages(folio)))
 		wp_emit_mmap_dirty(folio, mapping);
 	return 0;
 }
@@ -86,6 +100,8 @@ int BPF_PROG(wp_dirty_page, struct page *page, struct address_space *mapping)
 
 	if (st)
 		wp_add_dirty(st, 1);
+	else
+		wp_add_iowq_dirty(1);
 	return 0;
 }
 

@@ -55,7 +55,8 @@ static __always_inline bool wp_resolve_file(struct wp_task_state *st, struct fil
 /* The file's open flags that matter to the write path (fcntl(F_SETFL) can flip O_DIRECT and
  * O_APPEND: read on each call), with a call's RWF_* applied on top as the kernel applies them
  * to the kiocb (kiocb_set_rw_flags): RWF_DSYNC is O_DSYNC for this call, RWF_SYNC O_SYNC,
- * RWF_APPEND O_APPEND, RWF_NOAPPEND clears O_APPEND. */
+ * RWF_APPEND O_APPEND, RWF_NOAPPEND clears O_APPEND. `st` holds `file` resolved by
+ * wp_resolve_file. */
 static __always_inline __u32 wp_file_flags(struct wp_task_state *st, struct file *file,
 					   __u16 call_flags)
 {
@@ -74,6 +75,30 @@ static __always_inline __u32 wp_file_flags(struct wp_task_state *st, struct file
 	return flags;
 }
 
+/* Starts the thread's accounting of one call (a syscall, or an io_uring op issued inline). */
+static __always_inline void wp_open_call(struct wp_task_state *st, __u32 syscall, int fd,
+					 __u64 pos, __u64 count)
+{
+	st->syscall = syscall;
+	st->fd = fd;
+	st->pos = pos;
+	st->pos_exact = 0;
+	st->count = count;
+	st->pages_dirtied = 0;
+	st->dirty_folios = 0;
+	st->throttle_ns = 0;
+	st->throttle_events = 0;
+	st->writeback_waits = 0;
+	st->pending_cause = WP_OFFCPU_BLOCKED;
+	st->offcpu_since = 0;
+	st->throttle_sleep_ns = 0;
+	st->writeback_wait_ns = 0;
+	st->blocked_ns = 0;
+	st->runnable_ns = 0;
+	st->start_ns = bpf_ktime_get_ns();
+	st->active = 1;
+}
+
 /* Opens the thread's state for a syscall on `file`, which is `fd` (fd < 0: no file, e.g.
  * sync(2), or a file not reached through an fd, msync(2)'s mapping); with `file` NULL and
  * fd >= 0 the fd is looked up in the task's fd table. */
@@ -90,6 +115,7 @@ static __always_inline int wp_enter_file(__u32 syscall, int fd, struct file *fil
 		wp_count_lost(WP_HOOK_STATE);
 		return 0;
 	}
+	wp_uring_fold(st); /* an inline io_uring op of this thread ended before this call */
 	st->active = 0;
 	st->file = 0;
 	st->dev = 0;
@@ -110,24 +136,7 @@ static __always_inline int wp_enter_file(__u32 syscall, int fd, struct file *fil
 		st->file_flags = wp_file_flags(st, file, call_flags);
 	}
 	st->call_flags = call_flags;
-	st->syscall = syscall;
-	st->fd = fd;
-	st->pos = pos;
-	st->pos_exact = 0;
-	st->count = count;
-	st->pages_dirtied = 0;
-	st->dirty_folios = 0;
-	st->throttle_ns = 0;
-	st->throttle_events = 0;
-	st->writeback_waits = 0;
-	st->pending_cause = WP_OFFCPU_BLOCKED;
-	st->offcpu_since = 0;
-	st->throttle_sleep_ns = 0;
-	st->writeback_wait_ns = 0;
-	st->blocked_ns = 0;
-	st->runnable_ns = 0;
-	st->start_ns = bpf_ktime_get_ns();
-	st->active = 1;
+	wp_open_call(st, syscall, fd, pos, count);
 	return 0;
 }
 
@@ -594,6 +603,194 @@ WP_UNTRACED_TABLE(WP_UNTRACED_COUNTER_)
 
 WP_SYSCALL_TABLE(WP_SYSCALL_TRACEPOINTS_)
 #undef WP_SYSCALL_TRACEPOINTS_
+
+/* ---- io_uring ops ------------------------------------------------------------------------
+ * IORING_OP_WRITE/WRITEV/WRITE_FIXED/FSYNC/SYNC_FILE_RANGE of traced processes become
+ * syscall records (WP_SYS_IO_URING_*, via = WP_VIA_*): start at submission, end and result
+ * at the CQE. Submission opens an entry in uring_ops and, for the inline issue that follows
+ * in the submitting thread (or SQPOLL thread), that thread's state, so the page-cache and
+ * block hooks account to it as to a syscall; the state is folded into the entry when the
+ * thread punts the op, submits the next one, completes it, or enters a traced syscall. An
+ * io-wq worker's hooks find the op through the request it runs (wp_iowq_op). Io-wq workers
+ * and the SQPOLL thread are threads of the ring's owner, so the tgid filters hold as they
+ * are; the comm filter uses the owner's name for them (wp_comm_matches). */
+
+/* The WP_SYS_IO_URING_* of a request, or 0 for an opcode that is not traced (the opcodes
+ * are WP_URING_OP_TABLE's, uapi values). */
+static __always_inline __u32 wp_uring_syscall(struct io_kiocb *req)
+{
+	struct io_sync *sync = (struct io_sync *)req; /* io_kiocb_to_cmd: the union at 0 */
+
+	switch (BPF_CORE_READ(req, opcode)) {
+	case 23:
+		return WP_SYS_IO_URING_WRITE;
+	case 2:
+		return WP_SYS_IO_URING_WRITEV;
+	case 5:
+		return WP_SYS_IO_URING_WRITE_FIXED;
+	case 3:
+		return (BPF_CORE_READ(sync, flags) & WP_IORING_FSYNC_DATASYNC)
+			   ? WP_SYS_IO_URING_FDATASYNC
+			   : WP_SYS_IO_URING_FSYNC;
+	case 8:
+		return WP_SYS_IO_URING_SYNC_FILE_RANGE;
+	}
+	return 0;
+}
+
+static __always_inline int wp_uring_submit(struct io_kiocb *req)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 syscall = wp_uring_syscall(req);
+	struct wp_uring_op op = {};
+	struct wp_task_state *st;
+	__u64 key = (__u64)req;
+
+	if (!syscall || !wp_task_traced())
+		return 0;
+	st = bpf_task_storage_get(&task_state, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st) {
+		wp_count_lost(WP_HOOK_STATE);
+		return 0;
+	}
+	wp_uring_fold(st);
+	op.start_ns = bpf_ktime_get_ns();
+	op.syscall = syscall;
+	op.pid = bpf_get_current_pid_tgid() >> 32;
+	op.submit_tid = wp_current_tid();
+	BPF_CORE_READ_STR_INTO(&op.comm, task, group_leader, comm);
+	op.fd = BPF_CORE_READ(req, cqe.fd); /* io_init_req stores the SQE's fd there */
+	op.via = WP_VIA_IO_URING | ((task->flags & WP_PF_IO_WORKER) ? WP_VIA_SQPOLL : 0);
+	if (wp_syscall_is_write(syscall)) {
+		struct io_rw *rw = (struct io_rw *)req;
+
+		/* Prepared at submission: the SQE's off (-1: the file position) and len (bytes;
+		 * for WRITEV the iovec count, so the CQE's result stands for it). */
+		op.pos = BPF_CORE_READ(rw, kiocb.ki_pos);
+		op.count = syscall == WP_SYS_IO_URING_WRITEV ? 0 : BPF_CORE_READ(rw, len);
+	} else {
+		struct io_sync *sync = (struct io_sync *)req;
+
+		op.pos = BPF_CORE_READ(sync, off);
+		op.count = BPF_CORE_READ(sync, len);
+	}
+	if (bpf_map_update_elem(&uring_ops, &key, &op, BPF_ANY)) {
+		wp_count_lost(WP_HOOK_URING);
+		return 0;
+	}
+	wp_open_call(st, syscall, op.fd, op.pos, op.count);
+	st->file = 0;
+	st->uring_req = key;
+	return 0;
+}
+
+/* v6.3 renamed io_uring_submit_sqe to io_uring_submit_req and dropped force_nonblock. */
+SEC("tp_btf/io_uring_submit_req")
+int BPF_PROG(wp_uring_submit_req, struct io_kiocb *req)
+{
+	return wp_uring_submit(req);
+}
+
+SEC("tp_btf/io_uring_submit_sqe")
+int BPF_PROG(wp_uring_submit_sqe, struct io_kiocb *req, bool force_nonblock)
+{
+	return wp_uring_submit(req);
+}
+
+/* The submitter punts the op to io-wq (IOSQE_ASYNC, or its non-blocking try said -EAGAIN):
+ * what it did inline so far stays with the op, the rest is the worker's. */
+SEC("tp_btf/io_uring_queue_async_work")
+int BPF_PROG(wp_uring_punt, struct io_kiocb *req, int rw)
+{
+	__u64 key = (__u64)req;
+	struct wp_uring_op *op = bpf_map_lookup_elem(&uring_ops, &key);
+	struct wp_task_state *st;
+
+	if (!op)
+		return 0;
+	op->via |= WP_VIA_IO_WQ;
+	st = wp_active_state();
+	if (st && st->uring_req == key)
+		wp_uring_fold(st);
+	return 0;
+}
+
+/* The op's CQE: emit its record (header ts = the completion). */
+static __always_inline int wp_uring_complete(struct io_kiocb *req, __s32 res)
+{
+	__u64 key = (__u64)req;
+	struct wp_uring_op *op = bpf_map_lookup_elem(&uring_ops, &key);
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct wp_syscall_record *r;
+	struct wp_task_state *st;
+	struct file *file;
+
+	if (!op)
+		return 0;
+	st = wp_active_state();
+	if (st && st->uring_req == key)
+		wp_uring_fold(st);
+	if (bpf_ktime_get_ns() - op->start_ns < cfg_min_latency_ns)
+		goto out;
+	/* The file is assigned at issue, so read it here; it is held until after the CQE. */
+	file = BPF_CORE_READ(req, file);
+	if (!file)
+		goto out;
+	st = bpf_task_storage_get(&task_state, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st) {
+		wp_count_lost(WP_HOOK_STATE);
+		goto out;
+	}
+	if (!wp_resolve_file(st, file) || (wp_syscall_is_write(op->syscall) && !st->cached_kind))
+		goto out;
+	r = wp_reserve(sizeof(*r), WP_REC_SYSCALL, WP_HOOK_SYSCALL);
+	if (!r)
+		goto out;
+	r->file_flags = wp_file_flags(st, file, 0);
+	r->start_ns = op->start_ns;
+	r->pid = op->pid;
+	/* The thread that queued the op's bios: the stitcher matches bios by thread. */
+	r->tid = op->issue_tid ? op->issue_tid : op->submit_tid;
+	__builtin_memcpy(r->comm, op->comm, sizeof(r->comm));
+	r->syscall = op->syscall;
+	r->call_flags = (__u16)op->via << WP_CALL_VIA_SHIFT;
+	r->fd = op->fd;
+	r->dev = st->cached_dev;
+	r->fs_dev = st->cached_fs_dev;
+	r->ino = st->cached_ino;
+	r->ret = res;
+	r->count = op->count ? op->count : (res > 0 ? res : 0);
+	r->pos = op->pos;
+	/* At the file position (-1): the kiocb's position has moved past the bytes written. */
+	if (wp_syscall_is_write(op->syscall) && op->pos == (__u64)-1) {
+		__s64 end = BPF_CORE_READ((struct io_rw *)req, kiocb.ki_pos);
+
+		r->pos = res > 0 && end >= res ? end - res : end;
+	}
+	r->pages_dirtied = op->pages_dirtied;
+	r->dirty_folios = op->dirty_folios;
+	r->throttle_ns = op->throttle_ns;
+	r->throttle_events = op->throttle_events;
+	r->writeback_waits = op->writeback_waits;
+	wp_submit(r, sizeof(*r));
+out:
+	bpf_map_delete_elem(&uring_ops, &key);
+	return 0;
+}
+
+/* v6.? passes the CQE itself (ctx, req, cqe); 6.1 passes its fields one by one. */
+SEC("tp_btf/io_uring_complete")
+int BPF_PROG(wp_uring_complete_cqe, struct io_ring_ctx *ring, void *req, struct io_uring_cqe *cqe)
+{
+	return wp_uring_complete((struct io_kiocb *)req, BPF_CORE_READ(cqe, res));
+}
+
+SEC("tp_btf/io_uring_complete")
+int BPF_PROG(wp_uring_complete_fields, void *ring, void *req, __u64 user_data, int res,
+	     unsigned cflags, __u64 extra1, __u64 extra2)
+{
+	return wp_uring_complete((struct io_kiocb *)req, res);
+}
 
 /* `-- CMD` and `--children` follow children: a process forked by a traced one is traced too.
  * Without following (-p alone), a fork by a traced process is only noted (WP_TGID_FORKED), so

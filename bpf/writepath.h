@@ -71,6 +71,7 @@ enum wp_record_type {
 	WP_REC_DISCARD = 8,  /* a dirty folio left the page cache unwritten (truncate, unlink) */
 	WP_REC_MMAP_DIRTY = 10, /* a traced thread dirtied a file folio outside a write syscall */
 	WP_REC_FS_LOG = 11,  /* an xfs log force or log write (the journal of xfs) */
+	/* 9: reserved. io_uring ops travel as WP_REC_SYSCALL with a WP_SYS_IO_URING_* value. */
 };
 
 /* Which hook lost a record (ring buffer full); indexes the lost_by_hook counters. */
@@ -84,6 +85,7 @@ enum wp_hook {
 	WP_HOOK_STATE = 6, /* no per-thread state could be allocated: a syscall went untraced */
 	WP_HOOK_CAUSES = 7,
 	WP_HOOK_DISCARD = 8,
+	WP_HOOK_URING = 9, /* an io_uring op had no room in the in-flight op map (uring_ops) */
 	WP_HOOK_MMAP_DIRTY = 10,
 	WP_HOOK_FS_LOG = 11,
 	WP_HOOK_COUNT = 12,
@@ -121,9 +123,36 @@ enum wp_syscall_class {
 	WP_CLASS_SYNC = 2,
 };
 
+/*
+ * io_uring ops traced like their syscall twins, each defined once:
+ * X(ID, value, name, Name, class, opcode).
+ *   ID, value, name, Name, class  as in WP_SYSCALL_TABLE (values 40-59): records carry
+ *          WP_SYS_<ID>; `name` is the outputs' "syscall"
+ *   opcode the IORING_OP_* it comes from (uapi, stable); IORING_OP_FSYNC with
+ *          IORING_FSYNC_DATASYNC is io_uring_fdatasync
+ * They have no slot: no syscall tracepoint serves them (bpf/syscall.bpf.c, "io_uring ops").
+ */
+#define WP_URING_OP_TABLE(X)                                                                       \
+	X(IO_URING_WRITE, 40, io_uring_write, IoUringWrite, WRITE, 23)                             \
+	X(IO_URING_WRITEV, 41, io_uring_writev, IoUringWritev, WRITE, 2)                           \
+	X(IO_URING_WRITE_FIXED, 42, io_uring_write_fixed, IoUringWriteFixed, WRITE, 5)             \
+	X(IO_URING_FSYNC, 43, io_uring_fsync, IoUringFsync, SYNC, 3)                               \
+	X(IO_URING_FDATASYNC, 44, io_uring_fdatasync, IoUringFdatasync, SYNC, 3)                   \
+	X(IO_URING_SYNC_FILE_RANGE, 45, io_uring_sync_file_range, IoUringSyncFileRange, SYNC, 8)
+
+#define WP_IORING_FSYNC_DATASYNC 1u
+
+/* How an io_uring op was issued (wp_syscall_record.call_flags >> WP_CALL_VIA_SHIFT; 0 for a
+ * syscall). */
+enum wp_via {
+	WP_VIA_IO_URING = 1 << 0, /* an io_uring op, issued inline by its submitter */
+	WP_VIA_IO_WQ = 1 << 1,	  /* punted to an io-wq worker (iou-wrk-PID) */
+	WP_VIA_SQPOLL = 1 << 2,	  /* submitted by the ring's SQPOLL thread (iou-sqp-PID) */
+};
+
 enum wp_syscall {
 #define WP_SYSCALL_VALUE_(id, value, name, Name, cls, vfs) WP_SYS_##id = value,
-	WP_SYSCALL_TABLE(WP_SYSCALL_VALUE_)
+	WP_SYSCALL_TABLE(WP_SYSCALL_VALUE_) WP_URING_OP_TABLE(WP_SYSCALL_VALUE_)
 #undef WP_SYSCALL_VALUE_
 };
 
@@ -163,6 +192,7 @@ WP_HEADER_FN wp_u32 wp_syscall_class(wp_u32 syscall)
 	case WP_SYS_##id:                                                                          \
 		return WP_CLASS_##cls;
 		WP_SYSCALL_TABLE(WP_SYSCALL_CLASS_CASE_)
+		WP_URING_OP_TABLE(WP_SYSCALL_CLASS_CASE_)
 #undef WP_SYSCALL_CLASS_CASE_
 	}
 	return 0;
@@ -185,7 +215,9 @@ WP_HEADER_FN bool wp_syscall_uses_vfs(wp_u32 syscall)
 }
 
 /*
- * Calls that write to files by ways the tracer does not stitch, counted (only counted) when a
+ * Calls that write to files by ways the tracer does not stitch (io_uring_enter stands for the
+ * ring's ops other than WP_URING_OP_TABLE's, which are traced; its row stays where it is
+ * because trace files store the counters by index), counted (only counted) when a
  * traced process enters them, so that a trace can say what it did not follow. Each defined
  * once: X(ID, name, event, fd_arg).
  *   ID      WP_UNTRACED_<ID>: the index of its counter in the untraced_calls map
@@ -241,7 +273,11 @@ enum wp_call_flags {
 	/* io_submit: the call held more iocbs than are read (WP_AIO_MAX_IOCBS); those past the
 	 * bound have no item */
 	WP_CALL_AIO_PAST_BOUND = 0x1000,
+	WP_CALL_FLAGS_MASK = 0x1fff,
 };
+/* The record's call_flags carry an io_uring op's enum wp_via above the call's own flags (an
+ * op has none), so both fit the two bytes the layout had spare. */
+#define WP_CALL_VIA_SHIFT 13
 
 /* io_submit: iocbs read per call. Each costs two user reads and an fd lookup at exit; the
  * loop is unrolled by the verifier, so the bound is kept small. */
@@ -285,8 +321,8 @@ struct wp_syscall_record {
 	char comm[WP_COMM_LEN];
 	wp_u8 syscall;	  /* enum wp_syscall */
 	wp_u8 file_flags; /* enum wp_file_flags */
-	wp_u16 call_flags; /* enum wp_call_flags: the call's own flags argument */
-	wp_s32 fd;
+	wp_u16 call_flags; /* enum wp_call_flags; bits 13-15: enum wp_via (0: a syscall) */
+	wp_s32 fd;	   /* io_uring: the SQE's fd (a fixed-file index with IOSQE_FIXED_FILE) */
 	wp_u32 dev;	      /* kernel dev_t (MAJOR << 20 | MINOR) of the file's superblock */
 	wp_u32 pages_dirtied; /* pages, not folios */
 	wp_u64 ino;
@@ -503,6 +539,7 @@ WP_ASSERT_SIZE(struct wp_fs_log_record, 40);
 #define WP_SYSCALL_FITS_(id, value, name, Name, cls, vfs)                                          \
 	WP_STATIC_ASSERT((value) > 0 && (value) <= 0xff, "WP_SYS_" #id " must fit in a byte");
 WP_SYSCALL_TABLE(WP_SYSCALL_FITS_)
+WP_URING_OP_TABLE(WP_SYSCALL_FITS_)
 #undef WP_SYSCALL_FITS_
 
 #endif /* WRITEPATH_RECORDS_H */

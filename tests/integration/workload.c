@@ -15,6 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <liburing.h>
+
 // O_APPEND through every write flavour, then sync_file_range and fdatasync: the offsets
 // are 0, 5000 and 11000 whatever the positional argument says (pwrite(2) BUGS).
 static int append_mix(const char* path) {
@@ -258,6 +260,36 @@ static int aio_batch(const char* path, long count) {
   return ok ? 0 : 1;
 }
 
+// COUNT 4 KiB io_uring writes at offsets 0, 4096, ..., then one IORING_OP_FSYNC, one op in
+// flight at a time. HOW: "inline" (issued by io_uring_enter), "async" (IOSQE_ASYNC: every op
+// punted to an io-wq worker) or "sqpoll" (IORING_SETUP_SQPOLL: the kernel thread submits).
+// Prints "wp_workload: pid N" for the tests.
+static int uring_mix(const char* path, long count, const char* how) {
+  struct io_uring ring;
+  unsigned setup = strcmp(how, "sqpoll") == 0 ? IORING_SETUP_SQPOLL : 0;
+  unsigned char sqe_flags = strcmp(how, "async") == 0 ? IOSQE_ASYNC : 0;
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  char block[4096];
+  int ok = fd >= 0 && io_uring_queue_init(4, &ring, setup) == 0;
+  memset(block, 'u', sizeof(block));
+  fprintf(stderr, "wp_workload: pid %d\n", (int)getpid());
+  for (long i = 0; ok && i <= count; i++) {
+    struct io_uring_sqe* sqe = io_uring_get_sqe(&ring);
+    struct io_uring_cqe* cqe;
+    if (i < count)
+      io_uring_prep_write(sqe, fd, block, sizeof(block), (__u64)i * sizeof(block));
+    else
+      io_uring_prep_fsync(sqe, fd, 0);
+    sqe->flags |= sqe_flags;
+    ok = io_uring_submit(&ring) == 1 && io_uring_wait_cqe(&ring, &cqe) == 0 &&
+         cqe->res == (i < count ? (int)sizeof(block) : 0);
+    if (ok) io_uring_cqe_seen(&ring, cqe);
+  }
+  if (fd >= 0) close(fd);
+  if (!ok) fprintf(stderr, "wp_workload: uring-mix failed\n");
+  return ok ? 0 : 1;
+}
+
 static int usage(void) {
   fprintf(stderr,
           "usage: wp_workload buffered-fsync|fsync-each|buffered|direct|direct-unaligned PATH COUNT "
@@ -265,11 +297,11 @@ static int usage(void) {
           "       wp_workload append-mix PATH\n"
           "       wp_workload discard-mix PATH COUNT\n"
           "       wp_workload fork-tree DIR N COUNT EARLY [CHILD_EXE]\n"
-
           "       wp_workload untraced-mix PATH FALLOCATES COPIES MSYNCS\n"
           "       wp_workload mmap-msync PATH PAGES SYNCS\n"
           "       wp_workload pwritev2-dsync PATH COUNT\n"
-          "       wp_workload aio-batch PATH COUNT\n");
+          "       wp_workload aio-batch PATH COUNT\n"
+          "       wp_workload uring-mix PATH COUNT inline|async|sqpoll\n");
   return 2;
 }
 
@@ -287,6 +319,8 @@ int main(int argc, char** argv) {
     return aio_batch(argv[2], strtol(argv[3], NULL, 10));
   if (argc == 4 && strcmp(argv[1], "pwritev2-dsync") == 0)
     return pwritev2_dsync(argv[2], strtol(argv[3], NULL, 10));
+  if (argc == 5 && strcmp(argv[1], "uring-mix") == 0)
+    return uring_mix(argv[2], strtol(argv[3], NULL, 10), argv[4]);
   if (argc < 4) return usage();
   const char* mode = argv[1];
   const char* path = argv[2];

@@ -31,7 +31,7 @@ Coverage coverage_on(const FakeKernel& kernel, const PlanOptions& options = {}) 
 // own tracepoints, the other ways of writing not traced but counted.
 TEST(Coverage, ThisKernelStitchesTheTracedSyscallsAndCountsTheRest) {
   const Coverage c = coverage_on(kernel_6_18());
-  ASSERT_EQ(c.write_paths.size(), kSyscallSlots.size() + 5);
+  ASSERT_EQ(c.write_paths.size(), kSyscallSlots.size() + kUringOps.size() + 5);
   for (const auto& slot : kSyscallSlots) {
     const CoverageRow& r = row(c.write_paths, slot.name);
     EXPECT_EQ(r.status, CoverageStatus::Stitched) << r.what << ": " << r.detail;
@@ -44,7 +44,7 @@ TEST(Coverage, ThisKernelStitchesTheTracedSyscallsAndCountsTheRest) {
   EXPECT_TRUE(says(row(c.write_paths, "pwritev2"), "RWF_* flags per call"));
   EXPECT_EQ(row(c.write_paths, "mmap stores").status, CoverageStatus::Stitched);
   for (const char* what :
-       {"io_uring write/fsync ops", "copy_file_range", "sendfile/splice into a file", "fallocate"})
+       {"other io_uring ops", "copy_file_range", "sendfile/splice into a file", "fallocate"})
     EXPECT_EQ(row(c.write_paths, what).status, CoverageStatus::NotTraced) << what;
   EXPECT_TRUE(says(row(c.write_paths, "sendfile/splice into a file"),
                    "trace counts its calls (sendfile, splice)"));
@@ -72,23 +72,31 @@ TEST(Coverage, EveryUntracedCallIsCountedForOnePath) {
   }
 }
 
-TEST(Coverage, IoUringRowSaysWhetherTheKernelHasIoUringTracepoints) {
-  EXPECT_TRUE(says(row(coverage_on(kernel_6_18()).write_paths, "io_uring write/fsync ops"),
-                   "this kernel has no io_uring tracepoints"));
-  FakeKernel kernel = kernel_6_18();
-  kernel.tracepoint("io_uring", "io_uring_submit_req");
-  const Coverage c = coverage_on(kernel);
-  const CoverageRow& r = row(c.write_paths, "io_uring write/fsync ops");
-  EXPECT_EQ(r.status, CoverageStatus::NotTraced);
-  EXPECT_TRUE(says(r, "this kernel has io_uring:io_uring_submit_req, no hook uses it yet"))
-      << r.detail;
+// The io_uring ops are stitched where their submit and complete hooks are planned: 6.18 and
+// Debian's 6.1 by their own prototypes; a kernel without the submit tracepoint traces none.
+TEST(Coverage, IoUringOpsAreStitchedWhereTheirHooksArePlanned) {
+  for (const FakeKernel& kernel : {kernel_6_18(), kernel_6_1()}) {
+    const Coverage c = coverage_on(kernel);
+    for (const auto& op : kUringOps) {
+      const CoverageRow& r = row(c.write_paths, op.name);
+      EXPECT_EQ(r.status, CoverageStatus::Stitched) << r.what << ": " << r.detail;
+    }
+  }
+  const Coverage old_kernel = coverage_on(kernel_6_18().no_raw_tracepoint("io_uring_submit_req"));
+  const CoverageRow& old = row(old_kernel.write_paths, "io_uring_write");
+  EXPECT_EQ(old.status, CoverageStatus::NotTraced);
+  EXPECT_TRUE(says(old, "no io_uring submit and complete hooks here")) << old.detail;
+  const Coverage no_punt = coverage_on(kernel_6_18(), PlanOptions{.failed = {"wp_uring_punt"}});
+  const CoverageRow& partial = row(no_punt.write_paths, "io_uring_write");
+  EXPECT_EQ(partial.status, CoverageStatus::Partial);
+  EXPECT_TRUE(says(partial, "no io_uring punt hook")) << partial.detail;
 }
 
 TEST(Coverage, CallWithoutItsCounterIsNotEvenCounted) {
   FakeKernel kernel = kernel_6_18();
   kernel.no_tracepoint("syscalls", "sys_enter_io_uring_enter");
   const Coverage without = coverage_on(kernel);
-  const CoverageRow& r = row(without.write_paths, "io_uring write/fsync ops");
+  const CoverageRow& r = row(without.write_paths, "other io_uring ops");
   EXPECT_TRUE(says(r, "not even counted (io_uring_enter: no counter attached)")) << r.detail;
   EXPECT_FALSE(says(r, "trace counts its calls")) << r.detail;
 

@@ -122,7 +122,11 @@ inline FakeKernel with_current_prototypes() {
 // load an fentry program (what kernel_caps' attach probe reports), no NVMe driver, and xfs
 // built in.
 inline FakeKernel kernel_6_18() {
-  FakeKernel k = with_current_prototypes().fentry(false, "load: Operation not permitted");
+  FakeKernel k = with_current_prototypes()
+                     .fentry(false, "load: Operation not permitted")
+                     .raw_tracepoint("io_uring_submit_req", 1)
+                     .raw_tracepoint("io_uring_queue_async_work", 2)
+                     .raw_tracepoint("io_uring_complete", 3);
   return with_xfs_log_tracepoints(k);
 }
 
@@ -130,6 +134,9 @@ inline FakeKernel kernel_6_18() {
 inline FakeKernel kernel_6_1() {
   return with_current_prototypes()
       .fentry(true)
+      .raw_tracepoint("io_uring_submit_sqe", 2)
+      .raw_tracepoint("io_uring_queue_async_work", 2)
+      .raw_tracepoint("io_uring_complete", 7)
       .raw_tracepoint("nvme_setup_cmd", 2, "nvme_core")
       .raw_tracepoint("nvme_complete_rq", 1, "nvme_core");
 }

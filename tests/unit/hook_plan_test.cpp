@@ -56,6 +56,9 @@ TEST(HookPlan, ThisKernelUsesSyscallTracepointsAndTpBtf) {
       {"other write/sync calls", "tracepoint syscalls:sys_enter_writev (+15)", ""},
       {"fork follow", "tp_btf sched:sched_process_fork", ""},
       {"process exit", "tracepoint sched:sched_process_exit", ""},
+      {"io_uring submit", "tp_btf io_uring:io_uring_submit_req", ""},
+      {"io_uring punt", "tp_btf io_uring:io_uring_queue_async_work", ""},
+      {"io_uring complete", "tp_btf io_uring:io_uring_complete", ""},
       {"page dirtied", "tp_btf writeback:writeback_dirty_folio", ""},
       {"dirty throttling", "tracepoint writeback:balance_dirty_pages", ""},
       {"writeback wait", "tp_btf writeback:folio_wait_writeback", ""},
@@ -89,6 +92,27 @@ TEST(HookPlan, ThisKernelUsesSyscallTracepointsAndTpBtf) {
   EXPECT_EQ(plan.programs().count("wp_vfs_write_enter"), 0u);
   EXPECT_EQ(plan.programs().count("wp_enter_pwrite64"), 1u);
   EXPECT_EQ(plan.programs().count("wp_exit_sync"), 1u);
+}
+
+// v6.3 renamed io_uring_submit_sqe to io_uring_submit_req; io_uring_complete's arguments
+// changed from the CQE's fields to the CQE: BTF's arity picks each program.
+TEST(HookPlan, IoUringHooksFollowTheKernelsPrototypes) {
+  const HookPlan current = plan_hooks(kernel_6_18(), PlanOptions{});
+  EXPECT_EQ(current.programs().count("wp_uring_submit_req"), 1u);
+  EXPECT_EQ(current.programs().count("wp_uring_complete_cqe"), 1u);
+  EXPECT_EQ(current.programs().count("wp_uring_submit_sqe"), 0u);
+  const HookPlan debian = plan_hooks(kernel_6_1(), PlanOptions{});
+  EXPECT_EQ(row(debian, "io_uring submit"),
+            Row("io_uring submit", "tp_btf io_uring:io_uring_submit_sqe",
+                "tp_btf: no btf_trace_io_uring_submit_req in BTF"));
+  EXPECT_EQ(row(debian, "io_uring complete"),
+            Row("io_uring complete", "tp_btf io_uring:io_uring_complete",
+                "tp_btf: io_uring_complete takes 7 args, not 3"));
+  EXPECT_EQ(debian.programs().count("wp_uring_complete_fields"), 1u);
+  const HookPlan old = plan_hooks(kernel_5_10(), PlanOptions{});
+  EXPECT_EQ(
+      old.programs().count("wp_uring_submit_req") + old.programs().count("wp_uring_submit_sqe"),
+      0u);
 }
 
 TEST(HookPlan, SlowCallCausesUseTheFourArgumentSchedSwitch) {

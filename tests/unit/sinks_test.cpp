@@ -289,6 +289,23 @@ TEST(JsonSink, AbsentStagesAreNullNotMissing) {
   EXPECT_EQ(req["issue_ns"], kStart + 1'220'000);
 }
 
+// An io_uring op is named by its syscall key and says how it was issued; a syscall says null.
+TEST(JsonSink, IoUringOpNamesItsOpAndHowItWasIssued) {
+  WriteTimeline write = dirty_write();
+  EXPECT_TRUE(json_of(write)["io_uring"].is_null());
+  write.call.syscall = Syscall::IoUringWrite;
+  for (const auto& [via, name] : std::vector<std::pair<std::uint8_t, std::string>>{
+           {WP_VIA_IO_URING, "inline"},
+           {WP_VIA_IO_URING | WP_VIA_IO_WQ, "io-wq"},
+           {WP_VIA_IO_URING | WP_VIA_SQPOLL, "sqpoll"},
+           {WP_VIA_IO_URING | WP_VIA_SQPOLL | WP_VIA_IO_WQ, "sqpoll+io-wq"}}) {
+    write.call.via = via;
+    const json object = json_of(write);
+    EXPECT_EQ(object["syscall"], "io_uring_write");
+    EXPECT_EQ(object["io_uring"], name);
+  }
+}
+
 TEST(JsonSink, DiscardedWriteHasItsStateAndTime) {
   WriteTimeline write = dirty_write();
   write.state = WriteState::Discarded;

@@ -313,3 +313,28 @@ TEST(PartitionPhases, IntervalsAreClippedToTheCallAndSegmentsTileIt) {
 
 }  // namespace
 }  // namespace wp::stitch_test
+
+namespace wp::stitch_test {
+namespace {
+
+// IORING_OP_FSYNC always runs on an io-wq worker: the sync carries the worker's tid and owns
+// the bios it submitted during the op, as fsync(2) owns its thread's.
+TEST_F(StitcherTest, IoUringFsyncOwnsTheBiosOfItsWorker) {
+  constexpr std::uint32_t kWorker = 300;
+  feed(page_bio(1100, 0xb1, 2048, 0, 1, kWorker));
+  feed(page_bio(1150, 0xb2, 4096, 9, 1, kWriterTid));  // the submitter, same window
+  io(0x71, 2048, 4096, 1200, 1300);
+  io(0x72, 4096, 4096, 1250, 1350);
+  SyscallEvent call = sync_call(Syscall::IoUringFsync, 1000, 2000, kWorker);
+  call.via = WP_VIA_IO_URING | WP_VIA_IO_WQ;
+  feed(call);
+  auto s = syncs();
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].call.syscall, Syscall::IoUringFsync);
+  ASSERT_EQ(s[0].requests.size(), 1u);
+  EXPECT_EQ(s[0].requests[0].sector, 2048u);
+  EXPECT_EQ(phase_sum(s[0].phases), 1000u);
+}
+
+}  // namespace
+}  // namespace wp::stitch_test

@@ -573,3 +573,56 @@ TEST_F(StitcherTest, RwfDsyncWriteIsSyncForThatCall) {
 
 }  // namespace
 }  // namespace wp::stitch_test
+
+namespace wp::stitch_test {
+namespace {
+
+constexpr std::uint32_t kIoWqWorkerTid = 300;  // an iou-wrk thread of the writer's process
+
+// An io_uring write is a write like its syscall twin: submission to CQE is its call, it keeps
+// how it was issued, and its pages become written and durable by the same rules.
+TEST_F(StitcherTest, IoUringWriteIsTrackedLikeItsSyscallTwin) {
+  SyscallEvent call = write_call(1000, 2000, 0, 8192, 2);
+  call.syscall = Syscall::IoUringWrite;
+  call.via = WP_VIA_IO_URING | WP_VIA_IO_WQ;
+  call.tid = kIoWqWorkerTid;
+  feed(call);
+  feed(page_bio(5000, 0xb1, 2048, 0, 2));
+  io(0x71, 2048, 8192, 5100, 5500);
+  flush(0xf1, 6000, 6300);
+
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].call.syscall, Syscall::IoUringWrite);
+  EXPECT_EQ(w[0].call.via, WP_VIA_IO_URING | WP_VIA_IO_WQ);
+  EXPECT_EQ(w[0].call.tid, kIoWqWorkerTid);
+  EXPECT_EQ(w[0].state, WriteState::Durable);
+  EXPECT_EQ(w[0].pages, 2u);
+  EXPECT_EQ(w[0].durable_ns, Nanos{6300});
+}
+
+// A direct io_uring write punted to io-wq carries the worker's tid, so it owns the bios that
+// worker queued between submission and CQE, not those of the submitting thread.
+TEST_F(StitcherTest, IoUringDirectWriteOwnsTheBiosOfTheThreadThatIssuedIt) {
+  feed(anon_bio(1200, 0xb1, 4096, 8192, kIoWqWorkerTid));
+  feed(anon_bio(1300, 0xb2, 8192, 4096, kWriterTid));  // the submitter's own direct pwrite
+  io(0x71, 4096, 8192, 1250, 1800);
+  io(0x72, 8192, 4096, 1350, 1850);
+  flush(0xf1, 2500, 2600);
+  SyscallEvent call = write_call(1000, 3000, 0, 8192, 0);
+  call.syscall = Syscall::IoUringWrite;
+  call.via = WP_VIA_IO_URING | WP_VIA_IO_WQ;
+  call.tid = kIoWqWorkerTid;
+  call.file_flags |= file_flag::kDirect;
+  feed(call);
+
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_TRUE(w[0].direct);
+  ASSERT_EQ(w[0].requests.size(), 1u);
+  EXPECT_EQ(w[0].requests[0].sector, 4096u);
+  EXPECT_EQ(w[0].written_ns, Nanos{1800});
+}
+
+}  // namespace
+}  // namespace wp::stitch_test

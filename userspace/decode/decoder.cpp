@@ -49,7 +49,8 @@ std::optional<Event> decode_syscall(std::span<const std::byte> bytes) {
   e.fs_dev = r.fs_dev;
   e.ino = r.ino;
   e.file_flags = r.file_flags;
-  e.call_flags = r.call_flags;
+  e.call_flags = r.call_flags & WP_CALL_FLAGS_MASK;
+  e.via = static_cast<std::uint8_t>(r.call_flags >> WP_CALL_VIA_SHIFT);
   e.ret = r.ret;
   e.pos = r.pos;
   e.count = r.count;
@@ -223,6 +224,7 @@ const char* hook_counter_name(std::size_t hook) {
     case WP_HOOK_STATE: return "thread-state";
     case WP_HOOK_CAUSES: return "causes";
     case WP_HOOK_DISCARD: return "discard";
+    case WP_HOOK_URING: return "io_uring";
     case WP_HOOK_MMAP_DIRTY: return "mmap";
     case WP_HOOK_FS_LOG: return "fs-log";
   }

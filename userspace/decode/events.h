@@ -95,6 +95,7 @@ struct SyscallEvent {
   std::uint64_t ino = 0;
   std::uint32_t file_flags = 0;  // file_flag::*
   std::uint32_t call_flags = 0;  // call_flag::*
+  std::uint8_t via = 0;          // io_uring ops: WP_VIA_* (how issued); 0 for a syscall
   std::int64_t ret = 0;          // bytes written, or -errno
   std::uint64_t pos = 0;         // file offset of the first byte (writes)
   std::uint64_t count = 0;       // bytes asked for
@@ -301,8 +302,8 @@ struct FileSystemInfo {
   std::string type;           // "btrfs"
 };
 
-using Event = std::variant<SyscallEvent, BioEvent, RequestEvent, JournalEvent, ThrottleEvent,
-                           NvmeEvent, LostEvent, CausesEvent, DiscardEvent, MmapDirtyEvent,
-                           FsLogEvent>;
+using Event =
+    std::variant<SyscallEvent, BioEvent, RequestEvent, JournalEvent, ThrottleEvent, NvmeEvent,
+                 LostEvent, CausesEvent, DiscardEvent, MmapDirtyEvent, FsLogEvent>;
 
 }  // namespace wp

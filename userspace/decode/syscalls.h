@@ -13,11 +13,17 @@
 
 namespace wp {
 
-// One value per slot; the value is the slot (WP_SLOT_*), in the table's order.
+#define WP_URING_COUNT_(id, value, name, Name, cls, opcode) +1
+
+// One value per slot; the value is the slot (WP_SLOT_*), in the table's order. The io_uring
+// ops (WP_URING_OP_TABLE) follow the slots: they have none.
 enum class Syscall : std::uint8_t {
 #define WP_SYSCALL_ENUMERATOR_(id, value, name, Name, cls, vfs) Name = WP_SLOT_##id,
   WP_SYSCALL_TABLE(WP_SYSCALL_ENUMERATOR_)
 #undef WP_SYSCALL_ENUMERATOR_
+#define WP_URING_OP_ENUMERATOR_(id, value, name, Name, cls, opcode) Name,
+      WP_URING_OP_TABLE(WP_URING_OP_ENUMERATOR_)
+#undef WP_URING_OP_ENUMERATOR_
 };
 
 struct SyscallSlot {
@@ -35,22 +41,49 @@ inline constexpr std::array<SyscallSlot, WP_SYSCALL_SLOTS> kSyscallSlots{{
 #undef WP_SYSCALL_SLOT_ROW_
 }};
 
+// The io_uring ops, in Syscall order after the slots: the same facts, without a slot.
+inline constexpr std::array<SyscallSlot, 0 WP_URING_OP_TABLE(WP_URING_COUNT_)> kUringOps{{
+#define WP_URING_OP_ROW_(id, value, name, Name, cls, opcode) \
+  {Syscall::Name, WP_SYS_##id, #name, WP_CLASS_##cls == WP_CLASS_WRITE, false},
+    WP_URING_OP_TABLE(WP_URING_OP_ROW_)
+#undef WP_URING_OP_ROW_
+}};
+
+// A slot's row, or an io_uring op's.
 constexpr const SyscallSlot& syscall_slot(Syscall s) {
-  return kSyscallSlots[static_cast<std::size_t>(s)];
+  const auto i = static_cast<std::size_t>(s);
+  return i < kSyscallSlots.size() ? kSyscallSlots[i] : kUringOps[i - kSyscallSlots.size()];
+}
+
+constexpr bool is_uring_op(Syscall s) {
+  return static_cast<std::size_t>(s) >= kSyscallSlots.size();
 }
 
 // The syscall a record's WP_SYS_* value names, or nullopt for a value that is none.
 constexpr std::optional<Syscall> syscall_from_record(std::uint32_t value) {
   const std::uint32_t slot = wp_syscall_slot(value);
-  if (slot >= WP_SYSCALL_SLOTS) return std::nullopt;
-  return static_cast<Syscall>(slot);
+  if (slot < WP_SYSCALL_SLOTS) return static_cast<Syscall>(slot);
+  for (const SyscallSlot& op : kUringOps)
+    if (op.value == value) return op.syscall;
+  return std::nullopt;
 }
 
 constexpr const char* syscall_name(Syscall s) {
-  return static_cast<std::size_t>(s) < kSyscallSlots.size() ? syscall_slot(s).name : "unknown";
+  return static_cast<std::size_t>(s) < kSyscallSlots.size() + kUringOps.size()
+             ? syscall_slot(s).name
+             : "unknown";
 }
 constexpr bool is_write_syscall(Syscall s) {
   return syscall_slot(s).is_write;
+}
+
+// How an io_uring op was issued, as the outputs name it (WP_VIA_* bits), or nullopt for a
+// syscall: "inline" (by the submitting thread), "io-wq" (punted to a worker), "sqpoll" (by
+// the ring's SQPOLL thread), "sqpoll+io-wq" (the SQPOLL thread punted it).
+constexpr std::optional<const char*> uring_issue_name(std::uint8_t via) {
+  if (!(via & WP_VIA_IO_URING)) return std::nullopt;
+  if (via & WP_VIA_SQPOLL) return (via & WP_VIA_IO_WQ) ? "sqpoll+io-wq" : "sqpoll";
+  return (via & WP_VIA_IO_WQ) ? "io-wq" : "inline";
 }
 
 // The calls counted but not stitched (WP_UNTRACED_TABLE), in counter order.
@@ -89,6 +122,10 @@ static_assert([] {
   for (std::size_t i = 0; i < kSyscallSlots.size(); ++i)
     if (static_cast<std::size_t>(kSyscallSlots[i].syscall) != i ||
         wp_syscall_slot(kSyscallSlots[i].value) != i)
+      return false;
+  for (std::size_t i = 0; i < kUringOps.size(); ++i)
+    if (static_cast<std::size_t>(kUringOps[i].syscall) != kSyscallSlots.size() + i ||
+        syscall_from_record(kUringOps[i].value) != kUringOps[i].syscall)
       return false;
   return true;
 }());

@@ -19,12 +19,11 @@ struct UnstitchedPath {
 
 const std::vector<UnstitchedPath>& unstitched_paths() {
   static const std::vector<UnstitchedPath> paths = {
-      // io_uring_submit_req replaced io_uring_submit_sqe in 5.19.
-      {"io_uring write/fsync ops",
+      {"other io_uring ops",
        {"io_uring_enter"},
-       {{"io_uring", "io_uring_submit_req"}, {"io_uring", "io_uring_submit_sqe"}},
-       "ops reach the file from the ring, not a write syscall (an SQPOLL ring makes no "
-       "io_uring_enter call to count)"},
+       {},
+       "splice, fallocate, send-zc and the rest of the ring's ops reach files unseen (only "
+       "write, writev, write_fixed, fsync and sync_file_range are stitched)"},
       {"copy_file_range", {"copy_file_range"}, {}, "the kernel copies (or reflinks) the data"},
       {"sendfile/splice into a file",
        {"sendfile", "splice"},
@@ -163,6 +162,31 @@ CoverageRow mmap_store_row(const HookPlan& plan) {
   return row;
 }
 
+// The io_uring ops: stitched with their submit and complete hooks; without the punt hook an op
+// punted to io-wq after a partial inline try may miss the pages that try dirtied.
+std::vector<CoverageRow> uring_rows(const HookPlan& plan) {
+  std::vector<CoverageRow> rows;
+  const bool hooks = hook_chosen(plan, "io_uring submit") && hook_chosen(plan, "io_uring complete");
+  for (const SyscallSlot& op : kUringOps) {
+    CoverageRow row{op.name, CoverageStatus::NotTraced, ""};
+    if (!plan.runnable()) {
+      row.detail = kNotRunnable;
+    } else if (!hooks) {
+      row.detail = "no io_uring submit and complete hooks here (see hooks)";
+    } else {
+      std::vector<std::string> lacks;
+      if (op.is_write && !hook_chosen(plan, "page dirtied")) lacks.push_back(kNoDirtyHook);
+      if (!hook_chosen(plan, "io_uring punt"))
+        lacks.push_back("no io_uring punt hook: pages dirtied before a punt to io-wq are missed");
+      row.status = lacks.empty() ? CoverageStatus::Stitched : CoverageStatus::Partial;
+      row.detail = "tp_btf io_uring submit/complete: inline, io-wq and SQPOLL issue";
+      for (const auto& lack : lacks) row.detail += "; " + lack;
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
 std::string joined(const std::vector<std::string>& parts) {
   return fmt::format("{}", fmt::join(parts, ", "));
 }
@@ -238,6 +262,7 @@ Coverage coverage_of(const HookPlan& plan, const KernelFacts& facts) {
   Coverage out;
   out.write_paths = syscall_rows(plan);
   out.write_paths.push_back(mmap_store_row(plan));
+  for (auto& row : uring_rows(plan)) out.write_paths.push_back(std::move(row));
   for (const auto& path : unstitched_paths())
     out.write_paths.push_back(unstitched_row(path, plan, facts));
   for (const auto& fs : file_systems())

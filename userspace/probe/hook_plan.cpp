@@ -93,6 +93,27 @@ std::vector<Hook> build_table() {
                false,
                {tracepoint("wp_process_exit", "sched", "sched_process_exit")}});
 
+  // io_uring write and sync ops (syscall.bpf.c, "io_uring ops"). v6.3 renamed
+  // io_uring_submit_sqe (req, force_nonblock) to io_uring_submit_req (req); io_uring_complete
+  // took the CQE itself instead of its fields (ctx, req, cqe against 6.1's seven arguments).
+  t.push_back(
+      {"io_uring submit",
+       "syscall",
+       false,
+       {btf_or_raw("wp_uring_submit_req", K::TpBtf, "io_uring", "io_uring_submit_req", 1),
+        btf_or_raw("wp_uring_submit_sqe", K::TpBtf, "io_uring", "io_uring_submit_sqe", 2)}});
+  t.push_back(
+      {"io_uring punt",
+       "syscall",
+       false,
+       {btf_or_raw("wp_uring_punt", K::TpBtf, "io_uring", "io_uring_queue_async_work", 2)}});
+  t.push_back(
+      {"io_uring complete",
+       "syscall",
+       false,
+       {btf_or_raw("wp_uring_complete_cqe", K::TpBtf, "io_uring", "io_uring_complete", 3),
+        btf_or_raw("wp_uring_complete_fields", K::TpBtf, "io_uring", "io_uring_complete", 7)}});
+
   t.push_back({"page dirtied",
                "pagecache",
                false,

@@ -87,7 +87,8 @@ void write_json(Emitter& e, const Fd& f) {
 // Who made the call, on which file: the first keys of every syscall object.
 void call_identity(Emitter& e, const char* type, const SyscallEvent& call) {
   e.fields(field("type", type), field("pid", call.pid), field("tid", call.tid),
-           field("comm", call.comm), field("syscall", call_name(call)), field("fd", Fd{call.fd}),
+           field("comm", call.comm), field("syscall", call_name(call)),
+           field("io_uring", uring_issue_name(call.via)), field("fd", Fd{call.fd}),
            field("dev", DeviceOrNull{call.dev}), field("ino", call.ino));
 }
 

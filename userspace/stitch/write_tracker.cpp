@@ -176,6 +176,7 @@ WriteTimeline WriteTracker::timeline_of(const Batch& b, Member& m) const {
   call.tid = b.tid;
   call.comm = b.comm;
   call.syscall = m.syscall;
+  call.via = m.via;
   call.fd = b.fd;
   call.dev = b.dev;
   call.ino = b.ino;
@@ -301,6 +302,7 @@ Member WriteTracker::member_of(const SyscallEvent& ev, CallExtras extras) {
   m.pages_dirtied = ev.pages_dirtied;
   m.dirty_folios = ev.dirty_folios;
   m.syscall = ev.syscall;
+  m.via = ev.via;
   m.incomplete = loss_.within(ev.start_ns, ev.end_ns);
   extras.throttle_ns = ev.throttle_ns;
   extras.throttle_events = ev.throttle_events;

@@ -101,8 +101,9 @@ struct Member {
   std::uint32_t not_durable = 0;
   Syscall syscall = Syscall::Write;
   WriteState state = WriteState::Dirty;
-  bool incomplete = false;
-  bool emitted = false;
+  bool incomplete : 1 = false;
+  bool emitted : 1 = false;
+  std::uint8_t via : 3 = 0;            // WP_VIA_* (three bits), packed with the flags above
   SmallIndexList requests;             // indices into its batch's requests
   std::unique_ptr<CallExtras> extras;  // only slow, throttled or waiting calls have any
 
