@@ -32,13 +32,6 @@ WriteTimeline direct_write(Syscall syscall, std::uint32_t tid, std::uint32_t sub
   return w;
 }
 
-// The first traced syscall named as an io_uring op, if the tracer has one.
-std::optional<Syscall> io_uring_syscall() {
-  for (std::size_t slot = 0; slot < kSyscallSlots.size(); ++slot)
-    if (explain::is_io_uring_op(kSyscallSlots[slot].name)) return static_cast<Syscall>(slot);
-  return std::nullopt;
-}
-
 TEST(ExplainKvTier, IoUringOpsAreTheItemsNamedIoUring) {
   EXPECT_TRUE(explain::is_io_uring_op("io_uring_write"));
   EXPECT_TRUE(explain::is_io_uring_op("io_uring_write_fixed"));
@@ -57,9 +50,8 @@ TEST(ExplainKvTier, IoUringEngineWithoutIoUringItemsSaysTheTracerSawNone) {
 }
 
 TEST(ExplainKvTier, IoUringDirectOpsWithNoPagesDirtiedBypassThePageCache) {
-  const std::optional<Syscall> op = io_uring_syscall();
-  if (!op) GTEST_SKIP() << "the tracer has no io_uring item yet";
-  const std::vector<Timeline> timelines = {direct_write(*op, 7, 7), direct_write(*op, 7, 99)};
+  const Syscall op = Syscall::IoUringWriteFixed;
+  const std::vector<Timeline> timelines = {direct_write(op, 7, 7), direct_write(op, 7, 99)};
   const std::string text = joined(explain::explain_kv_tier(kv_tier_result("io_uring"), timelines));
   EXPECT_NE(text.find("io_uring O_DIRECT: 2 writes, 0 pages dirtied, 2 requests"),
             std::string::npos)
@@ -67,6 +59,16 @@ TEST(ExplainKvTier, IoUringDirectOpsWithNoPagesDirtiedBypassThePageCache) {
   EXPECT_NE(text.find("bypassed the page cache"), std::string::npos) << text;
   EXPECT_NE(text.find("1 of their 2 data requests were issued by the thread"), std::string::npos)
       << text;
+}
+
+TEST(ExplainKvTier, IoUringDirectOpsAllIssuedBySubmitterSayAll) {
+  const Syscall op = Syscall::IoUringWrite;
+  const std::vector<Timeline> timelines = {direct_write(op, 7, 7), direct_write(op, 7, 7)};
+  const std::string text = joined(explain::explain_kv_tier(kv_tier_result("io_uring"), timelines));
+  EXPECT_NE(text.find("all 2 of their data requests were issued by the thread that submitted"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("the rest by another thread"), std::string::npos) << text;
 }
 
 TEST(ExplainKvTier, PwriteEngineTalliesBothModes) {

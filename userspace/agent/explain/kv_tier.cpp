@@ -66,6 +66,11 @@ std::vector<std::string> explain_io_uring(const std::vector<Timeline>& timelines
   out.push_back(tally_line("io_uring buffered", buffered));
   if (direct.writes == 0)
     out.push_back("no O_DIRECT io_uring write was seen, so the trace shows no bypass");
+  else if (direct.pages_dirtied == 0 && direct.own_requests == direct.requests)
+    out.push_back(fmt::format(
+        "the O_DIRECT ops bypassed the page cache: 0 pages dirtied; all {} of their data "
+        "requests were issued by the thread that submitted the op",
+        direct.requests));
   else if (direct.pages_dirtied == 0)
     out.push_back(fmt::format(
         "the O_DIRECT ops bypassed the page cache: 0 pages dirtied; {} of their {} data "
