@@ -646,7 +646,16 @@ static __always_inline int wp_uring_submit(struct io_kiocb *req)
 	struct wp_task_state *st;
 	__u64 key = (__u64)req;
 
-	if (!syscall || !wp_task_traced())
+	if (!syscall) {
+		switch (BPF_CORE_READ(req, opcode)) {
+#define WP_URING_UNTRACED_CASE_(opcode) case opcode:
+			WP_URING_UNTRACED_OPS(WP_URING_UNTRACED_CASE_)
+#undef WP_URING_UNTRACED_CASE_
+			return wp_count_untraced(WP_UNTRACED_IO_URING_OPS, false, 0);
+		}
+		return 0;
+	}
+	if (!wp_task_traced())
 		return 0;
 	st = bpf_task_storage_get(&task_state, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!st) {

@@ -215,9 +215,7 @@ WP_HEADER_FN bool wp_syscall_uses_vfs(wp_u32 syscall)
 }
 
 /*
- * Calls that write to files by ways the tracer does not stitch (io_uring_enter stands for the
- * ring's ops other than WP_URING_OP_TABLE's, which are traced; its row stays where it is
- * because trace files store the counters by index), counted (only counted) when a
+ * Calls that write to files by ways the tracer does not stitch, counted (only counted) when a
  * traced process enters them, so that a trace can say what it did not follow. Each defined
  * once: X(ID, name, event, fd_arg).
  *   ID      WP_UNTRACED_<ID>: the index of its counter in the untraced_calls map
@@ -225,9 +223,9 @@ WP_HEADER_FN bool wp_syscall_uses_vfs(wp_u32 syscall)
  *   event   its tracepoint syscalls:sys_enter_<event> (x86-64 names sendfile "sendfile64")
  *   fd_arg  the argument holding the file written to: counted only when that is a regular
  *           file or a block device (a splice into a pipe writes no file); -1: always counted
+ * Trace files store the counts by name, so rows may come and go.
  */
 #define WP_UNTRACED_TABLE(X)                                                                       \
-	X(IO_URING_ENTER, io_uring_enter, io_uring_enter, -1)                                      \
 	X(COPY_FILE_RANGE, copy_file_range, copy_file_range, 2)                                    \
 	X(SENDFILE, sendfile, sendfile64, 0)                                                       \
 	X(SPLICE, splice, splice, 2)                                                               \
@@ -237,8 +235,15 @@ enum wp_untraced_call {
 #define WP_UNTRACED_ID_(id, name, event, fd_arg) WP_UNTRACED_##id,
 	WP_UNTRACED_TABLE(WP_UNTRACED_ID_)
 #undef WP_UNTRACED_ID_
+	/* io_uring ops that can write to a file and are not stitched (WP_URING_UNTRACED_OPS),
+	 * counted by the io_uring submit hook, not by a syscall tracepoint of their own */
+	WP_UNTRACED_IO_URING_OPS,
 	WP_UNTRACED_COUNT,
 };
+
+/* The opcodes (uapi values) of those io_uring ops: IORING_OP_FALLOCATE, SPLICE, URING_CMD (a
+ * driver command, e.g. NVMe passthrough writes), WRITEV_FIXED (v6.15). */
+#define WP_URING_UNTRACED_OPS(X) X(17) X(30) X(46) X(61)
 
 /* Open flags copied from the file at syscall entry (normalised: the agent need not know
  * the architecture's O_* values). */

@@ -34,7 +34,7 @@ TEST_F(ScratchExt4, UntracedCallsOfTheTracedProgramAreCountedInTheSummary) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto summary = of_type(json_lines(r.out), "summary");
   ASSERT_EQ(summary.size(), 1u);
-  const json expected = {{"io_uring_enter", 0},
+  const json expected = {{"io_uring_ops", 0},
                          {"copy_file_range", kCopies},
                          {"sendfile", 0},
                          {"splice", 0},
@@ -81,8 +81,7 @@ TEST(Doctor, PrintsTheCoverageOfThisKernel) {
   }
   EXPECT_NE(coverage.find("not traced other io_uring ops"), std::string::npos) << coverage;
   EXPECT_NE(coverage.find("stitched   io_uring_write"), std::string::npos) << coverage;
-  EXPECT_NE(coverage.find("trace counts its calls (io_uring_enter)"), std::string::npos)
-      << coverage;
+  EXPECT_NE(coverage.find("trace counts its calls (io_uring_ops)"), std::string::npos) << coverage;
   EXPECT_NE(coverage.find("not traced fallocate"), std::string::npos) << coverage;
   EXPECT_NE(coverage.find("[file systems]"), std::string::npos) << coverage;
   // xfs's log is stitched where its tracepoints are (built in, or the module loaded).

@@ -40,6 +40,8 @@ class UringExt4 : public ScratchExt4 {
     EXPECT_EQ(t.syncs.size(), u64(job["sync"]["total_ios"]));
     EXPECT_EQ(t.writes.size(), static_cast<std::size_t>(kWrites));
     EXPECT_EQ(u64(t.summary["lost"]), 0u);
+    // Every op fio put on the ring was a write or an fsync: nothing left unstitched.
+    EXPECT_EQ(u64(t.summary["untraced_calls"]["io_uring_ops"]), 0u) << t.summary.dump();
     return t;
   }
 
@@ -97,6 +99,8 @@ void expect_uring_mix(const Traced& t, std::uint32_t pid, const std::string& iss
   }
   EXPECT_EQ(pages, static_cast<std::uint64_t>(kWrites));
   EXPECT_EQ(u64(t.syncs[0]["pid"]), pid);
+  // Its one IORING_OP_FALLOCATE is no item, but counted as an op the trace did not follow.
+  EXPECT_EQ(u64(t.summary["untraced_calls"]["io_uring_ops"]), 1u) << t.summary.dump();
 }
 
 TEST_F(UringExt4, SqpollOpsAreAttributedToTheRingOwner) {

@@ -260,8 +260,8 @@ static int aio_batch(const char* path, long count) {
   return ok ? 0 : 1;
 }
 
-// COUNT 4 KiB io_uring writes at offsets 0, 4096, ..., then one IORING_OP_FSYNC, one op in
-// flight at a time. HOW: "inline" (issued by io_uring_enter), "async" (IOSQE_ASYNC: every op
+// COUNT 4 KiB io_uring writes at offsets 0, 4096, ..., then one IORING_OP_FSYNC and one
+// IORING_OP_FALLOCATE of the range written, one op in flight at a time. HOW: "inline" (issued by io_uring_enter), "async" (IOSQE_ASYNC: every op
 // punted to an io-wq worker) or "sqpoll" (IORING_SETUP_SQPOLL: the kernel thread submits).
 // Prints "wp_workload: pid N" for the tests.
 static int uring_mix(const char* path, long count, const char* how) {
@@ -283,6 +283,15 @@ static int uring_mix(const char* path, long count, const char* how) {
     sqe->flags |= sqe_flags;
     ok = io_uring_submit(&ring) == 1 && io_uring_wait_cqe(&ring, &cqe) == 0 &&
          cqe->res == (i < count ? (int)sizeof(block) : 0);
+    if (ok) io_uring_cqe_seen(&ring, cqe);
+  }
+  // Last, one op the tracer does not stitch but counts: an IORING_OP_FALLOCATE of the range.
+  if (ok) {
+    struct io_uring_sqe* sqe = io_uring_get_sqe(&ring);
+    struct io_uring_cqe* cqe;
+    io_uring_prep_fallocate(sqe, fd, 0, 0, (__u64)count * sizeof(block));
+    sqe->flags |= sqe_flags;
+    ok = io_uring_submit(&ring) == 1 && io_uring_wait_cqe(&ring, &cqe) == 0 && cqe->res == 0;
     if (ok) io_uring_cqe_seen(&ring, cqe);
   }
   if (fd >= 0) close(fd);

@@ -79,7 +79,7 @@ inline FakeKernel with_classic_tracepoints() {
   }
   // The calls counted but not stitched (WP_UNTRACED_TABLE): their entry tracepoints.
   for (const UntracedCall& call : kUntracedCalls)
-    k.tracepoint("syscalls", std::string("sys_enter_") + call.event);
+    if (call.event) k.tracepoint("syscalls", std::string("sys_enter_") + call.event);
   k.tracepoint("sched", "sched_process_exit")
       .tracepoint("writeback", "balance_dirty_pages")
       .tracepoint("writeback", "writeback_start")
@@ -127,6 +127,13 @@ inline FakeKernel kernel_6_18() {
                      .raw_tracepoint("io_uring_submit_req", 1)
                      .raw_tracepoint("io_uring_queue_async_work", 2)
                      .raw_tracepoint("io_uring_complete", 3);
+  return with_xfs_log_tracepoints(k);
+}
+
+// The development machine's kernel built without io_uring (CONFIG_IO_URING=n): no io_uring
+// tracepoints.
+inline FakeKernel kernel_without_io_uring() {
+  FakeKernel k = with_current_prototypes().fentry(false, "load: Operation not permitted");
   return with_xfs_log_tracepoints(k);
 }
 

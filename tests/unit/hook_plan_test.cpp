@@ -77,7 +77,6 @@ TEST(HookPlan, ThisKernelUsesSyscallTracepointsAndTpBtf) {
       {"journal end_commit", "tracepoint jbd2:jbd2_end_commit", ""},
       {"xfs log", "tracepoint xfs:xfs_log_force (+2)", ""},
       {"off-CPU time", "-", kNoCauses},
-      {"count io_uring_enter", "tracepoint syscalls:sys_enter_io_uring_enter", ""},
       {"count copy_file_range", "tracepoint syscalls:sys_enter_copy_file_range", ""},
       {"count sendfile", "tracepoint syscalls:sys_enter_sendfile64", ""},
       {"count splice", "tracepoint syscalls:sys_enter_splice", ""},
@@ -283,17 +282,17 @@ TEST(HookPlan, RawSyscallsOptionPassesOverPerSyscallTracepoints) {
   EXPECT_EQ(plan.programs().count("wp_count_fallocate"), 1u);
 }
 
-// A kernel without io_uring (CONFIG_IO_URING=n) lacks that one counter; the others stay.
-TEST(HookPlan, KernelWithoutIoUringCountsTheOtherUntracedCalls) {
-  FakeKernel kernel = kernel_6_18();
-  kernel.no_tracepoint("syscalls", "sys_enter_io_uring_enter");
-  const HookPlan plan = plan_hooks(kernel, PlanOptions{});
-  EXPECT_EQ(row(plan, "count io_uring_enter"),
-            Row("count io_uring_enter", "-",
-                "tracepoint: no tracepoint syscalls:sys_enter_io_uring_enter"));
-  EXPECT_EQ(plan.programs().count("wp_count_io_uring_enter"), 0u);
-  EXPECT_EQ(plan.programs().count("wp_count_fallocate"), 1u);
-  EXPECT_TRUE(plan.runnable());
+// The ring's unstitched ops are counted by the io_uring submit hook, not a counter of their
+// own; a kernel without io_uring (CONFIG_IO_URING=n) keeps the other counters.
+TEST(HookPlan, RingOpsAreCountedByTheSubmitHookAndNeedNoCounter) {
+  const HookPlan with = plan_hooks(kernel_6_18(), PlanOptions{});
+  EXPECT_EQ(with.programs().count("wp_count_io_uring_ops"), 0u);
+  for (const auto& r : rows(with)) EXPECT_NE(std::get<0>(r), "count io_uring_ops");
+  EXPECT_NE(std::get<1>(row(with, "io_uring submit")), "-");
+  const HookPlan without = plan_hooks(kernel_without_io_uring(), PlanOptions{});
+  EXPECT_EQ(std::get<1>(row(without, "io_uring submit")), "-");
+  EXPECT_EQ(without.programs().count("wp_count_fallocate"), 1u);
+  EXPECT_TRUE(without.runnable());
 }
 
 // What WRITEPATH_DISABLE_PROGRAMS=... writepath doctor prints here: disabled programs are

@@ -86,16 +86,19 @@ constexpr std::optional<const char*> uring_issue_name(std::uint8_t via) {
   return (via & WP_VIA_IO_WQ) ? "io-wq" : "inline";
 }
 
-// The calls counted but not stitched (WP_UNTRACED_TABLE), in counter order.
+// The calls counted but not stitched (WP_UNTRACED_TABLE, then the io_uring ops counted by the
+// submit hook), in counter order.
 struct UntracedCall {
   const char* name;   // the summary's key: "copy_file_range"
-  const char* event;  // its tracepoint: syscalls:sys_enter_<event>
+  const char* event;  // its counter's tracepoint syscalls:sys_enter_<event>, or nullptr:
+  const char* hook;   // counted by this hook of the plan instead (its own program, no counter)
 };
 
 inline constexpr std::array<UntracedCall, WP_UNTRACED_COUNT> kUntracedCalls{{
-#define WP_UNTRACED_ROW_(id, name, event, fd_arg) {#name, #event},
+#define WP_UNTRACED_ROW_(id, name, event, fd_arg) {#name, #event, nullptr},
     WP_UNTRACED_TABLE(WP_UNTRACED_ROW_)
 #undef WP_UNTRACED_ROW_
+        {"io_uring_ops", nullptr, "io_uring submit"},
 }};
 // Calls counted per entry of kUntracedCalls.
 using UntracedCounts = std::array<std::uint64_t, WP_UNTRACED_COUNT>;

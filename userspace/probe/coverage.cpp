@@ -20,7 +20,7 @@ struct UnstitchedPath {
 const std::vector<UnstitchedPath>& unstitched_paths() {
   static const std::vector<UnstitchedPath> paths = {
       {"other io_uring ops",
-       {"io_uring_enter"},
+       {"io_uring_ops"},
        {},
        "splice, fallocate, send-zc and the rest of the ring's ops reach files unseen (only "
        "write, writev, write_fixed, fsync and sync_file_range are stitched)"},
@@ -89,8 +89,13 @@ bool hook_chosen(const HookPlan& plan, const std::string& hook) {
   return c && c->variant;
 }
 
-std::string counter_program(const std::string& call) {
-  return "wp_count_" + call;
+// Whether the plan counts the untraced call named `name`: its own counter program, or the
+// hook that counts it (the io_uring submit hook counts the ring's unstitched ops).
+bool counted_by_plan(const HookPlan& plan, const std::string& name) {
+  for (const UntracedCall& call : kUntracedCalls)
+    if (name == call.name)
+      return call.hook ? hook_chosen(plan, call.hook) : plans(plan, "wp_count_" + name);
+  return false;
 }
 
 // How the plan serves a traced syscall, or "" when it does not.
@@ -195,7 +200,7 @@ CoverageRow unstitched_row(const UnstitchedPath& path, const HookPlan& plan,
                            const KernelFacts& facts) {
   std::vector<std::string> counted, uncounted;
   for (const char* call : path.counted_by)
-    (plans(plan, counter_program(call)) ? counted : uncounted).push_back(call);
+    (counted_by_plan(plan, call) ? counted : uncounted).push_back(call);
   std::string detail = path.missed;
   if (!counted.empty()) detail += fmt::format("; trace counts its calls ({})", joined(counted));
   if (!uncounted.empty())
@@ -273,7 +278,7 @@ Coverage coverage_of(const HookPlan& plan, const KernelFacts& facts) {
 UntracedTally untraced_tally(const HookPlan& plan, const UntracedCounts& counts) {
   UntracedTally tally;
   for (std::size_t i = 0; i < kUntracedCalls.size(); ++i)
-    if (plans(plan, counter_program(kUntracedCalls[i].name))) {
+    if (counted_by_plan(plan, kUntracedCalls[i].name)) {
       tally.counted |= 1ull << i;
       tally.counts[i] = counts[i];
     }

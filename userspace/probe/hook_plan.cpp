@@ -197,14 +197,16 @@ std::vector<Hook> build_table() {
                 btf_or_raw("wp_sched_switch_pre518", K::TpBtf, "sched", "sched_switch", 3)}});
 
   // Counters only: calls of traced processes that write by ways nothing above stitches
-  // (WP_UNTRACED_TABLE), so the summary can say what went untraced. One hook each: a kernel
-  // without io_uring lacks only that tracepoint.
+  // (WP_UNTRACED_TABLE), so the summary can say what went untraced. One hook each, so a kernel
+  // lacking one tracepoint loses only that count. (The ring's unstitched ops are counted by
+  // the io_uring submit hook: no counter of their own.)
   for (const UntracedCall& call : kUntracedCalls)
-    t.push_back({std::string("count ") + call.name,
-                 "untraced",
-                 false,
-                 {tracepoint(std::string("wp_count_") + call.name, "syscalls",
-                             std::string("sys_enter_") + call.event)}});
+    if (call.event)
+      t.push_back({std::string("count ") + call.name,
+                   "untraced",
+                   false,
+                   {tracepoint(std::string("wp_count_") + call.name, "syscalls",
+                               std::string("sys_enter_") + call.event)}});
 
   t.push_back(
       {"nvme submit",

@@ -33,8 +33,9 @@ struct TraceSummary {
   SyncPhaseSummary sync_phases;  // every sync call's phases: percentiles and histograms
   DirectIoSummary direct_io;     // O_DIRECT verdict per process and file
   std::string hint;              // what the trace likely missed and how to see it ("": none)
-  // Calls of traced processes that write by ways the trace does not stitch (io_uring_enter,
-  // msync, ...), counted in the kernel; only the calls counted on this kernel, zeros included.
+  // Calls of traced processes that write by ways the trace does not stitch (copy_file_range,
+  // the ring's unstitched ops, ...), counted in the kernel; only the calls counted on this kernel,
+  // zeros included.
   std::map<std::string, std::uint64_t> untraced_calls;
 };
 
