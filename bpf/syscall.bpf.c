@@ -252,6 +252,27 @@ static __always_inline bool wp_state_from_iocb(struct wp_task_state *st, const s
 	return true;
 }
 
+/* Emits the record of the i-th iocb of the io_submit call `st` holds, when it is a write of a
+ * file the trace follows; the call's page-cache counts go on the first record emitted. A global
+ * function: the verifier checks it once on its own (pointer arguments: v5.12) instead of once per
+ * iteration of the caller's loop, which inlined exceeds the 6.1 verifier's 1M-instruction
+ * budget. */
+__noinline int wp_emit_iocb(struct wp_task_state *st, __u32 i, __u32 extra_flags)
+{
+	struct iocb cb;
+
+	if (!st || !wp_read_write_iocb(st->aio_iocbs, i, &cb) ||
+	    !wp_state_from_iocb(st, &cb, (__u16)extra_flags))
+		return 0;
+	wp_emit_call(st, (long)st->count);
+	st->pages_dirtied = 0;
+	st->dirty_folios = 0;
+	st->throttle_ns = 0;
+	st->throttle_events = 0;
+	st->writeback_waits = 0;
+	return 1;
+}
+
 /* io_submit: one record per write iocb the kernel took (its return value: how many), each
  * with the call's window. The iocb's result comes later (io_getevents), so a record's ret is
  * the bytes it asked for. Only the first record carries the call's page-cache counts (a
@@ -259,8 +280,7 @@ static __always_inline bool wp_state_from_iocb(struct wp_task_state *st, const s
  * pages by its range, not by these counts). */
 static __always_inline void wp_emit_io_submit(struct wp_task_state *st, long ret)
 {
-	__u16 extra = st->aio_nr > WP_AIO_MAX_IOCBS ? WP_CALL_AIO_PAST_BOUND : 0;
-	bool first = true;
+	__u32 extra = st->aio_nr > WP_AIO_MAX_IOCBS ? WP_CALL_AIO_PAST_BOUND : 0;
 
 	if (ret <= 0) { /* nothing submitted: one failed item, for the first write iocb */
 		if (st->file)
@@ -268,25 +288,16 @@ static __always_inline void wp_emit_io_submit(struct wp_task_state *st, long ret
 		return;
 	}
 	for (__u32 i = 0; i < WP_AIO_MAX_IOCBS; i++) {
-		struct iocb cb;
-
 		if (i >= ret || i >= st->aio_nr)
 			break;
-		if (!wp_read_write_iocb(st->aio_iocbs, i, &cb) || !wp_state_from_iocb(st, &cb, extra))
-			continue;
-		wp_emit_call(st, (long)st->count);
-		if (first) {
-			first = false;
-			st->pages_dirtied = 0;
-			st->dirty_folios = 0;
-			st->throttle_ns = 0;
-			st->throttle_events = 0;
-			st->writeback_waits = 0;
-		}
+		wp_emit_iocb(st, i, extra);
 	}
 }
 
-static __always_inline int wp_exit(long ret)
+/* `io_submit_possible` is a constant at each call site: programs that never see io_submit
+ * (the fexit ones, the other syscalls' exits) compile without its per-iocb loop, which the 6.1
+ * verifier cannot get through within its 1M-instruction budget when inlined into them. */
+static __always_inline int wp_exit(long ret, bool io_submit_possible)
 {
 	struct wp_task_state *st = wp_active_state();
 	__u64 latency;
@@ -298,7 +309,7 @@ static __always_inline int wp_exit(long ret)
 		goto out;
 	if (cfg_causes_min_ns && latency >= cfg_causes_min_ns)
 		wp_emit_causes(st);
-	if (st->syscall == WP_SYS_IO_SUBMIT)
+	if (io_submit_possible && st->syscall == WP_SYS_IO_SUBMIT)
 		wp_emit_io_submit(st, ret);
 	else
 		wp_emit_call(st, ret);
@@ -470,7 +481,7 @@ int BPF_PROG(wp_sys_exit, struct pt_regs *regs, long ret)
 {
 	if (!wp_traced_syscall(wp_regs_syscall_nr(regs)))
 		return 0;
-	return wp_exit(ret);
+	return wp_exit(ret, true);
 }
 
 /* ---- preferred where ftrace function hooks work: fentry/fexit on the VFS ---------------
@@ -513,7 +524,7 @@ int BPF_PROG(wp_vfs_write_exit, struct file *file, const char *buf, size_t count
 	else
 		st->pos = 0;
 	st->pos_exact = 1;
-	return wp_exit(ret);
+	return wp_exit(ret, false);
 }
 
 SEC("fentry/vfs_fsync_range")
@@ -534,7 +545,7 @@ int BPF_PROG(wp_vfs_fsync_exit, struct file *file, loff_t start, loff_t end, int
 
 	if (!st || !wp_syscall_uses_vfs(st->syscall) || !wp_syscall_is_sync(st->syscall))
 		return 0;
-	return wp_exit(ret);
+	return wp_exit(ret, false);
 }
 
 /* ---- counted, not stitched: writes the tracer does not follow --------------------------
@@ -599,7 +610,10 @@ WP_UNTRACED_TABLE(WP_UNTRACED_COUNTER_)
 				     ctx->args[3], ctx->args[5]);                                  \
 	}                                                                                          \
 	SEC("tracepoint/syscalls/sys_exit_" #name)                                                 \
-	int wp_exit_##name(struct trace_event_raw_sys_exit *ctx) { return wp_exit(ctx->ret); }
+	int wp_exit_##name(struct trace_event_raw_sys_exit *ctx)                                   \
+	{                                                                                          \
+		return wp_exit(ctx->ret, WP_SYS_##id == WP_SYS_IO_SUBMIT);                         \
+	}
 
 WP_SYSCALL_TABLE(WP_SYSCALL_TRACEPOINTS_)
 #undef WP_SYSCALL_TRACEPOINTS_
