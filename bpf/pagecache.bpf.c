@@ -41,6 +41,12 @@ static __always_inline void wp_emit_mmap_dirty(struct folio *folio, struct addre
 	/* io_uring's workers write for the ring's ops, not by storing into a mapping. */
 	if (!mapping || (bpf_get_current_task_btf()->flags & WP_PF_IO_WORKER) || !wp_task_traced())
 		return;
+	/* A store needs a mapping of the file: i_mmap holds its VMAs. A file system's own
+	 * regular-file inodes that no one maps (btrfs's btree inode, whose metadata pages an
+	 * fsync dirties in the calling thread) and a truncate's partial-page zeroing of an
+	 * unmapped file are no stores. */
+	if (!BPF_CORE_READ(mapping, i_mmap.rb_root.rb_node))
+		return;
 	host = BPF_CORE_READ(mapping, host);
 	if (!host || (BPF_CORE_READ(host, i_mode) & WP_S_IFMT) != WP_S_IFREG)
 		return;
