@@ -69,7 +69,9 @@ static __always_inline void wp_fill_extents(struct wp_bio_record *r, struct bio 
 	for (int i = 0; i < WP_BIO_WALK; i++) {
 		__u32 off, len, pages;
 
-		if (idx + i >= vcnt || !left)
+		/* A clone (a stacked device's remap onto the disk under it, dm-linear) shares its
+		 * source's bvecs but has bi_vcnt 0: its own bytes bound its walk. */
+		if ((vcnt && idx + i >= vcnt) || !left)
 			break;
 		if (bpf_probe_read_kernel(&bv, sizeof(bv), &vecs[idx + i]))
 			break;

@@ -18,7 +18,7 @@ static __always_inline int wp_emit_commit(__u32 dev, __u32 transaction, __u32 ph
 {
 	struct wp_journal_record *r;
 
-	if (cfg_disk && dev != cfg_disk)
+	if (!wp_dev_on_filtered_disk(dev))
 		return 0;
 	r = wp_reserve(sizeof(*r), WP_REC_JOURNAL, WP_HOOK_JOURNAL);
 	if (!r)
@@ -64,7 +64,7 @@ static __always_inline int wp_emit_fs_log(__u32 dev, __u32 event, __u32 flags, _
 {
 	struct wp_fs_log_record *r;
 
-	if (cfg_disk && dev != cfg_disk)
+	if (!wp_dev_on_filtered_disk(dev))
 		return 0;
 	r = wp_reserve(sizeof(*r), WP_REC_FS_LOG, WP_HOOK_FS_LOG);
 	if (!r)

@@ -16,6 +16,7 @@ packages=(
   xfsprogs btrfs-progs  # the xfs and btrfs scratch filesystems of the journal and device tests
   fio strace python3    # independent counts for the write-path tests and scripts/coverage-matrix.sh
   qemu-system-x86 cpio file  # make vm-test: Debian 6.1 guest with an emulated NVMe disk
+  dmsetup               # make vm-test: the guest's device-mapper stack over that disk
   chromium              # the HTML report's integration test renders it headless (no X needed)
   nodejs                # the HTML report page's script: syntax check and a stub-DOM test
 )

@@ -1,5 +1,5 @@
-// Devices: file systems without a block device of their own (btrfs) found from a mountinfo and
-// a sysfs tree laid out in a temporary directory.
+// Devices: file systems without a block device of their own (btrfs) or on a stacked one
+// (device-mapper, md) found from a mountinfo and a sysfs tree laid out in a temporary directory.
 #include "probe/devices.h"
 
 #include <gtest/gtest.h>
@@ -28,6 +28,21 @@ class FileSystemsTest : public ::testing::Test {
     fs::create_directories(dir / "queue");
     write(dir / "dev", majmin);
     fs::create_directory_symlink(dir, root_ / "sys/class/block" / name);
+  }
+  // A partition of a disk made by disk(): its directory sits inside the disk's.
+  void partition(const std::string& disk_name, const std::string& name, const std::string& majmin) {
+    const fs::path dir = root_ / "sys/block" / disk_name / name;
+    fs::create_directories(dir);
+    write(dir / "dev", majmin);
+    write(dir / "partition", "1");
+    fs::create_directory_symlink(dir, root_ / "sys/class/block" / name);
+  }
+  // A device stacked on others (dm-N, mdN): its slaves directory names them.
+  void stacked(const std::string& name, const std::string& majmin,
+               const std::vector<std::string>& slaves) {
+    disk(name, majmin);
+    for (const auto& slave : slaves)
+      fs::create_directories(root_ / "sys/block" / name / "slaves" / slave);
   }
   void btrfs_devices(const std::string& fsid, const std::vector<std::string>& names) {
     for (const auto& name : names)
@@ -79,6 +94,51 @@ TEST_F(FileSystemsTest, EscapedMountPointIsStatted) {
   const auto all = found();
   ASSERT_EQ(all.size(), 1u);
   EXPECT_EQ(all[0].aliases.size(), 1u);
+}
+
+// ext4 on dm-linear over a partition: its disk is the partition's disk; a plain disk's file
+// system is not listed.
+TEST_F(FileSystemsTest, FileSystemOnDeviceMapperIsMappedToTheDiskUnderIt) {
+  disk("nvme0n1", "259:0");
+  partition("nvme0n1", "nvme0n1p2", "259:2");
+  stacked("dm-0", "253:0", {"nvme0n1p2"});
+  disk("sda", "8:0");
+  mountinfo(
+      "29 1 8:0 / / rw - ext4 /dev/sda rw\n"
+      "48 27 253:0 / " +
+      mount_point() + " rw - ext4 /dev/mapper/lin rw\n");
+  const auto all = found();
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].dev, make_dev(253, 0));
+  EXPECT_EQ(all[0].type, "ext4");
+  EXPECT_EQ(all[0].disks, (std::vector<DevT>{make_dev(259, 0)}));
+  EXPECT_TRUE(all[0].aliases.empty());  // stat() reports the dm device itself
+  EXPECT_TRUE(find_file_system(make_dev(253, 0), all).has_value());
+  EXPECT_FALSE(find_file_system(make_dev(8, 0), all).has_value());
+}
+
+// dm over md raid1 over partitions of two disks: the walk goes down to the leaves, and each
+// disk is listed once.
+TEST_F(FileSystemsTest, NestedStackIsWalkedToItsLeafDisks) {
+  disk("sda", "8:0");
+  disk("sdb", "8:16");
+  partition("sda", "sda1", "8:1");
+  partition("sda", "sda2", "8:2");
+  partition("sdb", "sdb1", "8:17");
+  stacked("md0", "9:0", {"sda1", "sdb1"});
+  stacked("dm-1", "253:1", {"md0", "sda2"});
+  EXPECT_EQ(leaf_devices("dm-1", (root_ / "sys").string()),
+            (std::vector<std::string>{"sda1", "sdb1", "sda2"}));
+  EXPECT_EQ(leaf_devices("sda", (root_ / "sys").string()), (std::vector<std::string>{"sda"}));
+  mountinfo("48 27 253:1 / " + mount_point() +
+            " rw - xfs /dev/dm-1 rw\n"
+            "49 27 9:0 / " +
+            mount_point() + " rw - ext4 /dev/md0 rw\n");
+  const auto all = found();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].disks, (std::vector<DevT>{make_dev(8, 0), make_dev(8, 16)}));
+  EXPECT_EQ(all[1].dev, make_dev(9, 0));
+  EXPECT_EQ(all[1].disks, (std::vector<DevT>{make_dev(8, 0), make_dev(8, 16)}));
 }
 
 TEST(ParseDev, TakesMajorColonMinorOnly) {

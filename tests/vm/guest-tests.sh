@@ -65,4 +65,30 @@ run fua writepath trace --format json -- dd if=/dev/zero of=$mnt/f bs=4k count=4
 mount -o remount,async $mnt
 
 umount $mnt
+
+# ---- device-mapper: ext4 on dm-linear over the namespace's second half (run.sh made it) ----
+# The direct mount is gone, so every flush nvme0n1 sees now is the dm file system's: the
+# host compares the traced flushes with the disk's own count (/proc/diskstats column 19,
+# flush requests completed, since 5.5).
+nvme_flushes() { awk '$3 == "nvme0n1" { print $19 }' /proc/diskstats; }
+dmsetup --noudevsync create wp-linear --table "0 524288 linear /dev/nvme0n1 524288" ||
+  echo "WP-FAIL dmsetup create"
+dm=$(cat /sys/block/dm-0/dev 2>/dev/null)
+info "dm $dm slaves $(ls /sys/block/dm-0/slaves 2>/dev/null | tr '\n' ' ')"
+if mount -t ext4 /dev/dm-0 $mnt; then
+  info "dm-mount $(grep " $mnt " /proc/mounts)"
+  # A first file, written and committed, so the traced run's fsyncs start from a quiet journal.
+  dd if=/dev/zero of=$mnt/warm bs=4k count=1 conv=fsync 2>/dev/null
+  sync
+  info "dm-flushes-before $(nvme_flushes)"
+  run dm-fsync writepath trace --format json -- wp_workload fsync-each $mnt/e 8
+  info "dm-flushes-after $(nvme_flushes)"
+  run dm-direct writepath trace --format json -- wp_workload direct $mnt/d 8
+  run dm-dev-dm writepath trace --format json --dev "$dm" -- wp_workload fsync-each $mnt/g 4
+  run dm-dev-nvme writepath trace --format json --dev 259:0 -- wp_workload fsync-each $mnt/h 4
+  umount $mnt
+else
+  echo "WP-FAIL cannot mount /dev/dm-0"
+fi
+dmsetup --noudevsync remove wp-linear
 exit 0

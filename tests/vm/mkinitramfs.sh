@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/vm/mkinitramfs.sh CACHE_DIR ROOT_DIR OUT.cpio.gz WRITEPATH WP_WORKLOAD
-# Builds the guest's whole userland as one initramfs: busybox, the kernel modules setup.sh
-# picked, /init, /guest-tests.sh and the two statically linked test binaries. ROOT_DIR is the
+# Builds the guest's whole userland as one initramfs: busybox, dmsetup with its libraries, the
+# kernel modules setup.sh picked, /init, /guest-tests.sh and the two statically linked test
+# binaries. ROOT_DIR is the
 # staging tree; it is kept, so the host can check what the guest ran (bin/writepath).
 set -euo pipefail
 
@@ -25,6 +26,18 @@ cp "$cache/busybox" "$root/bin/busybox"
 cp "$cache"/modules/* "$root/lib/modules/"
 install -m 755 "$here/init.sh" "$root/init"
 install -m 755 "$here/guest-tests.sh" "$root/guest-tests.sh"
+# dmsetup (the guest's device-mapper test) is the host's dynamic binary: its libraries and
+# the dynamic loader go along, at the paths ldd names.
+dmsetup=$(command -v dmsetup || true)
+if [[ -z $dmsetup ]]; then
+  echo "vm-test: no dmsetup on this machine (Debian package dmsetup)" >&2
+  exit 1
+fi
+cp "$dmsetup" "$root/bin/dmsetup"
+for lib in $(ldd "$dmsetup" | grep -o '/[^ ]*'); do
+  mkdir -p "$root$(dirname "$lib")"
+  cp -L "$lib" "$root$lib"
+done
 # Debug info is most of writepath's size and the kernel unpacks the archive under TCG.
 strip --strip-debug -o "$root/bin/writepath" "$writepath"
 strip --strip-debug -o "$root/bin/wp_workload" "$workload"

@@ -2,8 +2,9 @@
 # tests/vm/run.sh CACHE_DIR INITRAMFS CONSOLE_LOG [TIMEOUT_S]
 # Boots the Debian 6.1 kernel from CACHE_DIR (setup.sh) with INITRAMFS as its whole userland,
 # under QEMU TCG (this machine's /dev/kvm is kvm-pvm and cannot run a stock kernel), with an
-# emulated NVMe controller whose namespace (/dev/nvme0n1, 259:0) is a fresh ext4 with a
-# journal made here: busybox mke2fs in the guest would make ext2. The guest's console goes
+# emulated NVMe controller whose namespace (/dev/nvme0n1, 259:0) holds two fresh ext4 with a
+# journal made here (busybox mke2fs in the guest would make ext2): one on its first 256 MiB,
+# mounted directly, and one on its second 256 MiB, mounted through device-mapper. The guest's console goes
 # to CONSOLE_LOG.
 # WRITEPATH_VM_APPEND adds kernel command line arguments (e.g. wp.verbose, see init.sh).
 # Exit: 0 the guest finished with 0; N the guest's /init reported N (isa-debug-exit makes qemu
@@ -17,8 +18,11 @@ timeout_s=${4:-240}
 
 disk=$(dirname "$log")/nvme.img
 rm -f "$disk"
-truncate -s 256M "$disk"
-mkfs.ext4 -F -q -O has_journal "$disk"
+truncate -s 512M "$disk"
+mkfs.ext4 -F -q -O has_journal "$disk" 256M
+# The second half is the guest's dm-linear device (guest-tests.sh maps it from sector 524288):
+# its own ext4 with a journal, made at that offset of the namespace.
+mkfs.ext4 -F -q -O has_journal -E offset=$((256 << 20)) "$disk" 256M
 
 # A kernel lockup panics (softlockup_panic) and a panic reboots, which -no-reboot turns into
 # a qemu exit: a dead guest costs ~20 s instead of the whole timeout.

@@ -5,7 +5,7 @@
 # .debs stay in CACHE_DIR/debs, so later runs are offline; delete them to move to a newer
 # kernel. Produces:
 #   CACHE_DIR/vmlinux          uncompressed kernel (PVH entry: skips ~5 s of xz under TCG)
-#   CACHE_DIR/modules/*.ko     nvme + ext4 and their dependencies, load.order lists them
+#   CACHE_DIR/modules/*.ko     nvme, ext4, dm and their dependencies, load.order lists them
 #   CACHE_DIR/busybox          the guest's userland
 #   CACHE_DIR/kernel-release   e.g. 6.1.0-57-amd64
 # Exit: 0 ready, 77 the packages cannot be downloaded (skip), 1 anything else.
@@ -20,7 +20,9 @@ mkdir -p "$debs"
 # Modules the guest loads, by name; their dependencies are added by moddeps.sh. The crc
 # providers are not dependencies of anything, but crc-t10dif, crc64-rocksoft (nvme-core's
 # T10 PI) and crc32c (ext4's metadata checksums) want one registered before they load.
-wanted_modules=(crct10dif_generic crc64_rocksoft_generic crc32c_generic crc32c_intel nvme ext4)
+# dm_mod has the linear target built in.
+wanted_modules=(crct10dif_generic crc64_rocksoft_generic crc32c_generic crc32c_intel nvme ext4
+  dm_mod)
 
 cannot_download() {
   if [[ ${WRITEPATH_REQUIRE_VM:-0} == 1 ]]; then
@@ -86,7 +88,8 @@ unpack() {
   local kdeb bbdeb stamp release
   kdeb=$(ls "$debs"/linux-image-6.1.*.deb | sort -V | tail -1)
   bbdeb=$(ls "$debs"/busybox-static_*.deb | sort -V | tail -1)
-  stamp="$(basename "$kdeb") $(basename "$bbdeb")"
+  # The module list is part of the stamp: a new module re-extracts the cached package.
+  stamp="$(basename "$kdeb") $(basename "$bbdeb") ${wanted_modules[*]}"
   [[ -f $cache/ready && $(cat "$cache/ready") == "$stamp" ]] && return 0
 
   rm -f "$cache/ready"

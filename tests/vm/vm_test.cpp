@@ -13,6 +13,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -217,8 +218,8 @@ class VmLog : public ::testing::Test {
 
 TEST_F(VmLog, GuestRanEveryStepToTheEnd) {
   EXPECT_TRUE(console().finished) << console().text;
-  for (const char* name :
-       {"version", "doctor", "buffered-fsync", "buffered-fsync-no-fentry", "direct", "fua"})
+  for (const char* name : {"version", "doctor", "buffered-fsync", "buffered-fsync-no-fentry",
+                           "direct", "fua", "dm-fsync", "dm-direct", "dm-dev-dm", "dm-dev-nvme"})
     EXPECT_EQ(console().runs.count(name), 1u) << name;
 }
 
@@ -404,5 +405,134 @@ TEST_F(VmLog, DsyncDirectOverwritesAreFuaWrites) {
     EXPECT_EQ(w["durable_via"], "fua");
   }
 }
+
+// ---- ext4 on dm-linear over the namespace's second half (guest-tests.sh) --------------------
+
+// The dm device guest-tests.sh made ("254:0"), built on the NVMe namespace.
+std::string dm_dev() {
+  const std::string line = info("dm");
+  return line.substr(0, line.find(' '));
+}
+
+// Where the dm-linear table maps the device: from this sector of nvme0n1 on.
+constexpr std::uint64_t kDmLinearStart = 524288;
+
+TEST_F(VmLog, DmLinearDeviceIsStackedOnTheNvmeNamespace) {
+  // device-mapper's major is dynamic (253 or 254, as modules registered).
+  EXPECT_FALSE(dm_dev().empty()) << info("dm");
+  EXPECT_NE(dm_dev(), kNvmeDev);
+  EXPECT_NE(info("dm").find("slaves nvme0n1"), std::string::npos) << info("dm");
+  EXPECT_NE(info("dm-mount").find("/dev/dm-0 /mnt ext4"), std::string::npos) << info("dm-mount");
+}
+
+// Each pwrite's item is on the device stat() reports (the dm device); its data requests and
+// its fsync's flushes are the ones that reached the NVMe disk through the remap, each once.
+TEST_F(VmLog, FsyncOnDmLinearHasTheNvmeRequestsAndFlushes) {
+  const GuestRun& r = run("dm-fsync");
+  ASSERT_EQ(r.rc, 0) << joined(r.err);
+  auto items = json_lines(r);
+  auto writes = of_type(items, "write");
+  auto fsyncs = of_type(items, "fsync");
+  ASSERT_EQ(writes.size(), 8u);
+  ASSERT_EQ(fsyncs.size(), 8u);
+  auto summary = of_type(items, "summary");
+  ASSERT_EQ(summary.size(), 1u);
+  EXPECT_EQ(u64(summary[0]["lost"]), 0u);
+  for (std::size_t i = 0; i < writes.size(); ++i) {
+    const json& w = writes[i];
+    SCOPED_TRACE(w.dump());
+    EXPECT_EQ(w["dev"], dm_dev());
+    EXPECT_EQ(w["state"], "durable");
+    ASSERT_FALSE(w["durable_ns"].is_null());
+    EXPECT_LE(u64(w["durable_ns"]), u64(fsyncs[i]["end_ns"]));
+    ASSERT_FALSE(w["requests"].empty());
+    for (const auto& rq : w["requests"]) {
+      EXPECT_EQ(rq["dev"], kNvmeDev) << "a request not on the leaf disk";
+      EXPECT_GE(u64(rq["sector"]), kDmLinearStart) << "not remapped into the dm table's range";
+    }
+  }
+  for (const auto& fsync : fsyncs) {
+    SCOPED_TRACE(fsync.dump());
+    EXPECT_EQ(fsync["dev"], dm_dev());
+    EXPECT_GT(expect_nvme_write_commands({fsync}), 0);
+    bool nvme_flush = false;
+    for (const auto& rq : fsync["flushes"]) {
+      EXPECT_EQ(rq["dev"], kNvmeDev);
+      nvme_flush = nvme_flush || (is_nvme_flush(rq) && rq["nvme"].is_object() &&
+                                  rq["nvme"]["opcode"] == kNvmeFlush);
+    }
+    EXPECT_TRUE(nvme_flush) << "no NVMe flush command";
+  }
+}
+
+// O_DIRECT on dm-linear: the bio queued on the dm device and its clone on the namespace are
+// one write; the item has the namespace's request only, once.
+TEST_F(VmLog, DirectWritesOnDmLinearHaveTheirNvmeRequestOnce) {
+  const GuestRun& r = run("dm-direct");
+  ASSERT_EQ(r.rc, 0) << joined(r.err);
+  auto writes = of_type(json_lines(r), "write");
+  ASSERT_EQ(writes.size(), 8u);
+  EXPECT_EQ(expect_nvme_write_commands(writes), 8);
+  for (const auto& w : writes) {
+    SCOPED_TRACE(w.dump());
+    EXPECT_EQ(w["dev"], dm_dev());
+    ASSERT_EQ(w["requests"].size(), 1u);
+    EXPECT_EQ(w["requests"][0]["dev"], kNvmeDev);
+    EXPECT_EQ(u64(w["requests"][0]["bytes"]), 4096u);
+    EXPECT_GE(u64(w["requests"][0]["sector"]), kDmLinearStart);
+  }
+}
+
+// The traced flush requests against the disk's own count of completed flushes over the run.
+// Tolerance: the disk may also see a flush the run's items do not own (a periodic jbd2 commit
+// landing in the window, 5 s apart), so at most one more; never fewer.
+TEST_F(VmLog, DmFsyncFlushesMatchTheNvmeDiskstatsFlushCount) {
+  const GuestRun& r = run("dm-fsync");
+  ASSERT_EQ(r.rc, 0) << joined(r.err);
+  const std::string before = info("dm-flushes-before"), after = info("dm-flushes-after");
+  ASSERT_FALSE(before.empty());
+  ASSERT_FALSE(after.empty());
+  const long delta = std::stol(after) - std::stol(before);
+  std::set<std::pair<std::uint64_t, std::uint64_t>> flushes;  // (issue, complete): once each
+  for (const auto& fsync : of_type(json_lines(r), "fsync"))
+    for (const auto& rq : fsync["flushes"])
+      if (is_nvme_flush(rq) && !rq["issue_ns"].is_null() && !rq["complete_ns"].is_null())
+        flushes.emplace(u64(rq["issue_ns"]), u64(rq["complete_ns"]));
+  const long traced = static_cast<long>(flushes.size());
+  std::printf("dm-fsync: %ld flush requests traced, nvme0n1 diskstats flush delta %ld\n", traced,
+              delta);
+  EXPECT_GE(delta, traced);
+  EXPECT_LE(delta, traced + 1);
+}
+
+// --dev takes the dm device (what stat() reports) or the disk under it: both select the
+// writes, their requests and flushes.
+class DmDevFilter : public VmLog, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(DmDevFilter, SelectsTheWritesWithTheirRequests) {
+  const GuestRun& r = run(GetParam());
+  ASSERT_EQ(r.rc, 0) << joined(r.err);
+  auto items = json_lines(r);
+  auto writes = of_type(items, "write");
+  auto fsyncs = of_type(items, "fsync");
+  ASSERT_EQ(writes.size(), 4u);
+  ASSERT_EQ(fsyncs.size(), 4u);
+  for (const auto& w : writes) {
+    SCOPED_TRACE(w.dump());
+    EXPECT_EQ(w["dev"], dm_dev());
+    EXPECT_EQ(w["state"], "durable");
+    EXPECT_FALSE(w["requests"].empty());
+  }
+  for (const auto& fsync : fsyncs) {
+    SCOPED_TRACE(fsync.dump());
+    EXPECT_FALSE(fsync["flushes"].empty());
+    EXPECT_FALSE(fsync["journal_commits"].empty()) << "the dm-keyed jbd2 commit was filtered out";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(VmLog, DmDevFilter, ::testing::Values("dm-dev-dm", "dm-dev-nvme"),
+                         [](const auto& info) {
+                           return std::string(info.param) == "dm-dev-dm" ? "DmDevice" : "NvmeDisk";
+                         });
 
 }  // namespace

@@ -138,12 +138,15 @@ KernelFilter build_filter(const TraceOptions& options) {
   }
   if (options.dev) {
     // A disk or partition, or the device stat() reports for a file system that is on no
-    // block device of its own (a btrfs mount): then its first disk.
+    // block device of its own (a btrfs mount) or on a stacked one (dm-0): then its first
+    // disk, where its requests are.
     const std::vector<FileSystemInfo> file_systems = list_file_systems();
-    if (auto device = find_block_device(*options.dev)) {
+    const auto device = find_block_device(*options.dev);
+    const auto dev = device ? std::optional<DevT>(device->dev) : parse_dev(*options.dev);
+    const auto fs = dev ? find_file_system(*dev, file_systems) : std::nullopt;
+    if (device && !fs) {
       filter.disk = device->disk;
-    } else if (auto dev = parse_dev(*options.dev); dev && find_file_system(*dev, file_systems)) {
-      const auto fs = find_file_system(*dev, file_systems);
+    } else if (fs) {
       if (fs->disks.empty())
         throw Failure(kExitUsage, fmt::format("--dev {}: no block device found under its {} file "
                                               "system",
@@ -152,10 +155,11 @@ KernelFilter build_filter(const TraceOptions& options) {
     } else {
       throw Failure(kExitUsage, fmt::format("--dev {}: no such block device", *options.dev));
     }
-    // Files of btrfs file systems on that disk pass the filter by their superblock device.
-    for (const auto& fs : file_systems)
-      if (std::find(fs.disks.begin(), fs.disks.end(), filter.disk) != fs.disks.end())
-        filter.disk_fs_devs.push_back(fs.dev);
+    // Files (and journals) of the file systems on that disk whose superblock device is
+    // another (btrfs, dm-0) pass the filter by their superblock device.
+    for (const auto& on_disk : file_systems)
+      if (std::find(on_disk.disks.begin(), on_disk.disks.end(), filter.disk) != on_disk.disks.end())
+        filter.disk_fs_devs.push_back(on_disk.dev);
   }
   if (options.file) {
     struct stat st {};

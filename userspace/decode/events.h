@@ -294,12 +294,13 @@ struct DeviceInfo {
 };
 
 // A mounted file system whose superblock device is not a block device (btrfs: an anonymous
-// device, and every subvolume another), with the block devices it is on.
+// device, and every subvolume another) or a stacked one (device-mapper, md), with the disks
+// its I/O reaches.
 struct FileSystemInfo {
   DevT dev = 0;               // the superblock's device
   std::vector<DevT> aliases;  // other devices stat() reports for it (btrfs subvolumes)
   std::vector<DevT> disks;    // the whole disks its block devices are on
-  std::string type;           // "btrfs"
+  std::string type;           // "btrfs", "ext4"…
 };
 
 using Event =

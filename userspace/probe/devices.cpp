@@ -93,7 +93,33 @@ std::vector<std::string> btrfs_device_names(const std::string& source, const std
   return {};
 }
 
+// The leaves under a stacked block device (device-mapper, md): its sysfs "slaves" directory
+// names the devices it is built on, recursively down to those built on nothing. A device with
+// no slaves is its own leaf. `depth` bounds the walk (sysfs has no cycles; a fake tree may).
+void collect_leaf_devices(const std::string& name, const std::string& sysfs, int depth,
+                          std::vector<std::string>& leaves) {
+  std::error_code ec;
+  std::vector<std::string> below;
+  for (const auto& s :
+       fs::directory_iterator(fs::path(sysfs) / "class/block" / name / "slaves", ec))
+    below.push_back(s.path().filename().string());
+  std::sort(below.begin(), below.end());  // directory order is none
+  if (below.empty() || depth == 0) {
+    if (std::find(leaves.begin(), leaves.end(), name) == leaves.end()) leaves.push_back(name);
+    return;
+  }
+  for (const auto& b : below) collect_leaf_devices(b, sysfs, depth - 1, leaves);
+}
+
+constexpr int kMaxStackDepth = 8;
+
 }  // namespace
+
+std::vector<std::string> leaf_devices(const std::string& name, const std::string& sysfs) {
+  std::vector<std::string> leaves;
+  collect_leaf_devices(name, sysfs, kMaxStackDepth, leaves);
+  return leaves;
+}
 
 std::vector<FileSystemInfo> list_file_systems(const std::string& mountinfo,
                                               const std::string& sysfs) {
@@ -104,20 +130,42 @@ std::vector<FileSystemInfo> list_file_systems(const std::string& mountinfo,
       if (b.name == name) return b.disk;
     return std::nullopt;
   };
+  auto add_disks = [&disk_named](FileSystemInfo& fs_info, const std::vector<std::string>& names) {
+    for (const auto& name : names)
+      if (auto disk = disk_named(name);
+          disk &&
+          std::find(fs_info.disks.begin(), fs_info.disks.end(), *disk) == fs_info.disks.end())
+        fs_info.disks.push_back(*disk);
+    std::sort(fs_info.disks.begin(), fs_info.disks.end());  // directory order is none
+  };
   for (const Mount& m : read_mounts(mountinfo)) {
-    if (m.type != "btrfs" || dev_major(m.dev) != 0) continue;
+    if (dev_major(m.dev) != 0) {
+      // A file system on a stacked block device (dm-0, md0): its requests and flushes reach
+      // the disks under the stack, so those are its disks. A plain disk or partition is not
+      // listed (its superblock device already names its disk).
+      auto device = std::find_if(block.begin(), block.end(),
+                                 [&m](const DeviceInfo& b) { return b.dev == m.dev; });
+      if (device == block.end() ||
+          std::any_of(out.begin(), out.end(),
+                      [&m](const FileSystemInfo& f) { return f.dev == m.dev; }))
+        continue;
+      const std::vector<std::string> leaves = leaf_devices(device->name, sysfs);
+      if (leaves.size() == 1 && leaves.front() == device->name) continue;
+      FileSystemInfo fs_info;
+      fs_info.dev = m.dev;
+      fs_info.type = m.type;
+      add_disks(fs_info, leaves);
+      out.push_back(std::move(fs_info));
+      continue;
+    }
+    if (m.type != "btrfs") continue;
     auto known = std::find_if(out.begin(), out.end(),
                               [&m](const FileSystemInfo& f) { return f.dev == m.dev; });
     if (known == out.end()) {
       FileSystemInfo fs_info;
       fs_info.dev = m.dev;
       fs_info.type = m.type;
-      for (const auto& name : btrfs_device_names(m.source, sysfs))
-        if (auto disk = disk_named(name);
-            disk &&
-            std::find(fs_info.disks.begin(), fs_info.disks.end(), *disk) == fs_info.disks.end())
-          fs_info.disks.push_back(*disk);
-      std::sort(fs_info.disks.begin(), fs_info.disks.end());  // directory order is none
+      add_disks(fs_info, btrfs_device_names(m.source, sysfs));
       out.push_back(std::move(fs_info));
       known = std::prev(out.end());
     }

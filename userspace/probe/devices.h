@@ -1,5 +1,6 @@
 // Block devices as sysfs describes them: partition → disk, volatile write cache, FUA; and the
-// mounted file systems whose superblock device is none of them (btrfs), with their disks.
+// mounted file systems whose superblock device is none of them (btrfs) or is stacked on them
+// (device-mapper, md), with their disks.
 #pragma once
 
 #include <optional>
@@ -19,13 +20,19 @@ std::vector<DeviceInfo> list_block_devices(const std::string& sysfs = "/sys");
 std::optional<DeviceInfo> find_block_device(const std::string& spec,
                                             const std::string& sysfs = "/sys");
 
-// Mounted file systems (from `mountinfo`) whose superblock device is not a block device but
-// an anonymous one, with the disks they are on. btrfs: its devices are listed under
+// Mounted file systems (from `mountinfo`) whose superblock device is not the disk (or a
+// partition of the disk) their I/O reaches, with the disks they are on: a file system on a
+// stacked block device (device-mapper, md), on the leaves under the stack (leaf_devices());
+// and one whose superblock device is an anonymous one. btrfs: its devices are listed under
 // /sys/fs/btrfs/<fsid>/devices, and stat() reports each subvolume's own anonymous device
 // (the mount points' are the aliases; a subvolume reached without a mount of its own is only
 // known by the superblock device the syscall records also carry).
 std::vector<FileSystemInfo> list_file_systems(const std::string& mountinfo = "/proc/self/mountinfo",
                                               const std::string& sysfs = "/sys");
+
+// The sysfs names of the devices at the bottom of a stacked block device ("dm-0" → {"nvme0n1p2"}),
+// from /sys/class/block/<name>/slaves recursively; {name} for a device built on nothing.
+std::vector<std::string> leaf_devices(const std::string& name, const std::string& sysfs = "/sys");
 
 // The file system `dev` (its superblock device or an alias) names, if list_file_systems()
 // has it.
