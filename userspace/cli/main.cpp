@@ -10,6 +10,7 @@
 #include "agent/doctor.h"
 #include "agent/report.h"
 #include "agent/trace_session.h"
+#include "cli/completion.h"
 #include "cli/parse.h"
 #include "common/errors.h"
 #include "loadgen/run_load.h"
@@ -220,6 +221,13 @@ int main(int argc, char** argv) {
     }
   }
 
+  // Hidden: the build writes the bash completion script with it, from the very definitions above.
+  auto* completion = app.add_subcommand("completion", "Print a shell completion script")->group("");
+  std::string completion_shell;
+  completion->add_option("shell", completion_shell, "Only bash")
+      ->required()
+      ->check(CLI::IsMember({"bash"}));
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -233,6 +241,10 @@ int main(int argc, char** argv) {
     return wp::kExitUsage;
   }
 
+  if (*completion) {
+    std::cout << wp::bash_completion(app);
+    return 0;
+  }
   try {
     for (std::size_t i = 0; i < commands.size(); ++i) {
       ScenarioCommand& cmd = commands[i];
