@@ -2,7 +2,8 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build test unit-test integration-test vm-test demo bench fuzz vmlinux format clean
+.PHONY: all deps configure build install package test unit-test integration-test vm-test demo bench \
+	fuzz vmlinux format clean
 
 all: build
 
@@ -16,9 +17,23 @@ deps:
 $(DEPS_STAMP): scripts/install-deps.sh
 	@$(MAKE) --no-print-directory deps
 
-build:
+configure:
 	@test -f $(BUILD)/CMakeCache.txt || cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+
+build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
+
+# The binary (stripped; debug information in $(PREFIX)/lib/debug/.build-id/), the man page and
+# the bash completion under $(PREFIX), below $(DESTDIR) if set. Builds only what it installs.
+PREFIX ?= /usr/local
+install: $(DEPS_STAMP) configure
+	@cmake --build $(BUILD) -j $(JOBS) --target writepath bash_completion
+	@DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix $(PREFIX)
+
+# The same files in a .deb ($(BUILD)/writepath_VERSION_ARCH.deb; dpkg -i it).
+package: $(DEPS_STAMP) configure
+	@cmake --build $(BUILD) -j $(JOBS) --target writepath bash_completion
+	@cd $(BUILD) && cpack -G DEB
 
 unit-test: $(DEPS_STAMP) build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE integration

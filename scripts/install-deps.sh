@@ -19,6 +19,8 @@ packages=(
   dmsetup               # make vm-test: the guest's device-mapper stack over that disk
   chromium              # the HTML report's integration test renders it headless (no X needed)
   nodejs                # the HTML report page's script: syntax check and a stub-DOM test
+  dpkg-dev              # make package: CPack's Depends from dpkg-shlibdeps
+  man-db groff-base gdb # the install tests: the man page renders, gdb finds the split debug info
 )
 
 missing=()

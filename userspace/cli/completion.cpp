@@ -121,8 +121,8 @@ constexpr const char* kCompleter = R"bash(
 # Completes a value of the given kind (what _writepath_value and _writepath_positional say).
 _writepath_complete() {
   case $1 in
-    files) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$2") ;;
-    dirs) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- "$2") ;;
+    files) compopt -o filenames 2>/dev/null || true; mapfile -t COMPREPLY < <(compgen -f -- "$2") ;;
+    dirs) compopt -o filenames 2>/dev/null || true; mapfile -t COMPREPLY < <(compgen -d -- "$2") ;;
     pids) mapfile -t COMPREPLY < <(compgen -W "$(cd /proc && echo [0-9]*)" -- "$2") ;;
     words:*) mapfile -t COMPREPLY < <(compgen -W "${1#words:}" -- "$2") ;;
   esac
