@@ -71,6 +71,8 @@ expect "kv-tier" demo --format json kv
 expect_among "bash" trace -- bas          # after --: a command
 expect "app.json app.wpt" trace -- ls app.  # then its arguments: files
 expect "" trace --min-latency ""          # a duration: nothing to offer
+expect "" load wal --result-               # hidden from --help, hidden from completion
+expect "" compl                              # likewise the completion subcommand itself
 
 echo "completion_test: $failures failures"
 ((failures == 0))
