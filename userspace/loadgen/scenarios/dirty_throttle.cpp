@@ -40,6 +40,10 @@ constexpr std::uint64_t kProbeBytes = 64u << 20;
 // make a pause of 100ms.
 constexpr double kLimitSeconds = 2.0;
 constexpr std::uint64_t kLimitMin = 16u << 20;
+// The scratch device's own strict limit: a quarter second of its write-back, below what its
+// write-back holds in flight (tens of MiB on a loop device), so its writers pause.
+constexpr double kDeviceLimitSeconds = 0.25;
+constexpr std::uint64_t kDeviceLimitMin = 16u << 20;
 
 const std::vector<std::string> kDirtyKnobs = {
     "vm/dirty_bytes", "vm/dirty_ratio", "vm/dirty_background_bytes", "vm/dirty_background_ratio"};
@@ -54,40 +58,6 @@ void write_knob(const std::string& path, const std::string& value) {
 void write_proc_sys(const std::string& name, const std::string& value) {
   write_knob("/proc/sys/" + name, value);
 }
-
-// The scratch filesystem's device set to strict limits for its lifetime: its writers are
-// throttled as soon as its own dirty pages pass its share of the limit (the way FUSE devices
-// always are), not only when the whole system's do, so the flood's overshoot pauses every
-// writer of the device, the logger too, for the longest pause (wb_max_pause). A device the
-// kernel has no such knob for (before 6.2, or a --dir elsewhere) runs without.
-class StrictLimitOverride {
- public:
-  explicit StrictLimitOverride(const std::filesystem::path& dir) {
-    struct stat st {};
-    if (::stat(dir.c_str(), &st) != 0) return;
-    const std::string path =
-        fmt::format("/sys/class/bdi/{}:{}/strict_limit", major(st.st_dev), minor(st.st_dev));
-    std::ifstream in(path);
-    if (!std::getline(in, old_) || old_ == "1") return;
-    write_knob(path, "1");
-    path_ = path;
-  }
-  ~StrictLimitOverride() {
-    if (path_.empty()) return;
-    try {
-      write_knob(path_, old_);
-    } catch (const LoadError&) {
-      fmt::print(stderr, "writepath: could not restore {} to {}\n", path_, old_);
-    }
-  }
-  StrictLimitOverride(const StrictLimitOverride&) = delete;
-  StrictLimitOverride& operator=(const StrictLimitOverride&) = delete;
-  bool set() const { return !path_.empty(); }
-
- private:
-  std::string path_;
-  std::string old_;
-};
 
 // Sets one vm.dirty_*_bytes for its lifetime. The kernel keeps only one of each bytes/ratio
 // pair in force: writing the bytes zeroes the ratio, writing the ratio zeroes the bytes, and
@@ -120,6 +90,49 @@ class DirtyLimitOverride {
   std::string ratio_knob_;
   std::string old_bytes_;
   std::string old_ratio_;
+};
+
+// The scratch filesystem's device (its BDI) given a strict limit of its own for its lifetime:
+// strict_limit makes its writers throttled on the device's own dirty and under-writeback pages
+// (the way FUSE devices always are), and max_bytes sets those below what its write-back keeps
+// in flight: a flood that dirties pages no faster than they are written back (a small VM) is
+// throttled all the same. A device without the knobs (before 6.2, or a --dir on another
+// filesystem) runs with the vm.dirty_* limits alone.
+class DeviceLimitOverride {
+ public:
+  DeviceLimitOverride(const std::filesystem::path& dir, std::uint64_t max_bytes) {
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) != 0) return;
+    const std::string bdi =
+        fmt::format("/sys/class/bdi/{}:{}/", major(st.st_dev), minor(st.st_dev));
+    std::ifstream strict(bdi + "strict_limit"), ratio(bdi + "max_ratio");
+    if (!std::getline(strict, old_strict_) || !std::getline(ratio, old_max_ratio_) ||
+        !std::filesystem::exists(bdi + "max_bytes"))
+      return;
+    bdi_ = bdi;  // from here on the destructor restores both
+    write_knob(bdi_ + "strict_limit", "1");
+    write_knob(bdi_ + "max_bytes", std::to_string(max_bytes));
+  }
+  ~DeviceLimitOverride() {
+    if (bdi_.empty()) return;
+    // max_bytes is stored as a ratio: writing the old ratio back restores it.
+    for (const auto& [knob, value] : {std::pair{std::string("max_ratio"), old_max_ratio_},
+                                      std::pair{std::string("strict_limit"), old_strict_}}) {
+      try {
+        write_knob(bdi_ + knob, value);
+      } catch (const LoadError&) {
+        fmt::print(stderr, "writepath: could not restore {}{} to {}\n", bdi_, knob, value);
+      }
+    }
+  }
+  DeviceLimitOverride(const DeviceLimitOverride&) = delete;
+  DeviceLimitOverride& operator=(const DeviceLimitOverride&) = delete;
+  bool set() const { return !bdi_.empty(); }
+
+ private:
+  std::string bdi_;
+  std::string old_strict_;
+  std::string old_max_ratio_;
 };
 
 std::map<std::string, std::string> read_dirty_knobs() {
@@ -169,6 +182,7 @@ struct Sizing {
   std::uint64_t writeback_bytes_per_s = 0;
   std::uint64_t dirty_limit = 0;
   std::uint64_t background = 0;
+  std::uint64_t device_limit = 0;
   std::uint64_t flood = 0;
 };
 
@@ -185,6 +199,10 @@ class DirtyThrottle : public Scenario {
          ParamKind::Size, &dirty_limit_, 4u << 20, 64ull << 30},
         {"background", "vm.dirty_background_bytes during the run (default: half the limit)",
          ParamKind::Size, &background_, 1u << 20, 64ull << 30},
+        {"device-limit",
+         "the scratch device's own strict dirty limit (default: a quarter second of the "
+         "write-back speed)",
+         ParamKind::Size, &device_limit_, 1u << 20, 64ull << 30},
         {"flood",
          "bytes the background writer writes in 1 MiB writes (default: until the logger is done)",
          ParamKind::Size, &flood_, kFloodWrite, 1ull << 40},
@@ -214,7 +232,7 @@ class DirtyThrottle : public Scenario {
     const Sizing sizing = choose_sizing(measure_writeback(ctx, flood_path));
     FloodFigures flood;
     LoggerFigures logger;
-    bool strict_limit = false;
+    bool device_limited = false;
     logger.latencies.reserve(duration_ / interval_ + 16);
     {
       // Background first, so the restore (reverse order) puts the limit back first: the
@@ -222,8 +240,8 @@ class DirtyThrottle : public Scenario {
       DirtyLimitOverride background("vm/dirty_background_bytes", "vm/dirty_background_ratio",
                                     sizing.background);
       DirtyLimitOverride limit("vm/dirty_bytes", "vm/dirty_ratio", sizing.dirty_limit);
-      StrictLimitOverride strict(ctx.workspace().dir());
-      strict_limit = strict.set();
+      DeviceLimitOverride device(ctx.workspace().dir(), sizing.device_limit);
+      device_limited = device.set();
       ThreadFailure failure;
       // Measured: the two threads, not the probe before nor the sysctl writes around them.
       auto phase = ctx.measured_phase("dirty-throttle");
@@ -258,7 +276,7 @@ class DirtyThrottle : public Scenario {
     r.figures["duration_ns"] = duration_;
     r.figures["interval_ns"] = interval_;
     r.figures["line_bytes"] = line_;
-    r.figures["bdi_strict_limit"] = strict_limit;
+    r.figures["device_limit_bytes"] = device_limited ? sizing.device_limit : 0;
     r.figures["appends"] = log.count;
     r.figures["log_p50_ns"] = log.p50;
     r.figures["log_p99_ns"] = log.p99;
@@ -279,8 +297,10 @@ class DirtyThrottle : public Scenario {
     r.lines.push_back(fmt::format("dirty limits for the run: {} (background {}){}",
                                   human_bytes(sizing.dirty_limit), human_bytes(sizing.background),
                                   dirty_limit_ ? "" : ", from the measured speed"));
-    r.lines.push_back(strict_limit ? "the scratch device had strict dirty limits for the run"
-                                   : "no strict dirty limits for the device (not settable)");
+    r.lines.push_back(device_limited
+                          ? fmt::format("the scratch device's own strict limit: {}",
+                                        human_bytes(sizing.device_limit))
+                          : "no strict limit for the scratch device (the kernel has no knob)");
     r.lines.push_back(fmt::format("flood: {} in 1 MiB writes, {:.0f} MiB/s; Dirty peaked at {}",
                                   human_bytes(flood.bytes), mib_per_s(flood.bytes, flood.ns),
                                   human_bytes(logger.dirty_peak_bytes)));
@@ -329,6 +349,13 @@ class DirtyThrottle : public Scenario {
                                                     kLimitMin, flood_file_bytes() / 4);
     s.background = background_ ? background_ : s.dirty_limit / 2;
     if (s.background >= s.dirty_limit) s.background = s.dirty_limit / 2;
+    s.device_limit =
+        device_limit_ ? device_limit_
+                      : std::max<std::uint64_t>(
+                            kDeviceLimitMin,
+                            static_cast<std::uint64_t>(kDeviceLimitSeconds *
+                                                       static_cast<double>(writeback_bytes_per_s)) &
+                                ~((1ull << 20) - 1));
     s.flood = flood_ ? flood_ : ~0ull;  // the logger's end stops it
     return s;
   }
@@ -392,6 +419,7 @@ class DirtyThrottle : public Scenario {
   // 0: chosen from the measured write-back speed.
   std::uint64_t dirty_limit_ = 0;
   std::uint64_t background_ = 0;
+  std::uint64_t device_limit_ = 0;
   std::uint64_t flood_ = 0;
   std::uint64_t line_ = 4096;
   std::uint64_t interval_ = 10'000'000;
