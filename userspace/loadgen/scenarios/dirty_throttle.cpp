@@ -109,11 +109,22 @@ class DeviceLimitOverride {
     if (!std::getline(strict, old_strict_) || !std::getline(ratio, old_max_ratio_) ||
         !std::filesystem::exists(bdi + "max_bytes"))
       return;
-    bdi_ = bdi;  // from here on the destructor restores both
-    write_knob(bdi_ + "strict_limit", "1");
-    write_knob(bdi_ + "max_bytes", std::to_string(max_bytes));
+    bdi_ = bdi;
+    try {
+      write_knob(bdi_ + "strict_limit", "1");
+      write_knob(bdi_ + "max_bytes", std::to_string(max_bytes));
+    } catch (const LoadError&) {
+      restore();  // no destructor runs for a constructor that throws
+      throw;
+    }
   }
-  ~DeviceLimitOverride() {
+  ~DeviceLimitOverride() { restore(); }
+  DeviceLimitOverride(const DeviceLimitOverride&) = delete;
+  DeviceLimitOverride& operator=(const DeviceLimitOverride&) = delete;
+  bool set() const { return !bdi_.empty(); }
+
+ private:
+  void restore() noexcept {
     if (bdi_.empty()) return;
     // max_bytes is stored as a ratio: writing the old ratio back restores it.
     for (const auto& [knob, value] : {std::pair{std::string("max_ratio"), old_max_ratio_},
@@ -125,11 +136,7 @@ class DeviceLimitOverride {
       }
     }
   }
-  DeviceLimitOverride(const DeviceLimitOverride&) = delete;
-  DeviceLimitOverride& operator=(const DeviceLimitOverride&) = delete;
-  bool set() const { return !bdi_.empty(); }
 
- private:
   std::string bdi_;
   std::string old_strict_;
   std::string old_max_ratio_;
@@ -201,7 +208,7 @@ class DirtyThrottle : public Scenario {
          ParamKind::Size, &background_, 1u << 20, 64ull << 30},
         {"device-limit",
          "the scratch device's own strict dirty limit (default: a quarter second of the "
-         "write-back speed)",
+         "write-back speed, below the dirty limit)",
          ParamKind::Size, &device_limit_, 1u << 20, 64ull << 30},
         {"flood",
          "bytes the background writer writes in 1 MiB writes (default: until the logger is done)",
@@ -221,6 +228,8 @@ class DirtyThrottle : public Scenario {
   std::string validate() const override {
     if (dirty_limit_ && background_ && background_ >= dirty_limit_)
       return "--background must be below --dirty-limit";
+    if (dirty_limit_ && device_limit_ && device_limit_ >= dirty_limit_)
+      return "--device-limit must be below --dirty-limit";
     if (interval_ > duration_) return "--interval is longer than --duration";
     return "";
   }
@@ -356,6 +365,8 @@ class DirtyThrottle : public Scenario {
                             static_cast<std::uint64_t>(kDeviceLimitSeconds *
                                                        static_cast<double>(writeback_bytes_per_s)) &
                                 ~((1ull << 20) - 1));
+    // The kernel takes a device limit up to the system's; below it, it changes something.
+    if (s.device_limit >= s.dirty_limit) s.device_limit = s.dirty_limit / 2;
     s.flood = flood_ ? flood_ : ~0ull;  // the logger's end stops it
     return s;
   }
