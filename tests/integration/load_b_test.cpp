@@ -129,10 +129,10 @@ TEST(LoadDirtyThrottle, DemoSeesBalanceDirtyPagesPauses) {
   EXPECT_EQ(flood_line.find("throttled 0ns"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("logger:"), std::string::npos) << r.out;
 
-  // The full trace: some write of the load was paused in balance_dirty_pages.
+  // The full trace: some write of the flood thread was paused in balance_dirty_pages.
   std::uint64_t throttled_writes = 0;
   for (const auto& item : json_lines(slurp(trace)))
-    if (item["type"] == "write" && item["comm"] == "writepath" && u64(item["throttled_ns"]) > 0) {
+    if (item["type"] == "write" && item["comm"] == "flood" && u64(item["throttled_ns"]) > 0) {
       ++throttled_writes;
       EXPECT_GE(u64(item["throttle_events"]), 1u) << item.dump();
     }

@@ -139,7 +139,7 @@ TEST(DemoWriteFsync, ExplainsTheFsyncFromTheTrace) {
   // The full trace went to -o: the scenario's writes, all durable via the fsync's flush.
   std::size_t durable = 0;
   for (const auto& item : json_lines(slurp(trace)))
-    if (item["type"] == "write" && item["comm"] == "writepath" && item["state"] == "durable")
+    if (item["type"] == "write" && item["comm"] == "writer" && item["state"] == "durable")
       ++durable;
   EXPECT_GE(durable, 16u);
   fs::remove(trace);

@@ -1,5 +1,5 @@
-// What `writepath demo kv-tier` says of a trace: for the io_uring engine, only what the trace's
-// io_uring items show.
+// What `writepath demo` says of a trace: only what the trace's items show (kv-tier's io_uring
+// engine, dirty-throttle's stalls or their absence).
 #include "agent/explain/explain.h"
 
 #include <gtest/gtest.h>
@@ -81,6 +81,57 @@ TEST(ExplainKvTier, PwriteEngineTalliesBothModes) {
   EXPECT_NE(text.find("buffered: 1 writes, 64 pages dirtied, 0 requests"), std::string::npos)
       << text;
   EXPECT_EQ(text.find("io_uring"), std::string::npos) << text;
+}
+
+// A logger append of `latency` (the dirty-throttle scenario's thread "logger").
+WriteTimeline log_append(Nanos start, Nanos latency) {
+  return dirty_write(syscall_event({.syscall = Syscall::Write,
+                                    .start_ns = start,
+                                    .end_ns = start + latency,
+                                    .comm = "logger",
+                                    .ret = 64}));
+}
+
+TEST(ExplainDirtyThrottle, NoStallSaysSoWithTheSlowestAppend) {
+  std::vector<Timeline> timelines = {log_append(0, 4'800), log_append(10'000'000, 23'700),
+                                     log_append(20'000'000, 5'000)};
+  const std::string text = joined(explain::explain_dirty_throttle({}, timelines));
+  EXPECT_NE(text.find("no stall: the logger's slowest of 3 appends took 23.7us, below the 1.00ms"),
+            std::string::npos)
+      << text;
+  // No cause is named for appends that did not stall.
+  EXPECT_EQ(text.find("journal"), std::string::npos) << text;
+  EXPECT_EQ(text.find("writeback"), std::string::npos) << text;
+  EXPECT_EQ(text.find("throttled in"), std::string::npos) << text;
+}
+
+TEST(ExplainDirtyThrottle, StallNamesTheCauseTheTraceMeasured) {
+  WriteTimeline stalled = log_append(5'000'000, 150'000'000);
+  stalled.call.throttle_ns = 140'000'000;
+  stalled.call.throttle_events = 1;
+  stalled.causes = SlowCauses{.on_cpu_ns = 10'000'000, .throttle_ns = 140'000'000};
+  WriteTimeline flood = dirty_write(
+      syscall_event({.syscall = Syscall::Pwrite64, .end_ns = 300'000'000, .comm = "flood"}));
+  flood.call.throttle_ns = 200'000'000;
+  flood.call.throttle_events = 2;
+  std::vector<Timeline> timelines = {flood, log_append(0, 5'000), stalled};
+  const std::string text = joined(explain::explain_dirty_throttle({}, timelines));
+  EXPECT_NE(text.find("flood writer: 1 writes, throttled 200.00ms in all (2 balance_dirty_pages"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("logger: 2 appends traced, 1 stalled for 1.00ms or more"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("140.00ms (93%) went asleep in dirty throttling"), std::string::npos) << text;
+  EXPECT_EQ(text.find("no stall"), std::string::npos) << text;
+}
+
+TEST(ExplainDirtyThrottle, StallWithoutThrottlingDoesNotBlameThrottling) {
+  WriteTimeline stalled = log_append(0, 120'000'000);
+  stalled.causes = SlowCauses{.on_cpu_ns = 1'000'000, .blocked_ns = 119'000'000};
+  const std::string text = joined(explain::explain_dirty_throttle({}, {stalled}));
+  EXPECT_NE(text.find("went asleep for something the trace does not name"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("not dirty throttling"), std::string::npos) << text;
 }
 
 }  // namespace

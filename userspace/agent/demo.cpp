@@ -1,8 +1,6 @@
 #include "agent/demo.h"
 
 #include <fmt/format.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -53,27 +51,13 @@ int run_demo(loadgen::Scenario& scenario, const std::vector<std::string>& load_a
   trace.command.push_back(result.path().string());
   if (trace.output.empty()) trace.output = "/dev/null";  // the explanation is the output
   // Every call is kept, and those over a millisecond say where their time went.
-  if (!trace.causes_min_ns) trace.causes_min_ns = 1'000'000;
+  if (!trace.causes_min_ns) trace.causes_min_ns = explain::kStallNs;
 
-  // The load process's own writes and syncs: not mkfs's, nor those of its result file or of
-  // its console output (stdout and stderr may be files).
-  std::vector<std::pair<dev_t, ino_t>> not_the_experiment;
-  for (int fd : {1, 2}) {
-    struct stat st {};
-    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-      not_the_experiment.emplace_back(st.st_dev, st.st_ino);
-  }
-  struct stat result_stat {};
-  if (::stat(result.path().c_str(), &result_stat) == 0)
-    not_the_experiment.emplace_back(result_stat.st_dev, result_stat.st_ino);
+  // Only the scenario's measured part is traced: the load marks it (loadgen/trace_phase.h),
+  // after its scratch filesystem and files are made and before its result file and teardown.
+  trace.command_marks_phase = true;
   std::vector<Timeline> seen;
-  trace.observer = [&seen, &not_the_experiment](const Timeline& item) {
-    const SyscallEvent& call = call_of(item);
-    if (call.comm != "writepath") return;
-    for (const auto& [dev, ino] : not_the_experiment)
-      if (call.ino == ino && call.dev == make_dev(major(dev), minor(dev))) return;
-    seen.push_back(item);
-  };
+  trace.observer = [&seen](const Timeline& item) { seen.push_back(item); };
   int rc = run_trace(trace);
   if (rc != 0) return rc;
 

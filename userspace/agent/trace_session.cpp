@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
@@ -27,6 +28,7 @@
 #include "agent/process_tree.h"
 #include "common/errors.h"
 #include "common/fd.h"
+#include "common/trace_phase.h"
 #include "decode/decoder.h"
 #include "probe/bpf_session.h"
 #include "probe/coverage.h"
@@ -47,7 +49,8 @@ std::string errno_text() {
 // so its first write is traced.
 class HeldChild {
  public:
-  explicit HeldChild(const std::vector<std::string>& argv, const sigset_t& original_mask) {
+  // `phase_fd`, when not -1, is handed to the command (common/trace_phase.h).
+  HeldChild(const std::vector<std::string>& argv, const sigset_t& original_mask, int phase_fd) {
     int go[2];
     if (::pipe2(go, O_CLOEXEC) != 0) throw Failure(kExitRuntime, "pipe: " + errno_text());
     pid_ = ::fork();
@@ -57,6 +60,10 @@ class HeldChild {
       char byte;
       if (::read(go[0], &byte, 1) != 1) ::_exit(127);  // the tracer gave up
       ::sigprocmask(SIG_SETMASK, &original_mask, nullptr);
+      if (phase_fd >= 0) {
+        ::fcntl(phase_fd, F_SETFD, 0);  // kept across exec
+        ::setenv(kTracePhaseFdEnv, std::to_string(phase_fd).c_str(), 1);
+      }
       std::vector<char*> args;
       for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
       args.push_back(nullptr);
@@ -94,6 +101,36 @@ class HeldChild {
   pid_t pid_ = -1;
   UniqueFd go_;
   bool reaped_ = false;
+};
+
+// The tracer's end of the socket through which a command marks its measured phase: the
+// command's process is matched from its kPhaseBegin to its kPhaseEnd only.
+class PhaseSocket {
+ public:
+  PhaseSocket() {
+    int pair[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
+      throw Failure(kExitRuntime, "socketpair: " + errno_text());
+    ours_ = UniqueFd(pair[0]);
+    theirs_ = UniqueFd(pair[1]);
+  }
+  int fd() const { return ours_.get(); }
+  int command_end() const { return theirs_.get(); }
+  // Once the command has its copy: ours alone reads EOF when the command is gone.
+  void command_started() { theirs_ = UniqueFd(); }
+  // Answers one message of the command; false when it has closed its end.
+  bool serve(BpfSession& session, std::uint32_t tgid) {
+    char message = 0;
+    if (::read(ours_.get(), &message, 1) != 1) return false;
+    if (message == kPhaseBegin && !session.add_tgid(tgid))
+      throw Failure(kExitRuntime, fmt::format("cannot trace pid {}", tgid));
+    if (message == kPhaseEnd) session.remove_tgid(tgid);
+    return ::write(ours_.get(), &kPhaseAck, 1) == 1;
+  }
+
+ private:
+  UniqueFd ours_;
+  UniqueFd theirs_;
 };
 
 DevT kernel_dev(dev_t dev) {
@@ -301,9 +338,16 @@ int run_trace(const TraceOptions& options) {
   if (signals.get() < 0) throw Failure(kExitRuntime, "signalfd: " + errno_text());
 
   std::unique_ptr<HeldChild> child;
+  std::unique_ptr<PhaseSocket> phase;
   if (!options.command.empty()) {
-    child = std::make_unique<HeldChild>(options.command, sigpipe.original());
-    filter.tgids.push_back(static_cast<std::uint32_t>(child->pid()));
+    if (options.command_marks_phase) phase = std::make_unique<PhaseSocket>();
+    child = std::make_unique<HeldChild>(options.command, sigpipe.original(),
+                                        phase ? phase->command_end() : -1);
+    // A command that marks its phase is matched from its kPhaseBegin on.
+    if (phase)
+      phase->command_started();
+    else
+      filter.tgids.push_back(static_cast<std::uint32_t>(child->pid()));
   }
 
   const std::vector<DeviceInfo> devices = list_block_devices();
@@ -396,6 +440,7 @@ int run_trace(const TraceOptions& options) {
   };
   watch(session->ring_fd());
   watch(signals.get());
+  if (phase) watch(phase->fd());
   if (options.duration_ns) {
     timer = UniqueFd(::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC));
     struct itimerspec spec {};
@@ -437,6 +482,9 @@ int run_trace(const TraceOptions& options) {
         }
       } else if (timer.get() >= 0 && fd == timer.get()) {
         running = false;
+      } else if (phase && fd == phase->fd()) {
+        if (!phase->serve(*session, static_cast<std::uint32_t>(child->pid())))
+          ::epoll_ctl(epoll.get(), EPOLL_CTL_DEL, fd, nullptr);
       }
     }
     const int got = session->consume(kBatchRecords);

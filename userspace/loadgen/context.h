@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "loadgen/trace_phase.h"
+
 namespace wp::loadgen {
 
 // Thrown out of a scenario when the user pressed Ctrl-C or sent SIGTERM; the workspace,
@@ -97,10 +99,19 @@ class Progress {
 
 class LoadContext {
  public:
-  LoadContext(Workspace& workspace, const InterruptGuard& interrupts, bool progress)
-      : workspace_(workspace), interrupts_(interrupts), progress_(progress) {}
+  // No progress bar under a tracer: its writes to the terminal would be traced too.
+  LoadContext(Workspace& workspace, const InterruptGuard& interrupts, TracePhaseMarker& marker,
+              bool progress)
+      : workspace_(workspace),
+        interrupts_(interrupts),
+        marker_(marker),
+        progress_(progress && !marker.under_tracer()) {}
 
   Workspace& workspace() { return workspace_; }
+  // Every scenario opens one around its measured part, once its files are laid out; the
+  // calling thread is named `role` meanwhile ("wal-writer"), as is every thread it starts
+  // until they name themselves (name_this_thread).
+  MeasuredPhase measured_phase(const std::string& role) { return MeasuredPhase(marker_, role); }
   // Throws Interrupted if the user asked to stop; call it in every loop.
   void check_interrupt() const {
     if (interrupts_.pending()) throw Interrupted();
@@ -112,6 +123,7 @@ class LoadContext {
  private:
   Workspace& workspace_;
   const InterruptGuard& interrupts_;
+  TracePhaseMarker& marker_;
   bool progress_;
 };
 

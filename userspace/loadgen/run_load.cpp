@@ -25,9 +25,11 @@ int run_load(Scenario& scenario, const LoadOptions& options) {
   if (std::string problem = scenario.validate(); !problem.empty())
     throw Failure(kExitUsage, fmt::format("{}: {}", scenario.name(), problem));
 
+  // Taken first: mkfs and losetup must not inherit the tracer's socket.
+  TracePhaseMarker marker;
   InterruptGuard interrupts;
   Workspace workspace(options.workspace, scenario.space_needed());
-  LoadContext ctx(workspace, interrupts, !options.json && ::isatty(STDOUT_FILENO));
+  LoadContext ctx(workspace, interrupts, marker, !options.json && ::isatty(STDOUT_FILENO));
   ScenarioResult result;
   try {
     result = scenario.run(ctx);

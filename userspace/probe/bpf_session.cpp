@@ -196,6 +196,10 @@ bool BpfSession::add_tgid(std::uint32_t tgid) {
                               sizeof(traced), BPF_ANY) == 0;
 }
 
+bool BpfSession::remove_tgid(std::uint32_t tgid) {
+  return bpf_map__delete_elem(skel_->maps.traced_tgids, &tgid, sizeof(tgid), 0) == 0;
+}
+
 std::uint8_t BpfSession::tgid_flags(std::uint32_t tgid) const {
   std::uint8_t flags = 0;
   if (bpf_map__lookup_elem(skel_->maps.traced_tgids, &tgid, sizeof(tgid), &flags, sizeof(flags),

@@ -76,6 +76,8 @@ class BpfSession {
   // The untraced calls of traced processes counted so far (0 where no counter is attached).
   UntracedCounts untraced_calls() const;
   bool add_tgid(std::uint32_t tgid);
+  // Stops matching a process (its children forked from now on are not followed either).
+  bool remove_tgid(std::uint32_t tgid);
   // The WP_TGID_* flags of a tgid the filter lets through, 0 when it is not in the map.
   std::uint8_t tgid_flags(std::uint32_t tgid) const;
 

@@ -12,6 +12,10 @@
 
 namespace wp::explain {
 
+// A call this slow is a stall: the demo asks for the off-CPU causes of every one, so an
+// explanation can say where a stall's time went instead of guessing.
+constexpr Nanos kStallNs = 1'000'000;
+
 // The explanation of a run of `scenario` (its name, e.g. "wal"): `result` is what the load
 // measured, `timelines` those of the load process and its threads. Throws Failure for a scenario
 // without an explanation.

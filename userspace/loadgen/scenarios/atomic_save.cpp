@@ -39,6 +39,7 @@ class AtomicSave : public Scenario {
   std::uint64_t space_needed() const override { return 3 * size_; }
 
   ScenarioResult run(LoadContext& ctx) override {
+    auto phase = ctx.measured_phase("checkpointer");  // all of the run is measured
     Workspace& workspace = ctx.workspace();
     const auto temp = workspace.path("checkpoint.tmp");
     const auto target = workspace.path("checkpoint");

@@ -33,6 +33,7 @@ class ColdWarm : public Scenario {
   std::uint64_t space_needed() const override { return size_; }
 
   ScenarioResult run(LoadContext& ctx) override {
+    auto phase = ctx.measured_phase("cold-warm");  // all of the run is measured
     auto path = ctx.workspace().path("cold-warm.dat");
     std::vector<char> buffer(kChunk);
     fill_pattern(buffer, 3);

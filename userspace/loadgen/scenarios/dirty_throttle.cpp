@@ -3,6 +3,8 @@
 // appending a short line now and then shares the same dirty memory, journal and device.
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +13,7 @@
 #include <chrono>
 #include <cstring>
 #include <exception>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -27,20 +30,33 @@ namespace {
 
 constexpr std::uint64_t kFloodWrite = 1u << 20;
 // The flood overwrites a file of at most this size in a loop: the throttling depends on the
-// rate pages are dirtied, not on how much room the file takes.
-constexpr std::uint64_t kFloodFileMax = 256u << 20;
-constexpr std::uint64_t kLogLineMax = 64;
-constexpr std::size_t kSlowestShown = 5;
+// rate pages are dirtied, not on how much room the file takes. It must be well over the dirty
+// limit, or the flood would only re-dirty pages that are dirty already.
+constexpr std::uint64_t kFloodFileMax = 2ull << 30;
+// The write-back speed is measured by writing and fsyncing this much of the flood file.
+constexpr std::uint64_t kProbeBytes = 64u << 20;
+// The chosen dirty limit holds this much write-back: a throttled writer's pause grows with the
+// dirty pages over the write-back bandwidth (wb_max_pause, capped at 200ms), and ~0.8s of them
+// make a pause of 100ms.
+constexpr double kLimitSeconds = 2.0;
+constexpr std::uint64_t kLimitMin = 16u << 20;
+// The scratch device's own strict limit: a quarter second of its write-back, below what its
+// write-back holds in flight (tens of MiB on a loop device), so its writers pause.
+constexpr double kDeviceLimitSeconds = 0.25;
+constexpr std::uint64_t kDeviceLimitMin = 16u << 20;
 
 const std::vector<std::string> kDirtyKnobs = {
     "vm/dirty_bytes", "vm/dirty_ratio", "vm/dirty_background_bytes", "vm/dirty_background_ratio"};
 
-void write_proc_sys(const std::string& name, const std::string& value) {
-  const std::string path = "/proc/sys/" + name;
+void write_knob(const std::string& path, const std::string& value) {
   UniqueFd fd = open_file(path, O_WRONLY | O_TRUNC);
   const std::string text = value + "\n";
   if (::write(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size()))
     throw LoadError(fmt::format("cannot write {} = {}: {}", path, value, std::strerror(errno)));
+}
+
+void write_proc_sys(const std::string& name, const std::string& value) {
+  write_knob("/proc/sys/" + name, value);
 }
 
 // Sets one vm.dirty_*_bytes for its lifetime. The kernel keeps only one of each bytes/ratio
@@ -74,6 +90,56 @@ class DirtyLimitOverride {
   std::string ratio_knob_;
   std::string old_bytes_;
   std::string old_ratio_;
+};
+
+// The scratch filesystem's device (its BDI) given a strict limit of its own for its lifetime:
+// strict_limit makes its writers throttled on the device's own dirty and under-writeback pages
+// (the way FUSE devices always are), and max_bytes sets those below what its write-back keeps
+// in flight: a flood that dirties pages no faster than they are written back (a small VM) is
+// throttled all the same. A device without the knobs (before 6.2, or a --dir on another
+// filesystem) runs with the vm.dirty_* limits alone.
+class DeviceLimitOverride {
+ public:
+  DeviceLimitOverride(const std::filesystem::path& dir, std::uint64_t max_bytes) {
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) != 0) return;
+    const std::string bdi =
+        fmt::format("/sys/class/bdi/{}:{}/", major(st.st_dev), minor(st.st_dev));
+    std::ifstream strict(bdi + "strict_limit"), ratio(bdi + "max_ratio");
+    if (!std::getline(strict, old_strict_) || !std::getline(ratio, old_max_ratio_) ||
+        !std::filesystem::exists(bdi + "max_bytes"))
+      return;
+    bdi_ = bdi;
+    try {
+      write_knob(bdi_ + "strict_limit", "1");
+      write_knob(bdi_ + "max_bytes", std::to_string(max_bytes));
+    } catch (const LoadError&) {
+      restore();  // no destructor runs for a constructor that throws
+      throw;
+    }
+  }
+  ~DeviceLimitOverride() { restore(); }
+  DeviceLimitOverride(const DeviceLimitOverride&) = delete;
+  DeviceLimitOverride& operator=(const DeviceLimitOverride&) = delete;
+  bool set() const { return !bdi_.empty(); }
+
+ private:
+  void restore() noexcept {
+    if (bdi_.empty()) return;
+    // max_bytes is stored as a ratio: writing the old ratio back restores it.
+    for (const auto& [knob, value] : {std::pair{std::string("max_ratio"), old_max_ratio_},
+                                      std::pair{std::string("strict_limit"), old_strict_}}) {
+      try {
+        write_knob(bdi_ + knob, value);
+      } catch (const LoadError&) {
+        fmt::print(stderr, "writepath: could not restore {}{} to {}\n", bdi_, knob, value);
+      }
+    }
+  }
+
+  std::string bdi_;
+  std::string old_strict_;
+  std::string old_max_ratio_;
 };
 
 std::map<std::string, std::string> read_dirty_knobs() {
@@ -118,6 +184,15 @@ struct LoggerFigures {
   std::uint64_t dirty_peak_bytes = 0;
 };
 
+// What the run uses: the options given, the rest chosen from the measured write-back speed.
+struct Sizing {
+  std::uint64_t writeback_bytes_per_s = 0;
+  std::uint64_t dirty_limit = 0;
+  std::uint64_t background = 0;
+  std::uint64_t device_limit = 0;
+  std::uint64_t flood = 0;
+};
+
 class DirtyThrottle : public Scenario {
  public:
   std::string name() const override { return "dirty-throttle"; }
@@ -126,12 +201,20 @@ class DirtyThrottle : public Scenario {
   }
   std::vector<Param> params() override {
     return {
-        {"dirty-limit", "vm.dirty_bytes during the run", ParamKind::Size, &dirty_limit_, 4u << 20,
-         64ull << 30},
-        {"background", "vm.dirty_background_bytes during the run", ParamKind::Size, &background_,
-         1u << 20, 64ull << 30},
-        {"flood", "bytes the background writer writes (1 MiB writes)", ParamKind::Size, &flood_,
-         kFloodWrite, 1ull << 40},
+        {"dirty-limit",
+         "vm.dirty_bytes during the run (default: 2 s of the write-back speed measured first)",
+         ParamKind::Size, &dirty_limit_, 4u << 20, 64ull << 30},
+        {"background", "vm.dirty_background_bytes during the run (default: half the limit)",
+         ParamKind::Size, &background_, 1u << 20, 64ull << 30},
+        {"device-limit",
+         "the scratch device's own strict dirty limit (default: a quarter second of the "
+         "write-back speed, below the dirty limit)",
+         ParamKind::Size, &device_limit_, 1u << 20, 64ull << 30},
+        {"flood",
+         "bytes the background writer writes in 1 MiB writes (default: until the logger is done)",
+         ParamKind::Size, &flood_, kFloodWrite, 1ull << 40},
+        {"line", "bytes per append (a stdio-buffered logger writes its 4 KiB buffer)",
+         ParamKind::Size, &line_, 16, 1u << 20},
         {"interval", "time between the logger's appends", ParamKind::Duration, &interval_, 100'000,
          10'000'000'000},
         {"duration", "how long the logger appends", ParamKind::Duration, &duration_, 10'000'000,
@@ -140,10 +223,13 @@ class DirtyThrottle : public Scenario {
   }
   bool needs_root() const override { return true; }
   std::uint64_t space_needed() const override {
-    return flood_file_bytes() + (duration_ / interval_ + 1) * kLogLineMax + 4096;
+    return flood_file_bytes() + (duration_ / interval_ + 1) * line_ + 4096;
   }
   std::string validate() const override {
-    if (background_ >= dirty_limit_) return "--background must be below --dirty-limit";
+    if (dirty_limit_ && background_ && background_ >= dirty_limit_)
+      return "--background must be below --dirty-limit";
+    if (dirty_limit_ && device_limit_ && device_limit_ >= dirty_limit_)
+      return "--device-limit must be below --dirty-limit";
     if (interval_ > duration_) return "--interval is longer than --duration";
     return "";
   }
@@ -152,25 +238,33 @@ class DirtyThrottle : public Scenario {
     const auto flood_path = ctx.workspace().path("flood.dat");
     const auto log_path = ctx.workspace().path("app.log");
     const auto knobs_before = read_dirty_knobs();
+    const Sizing sizing = choose_sizing(measure_writeback(ctx, flood_path));
     FloodFigures flood;
     LoggerFigures logger;
+    bool device_limited = false;
     logger.latencies.reserve(duration_ / interval_ + 16);
     {
       // Background first, so the restore (reverse order) puts the limit back first: the
       // kernel copes with any order, the log of a failed restore reads better this way.
       DirtyLimitOverride background("vm/dirty_background_bytes", "vm/dirty_background_ratio",
-                                    background_);
-      DirtyLimitOverride limit("vm/dirty_bytes", "vm/dirty_ratio", dirty_limit_);
+                                    sizing.background);
+      DirtyLimitOverride limit("vm/dirty_bytes", "vm/dirty_ratio", sizing.dirty_limit);
+      DeviceLimitOverride device(ctx.workspace().dir(), sizing.device_limit);
+      device_limited = device.set();
       ThreadFailure failure;
+      // Measured: the two threads, not the probe before nor the sysctl writes around them.
+      auto phase = ctx.measured_phase("dirty-throttle");
       {
         std::jthread flood_thread([&] {
+          name_this_thread("flood");
           try {
-            flood = run_flood(ctx, flood_path, failure);
+            flood = run_flood(ctx, flood_path, sizing.flood, failure);
           } catch (...) {
             failure.record(std::current_exception());
           }
         });
         std::jthread logger_thread([&] {
+          name_this_thread("logger");
           try {
             run_logger(ctx, log_path, failure, logger);
           } catch (...) {
@@ -185,10 +279,13 @@ class DirtyThrottle : public Scenario {
 
     const LatencySummary log = summarize(logger.latencies);
     ScenarioResult r;
-    r.figures["dirty_limit_bytes"] = dirty_limit_;
-    r.figures["dirty_background_bytes"] = background_;
+    r.figures["writeback_bytes_per_s"] = sizing.writeback_bytes_per_s;
+    r.figures["dirty_limit_bytes"] = sizing.dirty_limit;
+    r.figures["dirty_background_bytes"] = sizing.background;
     r.figures["duration_ns"] = duration_;
     r.figures["interval_ns"] = interval_;
+    r.figures["line_bytes"] = line_;
+    r.figures["device_limit_bytes"] = device_limited ? sizing.device_limit : 0;
     r.figures["appends"] = log.count;
     r.figures["log_p50_ns"] = log.p50;
     r.figures["log_p99_ns"] = log.p99;
@@ -203,14 +300,23 @@ class DirtyThrottle : public Scenario {
     r.figures["sysctl_after"] = knobs_json(knobs_after);
     r.figures["sysctl_restored"] = knobs_before == knobs_after;
 
-    r.lines.push_back(fmt::format("dirty limits for the run: {} (background {})",
-                                  human_bytes(dirty_limit_), human_bytes(background_)));
+    r.lines.push_back(fmt::format("write-back measured at {:.0f} MiB/s ({} written and fsynced)",
+                                  static_cast<double>(sizing.writeback_bytes_per_s) / (1 << 20),
+                                  human_bytes(kProbeBytes)));
+    r.lines.push_back(fmt::format("dirty limits for the run: {} (background {}){}",
+                                  human_bytes(sizing.dirty_limit), human_bytes(sizing.background),
+                                  dirty_limit_ ? "" : ", from the measured speed"));
+    r.lines.push_back(device_limited
+                          ? fmt::format("the scratch device's own strict limit: {}",
+                                        human_bytes(sizing.device_limit))
+                          : "no strict limit for the scratch device (the kernel has no knob)");
     r.lines.push_back(fmt::format("flood: {} in 1 MiB writes, {:.0f} MiB/s; Dirty peaked at {}",
                                   human_bytes(flood.bytes), mib_per_s(flood.bytes, flood.ns),
                                   human_bytes(logger.dirty_peak_bytes)));
-    r.lines.push_back(fmt::format("logger: {} appends every {}: p50 {}, p99 {}, max {}", log.count,
-                                  human_duration(interval_), human_duration(log.p50),
-                                  human_duration(log.p99), human_duration(log.max)));
+    r.lines.push_back(fmt::format("logger: {} appends of {} every {}: p50 {}, p99 {}, max {}",
+                                  log.count, human_bytes(line_), human_duration(interval_),
+                                  human_duration(log.p50), human_duration(log.p99),
+                                  human_duration(log.max)));
     r.lines.push_back(knobs_before == knobs_after
                           ? "dirty sysctls restored"
                           : "dirty sysctls NOT restored: check vm.dirty_* by hand");
@@ -218,23 +324,68 @@ class DirtyThrottle : public Scenario {
   }
 
  private:
-  std::uint64_t flood_file_bytes() const { return std::min(flood_, kFloodFileMax); }
+  std::uint64_t flood_file_bytes() const {
+    return flood_ ? std::min(flood_, kFloodFileMax) : kFloodFileMax;
+  }
 
-  // 1 MiB buffered writes over a file of flood_file_bytes(), looping, until --flood bytes are
+  // Bytes per second the scratch filesystem writes back: the start of the flood file written
+  // and fsynced, with the system's own dirty limits still in force.
+  std::uint64_t measure_writeback(const LoadContext& ctx, const std::filesystem::path& path) const {
+    UniqueFd fd = open_file(path, O_WRONLY | O_CREAT | O_TRUNC);
+    std::vector<char> block(kFloodWrite);
+    fill_pattern(block, 4);
+    const std::uint64_t bytes = std::min(kProbeBytes, flood_file_bytes());
+    Stopwatch time;
+    for (std::uint64_t done = 0; done < bytes; done += kFloodWrite) {
+      ctx.check_interrupt();
+      write_all(fd.get(), block.data(), std::min(kFloodWrite, bytes - done),
+                static_cast<off_t>(done));
+    }
+    fsync_or_throw(fd.get(), "fsync of the write-back probe");
+    const Nanos ns = std::max<Nanos>(time.elapsed_ns(), 1);
+    return static_cast<std::uint64_t>(static_cast<double>(bytes) * 1e9 / static_cast<double>(ns));
+  }
+
+  Sizing choose_sizing(std::uint64_t writeback_bytes_per_s) const {
+    Sizing s;
+    s.writeback_bytes_per_s = writeback_bytes_per_s;
+    const auto seconds_of_writeback =
+        static_cast<std::uint64_t>(kLimitSeconds * static_cast<double>(writeback_bytes_per_s));
+    // A MiB multiple, within what the flood file can hold dirty.
+    s.dirty_limit = dirty_limit_
+                        ? dirty_limit_
+                        : std::clamp<std::uint64_t>(seconds_of_writeback & ~((1ull << 20) - 1),
+                                                    kLimitMin, flood_file_bytes() / 4);
+    s.background = background_ ? background_ : s.dirty_limit / 2;
+    if (s.background >= s.dirty_limit) s.background = s.dirty_limit / 2;
+    s.device_limit =
+        device_limit_ ? device_limit_
+                      : std::max<std::uint64_t>(
+                            kDeviceLimitMin,
+                            static_cast<std::uint64_t>(kDeviceLimitSeconds *
+                                                       static_cast<double>(writeback_bytes_per_s)) &
+                                ~((1ull << 20) - 1));
+    // The kernel takes a device limit up to the system's; below it, it changes something.
+    if (s.device_limit >= s.dirty_limit) s.device_limit = s.dirty_limit / 2;
+    s.flood = flood_ ? flood_ : ~0ull;  // the logger's end stops it
+    return s;
+  }
+
+  // 1 MiB buffered writes over a file of flood_file_bytes(), looping, until `total` bytes are
   // written or the logger is done.
   FloodFigures run_flood(const LoadContext& ctx, const std::filesystem::path& path,
-                         const ThreadFailure& failure) const {
-    UniqueFd fd = open_file(path, O_WRONLY | O_CREAT | O_TRUNC);
+                         std::uint64_t total, const ThreadFailure& failure) const {
+    UniqueFd fd = open_file(path, O_WRONLY);
     std::vector<char> block(kFloodWrite);
     fill_pattern(block, 3);
     const std::uint64_t file_bytes = flood_file_bytes();
     FloodFigures figures;
     Stopwatch time;
-    while (figures.bytes < flood_ && !failure.stopping()) {
+    while (figures.bytes < total && !failure.stopping()) {
       ctx.check_interrupt();
       const std::uint64_t offset = figures.bytes % file_bytes;
       const std::uint64_t size =
-          std::min({kFloodWrite, flood_ - figures.bytes, file_bytes - offset});
+          std::min({kFloodWrite, total - figures.bytes, file_bytes - offset});
       write_all(fd.get(), block.data(), size, static_cast<off_t>(offset));
       figures.bytes += size;
     }
@@ -242,7 +393,7 @@ class DirtyThrottle : public Scenario {
     return figures;
   }
 
-  // A short line appended every --interval for --duration, each write(2) timed.
+  // --line bytes of log lines appended every --interval for --duration, each write(2) timed.
   void run_logger(const LoadContext& ctx, const std::filesystem::path& path,
                   const ThreadFailure& failure, LoggerFigures& figures) const {
     using Clock = std::chrono::steady_clock;
@@ -252,9 +403,10 @@ class DirtyThrottle : public Scenario {
     auto next = start;
     for (std::uint64_t seq = 0; Clock::now() < end && !failure.stopping(); ++seq) {
       ctx.check_interrupt();
-      const std::string line =
-          fmt::format("{:>8} +{:.3f}s request served\n", seq,
-                      std::chrono::duration<double>(Clock::now() - start).count());
+      std::string line = fmt::format("{:>8} +{:.3f}s request served", seq,
+                                     std::chrono::duration<double>(Clock::now() - start).count());
+      line.resize(line_ - 1, ' ');
+      line += '\n';
       Stopwatch time;
       ssize_t n;
       do {
@@ -275,9 +427,12 @@ class DirtyThrottle : public Scenario {
     }
   }
 
-  std::uint64_t dirty_limit_ = 64u << 20;
-  std::uint64_t background_ = 32u << 20;
-  std::uint64_t flood_ = 1ull << 30;
+  // 0: chosen from the measured write-back speed.
+  std::uint64_t dirty_limit_ = 0;
+  std::uint64_t background_ = 0;
+  std::uint64_t device_limit_ = 0;
+  std::uint64_t flood_ = 0;
+  std::uint64_t line_ = 4096;
   std::uint64_t interval_ = 10'000'000;
   std::uint64_t duration_ = 5'000'000'000;
 };

@@ -59,6 +59,7 @@ std::vector<Nanos> run_threads(SharedLog& log, std::uint64_t threads, Body body)
   std::vector<std::thread> workers;
   for (std::uint64_t t = 0; t < threads; ++t)
     workers.emplace_back([&, t] {
+      name_this_thread(fmt::format("committer-{}", t));
       try {
         body(t, latencies[t]);
       } catch (...) {
@@ -88,6 +89,7 @@ class GroupCommit : public Scenario {
   std::uint64_t space_needed() const override { return 2 * threads_ * records_ * record_; }
 
   ScenarioResult run(LoadContext& ctx) override {
+    auto phase = ctx.measured_phase("group-commit");  // all of the run is measured
     const ModeFigures per_record = run_mode(ctx, false);
     const ModeFigures group = run_mode(ctx, true);
 

@@ -92,6 +92,7 @@ class KvTier : public Scenario {
   }
 
   ScenarioResult run(LoadContext& ctx) override {
+    auto phase = ctx.measured_phase("kv-store");  // all of the run is measured
     // The blocks' contents and checksums, computed once: both modes write the same bytes.
     std::vector<std::uint32_t> checksums(blocks_);
     const TierFigures direct =

@@ -202,6 +202,7 @@ class MmapLoad : public Scenario {
   }
 
   ScenarioResult run(LoadContext& ctx) override {
+    auto phase = ctx.measured_phase("model-loader");  // all of the run is measured
     auto path = ctx.workspace().path("model.safetensors");
     const std::string wanted = tensor_name(tensors_ / 2);
 
@@ -354,7 +355,8 @@ class MmapLoad : public Scenario {
       {
         std::vector<std::jthread> readers;
         for (std::uint64_t t = 0; t < threads_; ++t) {
-          readers.emplace_back([&] {
+          readers.emplace_back([&, t] {
+            name_this_thread(fmt::format("prefetch-{}", t));
             try {
               ScratchBuffer scratch(kPrefetchChunk);
               for (std::uint64_t c = next_chunk++; c < chunks && !stop; c = next_chunk++) {

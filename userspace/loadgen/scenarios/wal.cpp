@@ -27,6 +27,7 @@ class Wal : public Scenario {
   std::uint64_t space_needed() const override { return count_ * record_; }
 
   ScenarioResult run(LoadContext& ctx) override {
+    auto phase = ctx.measured_phase("wal-writer");  // all of the run is measured
     auto path = ctx.workspace().path("wal.log");
     UniqueFd fd = open_file(path, O_WRONLY | O_CREAT | O_TRUNC);
     std::vector<char> record(record_);

@@ -28,6 +28,7 @@ class WriteFsync : public Scenario {
   }
 
   ScenarioResult run(LoadContext& ctx) override {
+    auto phase = ctx.measured_phase("writer");  // all of the run is measured
     auto path = ctx.workspace().path("write-fsync.dat");
     UniqueFd fd = open_file(path, O_WRONLY | O_CREAT | O_TRUNC);
     std::vector<char> buffer(block_);
