@@ -35,9 +35,11 @@ void add_scenario_options(ScenarioCommand& cmd, std::map<std::string, std::strin
   for (const auto& param : cmd.params)
     cmd.app->add_option("--" + param.flag, raw[param.flag], wp::param_help(param))
         ->type_name(wp::param_type_name(param));
-  cmd.app->add_option("--dir", cmd.dir,
-                      "Run in this new or empty directory (default: a scratch filesystem)");
-  cmd.app->add_option("--fs", cmd.fs, "Scratch filesystem type: ext4 or xfs (default: ext4)")
+  cmd.app
+      ->add_option("--dir", cmd.dir,
+                   "Run in this new or empty directory (default: a scratch filesystem)")
+      ->type_name("DIR");
+  cmd.app->add_option("--fs", cmd.fs, "Scratch filesystem type (default: ext4)")
       ->type_name("NAME")
       ->check(CLI::IsMember({"ext4", "xfs"}));
   cmd.app
@@ -124,8 +126,7 @@ int main(int argc, char** argv) {
                        "Print the version, the git commit built and the libbpf version");
   app.footer(
       "DURATION: a number and a unit: ns, us, ms, s, m, h (500us, 10ms, 1.5s); SIZE: B, K, M, "
-      "G, T (4096B, 4K, 32M). 0 needs no unit.\nEach command's options: writepath COMMAND "
-      "--help.");
+      "G, T (4096B, 4K, 32M). 0 needs no unit.");
 
   auto* doctor =
       app.add_subcommand("doctor", "What works on this kernel, what falls back, and why");
@@ -155,7 +156,7 @@ int main(int argc, char** argv) {
                     "Only this block device (NAME or MAJ:MIN), or the MAJ:MIN stat() reports "
                     "for a btrfs mount")
         ->type_name("DEV");
-    cmd->add_option("--file", o.file, "Only writes and syncs of this file");
+    cmd->add_option("--file", o.file, "Only writes and syncs of this file")->type_name("FILE");
     cmd->add_option("--min-latency", min_lat,
                     "Only items at least this slow (e.g. 10ms; default: off, every item)")
         ->type_name("DURATION");
@@ -174,11 +175,12 @@ int main(int argc, char** argv) {
                                 "two; raise it if records are lost (default: {})",
                                 wp::size_text(wp::kDefaultRingBytes)))
         ->type_name("SIZE");
-    cmd->add_option("command", o.command, "-- CMD ARGS…: trace this command and its children");
+    cmd->add_option("command", o.command, "-- CMD ARGS…: trace this command and its children")
+        ->type_name("CMD");
   };
   auto* trace = app.add_subcommand("trace", "Trace writes and fsyncs live");
   add_filters(trace, trace_options, min_latency, duration, buffer_size);
-  trace->add_option("--format", format, "Output format: text, json, html, perfetto (default: text)")
+  trace->add_option("--format", format, "Output format (default: text)")
       ->type_name("NAME")
       ->check(CLI::IsMember({"text", "json", "html", "perfetto"}));
   trace->add_option("-o,--output", trace_options.output, "Write to FILE instead of stdout")
@@ -198,9 +200,7 @@ int main(int argc, char** argv) {
   std::string report_format = "text", report_min_latency;
   auto* report = app.add_subcommand("report", "Print a recorded trace as trace would have");
   report->add_option("file", report_options.path, "A file written by writepath record")->required();
-  report
-      ->add_option("--format", report_format,
-                   "Output format: text, json, html, perfetto (default: text)")
+  report->add_option("--format", report_format, "Output format (default: text)")
       ->type_name("NAME")
       ->check(CLI::IsMember({"text", "json", "html", "perfetto"}));
   report->add_option("-o,--output", report_options.output, "Write to FILE instead of stdout")
@@ -221,8 +221,7 @@ int main(int argc, char** argv) {
   wp::TraceOptions demo_trace;
   std::string demo_format = "json";
   demo->add_option("--format", demo_format,
-                   "Format of the full trace written with -o: text, json, html, perfetto "
-                   "(default: json)")
+                   "Format of the full trace written with -o (default: json)")
       ->type_name("NAME")
       ->check(CLI::IsMember({"text", "json", "html", "perfetto"}));
   demo->add_option("-o,--output", demo_trace.output, "Also write the full trace to FILE")

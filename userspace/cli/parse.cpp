@@ -191,6 +191,10 @@ std::string param_help(const loadgen::Param& param) {
       break;
     case loadgen::ParamKind::Choice: form = param_expectation(param); break;
   }
+  // "bytes per block (a multiple of 4k)": the form and default join its parenthesis.
+  if (!param.help.empty() && param.help.back() == ')')
+    return fmt::format("{}; {}; default: {})", param.help.substr(0, param.help.size() - 1), form,
+                       param_default(param));
   return fmt::format("{} ({}; default: {})", param.help, form, param_default(param));
 }
 
