@@ -42,6 +42,8 @@ expect 2 stderr "^writepath: unknown command 'write-fsyn'; did you mean 'write-f
   load write-fsyn
 expect 2 stderr "^writepath: unknown option '--sise' for 'writepath demo write-fsync'; did you mean '--size'\? \(see writepath demo write-fsync --help\)$" \
   demo write-fsync --sise 1M
+expect 2 stderr "^writepath: --format: jsn is not one of text, json, html, perfetto; did you mean 'json'\? \(see writepath trace --help\)$" \
+  trace --format jsn
 expect 2 stderr "^writepath: 'writepath' needs a command: doctor, trace, record, report, load, demo \(see writepath --help\)$"
 expect 2 stderr "^writepath: --min-latency 10: give a unit, e.g. 10ms \(units: ns, us, ms, s, m, h\)$" \
   trace --min-latency 10

@@ -87,6 +87,21 @@ TEST(UsageError, UnknownOptionPointsAtItsSubcommandsHelp) {
             "unknown option '--min-latency' for 'writepath report' (see writepath report --help)");
 }
 
+TEST(UsageError, ValueOutsideItsChoicesGetsTheNearestOne) {
+  Cli cli;
+  cli.trace->get_option("--format")->check(one_of({"text", "json", "html", "perfetto"}));
+  EXPECT_EQ(cli.error_of({"trace", "--format", "jsn"}),
+            "--format: jsn is not one of text, json, html, perfetto; did you mean 'json'? (see "
+            "writepath trace --help)");
+  Cli again;
+  again.trace->get_option("--format")->check(one_of({"text", "json"}));
+  EXPECT_EQ(again.error_of({"trace", "--format", "yaml"}),
+            "--format: yaml is not one of text, json (see writepath trace --help)");
+  Cli fine;
+  fine.trace->get_option("--format")->check(one_of({"text", "json"}));
+  EXPECT_EQ(fine.error_of({"trace", "--format", "json"}), "parsed");
+}
+
 TEST(UsageError, MissingCommandListsTheCommands) {
   EXPECT_EQ(Cli().error_of({}),
             "'writepath' needs a command: trace, report, load (see writepath --help)");

@@ -41,7 +41,7 @@ void add_scenario_options(ScenarioCommand& cmd, std::map<std::string, std::strin
       ->type_name("DIR");
   cmd.app->add_option("--fs", cmd.fs, "Scratch filesystem type (default: ext4)")
       ->type_name("NAME")
-      ->check(CLI::IsMember({"ext4", "xfs"}));
+      ->check(wp::one_of({"ext4", "xfs"}));
   cmd.app
       ->add_option("--fs-size", cmd.fs_size,
                    "Scratch filesystem size, at least 64M (e.g. 1G; default: what the scenario "
@@ -182,7 +182,7 @@ int main(int argc, char** argv) {
   add_filters(trace, trace_options, min_latency, duration, buffer_size);
   trace->add_option("--format", format, "Output format (default: text)")
       ->type_name("NAME")
-      ->check(CLI::IsMember({"text", "json", "html", "perfetto"}));
+      ->check(wp::one_of({"text", "json", "html", "perfetto"}));
   trace->add_option("-o,--output", trace_options.output, "Write to FILE instead of stdout")
       ->type_name("FILE");
   trace
@@ -202,7 +202,7 @@ int main(int argc, char** argv) {
   report->add_option("file", report_options.path, "A file written by writepath record")->required();
   report->add_option("--format", report_format, "Output format (default: text)")
       ->type_name("NAME")
-      ->check(CLI::IsMember({"text", "json", "html", "perfetto"}));
+      ->check(wp::one_of({"text", "json", "html", "perfetto"}));
   report->add_option("-o,--output", report_options.output, "Write to FILE instead of stdout")
       ->type_name("FILE");
   report
@@ -223,7 +223,7 @@ int main(int argc, char** argv) {
   demo->add_option("--format", demo_format,
                    "Format of the full trace written with -o (default: json)")
       ->type_name("NAME")
-      ->check(CLI::IsMember({"text", "json", "html", "perfetto"}));
+      ->check(wp::one_of({"text", "json", "html", "perfetto"}));
   demo->add_option("-o,--output", demo_trace.output, "Also write the full trace to FILE")
       ->type_name("FILE");
   demo->add_flag("--no-fentry", demo_trace.no_fentry, "Use tracepoints even where fentry attaches");

@@ -41,6 +41,19 @@ std::optional<std::string> did_you_mean(std::string_view word,
   return best;
 }
 
+CLI::Validator one_of(std::vector<std::string> names) {
+  const std::string listed = fmt::format("{}", fmt::join(names, ","));
+  return CLI::Validator(
+      [names = std::move(names)](std::string& value) -> std::string {
+        if (std::find(names.begin(), names.end(), value) != names.end()) return "";
+        std::string line = fmt::format("{} is not one of {}", value, fmt::join(names, ", "));
+        if (auto near = did_you_mean(value, names))
+          line += fmt::format("; did you mean '{}'?", *near);
+        return line;
+      },
+      "{" + listed + "}");
+}
+
 std::string command_path(const CLI::App& app) {
   std::vector<std::string> names;
   // The root is named after argv[0] once parsed ("./build/writepath"): the help is the same.

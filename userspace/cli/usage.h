@@ -20,6 +20,10 @@ std::size_t edit_distance(std::string_view a, std::string_view b);
 std::optional<std::string> did_you_mean(std::string_view word,
                                         const std::vector<std::string>& candidates);
 
+// A CLI11 check that the value is one of `names`; otherwise "jsn is not one of text, json, html,
+// perfetto; did you mean 'json'?" (CLI11 puts the option's name in front).
+CLI::Validator one_of(std::vector<std::string> names);
+
 // "writepath trace": how a person names `app` on the command line.
 std::string command_path(const CLI::App& app);
 

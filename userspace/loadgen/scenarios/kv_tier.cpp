@@ -78,8 +78,8 @@ class KvTier : public Scenario {
              kPwrite,
              kIoUring,
              {"pwrite", "io_uring"}},
-            {"iodepth", "io_uring engine: writes in flight at once", ParamKind::Count,
-             &iodepth_, 1, 4096}};
+            {"iodepth", "io_uring engine: writes in flight at once", ParamKind::Count, &iodepth_, 1,
+             4096}};
   }
   // Both modes' files stay until the end.
   std::uint64_t space_needed() const override { return 2 * blocks_ * block_size_; }
