@@ -84,7 +84,7 @@ TEST_F(LoadWal, NonEmptyDirIsRefusedAndLeftAlone) {
 }
 
 TEST_F(LoadGroupCommit, GroupingMakesFewerFsyncsThanRecords) {
-  json f = load_figures("group-commit", {"--threads", "4", "--records", "25", "--record", "512"});
+  json f = load_figures("group-commit", {"--threads", "4", "--records", "25", "--record", "512B"});
   ASSERT_FALSE(f.empty());
   const std::uint64_t records = 4 * 25;
   const json& single = f["per_record"];

@@ -54,7 +54,7 @@ TEST(LoadMmap, LazyReadsTheTensorEagerReadsTheFile) {
 }
 
 TEST(LoadMmap, OddTensorSizeIsRejected) {
-  auto r = run({writepath(), "load", "mmap-load", "--tensor-size", "4097"});
+  auto r = run({writepath(), "load", "mmap-load", "--tensor-size", "4097B"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("even"), std::string::npos) << r.err;
 }
@@ -72,7 +72,7 @@ TEST(LoadOdirect, UnalignedFailsAlignedWritesAndNothingIsCached) {
 }
 
 TEST(LoadOdirect, UnalignedSizeIsRejected) {
-  auto r = run({writepath(), "load", "odirect", "--size", "6000"});
+  auto r = run({writepath(), "load", "odirect", "--size", "6000B"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
 }
 

@@ -174,6 +174,14 @@ TEST_F(ScratchExt4, TextOutputShowsTheTimelines) {
   EXPECT_NE(r.out.find("pwrite64"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("fsync"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("durable"), std::string::npos) << r.out;
+  // The legend once, before the first request line; the one fsync's figures on one line, no
+  // histogram of a single sample.
+  const auto legend = r.out.find("legend: request codes");
+  ASSERT_NE(legend, std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("legend:", legend + 1), std::string::npos) << r.out;
+  EXPECT_LT(legend, r.out.find("request "));
+  EXPECT_NE(r.out.find("fsync phases (1 call)  latency "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("histogram"), std::string::npos) << r.out;
 }
 
 TEST_F(ScratchExt4, CommandExitStatusIsPassedThrough) {

@@ -12,6 +12,7 @@
 #include "common/units.h"
 #include "sinks/json_sink.h"
 #include "sinks/sink.h"
+#include "sinks/text_notes.h"
 #include "sinks/text_sink.h"
 
 #include "builders.h"
@@ -714,8 +715,8 @@ TEST(TextSink, FsyncShowsPhasesFlushNvmeAndJournalInTimeOrder) {
   EXPECT_TRUE(contains(text, "fdatasync pid 1234/1235 (dd) fd 3 dev 7:0 ino 12  latency 5.20ms\n"))
       << text;
   EXPECT_TRUE(contains(text,
-                       "phases  writeback 400.0us  data-io 1.10ms  journal 2.00ms  "
-                       "flush 1.50ms  other 200.0us\n"))
+                       "phases  writeback 400.0us  data-io 1.10ms  journal 2.00ms (overlaps "
+                       "flush)  flush 1.50ms (overlaps journal)  other 200.0us\n"))
       << text;
   EXPECT_TRUE(contains(text,
                        "  +400.0us  request WS 7:0 sector 2048 4 KiB  queue +400.0us  "
@@ -735,6 +736,60 @@ TEST(TextSink, FsyncShowsPhasesFlushNvmeAndJournalInTimeOrder) {
   EXPECT_LT(text.find("request WS"), text.find("journal commit"));
   EXPECT_LT(text.find("journal commit"), text.find("flush FF"));
   EXPECT_LT(text.find("flush FF"), text.find("nvme"));
+}
+
+// The data request ends as the commit starts, the flush runs inside the commit: only journal
+// and flush ran together.
+TEST(TextSink, PhaseLineSaysWhichPhasesRanTogether) {
+  SyncTimeline sync = fsync_timeline();
+  std::string text = text_of(sync);
+  EXPECT_TRUE(contains(text, "data-io 1.10ms  journal")) << text;
+  // The data request still in flight when the commit starts.
+  sync.requests[0].complete_ns = kStart + 2'000'000;
+  text = text_of(sync);
+  EXPECT_TRUE(contains(text,
+                       "data-io 1.10ms (overlaps journal)  journal 2.00ms (overlaps data-io, "
+                       "flush)  flush 1.50ms (overlaps journal)  other"))
+      << text;
+  // One after another: no phase says it overlaps.
+  sync = fsync_timeline();
+  sync.commits[0].end_ns = kStart + 3'000'000;
+  text = text_of(sync);
+  EXPECT_FALSE(contains(text, "overlaps")) << text;
+  // A phase hidden entirely under another is not on the line, but the other names it.
+  sync = fsync_timeline();
+  sync.phases.flush_ns = 0;
+  text = text_of(sync);
+  EXPECT_TRUE(contains(text, "journal 2.00ms (overlaps flush)  other")) << text;
+}
+
+TEST(TextSink, LegendOnceBeforeTheFirstRequestLine) {
+  std::ostringstream out;
+  TextSink sink(out, SinkOptions{});
+  WriteTimeline cached = durable_write();
+  cached.requests.clear();
+  sink.timeline(cached);  // nothing for the legend to explain yet
+  EXPECT_FALSE(contains(out.str(), "legend")) << out.str();
+  sink.timeline(durable_write());
+  sink.timeline(fsync_timeline());
+  sink.timeline(durable_write());
+  const std::string text = out.str();
+  const auto legend = text.find("legend:");
+  ASSERT_NE(legend, std::string::npos) << text;
+  EXPECT_EQ(text.find("legend:", legend + 1), std::string::npos) << "printed twice: " << text;
+  EXPECT_LT(text.find("pwrite64"), legend);  // after the first item, which had no request
+  EXPECT_LT(legend, text.find("request WS"));
+}
+
+TEST(TextSink, LegendExplainsTheCodesItPrints) {
+  const std::string legend = format_legend(SinkOptions{});
+  for (const char* code : {"W write", "S sync", "M metadata", "F = FUA", "PREFLUSH", "FF is a pure",
+                           "sector: 512-byte units", "(overlaps X)"})
+    EXPECT_TRUE(contains(legend, code)) << code << " in " << legend;
+  EXPECT_TRUE(needs_legend(fsync_timeline()));
+  WriteTimeline cached = durable_write();
+  cached.requests.clear();
+  EXPECT_FALSE(needs_legend(cached));
 }
 
 TEST(TextSink, CommitStartedBeforeTheCallHasNegativeOffset) {

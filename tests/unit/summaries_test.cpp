@@ -226,8 +226,32 @@ TEST(DirectIoSummary, VerdictPerProcessAndFile) {
 TEST(SyncPhaseSummaryText, HistogramOfHugeLatenciesRenders) {
   SyncPhaseSummary summary;
   summary.add(sync_of(~Nanos{0} - 2000, 0));
+  summary.add(sync_of(~Nanos{0} - 4000, 0));
   std::string text = format_sync_phases(summary, SinkOptions{});
   EXPECT_NE(text.find("latency histogram"), std::string::npos) << text;
+}
+
+// One call: its figures on one line, not a table of percentiles and histograms of one sample;
+// a phase that never took time (no flush here) is left out.
+TEST(SyncPhaseSummaryText, OneCallIsOneLineOfItsFigures) {
+  SyncPhaseSummary summary;
+  summary.add(sync_of(2'000'000, 0));
+  const std::string text = format_sync_phases(summary, SinkOptions{});
+  EXPECT_EQ(text, "fsync phases (1 call)  latency 2.00ms  other 2.00ms\n");
+}
+
+TEST(SyncPhaseSummaryText, NoRowOrHistogramForAPhaseThatNeverTookTime) {
+  SyncPhaseSummary summary;
+  summary.add(sync_of(2'000'000, 500'000));
+  summary.add(sync_of(3'000'000, 700'000));
+  const std::string text = format_sync_phases(summary, SinkOptions{});
+  EXPECT_NE(text.find("fsync phases (2 calls)"), std::string::npos) << text;
+  EXPECT_NE(text.find("  flush "), std::string::npos) << text;
+  EXPECT_NE(text.find("latency histogram"), std::string::npos) << text;
+  EXPECT_NE(text.find("flush histogram"), std::string::npos) << text;
+  EXPECT_EQ(text.find("journal"), std::string::npos) << text;
+  EXPECT_EQ(text.find("writeback"), std::string::npos) << text;
+  EXPECT_EQ(text.find("0ns .. 1ns"), std::string::npos) << text;
 }
 
 }  // namespace

@@ -12,21 +12,13 @@
 #include "agent/trace_session.h"
 #include "cli/completion.h"
 #include "cli/parse.h"
+#include "cli/usage.h"
+#include "cli/version.h"
 #include "common/errors.h"
 #include "loadgen/run_load.h"
 #include "loadgen/scenario.h"
 
 namespace {
-
-// A CLI11 validator for DURATION values ("500us", "10ms", "1s").
-struct DurationValidator : CLI::Validator {
-  DurationValidator() {
-    name_ = "DURATION";
-    func_ = [](const std::string& text) -> std::string {
-      return wp::parse_duration(text) ? "" : "not a duration (e.g. 500us, 10ms, 1s): " + text;
-    };
-  }
-};
 
 // A scenario's command line under `load` or `demo`: its own options and the workspace's,
 // kept as the user typed them (demo passes them on to `writepath load`).
@@ -42,11 +34,20 @@ struct ScenarioCommand {
 
 void add_scenario_options(ScenarioCommand& cmd, std::map<std::string, std::string>& raw) {
   for (const auto& param : cmd.params)
-    cmd.app->add_option("--" + param.flag, raw[param.flag], param.help);
-  cmd.app->add_option("--dir", cmd.dir, "Run in this new or empty directory");
-  cmd.app->add_option("--fs", cmd.fs, "Scratch filesystem type (ext4, xfs); default ext4")
-      ->check(CLI::IsMember({"ext4", "xfs"}));
-  cmd.app->add_option("--fs-size", cmd.fs_size, "Scratch filesystem size (e.g. 1G)");
+    cmd.app->add_option("--" + param.flag, raw[param.flag], wp::param_help(param))
+        ->type_name(wp::param_type_name(param));
+  cmd.app
+      ->add_option("--dir", cmd.dir,
+                   "Run in this new or empty directory (default: a scratch filesystem)")
+      ->type_name("DIR");
+  cmd.app->add_option("--fs", cmd.fs, "Scratch filesystem type (default: ext4)")
+      ->type_name("NAME")
+      ->check(wp::one_of({"ext4", "xfs"}));
+  cmd.app
+      ->add_option("--fs-size", cmd.fs_size,
+                   "Scratch filesystem size, at least 64M (e.g. 1G; default: what the scenario "
+                   "needs)")
+      ->type_name("SIZE");
   cmd.app->add_flag("--keep", cmd.keep, "Keep the files (and scratch filesystem) afterwards");
 }
 
@@ -57,9 +58,7 @@ void apply_params(ScenarioCommand& cmd, const std::map<std::string, std::string>
     if (text.empty()) continue;
     const std::optional<std::uint64_t> value = wp::parse_param(param, text);
     if (!value)
-      throw wp::Failure(wp::kExitUsage,
-                        fmt::format("{} --{} {}: expected {}", cmd.scenario->name(), param.flag,
-                                    text, wp::param_expectation(param)));
+      throw wp::Failure(wp::kExitUsage, wp::param_error(cmd.scenario->name(), param, text));
     *param.value = *value;
     cmd.values.emplace_back(&param, text);
   }
@@ -70,7 +69,7 @@ wp::loadgen::WorkspaceOptions workspace_options(const ScenarioCommand& cmd) {
   w.dir = cmd.dir;
   if (cmd.fs) w.fs = *cmd.fs;
   if (cmd.fs_size) {
-    auto size = wp::parse_size(*cmd.fs_size);
+    auto size = wp::size_option("--fs-size", *cmd.fs_size, "G");
     if (!size || *size < (64u << 20))
       throw wp::Failure(wp::kExitUsage,
                         fmt::format("--fs-size {}: expected a size of at least 64M", *cmd.fs_size));
@@ -112,7 +111,7 @@ wp::OutputFormat output_format(const std::string& name, const std::string& outpu
 // --buffer-size: a size from one page to 1 GiB ("" is the default).
 std::uint64_t ring_buffer_bytes(const std::string& text) {
   if (text.empty()) return wp::kDefaultRingBytes;
-  auto size = wp::parse_size(text);
+  auto size = wp::size_option("--buffer-size", text, "M");
   if (!size || *size < 4096 || *size > (1ull << 30))
     throw wp::Failure(wp::kExitUsage,
                       fmt::format("--buffer-size {}: expected a size from 4K to 1G", text));
@@ -124,7 +123,11 @@ std::uint64_t ring_buffer_bytes(const std::string& text) {
 int main(int argc, char** argv) {
   CLI::App app{"writepath: follow each write from the syscall to the disk's cache flush"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "writepath 0.1.0");
+  app.set_version_flag("--version", wp::version_text(),
+                       "Print the version, the git commit built and the libbpf version");
+  app.footer(
+      "DURATION: a number and a unit: ns, us, ms, s, m, h (500us, 10ms, 1.5s); SIZE: B, K, M, "
+      "G, T (4096B, 4K, 32M). 0 needs no unit.");
 
   auto* doctor =
       app.add_subcommand("doctor", "What works on this kernel, what falls back, and why");
@@ -142,19 +145,26 @@ int main(int argc, char** argv) {
   auto add_filters = [](CLI::App* cmd, wp::TraceOptions& o, std::string& min_lat, std::string& dur,
                         std::string& buffer) {
     cmd->add_option("-p,--pid", o.pids,
-                    "Trace this process's threads (repeatable; --children: and its descendants)");
-    cmd->add_option("--comm", o.comm, "Trace processes with this command name");
+                    "Trace this process's threads (repeatable; --children: and its descendants; "
+                    "default: every process)")
+        ->type_name("PID");
+    cmd->add_option("--comm", o.comm, "Trace processes with this command name")->type_name("NAME");
     cmd->add_flag("--children", o.children,
                   "Also trace the descendants of the -p/--comm processes: those alive now and "
                   "those they fork");
     cmd->add_option("--cgroup", o.cgroup, "Trace this cgroup (v2 path)");
     cmd->add_option("--dev", o.dev,
                     "Only this block device (NAME or MAJ:MIN), or the MAJ:MIN stat() reports "
-                    "for a btrfs mount");
-    cmd->add_option("--file", o.file, "Only writes and syncs of this file");
-    cmd->add_option("--min-latency", min_lat, "Only items at least this slow")
-        ->check(DurationValidator());
-    cmd->add_option("-d,--duration", dur, "Stop after this long")->check(DurationValidator());
+                    "for a btrfs mount")
+        ->type_name("DEV");
+    cmd->add_option("--file", o.file, "Only writes and syncs of this file")->type_name("FILE");
+    cmd->add_option("--min-latency", min_lat,
+                    "Only items at least this slow (e.g. 10ms; default: off, every item)")
+        ->type_name("DURATION");
+    cmd->add_option("-d,--duration", dur,
+                    "Stop after this long (e.g. 30s; default: until Ctrl-C or the command "
+                    "exits)")
+        ->type_name("DURATION");
     cmd->add_flag("--no-fentry", o.no_fentry,
                   "Use tracepoints even where fentry/fexit hooks attach");
     cmd->add_flag("--raw-syscalls", o.raw_syscalls,
@@ -162,32 +172,45 @@ int main(int argc, char** argv) {
                   "tracepoints: cheaper per traced write, dearer for every other syscall on "
                   "the machine");
     cmd->add_option("--buffer-size", buffer,
-                    "Kernel ring buffer size (e.g. 32M, the default; rounded up to a power of "
-                    "two); raise it if records are lost");
-    cmd->add_option("command", o.command, "-- CMD ARGS…: trace this command and its children");
+                    fmt::format("Kernel ring buffer size, 4K to 1G, rounded up to a power of "
+                                "two; raise it if records are lost (default: {})",
+                                wp::size_text(wp::kDefaultRingBytes)))
+        ->type_name("SIZE");
+    cmd->add_option("command", o.command, "-- CMD ARGS…: trace this command and its children")
+        ->type_name("CMD");
   };
   auto* trace = app.add_subcommand("trace", "Trace writes and fsyncs live");
   add_filters(trace, trace_options, min_latency, duration, buffer_size);
-  trace->add_option("--format", format, "Output format")
-      ->check(CLI::IsMember({"text", "json", "html", "perfetto"}));
-  trace->add_option("-o,--output", trace_options.output, "Write to FILE instead of stdout");
-  trace->add_option("--save", trace_options.record_path,
-                    "Also record the raw trace to FILE (for writepath report)");
+  trace->add_option("--format", format, "Output format (default: text)")
+      ->type_name("NAME")
+      ->check(wp::one_of({"text", "json", "html", "perfetto"}));
+  trace->add_option("-o,--output", trace_options.output, "Write to FILE instead of stdout")
+      ->type_name("FILE");
+  trace
+      ->add_option("--save", trace_options.record_path,
+                   "Also record the raw trace to FILE (for writepath report)")
+      ->type_name("FILE");
 
   auto* record = app.add_subcommand("record", "Record a trace to a file for writepath report");
   add_filters(record, record_options, record_min_latency, record_duration, record_buffer_size);
   record->add_option("-o,--output", record_options.record_path, "The trace file to write")
+      ->type_name("FILE")
       ->required();
 
   wp::ReportOptions report_options;
   std::string report_format = "text", report_min_latency;
   auto* report = app.add_subcommand("report", "Print a recorded trace as trace would have");
   report->add_option("file", report_options.path, "A file written by writepath record")->required();
-  report->add_option("--format", report_format, "Output format")
-      ->check(CLI::IsMember({"text", "json", "html", "perfetto"}));
-  report->add_option("-o,--output", report_options.output, "Write to FILE instead of stdout");
-  report->add_option("--min-latency", report_min_latency, "Only items at least this slow")
-      ->check(DurationValidator());
+  report->add_option("--format", report_format, "Output format (default: text)")
+      ->type_name("NAME")
+      ->check(wp::one_of({"text", "json", "html", "perfetto"}));
+  report->add_option("-o,--output", report_options.output, "Write to FILE instead of stdout")
+      ->type_name("FILE");
+  report
+      ->add_option("--min-latency", report_min_latency,
+                   "Only items at least this slow (e.g. 10ms; default: the --min-latency it was "
+                   "recorded with)")
+      ->type_name("DURATION");
 
   // load and demo: one subcommand per scenario.
   auto scenarios = wp::loadgen::make_scenarios();
@@ -198,9 +221,12 @@ int main(int argc, char** argv) {
   demo->fallthrough();  // -o, --format and --no-fentry may follow the scenario
   wp::TraceOptions demo_trace;
   std::string demo_format = "json";
-  demo->add_option("--format", demo_format, "Format of the full trace written with -o")
-      ->check(CLI::IsMember({"text", "json", "html", "perfetto"}));
-  demo->add_option("-o,--output", demo_trace.output, "Also write the full trace to FILE");
+  demo->add_option("--format", demo_format,
+                   "Format of the full trace written with -o (default: json)")
+      ->type_name("NAME")
+      ->check(wp::one_of({"text", "json", "html", "perfetto"}));
+  demo->add_option("-o,--output", demo_trace.output, "Also write the full trace to FILE")
+      ->type_name("FILE");
   demo->add_flag("--no-fentry", demo_trace.no_fentry, "Use tracepoints even where fentry attaches");
   std::vector<ScenarioCommand> commands;
   std::vector<std::map<std::string, std::string>> raw_values;
@@ -237,7 +263,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << fmt::format("writepath: {} (see writepath --help)\n", e.what());
+    std::cerr << "writepath: " << wp::usage_error(app, e) << "\n";
     return wp::kExitUsage;
   }
 
@@ -267,17 +293,17 @@ int main(int argc, char** argv) {
                                           .raw_syscalls = doctor_raw_syscalls,
                                           .disabled_programs = wp::disabled_programs_from_env()});
     if (*trace) {
-      if (!min_latency.empty()) trace_options.min_latency_ns = *wp::parse_duration(min_latency);
-      if (!duration.empty()) trace_options.duration_ns = wp::parse_duration(duration);
+      if (auto ns = wp::duration_option("--min-latency", min_latency))
+        trace_options.min_latency_ns = *ns;
+      trace_options.duration_ns = wp::duration_option("--duration", duration, "s");
       trace_options.format = output_format(format, trace_options.output);
       trace_options.buffer_bytes = ring_buffer_bytes(buffer_size);
       return wp::run_trace(trace_options);
     }
     if (*record) {
-      if (!record_min_latency.empty())
-        record_options.min_latency_ns = *wp::parse_duration(record_min_latency);
-      if (!record_duration.empty())
-        record_options.duration_ns = wp::parse_duration(record_duration);
+      if (auto ns = wp::duration_option("--min-latency", record_min_latency))
+        record_options.min_latency_ns = *ns;
+      record_options.duration_ns = wp::duration_option("--duration", record_duration, "s");
       record_options.buffer_bytes = ring_buffer_bytes(record_buffer_size);
       // Raw records to the trace file only: decoding and stitching wait for `report`, which
       // applies --min-latency (kept in the file's header) to what it prints.
@@ -285,8 +311,8 @@ int main(int argc, char** argv) {
       return wp::run_trace(record_options);
     }
     if (*report) {
-      if (!report_min_latency.empty())
-        report_options.min_latency_ns = *wp::parse_duration(report_min_latency);
+      if (auto ns = wp::duration_option("--min-latency", report_min_latency))
+        report_options.min_latency_ns = *ns;
       report_options.format = output_format(report_format, report_options.output);
       return wp::run_report(report_options);
     }

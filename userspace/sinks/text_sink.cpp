@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/units.h"
+#include "sinks/text_notes.h"
 
 namespace wp {
 namespace {
@@ -282,10 +283,17 @@ std::string format_sync(const SyncTimeline& sync, const Painter& paint) {
   if (sync.incomplete) header += " " + paint.magenta("(incomplete)");
 
   std::string phase_text;
-  // Zero phases are left out: the line answers "where did the time go" at a glance.
+  // Zero phases are left out: the line answers "where did the time go" at a glance. Phases
+  // that ran at the same time say so: their figures share that time out, once.
+  const PhaseOverlaps overlaps = phase_overlaps(sync);
   for (const SyncPhaseInfo& phase : kSyncPhases) {
     const Nanos ns = sync.phases.*phase.total;
-    if (ns != 0) phase_text += fmt::format("  {} {}", phase.text_name, human_duration(ns));
+    if (ns == 0) continue;
+    phase_text += fmt::format("  {} {}", phase.text_name, human_duration(ns));
+    std::vector<const char*> with;
+    for (SyncPhase other : overlaps[static_cast<std::size_t>(phase.phase)])
+      with.push_back(sync_phase_info(other).text_name);
+    if (!with.empty()) phase_text += fmt::format(" (overlaps {})", fmt::join(with, ", "));
   }
   if (!phase_text.empty()) block.add(std::nullopt, block.line(std::nullopt, "phases" + phase_text));
 
@@ -377,9 +385,18 @@ std::string format_summary(const TraceSummary& totals, const SinkOptions& option
 std::string format_sync_phases(const SyncPhaseSummary& phases, const SinkOptions& options) {
   if (phases.syncs() == 0) return "";
   const Painter paint(options.color);
+  std::vector<SyncPhaseSummary::Row> rows = phases.rows();
+  // A phase that took no time in any call (journal on a file system without one) is no row.
+  std::erase_if(rows, [](const SyncPhaseSummary::Row& row) { return row.stats.max == 0; });
+  if (phases.syncs() == 1) {
+    // One call: its figures, not percentiles and histograms of one sample.
+    std::string text = paint.bold("fsync phases") + " (1 call)";
+    for (const auto& [name, json_key, s] : rows)
+      text += fmt::format("  {} {}", name, human_duration(s.total));
+    return text + "\n";
+  }
   std::string text = fmt::format("{} ({} calls)\n", paint.bold("fsync phases"), phases.syncs());
   text += fmt::format("  {:<10} {:>10} {:>10} {:>10} {:>10}\n", "", "p50", "p99", "max", "total");
-  const std::vector<SyncPhaseSummary::Row> rows = phases.rows();
   for (const auto& [name, json_key, s] : rows) {
     text += fmt::format("  {:<10} {:>10} {:>10} {:>10} {:>10}\n", name, human_duration(s.p50),
                         human_duration(s.p99), human_duration(s.max), human_duration(s.total));
@@ -395,7 +412,7 @@ std::string format_sync_phases(const SyncPhaseSummary& phases, const SinkOptions
         hi = b;
         peak = std::max(peak, buckets[b]);
       }
-    if (lo > hi) continue;
+    if (lo > hi || s.histogram.count() < 2) continue;
     text += fmt::format("  {} histogram\n", name);
     for (std::size_t b = lo; b <= hi; ++b) {
       const Nanos from = b == 0 ? 0 : Nanos{1} << b;
@@ -429,6 +446,10 @@ std::string format_direct_io(const DirectIoSummary& direct, const SinkOptions& o
 }
 
 void TextSink::timeline(const Timeline& item) {
+  if (!legend_shown_ && needs_legend(item)) {
+    out_ << format_legend(options_);
+    legend_shown_ = true;
+  }
   out_ << format_timeline(item, options_);
   // Per block, so a live trace piped to less or tee shows items as they finish.
   out_.flush();

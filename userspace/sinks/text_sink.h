@@ -31,6 +31,7 @@ class TextSink : public Sink {
  private:
   std::ostream& out_;
   SinkOptions options_;
+  bool legend_shown_ = false;  // the legend goes before the first item it explains, once
 };
 
 }  // namespace wp

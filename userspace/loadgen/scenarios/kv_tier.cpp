@@ -72,14 +72,14 @@ class KvTier : public Scenario {
             {"block-size", "bytes per block (a multiple of 4k)", ParamKind::Size, &block_size_,
              kAlignment, 256u << 20},
             {"engine",
-             "how blocks are written: pwrite (one call a block, the default) or io_uring",
+             "how blocks are written: pwrite (one call a block) or io_uring",
              ParamKind::Choice,
              &engine_,
              kPwrite,
              kIoUring,
              {"pwrite", "io_uring"}},
-            {"iodepth", "io_uring engine: writes in flight at once (default 16)", ParamKind::Count,
-             &iodepth_, 1, 4096}};
+            {"iodepth", "io_uring engine: writes in flight at once", ParamKind::Count, &iodepth_, 1,
+             4096}};
   }
   // Both modes' files stay until the end.
   std::uint64_t space_needed() const override { return 2 * blocks_ * block_size_; }
