@@ -8,6 +8,7 @@
 #define WRITEPATH_COMPAT_BPF_H
 
 #include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 
 #include "writepath.h"
@@ -156,6 +157,21 @@ static __always_inline void wp_throttle_device(struct trace_event_raw_balance_di
 		*dirty = BPF_CORE_READ(old, bdi_dirty);
 		*setpoint = BPF_CORE_READ(old, bdi_setpoint);
 	}
+}
+
+/* ---- xfs log (tp_btf) ----------------------------------------------------------------- */
+
+/* An iclog's file system and LSN, as xfs_trace.h's xlog_iclog_class reads them: the device
+ * of the log's mount, and the big-endian LSN of the iclog's record header (ic_header is
+ * ic_data->hic_header from v5.14's iclog tracepoints through v6.18 at least). */
+static __always_inline __u32 wp_iclog_dev(struct xlog_in_core *iclog)
+{
+	return BPF_CORE_READ(iclog, ic_log, l_mp, m_super, s_dev);
+}
+
+static __always_inline __u64 wp_iclog_lsn(struct xlog_in_core *iclog)
+{
+	return bpf_be64_to_cpu(BPF_CORE_READ(iclog, ic_data, hic_header.h_lsn));
 }
 
 /* ---- folios and pages --------------------------------------------------------------------- */

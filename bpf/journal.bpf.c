@@ -51,6 +51,23 @@ int wp_jbd2_end_commit(struct trace_event_raw_jbd2_end_commit *ctx)
 			      WP_JBD2_END);
 }
 
+/* The same events from their BTF prototypes (tp_btf: no tracefs needed), reading what the
+ * classic tracepoints' TP_fast_assign reads. jbd2 is often a module (Debian): libbpf finds the
+ * target in its BTF. Both kernels here pass (journal_t *, transaction_t *). */
+#define WP_JBD2_COMMIT_BTF_HOOK(name, phase)                                                       \
+	SEC("tp_btf/" #name)                                                                       \
+	int BPF_PROG(wp_##name##_btf, journal_t *journal, transaction_t *commit)                   \
+	{                                                                                          \
+		return wp_emit_commit(BPF_CORE_READ(journal, j_fs_dev, bd_dev),                    \
+				      BPF_CORE_READ(commit, t_tid), phase);                        \
+	}
+
+WP_JBD2_COMMIT_BTF_HOOK(jbd2_start_commit, WP_JBD2_START)
+WP_JBD2_COMMIT_BTF_HOOK(jbd2_commit_locking, WP_JBD2_LOCKING)
+WP_JBD2_COMMIT_BTF_HOOK(jbd2_commit_flushing, WP_JBD2_FLUSHING)
+WP_JBD2_COMMIT_BTF_HOOK(jbd2_commit_logging, WP_JBD2_LOGGING)
+WP_JBD2_COMMIT_BTF_HOOK(jbd2_end_commit, WP_JBD2_END)
+
 /* Whether the current thread is inside a traced sync call: only its log forces matter. */
 static __always_inline bool wp_in_traced_sync(void)
 {
@@ -106,6 +123,29 @@ int wp_xlog_iclog_sync_done(struct trace_event_raw_xlog_iclog_class *ctx)
 {
 	return wp_emit_fs_log(BPF_CORE_READ(ctx, dev), WP_XFS_ICLOG_DONE, 0,
 			      BPF_CORE_READ(ctx, lsn));
+}
+
+/* tp_btf forms of the three xfs events (xfs_trace.h's fields, read from the arguments). */
+SEC("tp_btf/xfs_log_force")
+int BPF_PROG(wp_xfs_log_force_btf, struct xfs_mount *mp, xfs_lsn_t lsn, unsigned long caller_ip)
+{
+	if (!wp_in_traced_sync())
+		return 0;
+	return wp_emit_fs_log(BPF_CORE_READ(mp, m_super, s_dev), WP_XFS_LOG_FORCE, 0, (__u64)lsn);
+}
+
+SEC("tp_btf/xlog_iclog_sync")
+int BPF_PROG(wp_xlog_iclog_sync_btf, struct xlog_in_core *iclog, unsigned long caller_ip)
+{
+	return wp_emit_fs_log(wp_iclog_dev(iclog), WP_XFS_ICLOG_SYNC,
+			      BPF_CORE_READ(iclog, ic_flags) & (WP_ICLOG_NEED_FLUSH | WP_ICLOG_NEED_FUA),
+			      wp_iclog_lsn(iclog));
+}
+
+SEC("tp_btf/xlog_iclog_sync_done")
+int BPF_PROG(wp_xlog_iclog_sync_done_btf, struct xlog_in_core *iclog, unsigned long caller_ip)
+{
+	return wp_emit_fs_log(wp_iclog_dev(iclog), WP_XFS_ICLOG_DONE, 0, wp_iclog_lsn(iclog));
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -167,19 +167,19 @@ int BPF_PROG(wp_wait_on_page_writeback, struct page *page, struct address_space 
 
 /* A flusher thread's writeback work: the bios it queues until writeback_written carry the
  * reason (background, periodic, sync, vmscan). */
-SEC("tracepoint/writeback/writeback_start")
-int wp_writeback_start(struct trace_event_raw_writeback_work_class *ctx)
+SEC("tp_btf/writeback_start")
+int BPF_PROG(wp_writeback_start, struct bdi_writeback *wb, struct wb_writeback_work *work)
 {
 	struct wp_task_state *st = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), 0,
 							BPF_LOCAL_STORAGE_GET_F_CREATE);
 
 	if (st)
-		st->writeback_why = wp_writeback_why(BPF_CORE_READ(ctx, reason));
+		st->writeback_why = wp_writeback_why(BPF_CORE_READ(work, reason));
 	return 0;
 }
 
-SEC("tracepoint/writeback/writeback_written")
-int wp_writeback_written(struct trace_event_raw_writeback_work_class *ctx)
+SEC("tp_btf/writeback_written")
+int BPF_PROG(wp_writeback_written, struct bdi_writeback *wb, struct wb_writeback_work *work)
 {
 	struct wp_task_state *st =
 	    bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), 0, 0);

@@ -841,7 +841,8 @@ int BPF_PROG(wp_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
-SEC("tracepoint/sched/sched_process_exit")
+/* tp_btf, any arity: 6.1 passes (task), 6.18 (task, group_dead); only current is read. */
+SEC("tp_btf/sched_process_exit")
 int wp_process_exit(void *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();

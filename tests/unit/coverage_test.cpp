@@ -134,13 +134,17 @@ TEST(Coverage, Ext4IsStitchedWithEveryJbd2HookAndPartialWithout) {
   EXPECT_EQ(full.detail, "data, flushes and journal commits with their phases");
 
   const Coverage one_missing =
-      coverage_on(kernel_6_18(), PlanOptions{.failed = {"wp_jbd2_commit_logging"}});
+      coverage_on(kernel_6_18(),
+                  PlanOptions{.failed = {"wp_jbd2_commit_logging_btf", "wp_jbd2_commit_logging"}});
   const CoverageRow& partial = row(one_missing.file_systems, "ext4 (jbd2)");
   EXPECT_EQ(partial.status, CoverageStatus::Partial);
   EXPECT_TRUE(says(partial, "no journal commit_logging hook")) << partial.detail;
 
   FakeKernel no_jbd2 = kernel_6_18();
   no_jbd2.no_tracepoints("jbd2");
+  for (const char* ev : {"jbd2_start_commit", "jbd2_commit_locking", "jbd2_commit_flushing",
+                         "jbd2_commit_logging", "jbd2_end_commit"})
+    no_jbd2.no_raw_tracepoint(ev);
   const Coverage without = coverage_on(no_jbd2);
   const CoverageRow& none = row(without.file_systems, "ext4 (jbd2)");
   EXPECT_EQ(none.status, CoverageStatus::Partial);

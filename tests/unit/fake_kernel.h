@@ -36,6 +36,11 @@ class FakeKernel final : public KernelFacts {
     raw_args_.erase({module, event});
     return *this;
   }
+  // tracefs not mounted (or not readable): no classic tracepoint can attach.
+  FakeKernel& no_tracefs() {
+    tracefs_ = false;
+    return *this;
+  }
   FakeKernel& function(const std::string& name) {
     functions_.insert(name);
     return *this;
@@ -50,11 +55,14 @@ class FakeKernel final : public KernelFacts {
     return *this;
   }
 
+  bool tracefs_available() const override { return tracefs_; }
   bool tracepoint_exists(const std::string& category, const std::string& event) const override {
-    return tracepoints_.count({category, event}) > 0;
+    return tracefs_ && tracepoints_.count({category, event}) > 0;
   }
+  // As the running kernel's: vmlinux first (the module built in), then the module's BTF.
   int tracepoint_args(const std::string& event, const std::string& module) const override {
-    auto it = raw_args_.find({module, event});
+    auto it = raw_args_.find({"", event});
+    if (it == raw_args_.end()) it = raw_args_.find({module, event});
     return it == raw_args_.end() ? -1 : it->second;
   }
   bool has_function(const std::string& name) const override { return functions_.count(name) > 0; }
@@ -67,6 +75,7 @@ class FakeKernel final : public KernelFacts {
   std::set<std::string> functions_;
   bool fentry_ = false;
   std::string fentry_error_;
+  bool tracefs_ = true;
 };
 
 // The classic tracepoints every kernel here has: per-syscall, sched, writeback, jbd2.
@@ -90,10 +99,19 @@ inline FakeKernel with_classic_tracepoints() {
   return k;
 }
 
-// xfs's log tracepoints (the iclog ones since 5.14), built in or loaded with xfs.
-inline FakeKernel& with_xfs_log_tracepoints(FakeKernel& k) {
+// xfs's log tracepoints (the iclog ones since 5.14), built in or loaded with xfs: in tracefs
+// and, as btf_trace_*, in `module`'s BTF ("" = vmlinux, xfs built in).
+inline FakeKernel& with_xfs_log_tracepoints(FakeKernel& k, const std::string& module = "xfs") {
   for (const char* ev : {"xfs_log_force", "xlog_iclog_sync", "xlog_iclog_sync_done"})
-    k.tracepoint("xfs", ev);
+    k.tracepoint("xfs", ev).raw_tracepoint(ev, ev == std::string("xfs_log_force") ? 3 : 2, module);
+  return k;
+}
+
+// jbd2's commit tracepoints as btf_trace_* in `module`'s BTF ("" = vmlinux, jbd2 built in).
+inline FakeKernel& with_jbd2_btf(FakeKernel& k, const std::string& module) {
+  for (const char* ev : {"jbd2_start_commit", "jbd2_commit_locking", "jbd2_commit_flushing",
+                         "jbd2_commit_logging", "jbd2_end_commit"})
+    k.raw_tracepoint(ev, 2, module);
   return k;
 }
 
@@ -104,6 +122,9 @@ inline FakeKernel with_current_prototypes() {
   k.raw_tracepoint("sys_enter", 2)
       .raw_tracepoint("sys_exit", 2)
       .raw_tracepoint("sched_process_fork", 2)
+      .raw_tracepoint("sched_process_exit", 1)
+      .raw_tracepoint("writeback_start", 2)
+      .raw_tracepoint("writeback_written", 2)
       .raw_tracepoint("writeback_dirty_folio", 2)
       .raw_tracepoint("folio_wait_writeback", 2)
       .raw_tracepoint("mm_filemap_delete_from_page_cache", 1)
@@ -126,20 +147,22 @@ inline FakeKernel kernel_6_18() {
                      .fentry(false, "load: Operation not permitted")
                      .raw_tracepoint("io_uring_submit_req", 1)
                      .raw_tracepoint("io_uring_queue_async_work", 2)
-                     .raw_tracepoint("io_uring_complete", 3);
-  return with_xfs_log_tracepoints(k);
+                     .raw_tracepoint("io_uring_complete", 3)
+                     .raw_tracepoint("sched_process_exit", 2);
+  return with_xfs_log_tracepoints(with_jbd2_btf(k, ""), "");
 }
 
 // The development machine's kernel built without io_uring (CONFIG_IO_URING=n): no io_uring
 // tracepoints.
 inline FakeKernel kernel_without_io_uring() {
   FakeKernel k = with_current_prototypes().fentry(false, "load: Operation not permitted");
-  return with_xfs_log_tracepoints(k);
+  return with_xfs_log_tracepoints(with_jbd2_btf(k, ""), "");
 }
 
 // Debian's 6.1 as the VM suite boots it: fentry attaches, nvme_core has its own BTF.
 inline FakeKernel kernel_6_1() {
-  return with_current_prototypes()
+  FakeKernel k = with_current_prototypes();
+  return with_jbd2_btf(k, "jbd2")
       .fentry(true)
       .raw_tracepoint("io_uring_submit_sqe", 2)
       .raw_tracepoint("io_uring_queue_async_work", 2)

@@ -55,7 +55,7 @@ TEST(HookPlan, ThisKernelUsesSyscallTracepointsAndTpBtf) {
       {"write/sync syscalls", "tracepoint syscalls:sys_enter_write (+7)", kNoFentryHere},
       {"other write/sync calls", "tracepoint syscalls:sys_enter_writev (+15)", ""},
       {"fork follow", "tp_btf sched:sched_process_fork", ""},
-      {"process exit", "tracepoint sched:sched_process_exit", ""},
+      {"process exit", "tp_btf sched:sched_process_exit", ""},
       {"io_uring submit", "tp_btf io_uring:io_uring_submit_req", ""},
       {"io_uring punt", "tp_btf io_uring:io_uring_queue_async_work", ""},
       {"io_uring complete", "tp_btf io_uring:io_uring_complete", ""},
@@ -63,19 +63,19 @@ TEST(HookPlan, ThisKernelUsesSyscallTracepointsAndTpBtf) {
       {"dirty throttling", "tracepoint writeback:balance_dirty_pages", ""},
       {"writeback wait", "tp_btf writeback:folio_wait_writeback", ""},
       {"page discarded", "tp_btf filemap:mm_filemap_delete_from_page_cache", ""},
-      {"flusher start", "tracepoint writeback:writeback_start", ""},
-      {"flusher written", "tracepoint writeback:writeback_written", ""},
+      {"flusher start", "tp_btf writeback:writeback_start", ""},
+      {"flusher written", "tp_btf writeback:writeback_written", ""},
       {"bio queue", "tp_btf block:block_bio_queue", ""},
       {"bio split", "tp_btf block:block_split", ""},
       {"request insert", "tp_btf block:block_rq_insert", ""},
       {"request issue", "tp_btf block:block_rq_issue", ""},
       {"request complete", "tp_btf block:block_rq_complete", ""},
-      {"journal start_commit", "tracepoint jbd2:jbd2_start_commit", ""},
-      {"journal commit_locking", "tracepoint jbd2:jbd2_commit_locking", ""},
-      {"journal commit_flushing", "tracepoint jbd2:jbd2_commit_flushing", ""},
-      {"journal commit_logging", "tracepoint jbd2:jbd2_commit_logging", ""},
-      {"journal end_commit", "tracepoint jbd2:jbd2_end_commit", ""},
-      {"xfs log", "tracepoint xfs:xfs_log_force (+2)", ""},
+      {"journal start_commit", "tp_btf jbd2:jbd2_start_commit", ""},
+      {"journal commit_locking", "tp_btf jbd2:jbd2_commit_locking", ""},
+      {"journal commit_flushing", "tp_btf jbd2:jbd2_commit_flushing", ""},
+      {"journal commit_logging", "tp_btf jbd2:jbd2_commit_logging", ""},
+      {"journal end_commit", "tp_btf jbd2:jbd2_end_commit", ""},
+      {"xfs log", "tp_btf xfs:xfs_log_force (+2)", ""},
       {"off-CPU time", "-", kNoCauses},
       {"count copy_file_range", "tracepoint syscalls:sys_enter_copy_file_range", ""},
       {"count sendfile", "tracepoint syscalls:sys_enter_sendfile64", ""},
@@ -217,19 +217,78 @@ TEST(HookPlan, PageDiscardedUsesTheFilemapDeletionTracepointOrNothing) {
 TEST(HookPlan, XfsLogUsesItsTracepointsOrNothing) {
   FakeKernel with_xfs = kernel_6_1();
   const HookPlan planned = plan_hooks(with_xfs_log_tracepoints(with_xfs), PlanOptions{});
-  EXPECT_EQ(row(planned, "xfs log"), Row("xfs log", "tracepoint xfs:xfs_log_force (+2)", ""));
-  EXPECT_EQ(planned.programs().count("wp_xlog_iclog_sync_done"), 1u);
+  EXPECT_EQ(row(planned, "xfs log"), Row("xfs log", "tp_btf xfs:xfs_log_force (+2)", ""));
+  EXPECT_EQ(planned.programs().count("wp_xlog_iclog_sync_done_btf"), 1u);
+  EXPECT_EQ(planned.programs().count("wp_xlog_iclog_sync_done"), 0u);
 
   const HookPlan without = plan_hooks(kernel_6_1(), PlanOptions{});
   EXPECT_EQ(row(without, "xfs log"),
-            Row("xfs log", "-", "tracepoint: no tracepoint xfs:xfs_log_force"));
+            Row("xfs log", "-",
+                "tp_btf: no xfs BTF for xfs_log_force; tracepoint: no tracepoint "
+                "xfs:xfs_log_force"));
   EXPECT_EQ(without.programs().count("wp_xfs_log_force"), 0u);
+  EXPECT_EQ(without.programs().count("wp_xfs_log_force_btf"), 0u);
   EXPECT_TRUE(without.runnable());
 
   FakeKernel one_missing = kernel_6_18();
-  one_missing.no_tracepoint("xfs", "xlog_iclog_sync_done");
+  one_missing.no_tracepoint("xfs", "xlog_iclog_sync_done")
+      .no_raw_tracepoint("xlog_iclog_sync_done");
   EXPECT_EQ(row(plan_hooks(one_missing, PlanOptions{}), "xfs log"),
-            Row("xfs log", "-", "tracepoint: no tracepoint xfs:xlog_iclog_sync_done"));
+            Row("xfs log", "-",
+                "tp_btf: no xfs BTF for xlog_iclog_sync_done; tracepoint: no tracepoint "
+                "xfs:xlog_iclog_sync_done"));
+}
+
+// Module BTF unreadable (CONFIG_DEBUG_INFO_BTF_MODULES=n, or its ids need CAP_SYS_ADMIN):
+// jbd2 and xfs as modules fall back to their classic tracepoints, which need tracefs.
+TEST(HookPlan, ModuleTracepointsWithoutModuleBtfUseClassicTracepoints) {
+  FakeKernel k = kernel_5_10();  // no module BTF
+  const HookPlan plan = plan_hooks(with_xfs_log_tracepoints(k, "unreadable"), PlanOptions{});
+  EXPECT_EQ(row(plan, "journal end_commit"),
+            Row("journal end_commit", "tracepoint jbd2:jbd2_end_commit",
+                "tp_btf: no jbd2 BTF for jbd2_end_commit"));
+  EXPECT_EQ(row(plan, "xfs log"), Row("xfs log", "tracepoint xfs:xfs_log_force (+2)",
+                                      "tp_btf: no xfs BTF for xfs_log_force"));
+  EXPECT_EQ(plan.programs().count("wp_jbd2_end_commit"), 1u);
+  EXPECT_EQ(plan.programs().count("wp_jbd2_end_commit_btf"), 0u);
+
+  k.no_tracefs();
+  const HookPlan bare = plan_hooks(k, PlanOptions{});
+  EXPECT_EQ(row(bare, "journal end_commit"),
+            Row("journal end_commit", "-",
+                "tp_btf: no jbd2 BTF for jbd2_end_commit; tracepoint: no tracefs"));
+}
+
+// No tracefs (not mounted, or not readable without root): every hook with a tp_btf or raw_tp
+// form keeps it; the write path's syscalls take the raw pair, and the plan says what that and
+// the tracefs-only hooks cost.
+TEST(HookPlan, WithoutTracefsThePlanUsesBtfHooksAndSaysWhatItCosts) {
+  FakeKernel k = kernel_6_18();
+  k.no_tracefs();
+  const HookPlan plan = plan_hooks(k, PlanOptions{});
+  EXPECT_TRUE(plan.runnable());
+  EXPECT_EQ(row(plan, "write/sync syscalls"),
+            Row("write/sync syscalls", "tp_btf raw_syscalls:sys_enter (+1)",
+                kNoFentryHere + "; tracepoint: no tracefs"));
+  EXPECT_EQ(row(plan, "dirty throttling"), Row("dirty throttling", "-", "tracepoint: no tracefs"));
+  for (const char* hook : {"process exit", "flusher start", "journal end_commit", "xfs log"})
+    EXPECT_EQ(std::get<2>(row(plan, hook)), "") << hook;
+  EXPECT_EQ(plan.raw_syscall_slots(), (1u << WP_SYSCALL_SLOTS) - 1);  // every slot, raw
+  for (const auto& program : plan.programs())
+    EXPECT_EQ(program.find("wp_enter_"), std::string::npos) << program;
+  const std::vector<std::string> costs = tracefs_costs(plan);
+  EXPECT_EQ(costs, (std::vector<std::string>{
+                       "write/sync syscalls, other write/sync calls: via raw sys_enter/sys_exit "
+                       "(every syscall of every thread pays a filter)",
+                       "dirty throttling, count copy_file_range, count sendfile, count splice, "
+                       "count fallocate: not traced"}));
+
+  EXPECT_TRUE(tracefs_costs(plan_hooks(kernel_6_18(), PlanOptions{})).empty());
+  // --raw-syscalls asked for the raw pair: not a cost of tracefs.
+  const auto raw = tracefs_costs(plan_hooks(k, PlanOptions{.raw_syscalls = true}));
+  ASSERT_FALSE(raw.empty());
+  EXPECT_EQ(raw[0].rfind("dirty throttling, count copy_file_range", 0), 0u) << raw[0];
+  EXPECT_EQ(raw.size(), 1u);
 }
 
 // A kernel built without CONFIG_FTRACE_SYSCALLS has no syscalls:* tracepoints; the raw

@@ -31,22 +31,44 @@ void print_coverage(std::ostream& out, const Coverage& coverage) {
   rows("file systems", coverage.file_systems);
 }
 
+// The capabilities tracing uses: which this process has, which it lacks and how to get them.
+void print_privileges(std::ostream& out, const PrivilegeVerdict& verdict) {
+  std::string present;
+  for (Cap cap : verdict.present) present += fmt::format(" {}", cap_name(cap));
+  if (verdict.ok) {
+    out << fmt::format("  ok   capabilities:{}\n", present);
+    return;
+  }
+  std::string missing;
+  for (Cap cap : verdict.missing) missing += fmt::format(" {}", cap_name(cap));
+  out << fmt::format("  FAIL capabilities: missing{}{}\n", missing,
+                     present.empty() ? "" : ", present" + present);
+}
+
 }  // namespace
 
 int run_doctor(std::ostream& out, const HookPrefs& prefs) {
   const bool allow_fentry = prefs.fentry;
   KernelCaps caps = detect_kernel_caps();
   out << fmt::format("kernel {}\n", caps.kernel_release);
-  out << fmt::format("  {} root{}\n", mark(caps.root), caps.root ? "" : ": BPF tracing needs root");
+  print_privileges(out, caps.privileges);
   out << fmt::format("  {} BTF /sys/kernel/btf/vmlinux{}\n", mark(caps.btf),
                      caps.btf ? "" : ": " + caps.btf_error);
-  out << fmt::format("  {} tracefs{}\n", mark(caps.tracefs),
-                     caps.tracefs ? " at " + caps.tracefs_path : ": " + caps.tracefs_error);
+  // tracefs is looked for where it is mounted, never mounted: its absence costs some hooks
+  // (listed under the hooks), not tracing.
+  out << fmt::format("  {} tracefs{}\n", caps.tracefs ? "ok  " : "no  ",
+                     caps.tracefs ? " at " + caps.tracefs_path
+                                  : " (" + caps.tracefs_error +
+                                        "): classic tracepoints unavailable, tp_btf hooks only");
   out << fmt::format("  {} fentry/fexit{}\n", caps.fentry ? "ok  " : "no  ",
                      caps.fentry
                          ? (allow_fentry ? "" : " (--no-fentry: not used)")
                          : " (" + caps.fentry_error + "): the write path uses syscall tracepoints");
-  if (!caps.root || !caps.btf || !caps.tracefs) {
+  if (!caps.privileges.ok) {
+    out << fmt::format("tracing cannot run here: {}\n", caps.privileges.error);
+    return 1;
+  }
+  if (!caps.btf) {
     out << "tracing cannot run here\n";
     return 1;
   }
@@ -71,6 +93,11 @@ int run_doctor(std::ostream& out, const HookPrefs& prefs) {
     out << fmt::format("  {} {:<22} {}\n", state, choice.hook->name, used);
     if (!choice.why.empty())
       out << fmt::format("         {:<22} passed over: {}\n", "", choice.why);
+  }
+
+  if (const auto costs = tracefs_costs(plan); !costs.empty()) {
+    out << fmt::format("no tracefs ({}): what it costs\n", caps.tracefs_error);
+    for (const auto& cost : costs) out << fmt::format("  {}\n", cost);
   }
 
   print_coverage(out, coverage_of(plan, RunningKernelFacts(caps)));

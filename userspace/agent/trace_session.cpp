@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -64,6 +65,9 @@ class HeldChild {
         ::fcntl(phase_fd, F_SETFD, 0);  // kept across exec
         ::setenv(kTracePhaseFdEnv, std::to_string(phase_fd).c_str(), 1);
       }
+      // The command runs as the invoking user: capabilities granted to writepath for tracing
+      // (ambient, e.g. by setpriv or systemd) are not passed on to it.
+      ::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
       std::vector<char*> args;
       for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
       args.push_back(nullptr);
@@ -320,11 +324,9 @@ int run_trace(const TraceOptions& options) {
   }
 
   KernelCaps caps = detect_kernel_caps();
-  if (!caps.root)
-    throw Failure(kExitRuntime, "must run as root: BPF tracing needs CAP_BPF and CAP_PERFMON");
+  if (!caps.privileges.ok) throw Failure(kExitRuntime, caps.privileges.error);
   if (!caps.btf)
     throw Failure(kExitRuntime, caps.btf_error + " (CO-RE needs CONFIG_DEBUG_INFO_BTF=y)");
-  if (!caps.tracefs) throw Failure(kExitRuntime, caps.tracefs_error);
 
   SigpipeBlocked sigpipe;
   // Signals arrive through a signalfd: no handler, no global flag.
@@ -389,6 +391,13 @@ int run_trace(const TraceOptions& options) {
                                       .disabled_programs = disabled_programs_from_env()},
                             filter, handler);
   if (!planned.session) throw Failure(kExitRuntime, planned.error);
+  // Tracing goes on without tracefs (nothing is mounted); say once what that costs.
+  if (const auto costs = tracefs_costs(planned.plan); !costs.empty()) {
+    std::string joined;
+    for (const auto& cost : costs) joined += (joined.empty() ? "" : "; ") + cost;
+    std::fprintf(stderr, "writepath: no tracefs (%s): %s\n", caps.tracefs_error.c_str(),
+                 joined.c_str());
+  }
   auto& session = planned.session;
   // The -p processes with children at the start: the summary's hint if nothing is seen of them.
   std::set<std::uint32_t> pids_with_children;

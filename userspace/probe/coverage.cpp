@@ -196,6 +196,11 @@ std::string joined(const std::vector<std::string>& parts) {
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
+// Whether the kernel has a tracepoint, in tracefs or (without tracefs) in its BTF.
+bool kernel_has_tracepoint(const KernelFacts& facts, const char* category, const char* event) {
+  return facts.tracepoint_exists(category, event) || facts.tracepoint_args(event, category) >= 0;
+}
+
 CoverageRow unstitched_row(const UnstitchedPath& path, const HookPlan& plan,
                            const KernelFacts& facts) {
   std::vector<std::string> counted, uncounted;
@@ -208,7 +213,7 @@ CoverageRow unstitched_row(const UnstitchedPath& path, const HookPlan& plan,
   if (!path.kernel_tracepoints.empty()) {
     std::vector<std::string> present;
     for (const auto& [category, event] : path.kernel_tracepoints)
-      if (facts.tracepoint_exists(category, event))
+      if (kernel_has_tracepoint(facts, category, event))
         present.push_back(fmt::format("{}:{}", category, event));
     detail += present.empty()
                   ? fmt::format("; this kernel has no {} tracepoints",
@@ -226,7 +231,8 @@ CoverageRow file_system_row(const FileSystemDef& fs, const HookPlan& plan,
     return row;
   }
   const auto [category, event] = fs.own_tracepoint;
-  const bool in_kernel = !category || facts.tracepoint_exists(category, event);
+  // The module of a file system's tracepoints is named like their category (jbd2, xfs, btrfs).
+  const bool in_kernel = !category || kernel_has_tracepoint(facts, category, event);
   std::vector<std::string> journal_hooks, missing;
   if (fs.journal_layer)
     for (const auto& c : plan.choices)

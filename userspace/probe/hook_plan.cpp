@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "decode/syscalls.h"
 
@@ -88,10 +89,11 @@ std::vector<Hook> build_table() {
                "syscall",
                false,
                {btf_or_raw("wp_fork", K::TpBtf, "sched", "sched_process_fork", 2)}});
+  // Any arity: 6.1 passes (task), 6.18 (task, group_dead); the program reads only current.
   t.push_back({"process exit",
                "syscall",
                false,
-               {tracepoint("wp_process_exit", "sched", "sched_process_exit")}});
+               {btf_or_raw("wp_process_exit", K::TpBtf, "sched", "sched_process_exit", -1)}});
 
   // io_uring write and sync ops (syscall.bpf.c, "io_uring ops"). v6.3 renamed
   // io_uring_submit_sqe (req, force_nonblock) to io_uring_submit_req (req); io_uring_complete
@@ -119,6 +121,9 @@ std::vector<Hook> build_table() {
                false,
                {btf_or_raw("wp_dirty_folio", K::TpBtf, "writeback", "writeback_dirty_folio", 2),
                 btf_or_raw("wp_dirty_page", K::TpBtf, "writeback", "writeback_dirty_page", 2)}});
+  // Classic only, so it needs tracefs: the record's dirty, limit and per-device fields are
+  // computed by the tracepoint's TP_fast_assign from arguments that v6.15 folded into struct
+  // dirty_throttle_control (12 arguments on 6.1, 8 on 6.18).
   t.push_back({"dirty throttling",
                "pagecache",
                false,
@@ -141,7 +146,7 @@ std::vector<Hook> build_table() {
     t.push_back({std::string("flusher ") + (ev + 10),
                  "pagecache",
                  false,
-                 {tracepoint(std::string("wp_") + ev, "writeback", ev)}});
+                 {btf_or_raw(std::string("wp_") + ev, K::TpBtf, "writeback", ev, 2)}});
 
   t.push_back({"bio queue",
                "block",
@@ -175,14 +180,24 @@ std::vector<Hook> build_table() {
     t.push_back({std::string("journal ") + (ev + 5),
                  "journal",
                  false,
-                 {tracepoint(std::string("wp_") + ev, "jbd2", ev)}});
+                 // tp_btf in vmlinux or jbd2's module BTF; the classic tracepoint where there
+                 // is no module BTF (CONFIG_DEBUG_INFO_BTF_MODULES=n, or without CAP_SYS_ADMIN,
+                 // which reading module BTF ids needs) but tracefs is there.
+                 {btf_or_raw(std::string("wp_") + ev + "_btf", K::TpBtf, "jbd2", ev, 2, "jbd2"),
+                  tracepoint(std::string("wp_") + ev, "jbd2", ev)}});
 
   // xfs's log (v5.14 added the iclog events; Debian's 6.1 and 6.18 have all three): a sync's
   // log force, and each log write issued and completed, for the sync's journal phase.
   t.push_back({"xfs log",
                "xfs-log",
                false,
-               {{{"wp_xfs_log_force", "wp_xlog_iclog_sync", "wp_xlog_iclog_sync_done"},
+               {{{"wp_xfs_log_force_btf", "wp_xlog_iclog_sync_btf", "wp_xlog_iclog_sync_done_btf"},
+                 K::TpBtf,
+                 "xfs",
+                 {"xfs_log_force", "xlog_iclog_sync", "xlog_iclog_sync_done"},
+                 "xfs",
+                 -1},
+                {{"wp_xfs_log_force", "wp_xlog_iclog_sync", "wp_xlog_iclog_sync_done"},
                  K::Tracepoint,
                  "xfs",
                  {"xfs_log_force", "xlog_iclog_sync", "xlog_iclog_sync_done"},
@@ -221,6 +236,8 @@ std::vector<Hook> build_table() {
   return t;
 }
 
+constexpr const char* kNoTracefs = "no tracefs";
+
 std::string fentry_off_reason(const KernelFacts& facts, const PlanOptions& options) {
   if (!options.fentry) return "off (--no-fentry)";
   if (!facts.fentry_attaches()) return fmt::format("unavailable ({})", facts.fentry_error());
@@ -243,6 +260,7 @@ std::string unusable_reason(const Hook& hook, const HookVariant& v, const Kernel
       // counters have no raw form and stay on their own tracepoints.
       if (options.raw_syscalls && hook.layer == "syscall" && v.category == "syscalls")
         return "passed over (--raw-syscalls)";
+      if (!facts.tracefs_available()) return std::string(kNoTracefs);
       if (!facts.tracepoint_exists(v.category, event))
         return fmt::format("no tracepoint {}:{}", v.category, event);
       continue;
@@ -309,12 +327,35 @@ HookPlan plan_hooks(const KernelFacts& facts, const PlanOptions& options) {
         choice.variant = &v;
         break;
       }
+      if (reason == kNoTracefs) choice.for_want_of_tracefs = true;
       if (!choice.why.empty()) choice.why += "; ";
       choice.why += fmt::format("{}: {}", attach_kind_name(v.kind), reason);
     }
     plan.choices.push_back(std::move(choice));
   }
   return plan;
+}
+
+std::vector<std::string> tracefs_costs(const HookPlan& plan) {
+  // Hooks that pay the same cost share a line, in plan order.
+  std::vector<std::pair<std::string, std::string>> costs;  // (cost, hooks)
+  for (const auto& c : plan.choices) {
+    if (!c.for_want_of_tracefs) continue;
+    const std::string cost =
+        !c.variant ? "not traced"
+        : c.variant->raw_syscall_slots
+            ? "via raw sys_enter/sys_exit (every syscall of every thread pays a filter)"
+            : fmt::format("via {}", variant_summary(*c.variant));
+    auto it = std::find_if(costs.begin(), costs.end(),
+                           [&cost](const auto& entry) { return entry.first == cost; });
+    if (it == costs.end())
+      costs.emplace_back(cost, c.hook->name);
+    else
+      it->second += ", " + c.hook->name;
+  }
+  std::vector<std::string> out;
+  for (const auto& [cost, hooks] : costs) out.push_back(fmt::format("{}: {}", hooks, cost));
+  return out;
 }
 
 std::set<std::string> parse_program_list(std::string_view list) {

@@ -50,6 +50,7 @@ struct HookChoice {
   const Hook* hook = nullptr;
   const HookVariant* variant = nullptr;  // nullptr: no variant usable here
   std::string why;                       // why earlier variants were passed over
+  bool for_want_of_tracefs = false;      // a variant was passed over only for lack of tracefs
 };
 
 struct HookPlan {
@@ -69,6 +70,12 @@ struct PlanOptions {
 };
 
 HookPlan plan_hooks(const KernelFacts& facts, const PlanOptions& options);
+
+// What a missing tracefs costs in this plan, a line per cost naming the hooks that would have
+// used a classic tracepoint: "write/sync syscalls, other write/sync calls: via raw
+// sys_enter/sys_exit (…)", "dirty throttling, count fallocate: not traced". Empty when tracefs
+// was there or nothing wanted it.
+std::vector<std::string> tracefs_costs(const HookPlan& plan);
 
 // The program names of a comma-separated list ("a,b"); empty items are skipped.
 std::set<std::string> parse_program_list(std::string_view list);

@@ -4,14 +4,19 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
-#include <sys/mount.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
+#include <sstream>
 
 namespace wp {
 namespace fs = std::filesystem;
@@ -22,19 +27,33 @@ bool tracepoint_exists(const std::string& tracefs, const std::string& category,
   return fs::exists(fs::path(tracefs) / "events" / category / name / "format", ec);
 }
 
-bool ensure_tracefs(std::string& path, std::string& error) {
-  std::error_code ec;
-  for (const char* candidate : {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"}) {
-    if (fs::exists(fs::path(candidate) / "events", ec)) {
-      path = candidate;
-      return true;
-    }
+std::string tracefs_mount_point(std::string_view proc_mounts) {
+  std::string debugfs;
+  while (!proc_mounts.empty()) {
+    const std::size_t eol = std::min(proc_mounts.find('\n'), proc_mounts.size());
+    std::istringstream line{std::string(proc_mounts.substr(0, eol))};
+    proc_mounts.remove_prefix(std::min(eol + 1, proc_mounts.size()));
+    std::string source, point, type;
+    if (!(line >> source >> point >> type)) continue;
+    if (type == "tracefs") return point;
+    if (type == "debugfs" && debugfs.empty()) debugfs = point + "/tracing";
   }
-  if (::mount("nodev", "/sys/kernel/tracing", "tracefs", 0, nullptr) != 0) {
-    error = std::string("cannot mount tracefs on /sys/kernel/tracing: ") + std::strerror(errno);
+  return debugfs;
+}
+
+bool find_tracefs(std::string& path, std::string& error) {
+  std::ifstream in("/proc/mounts");
+  const std::string mounts((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  path = tracefs_mount_point(mounts);
+  if (path.empty()) {
+    error = "not mounted";
     return false;
   }
-  path = "/sys/kernel/tracing";
+  const std::string events = path + "/events";
+  if (::access(events.c_str(), R_OK | X_OK) != 0) {
+    error = fmt::format("{}: {}", events, std::strerror(errno));
+    return false;
+  }
   return true;
 }
 
@@ -82,18 +101,17 @@ KernelCaps detect_kernel_caps() {
   KernelCaps caps;
   struct utsname uts {};
   if (::uname(&uts) == 0) caps.kernel_release = uts.release;
-  caps.root = ::geteuid() == 0;
+  caps.privilege_facts = read_privilege_facts();
+  caps.privileges = decide_privileges(caps.privilege_facts);
 
   KernelBtf btf;
   caps.btf = btf.loaded();
   caps.btf_error = btf.error();
-  if (caps.root) {
-    caps.tracefs = ensure_tracefs(caps.tracefs_path, caps.tracefs_error);
+  caps.tracefs = find_tracefs(caps.tracefs_path, caps.tracefs_error);
+  if (caps.privileges.ok)
     caps.fentry = probe_fentry(caps.fentry_error);
-  } else {
-    caps.tracefs_error = "needs root";
-    caps.fentry_error = "needs root";
-  }
+  else
+    caps.fentry_error = "not probed without the capabilities";
   return caps;
 }
 
@@ -114,12 +132,15 @@ int KernelBtf::tracepoint_args(const std::string& name, const std::string& modul
   if (!vmlinux_) return -1;
   std::unique_ptr<struct btf, decltype(&btf__free)> module_btf(nullptr, &btf__free);
   const struct btf* btf = vmlinux_;
-  if (!module.empty()) {
+  // A module built in has its tracepoints in vmlinux (xfs on the development kernel); loaded,
+  // in its own BTF split on vmlinux (jbd2, xfs, nvme_core on Debian's).
+  const std::string type = "btf_trace_" + name;
+  if (!module.empty() && btf__find_by_name_kind(vmlinux_, type.c_str(), BTF_KIND_TYPEDEF) < 0) {
     module_btf.reset(btf__parse_split(("/sys/kernel/btf/" + module).c_str(), vmlinux_));
     if (!module_btf) return -1;
     btf = module_btf.get();
   }
-  int id = btf__find_by_name_kind(btf, ("btf_trace_" + name).c_str(), BTF_KIND_TYPEDEF);
+  int id = btf__find_by_name_kind(btf, type.c_str(), BTF_KIND_TYPEDEF);
   if (id < 0) return -1;
   const struct btf_type* t = btf__type_by_id(btf, id);
   t = btf__type_by_id(btf, t->type);  // pointer
@@ -130,11 +151,13 @@ int KernelBtf::tracepoint_args(const std::string& name, const std::string& modul
 }
 
 RunningKernelFacts::RunningKernelFacts(const KernelCaps& caps)
-    : tracefs_(caps.tracefs_path), fentry_(caps.fentry), fentry_error_(caps.fentry_error) {}
+    : tracefs_(caps.tracefs ? caps.tracefs_path : ""),
+      fentry_(caps.fentry),
+      fentry_error_(caps.fentry_error) {}
 
 bool RunningKernelFacts::tracepoint_exists(const std::string& category,
                                            const std::string& event) const {
-  return wp::tracepoint_exists(tracefs_, category, event);
+  return !tracefs_.empty() && wp::tracepoint_exists(tracefs_, category, event);
 }
 
 int RunningKernelFacts::tracepoint_args(const std::string& event, const std::string& module) const {

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "probe/kernel_facts.h"
+#include "probe/privileges.h"
 
 struct btf;
 
@@ -12,19 +14,26 @@ namespace wp {
 
 struct KernelCaps {
   std::string kernel_release;
-  bool root = false;
-  bool btf = false;  // /sys/kernel/btf/vmlinux loads
+  PrivilegeFacts privilege_facts;
+  PrivilegeVerdict privileges;  // may this process trace (capabilities, not the uid)
+  bool btf = false;             // /sys/kernel/btf/vmlinux loads
   std::string btf_error;
-  bool tracefs = false;  // events/ reachable (mounted by ensure_tracefs if need be)
+  // tracefs as it is mounted (never mounted by writepath): classic tracepoints need its
+  // events/; tp_btf and raw_tp hooks do not.
+  bool tracefs = false;
   std::string tracefs_path;
   std::string tracefs_error;
   bool fentry = false;  // a 2-instruction fentry program attached to vfs_write
   std::string fentry_error;
 };
 
-// Mounts tracefs at /sys/kernel/tracing when no tracefs is reachable. Returns the events
-// directory's parent, or an error message.
-bool ensure_tracefs(std::string& path, std::string& error);
+// Where tracefs is mounted, from the text of /proc/mounts: a tracefs mount, else a debugfs
+// mount's tracing/ directory (the kernel mounts tracefs there on access); "" when neither.
+std::string tracefs_mount_point(std::string_view proc_mounts);
+
+// The mounted tracefs's path if its events/ can be read by this process, else false with why
+// (not mounted, or not readable: tracefs is root's 0700 unless remounted with mode=).
+bool find_tracefs(std::string& path, std::string& error);
 
 KernelCaps detect_kernel_caps();
 
@@ -42,7 +51,7 @@ class KernelBtf {
 
   bool loaded() const { return vmlinux_ != nullptr; }
   const std::string& error() const { return error_; }
-  // Number of arguments (without the ctx pointer) of `btf_trace_<name>` in vmlinux or in
+  // Number of arguments (without the ctx pointer) of `btf_trace_<name>` in vmlinux, else in
   // `module`'s BTF; -1 if the raw tracepoint type does not exist.
   int tracepoint_args(const std::string& name, const std::string& module = {}) const;
   // True when vmlinux's BTF has a function `name` (an fentry target).
@@ -54,11 +63,12 @@ class KernelBtf {
 };
 
 // The running kernel's facts: its BTF (vmlinux, and module BTFs looked up on demand), its
-// tracefs at caps.tracefs_path, and the fentry attach probe detect_kernel_caps ran.
+// tracefs at caps.tracefs_path when readable, and the fentry attach probe detect_kernel_caps ran.
 class RunningKernelFacts final : public KernelFacts {
  public:
   explicit RunningKernelFacts(const KernelCaps& caps);
 
+  bool tracefs_available() const override { return !tracefs_.empty(); }
   bool tracepoint_exists(const std::string& category, const std::string& event) const override;
   int tracepoint_args(const std::string& event, const std::string& module) const override;
   bool has_function(const std::string& name) const override;

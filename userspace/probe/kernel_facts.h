@@ -13,11 +13,16 @@ class KernelFacts {
  public:
   virtual ~KernelFacts() = default;
 
-  // True when tracefs has events/<category>/<event> (a classic tracepoint to attach to).
+  // Whether a tracefs is mounted and its events/ readable here: classic tracepoints attach
+  // through it (their ids are read there); tp_btf and raw_tp programs do not need it.
+  virtual bool tracefs_available() const = 0;
+  // True when tracefs has events/<category>/<event> (a classic tracepoint to attach to);
+  // false for every event without tracefs.
   virtual bool tracepoint_exists(const std::string& category, const std::string& event) const = 0;
-  // Number of arguments (without the ctx pointer) of `btf_trace_<event>` in vmlinux's BTF, or
-  // in `module`'s BTF when `module` is not empty; -1 when that type does not exist (no tp_btf
-  // or raw_tp program can attach to the event then).
+  // Number of arguments (without the ctx pointer) of `btf_trace_<event>` in vmlinux's BTF, or,
+  // when `module` is not empty and vmlinux lacks it, in `module`'s BTF (the module built in
+  // or loaded); -1 when that type does not exist (no tp_btf or raw_tp program can attach to
+  // the event then).
   virtual int tracepoint_args(const std::string& event, const std::string& module) const = 0;
   // True when vmlinux's BTF has a function `name` (an fentry/fexit target).
   virtual bool has_function(const std::string& name) const = 0;
