@@ -324,4 +324,9 @@ static __always_inline bool wp_inode_on_filtered_disk(struct inode *inode, __u32
 	return false;
 }
 
+/* Emits the path record of a file (a struct file *, as a scalar: a global function takes no
+ * kernel pointer) for (dev, ino) the first time the trace meets it (bpf/filepath.bpf.c). Call
+ * it just before the record that names the file, so the agent knows the name by then. */
+extern int wp_emit_file_path(__u64 file, __u32 dev, __u64 ino);
+
 #endif /* WRITEPATH_MAPS_BPF_H */

@@ -28,6 +28,20 @@ static __always_inline void wp_add_dirty(struct wp_task_state *st, __u32 pages)
 	st->dirty_folios += 1;
 }
 
+/* A struct file mapping `mapping` (as a scalar), for its path: the file of the first VMA in
+ * its i_mmap tree (its leftmost node), or 0. */
+static __always_inline __u64 wp_mapped_file(struct address_space *mapping)
+{
+	struct rb_node *node = BPF_CORE_READ(mapping, i_mmap.rb_leftmost);
+	struct vm_area_struct *vma;
+
+	if (!node)
+		return 0;
+	vma = (struct vm_area_struct *)((char *)node -
+					bpf_core_field_offset(struct vm_area_struct, shared.rb));
+	return (__u64)BPF_CORE_READ(vma, vm_file);
+}
+
 /* A traced thread dirtied a folio of a regular file outside any traced write: a store into a
  * shared mapping (the write fault dirties the folio in the storing task, once per writeback
  * cycle). One record per folio, so the stitcher can follow those pages to their writeback. */
@@ -56,6 +70,7 @@ static __always_inline void wp_emit_mmap_dirty(struct folio *folio, struct addre
 		return;
 	if (!wp_inode_on_filtered_disk(host, dev))
 		return;
+	wp_emit_file_path(wp_mapped_file(mapping), dev, ino);
 	r = wp_reserve(sizeof(*r), WP_REC_MMAP_DIRTY, WP_HOOK_MMAP_DIRTY);
 	if (!r)
 		return;

@@ -164,8 +164,11 @@ static __always_inline void wp_emit_causes(struct wp_task_state *st)
 /* Emits one syscall record from the thread's state. */
 static __always_inline void wp_emit_call(struct wp_task_state *st, long ret)
 {
-	struct wp_syscall_record *r = wp_reserve(sizeof(*r), WP_REC_SYSCALL, WP_HOOK_SYSCALL);
+	struct wp_syscall_record *r;
 
+	if (st->file)
+		wp_emit_file_path(st->file, st->dev, st->ino);
+	r = wp_reserve(sizeof(*r), WP_REC_SYSCALL, WP_HOOK_SYSCALL);
 	if (!r)
 		return;
 	r->start_ns = st->start_ns;
@@ -766,6 +769,7 @@ static __always_inline int wp_uring_complete(struct io_kiocb *req, __s32 res)
 	}
 	if (!wp_resolve_file(st, file) || (wp_syscall_is_write(op->syscall) && !st->cached_kind))
 		goto out;
+	wp_emit_file_path((__u64)file, st->cached_dev, st->cached_ino);
 	r = wp_reserve(sizeof(*r), WP_REC_SYSCALL, WP_HOOK_SYSCALL);
 	if (!r)
 		goto out;

@@ -71,6 +71,7 @@ enum wp_record_type {
 	WP_REC_DISCARD = 8,  /* a dirty folio left the page cache unwritten (truncate, unlink) */
 	WP_REC_MMAP_DIRTY = 10, /* a traced thread dirtied a file folio outside a write syscall */
 	WP_REC_FS_LOG = 11,  /* an xfs log force or log write (the journal of xfs) */
+	WP_REC_FILE_PATH = 12, /* the path of a file (dev, ino), once per file the trace meets */
 	/* 9: reserved. io_uring ops travel as WP_REC_SYSCALL with a WP_SYS_IO_URING_* value. */
 };
 
@@ -88,7 +89,8 @@ enum wp_hook {
 	WP_HOOK_URING = 9, /* an io_uring op had no room in the in-flight op map (uring_ops) */
 	WP_HOOK_MMAP_DIRTY = 10,
 	WP_HOOK_FS_LOG = 11,
-	WP_HOOK_COUNT = 12,
+	WP_HOOK_FILE_PATH = 12,
+	WP_HOOK_COUNT = 13,
 };
 
 /*
@@ -527,6 +529,30 @@ struct wp_fs_log_record {
 	wp_u64 lsn;   /* the force's sequence or the iclog's log sequence number */
 };
 
+/* The path of a file, emitted once per file (dev, ino) before the first record that names it
+ * (bpf/filepath.bpf.c keeps an LRU of the files already resolved). `names` holds the path's
+ * components leaf first, each NUL-terminated ("file\0dir\0mnt\0"): the walk from the dentry
+ * up to the root meets them in that order, and the agent joins them the right way round.
+ * The root of the walk is the machine's root (the initial mount namespace's, as the host sees
+ * it), not the process's. */
+#define WP_PATH_BYTES 512     /* names[]: the components read, NULs included */
+#define WP_PATH_MAX_STEPS 32 /* components plus mount crossings walked */
+enum wp_path_flags {
+	WP_PATH_TRUNCATED = 1 << 0, /* the walk stopped before the root: names hold the leaf end */
+	WP_PATH_DELETED = 1 << 1,   /* unlinked (dentry unhashed or no links left) */
+};
+
+struct wp_file_path_record {
+	struct wp_record_header h;
+	wp_u64 ino;
+	wp_u32 dev;	   /* superblock dev_t, as in wp_syscall_record */
+	wp_u16 flags;	   /* enum wp_path_flags */
+	wp_u16 len;	   /* bytes of names[] used */
+	wp_u8 components; /* NUL-terminated names in names[] */
+	wp_u8 pad[7];
+	char names[WP_PATH_BYTES];
+};
+
 WP_ASSERT_SIZE(struct wp_record_header, 16);
 /* 120 + the ring buffer's 8-byte header: two cache lines (see above). */
 WP_ASSERT_SIZE(struct wp_syscall_record, 120);
@@ -540,6 +566,7 @@ WP_ASSERT_SIZE(struct wp_nvme_record, 56);
 WP_ASSERT_SIZE(struct wp_discard_record, 40);
 WP_ASSERT_SIZE(struct wp_mmap_dirty_record, 64);
 WP_ASSERT_SIZE(struct wp_fs_log_record, 40);
+WP_ASSERT_SIZE(struct wp_file_path_record, 40 + WP_PATH_BYTES);
 /* wp_syscall_record.syscall is one byte, and 0 there means no syscall. */
 #define WP_SYSCALL_FITS_(id, value, name, Name, cls, vfs)                                          \
 	WP_STATIC_ASSERT((value) > 0 && (value) <= 0xff, "WP_SYS_" #id " must fit in a byte");

@@ -299,6 +299,25 @@ static int uring_mix(const char* path, long count, const char* how) {
   return ok ? 0 : 1;
 }
 
+/* Opens PATH, unlinks it, then writes COUNT 4 KiB blocks to it and fsyncs: writes to a file
+ * that has no name any more (as a log rotated away under its writer). */
+static int unlinked(const char* path, long count) {
+  char block[4096];
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  int failures = 0;
+
+  if (fd < 0 || unlink(path) != 0) {
+    fprintf(stderr, "wp_workload: unlinked %s: %s\n", path, strerror(errno));
+    return 1;
+  }
+  memset(block, 'u', sizeof(block));
+  for (long i = 0; i < count; i++)
+    if (pwrite(fd, block, sizeof(block), (off_t)(i * sizeof(block))) != sizeof(block)) failures++;
+  if (fsync(fd) != 0) failures++;
+  close(fd);
+  return failures != 0;
+}
+
 static int usage(void) {
   fprintf(stderr,
           "usage: wp_workload buffered-fsync|fsync-each|buffered|direct|direct-unaligned PATH COUNT "
@@ -310,6 +329,7 @@ static int usage(void) {
           "       wp_workload mmap-msync PATH PAGES SYNCS\n"
           "       wp_workload pwritev2-dsync PATH COUNT\n"
           "       wp_workload aio-batch PATH COUNT\n"
+          "       wp_workload unlinked PATH COUNT\n"
           "       wp_workload uring-mix PATH COUNT inline|async|sqpoll\n");
   return 2;
 }
@@ -326,6 +346,8 @@ int main(int argc, char** argv) {
     return mmap_msync(argv[2], strtol(argv[3], NULL, 10), strtol(argv[4], NULL, 10));
   if (argc == 4 && strcmp(argv[1], "aio-batch") == 0)
     return aio_batch(argv[2], strtol(argv[3], NULL, 10));
+  if (argc == 4 && strcmp(argv[1], "unlinked") == 0)
+    return unlinked(argv[2], strtol(argv[3], NULL, 10));
   if (argc == 4 && strcmp(argv[1], "pwritev2-dsync") == 0)
     return pwritev2_dsync(argv[2], strtol(argv[3], NULL, 10));
   if (argc == 5 && strcmp(argv[1], "uring-mix") == 0)

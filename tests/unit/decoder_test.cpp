@@ -114,6 +114,68 @@ TEST(Decoder, RequestCompleteKeepsCompletedBytes) {
   EXPECT_EQ(rq.bytes, 0u);
 }
 
+wp_file_path_record path_record(std::initializer_list<const char*> leaf_first,
+                                std::uint16_t flags) {
+  wp_file_path_record r{};
+  r.h = {WP_REC_FILE_PATH, sizeof(r), WP_RECORD_VERSION, 0, 321};
+  r.dev = (7u << 20) | 3;
+  r.ino = 99;
+  r.flags = flags;
+  for (const char* name : leaf_first) {
+    std::memcpy(r.names + r.len, name, std::strlen(name) + 1);
+    r.len = static_cast<std::uint16_t>(r.len + std::strlen(name) + 1);
+    ++r.components;
+  }
+  return r;
+}
+
+// The FilePathEvent a path record decodes to (a default one, and a test failure, if none).
+FilePathEvent decoded_path(const wp_file_path_record& r) {
+  Decoder decoder;
+  auto event = decoder.decode(bytes_of(r));
+  EXPECT_TRUE(event && std::holds_alternative<FilePathEvent>(*event));
+  return event ? std::get<FilePathEvent>(*event) : FilePathEvent{};
+}
+
+TEST(Decoder, FilePathRecordJoinsItsComponentsRootFirst) {
+  const FilePathEvent p = decoded_path(path_record({"app.log", "logs", "mnt"}, 0));
+  EXPECT_EQ(p.ts, Nanos{321});
+  EXPECT_EQ(p.dev, make_dev(7, 3));
+  EXPECT_EQ(p.ino, 99u);
+  EXPECT_EQ(p.path, "/mnt/logs/app.log");
+  EXPECT_FALSE(p.deleted);
+  EXPECT_FALSE(p.truncated);
+  EXPECT_STREQ(hook_counter_name(WP_HOOK_FILE_PATH), "file-path");
+}
+
+TEST(Decoder, DeletedFilePathSaysSoAsProcDoes) {
+  const FilePathEvent p = decoded_path(path_record({"gone", "tmp"}, WP_PATH_DELETED));
+  EXPECT_TRUE(p.deleted);
+  EXPECT_EQ(p.path, "/tmp/gone (deleted)");
+}
+
+TEST(Decoder, TruncatedFilePathKeepsTheEndNearestTheFile) {
+  const FilePathEvent p = decoded_path(path_record({"f", "deep"}, WP_PATH_TRUNCATED));
+  EXPECT_TRUE(p.truncated);
+  EXPECT_EQ(p.path, ".../deep/f");
+  // The root itself: no components.
+  EXPECT_EQ(decoded_path(path_record({}, 0)).path, "/");
+}
+
+TEST(Decoder, MalformedFilePathRecordIsRefused) {
+  Decoder decoder;
+  auto r = path_record({"a", "b"}, 0);
+  r.components = 3;  // says more names than it holds
+  EXPECT_FALSE(decoder.decode(bytes_of(r)));
+  r = path_record({"a"}, 0);
+  r.len = WP_PATH_BYTES + 1;
+  EXPECT_FALSE(decoder.decode(bytes_of(r)));
+  r = path_record({"abc"}, 0);
+  r.len = 2;  // cuts the name before its NUL
+  EXPECT_FALSE(decoder.decode(bytes_of(r)));
+  EXPECT_EQ(decoder.stats().malformed, 3u);
+}
+
 TEST(Decoder, MmapDirtyRecordBecomesMmapDirtyEvent) {
   wp_mmap_dirty_record r{};
   r.h = {WP_REC_MMAP_DIRTY, sizeof(r), WP_RECORD_VERSION, 1, 555};

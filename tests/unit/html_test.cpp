@@ -230,6 +230,7 @@ TEST(HtmlSink, LabelsDurationsAndSizesAsTheTextOutputDoes) {
                                                      .writeback_wait_ns = 0,
                                                      .blocked_ns = 1'000,
                                                      .runnable_ns = 200});
+  throttled.call.path = "/mnt/data/app.log";
   WriteTimeline direct = direct_write_at(kStart + 50'000, 9'000, "db");
   direct.call.count = 6144;
   direct.call.ret = 1536;
@@ -248,6 +249,8 @@ TEST(HtmlSink, LabelsDurationsAndSizesAsTheTextOutputDoes) {
   EXPECT_EQ(data["writes"][1]["labels"]["bytes"], "1.5 KiB");
   EXPECT_EQ(data["writes"][1]["labels"]["requested"], "6 KiB");
   EXPECT_EQ(data["writes"][1]["labels"]["start"], "+50.0us");
+  EXPECT_EQ(data["writes"][0]["path"], "/mnt/data/app.log");
+  EXPECT_TRUE(data["writes"][1]["path"].is_null());
 
   const json& sync = data["syncs"][0]["labels"];
   EXPECT_EQ(sync["latency"], "5.20ms");

@@ -362,6 +362,19 @@ TEST(PerfettoSink, DiscardedWriteSaysSoWithItsTime) {
   EXPECT_EQ(writes[0]->args.count("durable_via"), 0u);
 }
 
+TEST(PerfettoSink, ItemsCarryTheirFilesPathAsAnArg) {
+  WriteTimeline named = dirty_write(call(Syscall::Pwrite64, 1'000, 2'000, 0));
+  named.call.path = "/mnt/data/app.log";
+  WriteTimeline unnamed = dirty_write(call(Syscall::Pwrite64, 3'000, 4'000, 0));
+  ParsedTrace parsed = parse(render({named, unnamed}));
+  ASSERT_TRUE(parsed.errors.empty()) << parsed.errors.front();
+  auto writes = parsed.named("pwrite64 4 KiB");
+  ASSERT_EQ(writes.size(), 2u) << "the slice name stays the call and its size";
+  EXPECT_EQ(writes[0]->args.at("path"), "/mnt/data/app.log");
+  EXPECT_EQ(writes[1]->args.count("path"), 0u);
+  EXPECT_EQ(writes[1]->args.at("ino"), "12");
+}
+
 TEST(PerfettoSink, WriteAndFsyncAreSlicesOnTheThreadTrack) {
   ParsedTrace parsed = parse(render(Scenario().timelines));
   ASSERT_TRUE(parsed.errors.empty()) << parsed.errors.front();

@@ -177,6 +177,7 @@ test('hovering a write shows its labelled latency, size and durability', () => {
   const write = data.writes[0];
   const shown = tooltip.textContent;
   assert.ok(shown.startsWith('pwrite64 by dd'), shown);
+  assert.ok(shown.includes(write.path + ', fd '), 'the file by its path: ' + shown);
   assert.ok(shown.includes(write.labels.latency + ', started at ' + write.labels.start), shown);
   assert.ok(shown.includes(write.labels.bytes + ' at offset '), shown);
   assert.ok(shown.includes(write.labels.durable_after + ' after it returned (via flush)'), shown);

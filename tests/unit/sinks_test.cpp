@@ -366,6 +366,17 @@ TEST(JsonSink, NvmeCommandAndRequestError) {
   EXPECT_TRUE(nvme["status"].is_null());
 }
 
+TEST(JsonSink, ItemsCarryTheirFilesPathOrNull) {
+  EXPECT_TRUE(json_of(durable_write())["path"].is_null()) << "no path record: null";
+  WriteTimeline write = durable_write();
+  write.call.path = "/mnt/data/wal/000042.log";
+  EXPECT_EQ(json_of(write)["path"], "/mnt/data/wal/000042.log");
+  EXPECT_EQ(json_of(write)["ino"], 12) << "dev and ino stay";
+  SyncTimeline sync = fsync_timeline();
+  sync.call.path = "/tmp/gone (deleted)";
+  EXPECT_EQ(json_of(sync)["path"], "/tmp/gone (deleted)");
+}
+
 TEST(JsonSink, FsyncHasContractKeysPhasesFlushesAndCommits) {
   const json object = json_of(fsync_timeline());
   EXPECT_EQ(object["type"], "fsync");
@@ -633,6 +644,24 @@ TEST(TextSink, DurableWriteShowsRelativeStagesAndVerdict) {
   EXPECT_LT(text.find("written"), text.find("durable (flush)"));
   EXPECT_LT(text.find("dirtied"), text.find("request"));
   EXPECT_FALSE(contains(text, "\x1b")) << "no color unless asked";
+}
+
+TEST(TextSink, FilesPathTakesThePlaceOfDevAndIno) {
+  WriteTimeline write = durable_write();
+  write.call.path = "/mnt/data/app.log";
+  std::string text = text_of(write);
+  EXPECT_EQ(text.substr(0, text.find('\n')),
+            "pwrite64 pid 1234/1235 (dd) fd 3 /mnt/data/app.log off 8192 4 KiB  latency 14.2us  "
+            "DURABLE +3.10ms via flush");
+  SyncTimeline sync = fsync_timeline();
+  sync.call.path = "/mnt/data/old.log (deleted)";
+  text = text_of(sync);
+  EXPECT_TRUE(
+      contains(text, "fdatasync pid 1234/1235 (dd) fd 3 /mnt/data/old.log (deleted)  latency"))
+      << text;
+  // A control character in a file name cannot forge a line.
+  write.call.path = "/mnt/a\nb";
+  EXPECT_TRUE(contains(text_of(write), "fd 3 /mnt/a\\x0ab off")) << text_of(write);
 }
 
 TEST(TextSink, RequestNamesTheOtherThreadsWhoseBiosItCarried) {

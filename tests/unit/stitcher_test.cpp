@@ -1,6 +1,10 @@
 // The stitcher as a whole: names of its states and phases, and the dispatcher's bounds.
 #include "stitch_fixture.h"
 
+#include <string>
+
+#include "stitch/file_names.h"
+
 namespace wp::stitch_test {
 namespace {
 
@@ -31,6 +35,108 @@ TEST_F(SmallLimitsTest, SweepKeepsNoHistoryPastTheWindow) {
   auto s = syncs();
   ASSERT_EQ(s.size(), 1u);
   EXPECT_TRUE(s[0].flushes.empty());
+}
+
+// ---- file paths ----
+
+FilePathEvent file_path(Nanos ts, std::string path, std::uint64_t ino = kIno,
+                        bool deleted = false) {
+  FilePathEvent ev;
+  ev.ts = ts;
+  ev.dev = kPart;
+  ev.ino = ino;
+  ev.deleted = deleted;
+  ev.path = deleted ? path + " (deleted)" : std::move(path);
+  return ev;
+}
+
+TEST_F(StitcherTest, ItemsCarryThePathOfTheirFile) {
+  feed(file_path(90, "/mnt/data/logs/app.log"));
+  feed(write_call(100, 200, 0, 4096, 1));
+  feed(sync_call(Syscall::Fsync, 300, 400, kWriterTid));
+  MmapDirtyEvent store;
+  store.ts = 500;
+  store.pid = store.tid = kWriterTid;
+  store.comm = "writer";
+  store.dev = kPart;
+  store.ino = kIno;
+  store.index = 9;
+  store.pages = 1;
+  feed(store);
+  SyscallEvent other = write_call(600, 700, 0, 4096, 1);
+  other.ino = kIno + 1;  // no path record came for this one
+  feed(other);
+  finish();
+  auto w = writes();
+  ASSERT_EQ(w.size(), 3u);
+  std::size_t named = 0;
+  for (const auto& write : w) {
+    if (write.call.ino == kIno) {
+      EXPECT_EQ(write.call.path, "/mnt/data/logs/app.log") << call_name(write.call);
+      ++named;
+    } else {
+      EXPECT_EQ(write.call.path, "");
+    }
+  }
+  EXPECT_EQ(named, 2u);  // the write and the mmap item
+  auto s = syncs();
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].call.path, "/mnt/data/logs/app.log");
+}
+
+TEST_F(StitcherTest, PathOfADeletedFileSaysDeleted) {
+  feed(file_path(90, "/mnt/data/tmp.bin", kIno, true));
+  feed(write_call(100, 200, 0, 4096, 1));
+  finish();
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].call.path, "/mnt/data/tmp.bin (deleted)");
+}
+
+TEST_F(StitcherTest, FileResolvedAfreshTakesItsNewPathForLaterItems) {
+  // The kernel sends a file's path again only when it resolves the file afresh (an inode
+  // number reused by a new file): the items handed out after that carry the new one.
+  feed(file_path(90, "/mnt/a"));
+  feed(sync_call(Syscall::Fsync, 100, 200, kWriterTid));
+  feed(file_path(300, "/mnt/b"));
+  feed(sync_call(Syscall::Fsync, 400, 500, kWriterTid));
+  auto s = syncs();
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0].call.path, "/mnt/a");
+  EXPECT_EQ(s[1].call.path, "/mnt/b");
+}
+
+TEST_F(StitcherTest, SyncWithoutAFileHasNoPath) {
+  feed(file_path(90, "/mnt/a", 0));  // no file is inode 0: ignored
+  SyscallEvent all = sync_call(Syscall::Sync, 100, 200, kWriterTid);
+  all.dev = 0;
+  all.ino = 0;
+  feed(all);
+  auto s = syncs();
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].call.path, "");
+}
+
+TEST(FileNames, KeepsAtMostItsBoundDroppingTheOldest) {
+  stitch::FileNames names(4);
+  for (std::uint64_t ino = 1; ino <= 5; ++ino) {
+    FilePathEvent ev;
+    ev.dev = kPart;
+    ev.ino = ino;
+    ev.path = "/f" + std::to_string(ino);
+    names.on_file_path(ev);
+  }
+  EXPECT_LE(names.size(), 4u);
+  SyscallEvent newest;
+  newest.dev = kPart;
+  newest.ino = 5;
+  names.name(newest);
+  EXPECT_EQ(newest.path, "/f5");
+  SyscallEvent oldest;
+  oldest.dev = kPart;
+  oldest.ino = 1;
+  names.name(oldest);
+  EXPECT_EQ(oldest.path, "");
 }
 
 }  // namespace

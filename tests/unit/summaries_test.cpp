@@ -222,6 +222,23 @@ TEST(DirectIoSummary, VerdictPerProcessAndFile) {
   EXPECT_EQ(v[2].writes, 0u);
 }
 
+TEST(DirectIoSummary, VerdictNamesTheFileByItsPathWhenAnItemHadIt) {
+  DirectIoSummary summary;
+  summary.add(direct_write(1, 10, 4096, 0));  // no path record yet
+  WriteTimeline named = direct_write(1, 10, 4096, 0);
+  named.call.path = "/mnt/kv/blocks.bin";
+  summary.add(named);
+  summary.add(direct_write(1, 11, 4096, 0));
+  auto v = summary.verdicts();
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[0].path, "/mnt/kv/blocks.bin");
+  EXPECT_EQ(v[1].path, "");
+  SinkOptions options;
+  const std::string text = format_direct_io(summary, options);
+  EXPECT_NE(text.find("pid 1 (db) /mnt/kv/blocks.bin: 2 writes"), std::string::npos) << text;
+  EXPECT_NE(text.find(" ino 11: 1 writes"), std::string::npos) << text;
+}
+
 // The top bucket's upper bound is 2^64 - 1: found by the fuzzer as a shift by 64.
 TEST(SyncPhaseSummaryText, HistogramOfHugeLatenciesRenders) {
   SyncPhaseSummary summary;

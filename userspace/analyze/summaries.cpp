@@ -52,6 +52,7 @@ void DirectIoSummary::add(const WriteTimeline& write) {
   v.comm = call.comm;
   v.dev = call.dev;
   v.ino = call.ino;
+  if (v.path.empty()) v.path = call.path;
   if (call.ret < 0) {
     (call.ret == -EINVAL ? v.einval : v.other_errors) += 1;
     return;

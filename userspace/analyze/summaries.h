@@ -50,6 +50,7 @@ struct DirectIoVerdict {
   std::string comm;
   DevT dev = 0;
   std::uint64_t ino = 0;
+  std::string path;          // the file's path (from its first write that had one), or empty
   std::uint64_t writes = 0;  // direct writes that wrote something
   std::uint64_t bytes = 0;
   std::uint64_t pages_dirtied = 0;   // expected 0

@@ -1,7 +1,9 @@
 #include "decode/decoder.h"
 
 #include <cstring>
+#include <string_view>
 #include <type_traits>
+#include <vector>
 
 #include "writepath.h"
 
@@ -211,6 +213,35 @@ std::optional<Event> decode_fs_log(std::span<const std::byte> bytes) {
   return e;
 }
 
+std::optional<Event> decode_file_path(std::span<const std::byte> bytes) {
+  wp_file_path_record r;
+  if (!read_record(bytes, r) || r.len > WP_PATH_BYTES) return std::nullopt;
+  // names[] holds the components leaf first, each NUL-terminated.
+  std::vector<std::string_view> components;
+  std::string_view names(r.names, r.len);
+  while (!names.empty()) {
+    const auto nul = names.find('\0');
+    if (nul == std::string_view::npos) return std::nullopt;
+    components.push_back(names.substr(0, nul));
+    names.remove_prefix(nul + 1);
+  }
+  if (components.size() != r.components) return std::nullopt;
+  FilePathEvent e;
+  e.ts = r.h.ts_ns;
+  e.dev = r.dev;
+  e.ino = r.ino;
+  e.truncated = (r.flags & WP_PATH_TRUNCATED) != 0;
+  e.deleted = (r.flags & WP_PATH_DELETED) != 0;
+  if (e.truncated) e.path = "...";
+  for (auto it = components.rbegin(); it != components.rend(); ++it) {
+    e.path += '/';
+    e.path += *it;
+  }
+  if (e.path.empty()) e.path = "/";
+  if (e.deleted) e.path += " (deleted)";
+  return e;
+}
+
 }  // namespace
 
 const char* hook_counter_name(std::size_t hook) {
@@ -227,6 +258,7 @@ const char* hook_counter_name(std::size_t hook) {
     case WP_HOOK_URING: return "io_uring";
     case WP_HOOK_MMAP_DIRTY: return "mmap";
     case WP_HOOK_FS_LOG: return "fs-log";
+    case WP_HOOK_FILE_PATH: return "file-path";
   }
   return "?";
 }
@@ -250,6 +282,7 @@ std::optional<Event> Decoder::decode(std::span<const std::byte> record) {
         case WP_REC_DISCARD: event = decode_discard(bytes); break;
         case WP_REC_MMAP_DIRTY: event = decode_mmap_dirty(bytes); break;
         case WP_REC_FS_LOG: event = decode_fs_log(bytes); break;
+        case WP_REC_FILE_PATH: event = decode_file_path(bytes); break;
         default: break;
       }
     }

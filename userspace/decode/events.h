@@ -104,6 +104,10 @@ struct SyscallEvent {
   Nanos throttle_ns = 0;
   std::uint32_t throttle_events = 0;
   std::uint32_t writeback_waits = 0;
+  // The file's path ("/mnt/data/log", "… (deleted)"): never decoded from this record, set by
+  // the stitcher from the FilePathEvent of (dev, ino) when the item is handed out; empty when
+  // none arrived (lost, or a trace recorded before paths were).
+  std::string path;
 };
 
 // What an item is called in the outputs: its syscall's name, or "mmap" for the pages a
@@ -278,6 +282,21 @@ struct MmapDirtyEvent {
   std::uint32_t pages = 0;
 };
 
+// The path of a file (dev, ino), sent once per file before the first record naming it (and
+// again only when the kernel resolves it afresh: its cache evicted it, or the inode number
+// was reused by a new file).
+struct FilePathEvent {
+  Nanos ts = 0;
+  DevT dev = 0;
+  std::uint64_t ino = 0;
+  // From the root of the machine's mount tree: "/mnt/data/dir/file". A path the kernel's walk
+  // could not finish (too deep or too long) holds the components nearest the file, after
+  // "..."; an unlinked file's ends with " (deleted)", as /proc/PID/fd shows it.
+  std::string path;
+  bool deleted = false;
+  bool truncated = false;
+};
+
 // Records were lost (ring buffer full) just before this point of the stream.
 struct LostEvent {
   Nanos ts = 0;
@@ -305,6 +324,6 @@ struct FileSystemInfo {
 
 using Event =
     std::variant<SyscallEvent, BioEvent, RequestEvent, JournalEvent, ThrottleEvent, NvmeEvent,
-                 LostEvent, CausesEvent, DiscardEvent, MmapDirtyEvent, FsLogEvent>;
+                 LostEvent, CausesEvent, DiscardEvent, MmapDirtyEvent, FsLogEvent, FilePathEvent>;
 
 }  // namespace wp

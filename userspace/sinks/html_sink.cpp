@@ -174,6 +174,7 @@ void HtmlSink::count_call(const SyscallEvent& call, bool is_write) {
     if (items_by_file_.size() >= kMaxTallied) return;
     file = items_by_file_.emplace(std::make_pair(call.dev, call.ino), FileCounts{}).first;
   }
+  if (file->second.path.empty()) file->second.path = call.path;
   ++(is_write ? file->second.writes : file->second.syncs);
 }
 
@@ -244,11 +245,13 @@ json HtmlSink::page_data(const TraceSummary& totals) const {
   json files = json::array();
   for (auto it : busiest(items_by_file_, [](auto a, auto b) {
          return a->second.writes + a->second.syncs > b->second.writes + b->second.syncs;
-       }))
+       })) {
     files.push_back({{"dev", dev_string(it->first.first)},
                      {"ino", it->first.second},
                      {"writes", it->second.writes},
                      {"syncs", it->second.syncs}});
+    if (!it->second.path.empty()) files.back()["path"] = it->second.path;
+  }
 
   json phases = json::array();
   for (const SyncPhaseInfo& phase : kSyncPhases)

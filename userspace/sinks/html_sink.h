@@ -55,6 +55,7 @@ class HtmlSink : public Sink {
     nlohmann::ordered_json item;
   };
   struct FileCounts {
+    std::string path;  // empty: no path record came for the file
     std::uint64_t writes = 0;
     std::uint64_t syncs = 0;
   };

@@ -57,11 +57,12 @@ void write_json(Emitter& e, const SyncPhaseSummary& phases) {
 }
 
 void write_json(Emitter& e, const DirectIoVerdict& v) {
-  e.object(field("pid", v.pid), field("comm", v.comm), field("dev", Device{v.dev}),
-           field("ino", v.ino), field("writes", v.writes), field("bytes", v.bytes),
-           field("pages_dirtied", v.pages_dirtied), field("buffered_bytes", v.buffered_bytes),
-           field("einval", v.einval), field("other_errors", v.other_errors),
-           field("bypassed_page_cache", v.bypassed()));
+  e.object(
+      field("pid", v.pid), field("comm", v.comm), field("dev", Device{v.dev}), field("ino", v.ino),
+      field("path", v.path.empty() ? std::nullopt : std::optional{v.path}),
+      field("writes", v.writes), field("bytes", v.bytes), field("pages_dirtied", v.pages_dirtied),
+      field("buffered_bytes", v.buffered_bytes), field("einval", v.einval),
+      field("other_errors", v.other_errors), field("bypassed_page_cache", v.bypassed()));
 }
 
 void write_json(Emitter& e, const TraceSummary& t) {

@@ -251,6 +251,7 @@ class PerfettoSink::Writer {
     slice.name = std::string(call_name(call)) + " " + human_bytes(bytes);
     slice.args.push_back({"dev", dev_string(call.dev)});
     slice.args.push_back({"ino", std::uint64_t{call.ino}});
+    if (!call.path.empty()) slice.args.push_back({"path", call.path});
     slice.args.push_back({"offset", std::uint64_t{call.pos}});
     slice.args.push_back({"bytes", bytes});
     if (call.ret < 0) slice.args.push_back({"error", errno_name(static_cast<int>(call.ret))});
@@ -278,6 +279,7 @@ class PerfettoSink::Writer {
     slice.name = call_name(call);
     if (call.dev != 0) slice.args.push_back({"dev", dev_string(call.dev)});
     slice.args.push_back({"ino", std::uint64_t{call.ino}});
+    if (!call.path.empty()) slice.args.push_back({"path", call.path});
     slice.args.push_back({"ret", std::int64_t{call.ret}});
     for (const SyncPhaseInfo& phase : kSyncPhases)
       slice.args.emplace_back(phase.json_key, std::uint64_t{sync.phases.*phase.total});

@@ -85,13 +85,18 @@ std::string plural(std::uint64_t n, std::string_view one, std::string_view many)
   return fmt::format("{} {}", n, n == 1 ? one : many);
 }
 
-// "pwrite64 pid 1234/1235 (dd) fd 3 dev 7:0 ino 12": what the call was and on which file.
+// "pwrite64 pid 1234/1235 (dd) fd 3 /mnt/data/log": what the call was and on which file; "dev
+// 7:0 ino 12" when the file's path is not known.
 std::string call_identity(const SyscallEvent& call, const Painter& paint) {
   std::string text = fmt::format("{} pid {}/{} ({})", paint.bold(call_name(call)), call.pid,
                                  call.tid, printable_comm(call.comm));
   if (call.fd >= 0) text += fmt::format(" fd {}", call.fd);
-  if (call.dev != 0) text += fmt::format(" dev {}", dev_string(call.dev));
-  if (call.ino != 0) text += fmt::format(" ino {}", call.ino);
+  if (!call.path.empty()) {
+    text += fmt::format(" {}", printable_comm(call.path));
+  } else {
+    if (call.dev != 0) text += fmt::format(" dev {}", dev_string(call.dev));
+    if (call.ino != 0) text += fmt::format(" ino {}", call.ino);
+  }
   // The call's own flags (pwritev2's RWF_*, msync's MS_*), not the store marker.
   for (const char* flag : call_flag_names(call.call_flags)) text += fmt::format(" {}", flag);
   return text;
@@ -435,9 +440,11 @@ std::string format_direct_io(const DirectIoSummary& direct, const SinkOptions& o
         v.bypassed()
             ? paint.green("bypassed the page cache")
             : paint.red(fmt::format("{} through the page cache", human_bytes(v.buffered_bytes)));
-    text += fmt::format("  pid {} ({}) dev {} ino {}: {} writes, {}, {} pages dirtied: {}", v.pid,
-                        printable_comm(v.comm), dev_string(v.dev), v.ino, v.writes,
-                        human_bytes(v.bytes), v.pages_dirtied, verdict);
+    const std::string file = v.path.empty() ? fmt::format("dev {} ino {}", dev_string(v.dev), v.ino)
+                                            : printable_comm(v.path);
+    text += fmt::format("  pid {} ({}) {}: {} writes, {}, {} pages dirtied: {}", v.pid,
+                        printable_comm(v.comm), file, v.writes, human_bytes(v.bytes),
+                        v.pages_dirtied, verdict);
     if (v.einval) text += fmt::format("; {} refused with EINVAL (misaligned)", v.einval);
     if (v.other_errors) text += fmt::format("; {} other errors", v.other_errors);
     text += "\n";

@@ -8,6 +8,7 @@
 #include "stitch/block_tracker.h"
 #include "stitch/call_context.h"
 #include "stitch/durability_tracker.h"
+#include "stitch/file_names.h"
 #include "stitch/journal_tracker.h"
 #include "stitch/sync_assembler.h"
 #include "stitch/write_tracker.h"
@@ -42,7 +43,7 @@ struct Stitcher::State : stitch::BlockListener {
         durability(limits, devices, [this](stitch::Request& r) { writes.request_durable(r); }),
         journal(limits),
         writes(limits, stats, devices, block, loss,
-               [this](Timeline&& t) { (*emit)(std::move(t)); }),
+               [this](Timeline&& t) { hand_out(std::move(t)); }),
         syncs(devices, block, durability, journal) {}
 
   // ---- BlockListener: what completions mean, above the block layer ----
@@ -74,7 +75,13 @@ struct Stitcher::State : stitch::BlockListener {
     if (loss.within(ev.start_ns, ev.end_ns)) s.incomplete = true;
     if (s.incomplete) ++stats.incomplete;
     ++stats.syncs;
-    (*emit)(std::move(s));
+    hand_out(std::move(s));
+  }
+
+  // Every item leaves through here, named after its file's path record, if one came.
+  void hand_out(Timeline&& t) {
+    std::visit([this](auto& item) { names.name(item.call); }, t);
+    (*emit)(std::move(t));
   }
 
   void on_lost(const LostEvent& ev) {
@@ -114,6 +121,7 @@ struct Stitcher::State : stitch::BlockListener {
             if constexpr (std::is_same_v<T, ThrottleEvent>) calls.on_throttle(ev);
             if constexpr (std::is_same_v<T, DiscardEvent>) writes.pages_discarded(ev);
             if constexpr (std::is_same_v<T, MmapDirtyEvent>) writes.on_mmap_dirty(ev);
+            if constexpr (std::is_same_v<T, FilePathEvent>) names.on_file_path(ev);
           }
         },
         event);
@@ -132,6 +140,7 @@ struct Stitcher::State : stitch::BlockListener {
   stitch::JournalTracker journal;
   stitch::WriteTracker writes;
   stitch::SyncAssembler syncs;
+  stitch::FileNames names;
   Nanos now = 0;  // newest event time seen
   Nanos last_sweep = 0;
   // Where finished timelines go during the current feed()/finish() call.

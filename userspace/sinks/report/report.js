@@ -140,7 +140,11 @@ var STATES = [
   ['failed', 'failed']];
 
 function callName(d) { return d.syscall + ' by ' + d.comm; }
-function fileText(d) { return d.dev === null ? 'none' : 'device ' + d.dev + ', inode ' + d.ino; }
+// The file's path when the trace has it, else its device and inode.
+function fileText(d) {
+  if (d.path) return d.path;
+  return d.dev === null ? 'none' : 'device ' + d.dev + ', inode ' + d.ino;
+}
 
 function writeTip(d) {
   var l = d.labels;
@@ -206,7 +210,9 @@ function svgSwatch(draw) {
 // ---- header ---------------------------------------------------------------------------------
 function drawHeader() {
   var procs = (data.processes || []).map(function (p) { return p.comm + ' (pid ' + p.pid + ')'; });
-  var files = (data.files || []).map(function (f) { return f.dev + ' inode ' + f.ino; });
+  var files = (data.files || []).map(function (f) {
+    return f.path ? f.path : f.dev + ' inode ' + f.ino;
+  });
   var more = function (shown, total) {
     return total > shown ? ' and ' + (total - shown) + ' more' : '';
   };
@@ -663,7 +669,7 @@ function drawDirectIo() {
   verdicts.forEach(function (v) {
     var ok = v.bypassed_page_cache;
     table.append(h('tr', {}, h('td', {}, v.comm + ' (pid ' + v.pid + ')'),
-                   h('td', {}, 'device ' + v.dev + ', inode ' + v.ino),
+                   h('td', {}, fileText(v)),
                    h('td', {}, fmtCount(v.writes)),
                    h('td', {}, v.labels.bytes), h('td', {}, fmtCount(v.pages_dirtied)),
                    h('td', {}, v.labels.buffered_bytes), h('td', {}, fmtCount(v.einval)),

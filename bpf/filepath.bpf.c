@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * File paths: the first time a record names a file (dev, ino), a wp_file_path_record with its
+ * path goes out before it. An LRU of the files already resolved makes the walk cost once per
+ * file, not once per write. bpf_d_path is not allowed from tracepoints, so the dentry chain is
+ * walked here: from the file's dentry up to its mount's root, across each mount to the dentry
+ * it is mounted on, to the root. Called by the syscall exits, io_uring's completion and the
+ * mmap-dirty hook (wp_emit_file_path, declared in maps.bpf.h).
+ */
+#include "vmlinux.h"
+
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "compat.bpf.h"
+#include "maps.bpf.h"
+
+/* A file's name is bytes long at most NAME_MAX (255) plus its NUL: the most one component read
+ * can write past its offset. */
+#define WP_NAME_READ 256
+
+struct wp_path_key {
+	__u64 ino;
+	__u32 dev;
+	__u32 pad;
+};
+
+/* Files already resolved; the value is the struct inode they were resolved for, so an inode
+ * number reused by a new file (a new struct inode) is resolved again, a rename (the same
+ * inode) is not. Evicted least recently used: a file met again after that costs one more
+ * walk and record. */
+#define WP_PATH_CACHE_ENTRIES 16384
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, WP_PATH_CACHE_ENTRIES);
+	__type(key, struct wp_path_key);
+	__type(value, __u64);
+} file_paths SEC(".maps");
+
+/* The record is built here (552 bytes do not fit the 512-byte BPF stack), with room after it
+ * for the last component read, whose length is only known once read. */
+struct wp_path_scratch {
+	struct wp_file_path_record rec;
+	char slack[WP_NAME_READ];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct wp_path_scratch);
+} path_scratch SEC(".maps");
+
+/* Whether the file was unlinked: its dentry is unhashed and not a root (d_unlinked()), or its
+ * inode has no links left (/proc/PID/fd says "(deleted)" for the first). */
+static __always_inline bool wp_file_deleted(struct dentry *dentry, struct inode *inode)
+{
+	if (!BPF_CORE_READ(dentry, d_hash.pprev) && BPF_CORE_READ(dentry, d_parent) != dentry)
+		return true;
+	return BPF_CORE_READ(inode, i_nlink) == 0;
+}
+
+/* Emits the path record of `file` (a struct file *) for (dev, ino) unless the cache says it
+ * went out already. A global function: the verifier checks its bounded walk once, instead of
+ * in every syscall exit program it would be inlined into (those are near the 6.1 verifier's
+ * 1M-instruction budget). Returns 1 when a record was emitted. */
+__noinline int wp_emit_file_path(__u64 file_ptr, __u32 dev, __u64 ino)
+{
+	struct wp_path_key key = {.ino = ino, .dev = dev};
+	struct file *file = (struct file *)file_ptr;
+	__u32 mount_off = bpf_core_field_offset(struct mount, mnt);
+	struct wp_path_scratch *scratch;
+	struct wp_file_path_record *rec;
+	struct vfsmount *vfsmnt;
+	struct dentry *dentry;
+	struct mount *mnt;
+	struct inode *inode;
+	__u64 inode_ptr, *seen;
+	__u32 zero = 0, off = 0, components = 0;
+	bool reached_root = false;
+
+	if (!file)
+		return 0;
+	inode = BPF_CORE_READ(file, f_inode);
+	inode_ptr = (__u64)inode;
+	seen = bpf_map_lookup_elem(&file_paths, &key);
+	if (seen && *seen == inode_ptr)
+		return 0;
+	scratch = bpf_map_lookup_elem(&path_scratch, &zero);
+	if (!scratch)
+		return 0;
+	rec = &scratch->rec;
+	dentry = BPF_CORE_READ(file, f_path.dentry);
+	vfsmnt = BPF_CORE_READ(file, f_path.mnt);
+	if (!dentry || !vfsmnt)
+		return 0;
+	mnt = (struct mount *)((char *)vfsmnt - mount_off);
+	rec->flags = wp_file_deleted(dentry, inode) ? WP_PATH_DELETED : 0;
+
+	for (int i = 0; i < WP_PATH_MAX_STEPS; i++) {
+		struct dentry *mnt_root = BPF_CORE_READ(vfsmnt, mnt_root);
+		struct dentry *parent = BPF_CORE_READ(dentry, d_parent);
+		const unsigned char *name;
+		long n;
+
+		if (dentry == mnt_root || dentry == parent) {
+			struct mount *up = BPF_CORE_READ(mnt, mnt_parent);
+
+			/* The root of the walk: a mount that is its own parent. (A dentry that is
+			 * its own parent without being its mount's root is disconnected: stop.) */
+			if (dentry != mnt_root || up == mnt || !up) {
+				reached_root = dentry == mnt_root;
+				break;
+			}
+			dentry = BPF_CORE_READ(mnt, mnt_mountpoint);
+			mnt = up;
+			vfsmnt = (struct vfsmount *)((char *)up + mount_off);
+			continue;
+		}
+		if (off >= WP_PATH_BYTES)
+			break;
+		name = BPF_CORE_READ(dentry, d_name.name);
+		n = bpf_probe_read_kernel_str(&rec->names[off & (WP_PATH_BYTES - 1)], WP_NAME_READ,
+					      name);
+		/* A failed read or a name cut by the end of names[] ends the walk there. */
+		if (n <= 0 || off + n > WP_PATH_BYTES)
+			break;
+		off += n;
+		components++;
+		dentry = parent;
+	}
+	if (!reached_root)
+		rec->flags |= WP_PATH_TRUNCATED;
+	rec->h.type = WP_REC_FILE_PATH;
+	rec->h.size = sizeof(*rec);
+	rec->h.version = WP_RECORD_VERSION;
+	rec->h.cpu = bpf_get_smp_processor_id();
+	rec->h.ts_ns = bpf_ktime_get_ns();
+	rec->ino = ino;
+	rec->dev = dev;
+	rec->len = off;
+	rec->components = components;
+	/* The record that names the file follows at once and decides the wakeup. */
+	if (bpf_ringbuf_output(&events, rec, sizeof(*rec), BPF_RB_NO_WAKEUP)) {
+		wp_count_lost(WP_HOOK_FILE_PATH);
+		/* Not remembered: the file's next record tries again. */
+		if (seen)
+			bpf_map_delete_elem(&file_paths, &key);
+		return 0;
+	}
+	bpf_map_update_elem(&file_paths, &key, &inode_ptr, BPF_ANY);
+	return 1;
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,32 @@
+#include "stitch/file_names.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace wp::stitch {
+
+void FileNames::on_file_path(const FilePathEvent& ev) {
+  if (ev.ino == 0) return;
+  auto& entry = paths_[InodeKey{ev.dev, ev.ino}];
+  entry.path = ev.path;
+  entry.seq = next_seq_++;
+  if (paths_.size() > max_files_) trim();
+}
+
+void FileNames::name(SyscallEvent& call) const {
+  if (call.ino == 0) return;
+  const auto it = paths_.find(InodeKey{call.dev, call.ino});
+  if (it != paths_.end()) call.path = it->second.path;
+}
+
+void FileNames::trim() {
+  std::vector<std::uint64_t> seqs;
+  seqs.reserve(paths_.size());
+  for (const auto& [k, e] : paths_) seqs.push_back(e.seq);
+  auto mid = seqs.begin() + static_cast<std::ptrdiff_t>(seqs.size() / 2);
+  std::nth_element(seqs.begin(), mid, seqs.end());
+  const std::uint64_t cut = *mid;
+  std::erase_if(paths_, [cut](const auto& kv) { return kv.second.seq < cut; });
+}
+
+}  // namespace wp::stitch

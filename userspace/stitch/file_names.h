@@ -1,0 +1,41 @@
+// Which path each file (dev, ino) has, from the kernel's path records, for the items that
+// name it. Pure: it knows only what the events said.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+
+#include "decode/events.h"
+#include "stitch/io_state.h"
+
+namespace wp::stitch {
+
+class FileNames {
+ public:
+  // The kernel sends a file's path once per file it resolves, so the table holds one entry per
+  // file met; past `max_files` the oldest-inserted half is dropped (the kernel's cache of
+  // resolved files is smaller, so a file dropped here is rarely one it still remembers).
+  explicit FileNames(std::size_t max_files = 1u << 16) : max_files_(max_files) {}
+
+  // A path record: (dev, ino) is called this from now on (a later record for the same file is
+  // the kernel resolving it afresh, e.g. an inode number reused by a new file).
+  void on_file_path(const FilePathEvent& ev);
+  // Sets call.path from the table; leaves it empty when no path is known for its file.
+  void name(SyscallEvent& call) const;
+  std::size_t size() const { return paths_.size(); }
+
+ private:
+  struct Entry {
+    std::string path;
+    std::uint64_t seq = 0;  // insertion order, for the bound
+  };
+  void trim();
+
+  std::size_t max_files_;
+  std::uint64_t next_seq_ = 0;
+  std::unordered_map<InodeKey, Entry, InodeKeyHash> paths_;
+};
+
+}  // namespace wp::stitch
