@@ -43,6 +43,10 @@ struct TraceOptions {
   // Off-CPU causes for calls at least this slow; 0: the same as min_latency_ns (and none
   // when that is 0 too: the sched_switch hook runs on every context switch).
   Nanos causes_min_ns = 0;
+  // Live output (text: each item when its call returns, then update lines; JSON: the event
+  // stream). Off: complete items only.
+  bool live = false;
+  bool timestamps = false;  // text: the -T wall-clock column
   // Sees every timeline the sink gets (writepath demo keeps them to explain the run).
   std::function<void(const Timeline&)> observer;
 };

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/units.h"
+#include "sinks/text_live.h"
 
 namespace wp {
 namespace {
@@ -429,8 +430,17 @@ std::string format_direct_io(const DirectIoSummary& direct, const SinkOptions& o
 }
 
 void TextSink::timeline(const Timeline& item) {
-  out_ << format_timeline(item, options_);
+  if (options_.live)
+    out_ << format_live_complete(item, options_, clock_);
+  else
+    out_ << with_clock_column(format_timeline(item, options_), call_end(call_of(item)), clock_);
   // Per block, so a live trace piped to less or tee shows items as they finish.
+  out_.flush();
+}
+
+void TextSink::progress(ItemProgress progress, const Timeline& item) {
+  if (!options_.live) return;
+  out_ << format_live_progress(progress, item, options_, clock_);
   out_.flush();
 }
 
