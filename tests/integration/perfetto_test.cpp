@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <ctime>
 #include <map>
 #include <string>
 #include <vector>
@@ -36,6 +38,24 @@ TEST_F(PerfettoTrace, BufferedWritesFsyncAndTheirFlowsAreInTheFile) {
   ASSERT_EQ(clock_at.size(), 3u) << "MONOTONIC, REALTIME and BOOTTIME";
   EXPECT_GE(clock_at[6], clock_at[3]) << "BOOTTIME counts suspend on top of MONOTONIC";
   EXPECT_GT(clock_at[1], clock_at[6]) << "REALTIME counts from 1970";
+  {
+    // The snapshot's REALTIME − MONOTONIC is the wall clock's offset now (nothing set it since).
+    timespec mono{}, real{};
+    ::clock_gettime(CLOCK_MONOTONIC, &mono);
+    ::clock_gettime(CLOCK_REALTIME, &real);
+    const std::int64_t offset_now =
+        (real.tv_sec - mono.tv_sec) * 1'000'000'000ll + (real.tv_nsec - mono.tv_nsec);
+    const auto snapshot_offset = static_cast<std::int64_t>(clock_at[1] - clock_at[3]);
+    EXPECT_LT(std::llabs(snapshot_offset - offset_now), 1'000'000'000ll);
+    // BOOTTIME − MONOTONIC is the time spent suspended: the same as the kernel's now.
+    timespec boot{};
+    ::clock_gettime(CLOCK_BOOTTIME, &boot);
+    ::clock_gettime(CLOCK_MONOTONIC, &mono);
+    const std::int64_t boot_now =
+        (boot.tv_sec - mono.tv_sec) * 1'000'000'000ll + (boot.tv_nsec - mono.tv_nsec);
+    EXPECT_LT(std::llabs(static_cast<std::int64_t>(clock_at[6] - clock_at[3]) - boot_now),
+              1'000'000'000ll);
+  }
 
   std::map<std::uint64_t, pb::TrackDescriptor> tracks;
   std::map<std::uint64_t, int> open_slices;          // per track: BEGINs not yet ENDed

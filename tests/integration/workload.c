@@ -13,12 +13,42 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <liburing.h>
 
 // O_APPEND through every write flavour, then sync_file_range and fdatasync: the offsets
 // are 0, 5000 and 11000 whatever the positional argument says (pwrite(2) BUGS).
+/* One buffered 4 KiB pwrite; once it returned, "PID REALTIME_NS" goes to STAMP (written to a
+ * temporary name and renamed, so a reader never sees half of it); then, unless FIFO is "-",
+ * waits until someone opens FIFO for writing and closes it: the tracer keeps running. */
+static int write_wait(const char* path, const char* stamp, const char* fifo) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) return 1;
+  char buf[4096];
+  memset(buf, 'w', sizeof(buf));
+  if (pwrite(fd, buf, sizeof(buf), 0) != (ssize_t)sizeof(buf)) return 1;
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  char tmp[4096];
+  snprintf(tmp, sizeof(tmp), "%s.tmp", stamp);
+  FILE* out = fopen(tmp, "w");
+  if (out == NULL) return 1;
+  fprintf(out, "%d %lld\n", (int)getpid(), (long long)now.tv_sec * 1000000000LL + now.tv_nsec);
+  if (fclose(out) != 0 || rename(tmp, stamp) != 0) return 1;
+  if (strcmp(fifo, "-") != 0) {
+    int wait_fd = open(fifo, O_RDONLY);
+    if (wait_fd < 0) return 1;
+    char c;
+    while (read(wait_fd, &c, 1) > 0) {
+    }
+    close(wait_fd);
+  }
+  close(fd);
+  return 0;
+}
+
 static int append_mix(const char* path) {
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
   if (fd < 0) return 1;
@@ -323,6 +353,7 @@ static int usage(void) {
           "usage: wp_workload buffered-fsync|fsync-each|buffered|direct|direct-unaligned PATH COUNT "
           "[BS]\n"
           "       wp_workload append-mix PATH\n"
+          "       wp_workload write-wait PATH STAMP FIFO|-\n"
           "       wp_workload discard-mix PATH COUNT\n"
           "       wp_workload fork-tree DIR N COUNT EARLY [CHILD_EXE]\n"
           "       wp_workload untraced-mix PATH FALLOCATES COPIES MSYNCS\n"
@@ -336,6 +367,7 @@ static int usage(void) {
 
 int main(int argc, char** argv) {
   if (argc == 3 && strcmp(argv[1], "append-mix") == 0) return append_mix(argv[2]);
+  if (argc == 5 && strcmp(argv[1], "write-wait") == 0) return write_wait(argv[2], argv[3], argv[4]);
   if ((argc == 6 || argc == 7) && strcmp(argv[1], "fork-tree") == 0)
     return fork_tree(argv[2], strtol(argv[3], NULL, 10), strtol(argv[4], NULL, 10),
                      strtol(argv[5], NULL, 10), argc == 7 ? argv[6] : NULL);

@@ -193,6 +193,8 @@ TEST(ParseParam, HelpShowsTheFormAndTheDefault) {
 TEST(ParseParam, EveryScenarioDefaultParses) {
   for (auto& scenario : loadgen::make_scenarios())
     for (const auto& param : scenario->params()) {
+      // Defaults worked out at run time ("default: 2 s of the write-back speed") say how.
+      if (param.help.find("default: ") != std::string::npos) continue;
       const std::string help = param_help(param);
       const auto at = help.rfind("default: ");
       ASSERT_NE(at, std::string::npos) << help;

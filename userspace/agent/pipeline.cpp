@@ -43,6 +43,10 @@ Pipeline::Pipeline(PipelineOptions options, const std::vector<DeviceInfo>& devic
       emit_([this](Timeline&& item) { emit(item); }) {
   for (const auto& device : devices) stitcher_.add_device(device);
   for (const auto& fs : options_.file_systems) stitcher_.add_file_system(fs);
+  if (options_.item_progress)
+    stitcher_.set_progress([this](ItemProgress progress, const Timeline& item) {
+      if (passes(item)) sink_.progress(progress, item);
+    });
 }
 
 void Pipeline::on_record(std::span<const std::byte> record) {
@@ -98,9 +102,13 @@ TraceSummary Pipeline::finish(Nanos duration_ns) {
   return summary;
 }
 
-void Pipeline::emit(const Timeline& item) {
+bool Pipeline::passes(const Timeline& item) const {
   const SyscallEvent& call = call_of(item);
-  if (call.end_ns - call.start_ns < options_.min_latency_ns) return;
+  return call.end_ns - call.start_ns >= options_.min_latency_ns;
+}
+
+void Pipeline::emit(const Timeline& item) {
+  if (!passes(item)) return;
   if (options_.observer) options_.observer(item);
   if (const auto* sync = std::get_if<SyncTimeline>(&item)) sync_phases_.add(*sync);
   if (const auto* write = std::get_if<WriteTimeline>(&item)) direct_io_.add(*write);

@@ -21,6 +21,9 @@ struct PipelineOptions {
   Nanos min_latency_ns = 0;
   std::function<void(const Timeline&)> observer;  // sees what the sink gets
   bool live = true;  // records straight from the kernel (not from a trace file)
+  // Hand the sink each pending write's snapshots as it progresses (live output), filtered by
+  // min_latency_ns as complete items are.
+  bool item_progress = false;
   // File systems on disks their superblock device is not (btrfs), for the syncs' flushes.
   std::vector<FileSystemInfo> file_systems = {};
 };
@@ -46,6 +49,8 @@ class Pipeline {
   void set_untraced_calls(std::map<std::string, std::uint64_t> counts) {
     untraced_calls_ = std::move(counts);
   }
+  // The clock offsets as re-measured (live traces, about every second): to the sink.
+  void set_clock(const ClockOffsets& offsets) { sink_.clock(offsets); }
   // What the trace likely missed and how to see it, for the summary ("" for nothing).
   void set_hint(std::string hint) { hint_ = std::move(hint); }
   // Ends the stream: pending timelines and the summary go to the sink. Returns the summary.
@@ -56,6 +61,7 @@ class Pipeline {
   void feed(const Event& event);
   // One finished item: filtered, counted into the summaries, handed to the sink.
   void emit(const Timeline& item);
+  bool passes(const Timeline& item) const;
 
   PipelineOptions options_;
   Sink& sink_;

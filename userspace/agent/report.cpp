@@ -39,8 +39,11 @@ int run_report(const ReportOptions& options) {
   if (output->open_errno())
     throw Failure(kExitRuntime, fmt::format("cannot write {}: {}", options.output,
                                             std::strerror(output->open_errno())));
-  auto sink =
-      make_sink(options.format, output->stream(), SinkOptions{.devices = reader.header().devices});
+  // A recording from before the header kept the clock offsets has no wall-clock times.
+  auto sink = make_sink(options.format, output->stream(),
+                        SinkOptions{.devices = reader.header().devices,
+                                    .timestamps = options.timestamps,
+                                    .clock = reader.header().clock_offsets});
   // A recording made with --min-latency is reported at that threshold unless told otherwise.
   const Nanos min_latency =
       options.min_latency_ns ? options.min_latency_ns : reader.header().min_latency_ns;

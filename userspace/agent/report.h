@@ -12,6 +12,7 @@ struct ReportOptions {
   OutputFormat format = OutputFormat::Text;
   std::string output;  // "" = stdout
   Nanos min_latency_ns = 0;
+  bool timestamps = false;  // text: the -T wall-clock column (needs the recording's offsets)
 };
 
 int run_report(const ReportOptions& options);

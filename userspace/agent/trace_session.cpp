@@ -219,6 +219,8 @@ constexpr int kPollMs = 20;
 constexpr int kBatchRecords = 1 << 16;
 // Buffered output and trace file data are written out at least this often.
 constexpr std::uint64_t kFlushNs = 200'000'000;
+// The wall clock's offset is re-read this often (NTP slews it; someone may set it).
+constexpr std::uint64_t kClockNs = 1'000'000'000;
 
 // SIGPIPE blocked for the trace: a closed pipe on stdout is an EPIPE write error that ends the
 // trace cleanly, not a death. Blocked rather than ignored, so the traced command (which gets
@@ -253,8 +255,9 @@ class SigpipeBlocked {
 std::unique_ptr<TraceFileWriter> open_recording(const std::string& path, const KernelCaps& caps,
                                                 const HookPlan& plan,
                                                 const std::vector<std::string>& command,
-                                                Nanos min_latency_ns) {
+                                                Nanos min_latency_ns, const ClockOffsets& clock) {
   TraceFileHeader header;
+  header.clock_offsets = clock;
   header.writepath_version = "0.1.0";
   header.kernel = caps.kernel_release;
   header.record_version = WP_RECORD_VERSION;
@@ -353,13 +356,18 @@ int run_trace(const TraceOptions& options) {
   }
 
   const std::vector<DeviceInfo> devices = list_block_devices();
+  // MONOTONIC (the records' clock) → wall clock, re-measured about every second.
+  ClockOffsets clock = measure_clock_offsets();
   std::set<std::uint32_t> pids_with_items;  // the -p processes the trace saw items of
   std::unique_ptr<Sink> sink;
   std::unique_ptr<Pipeline> pipeline;
   if (!options.record_only) {
     sink = make_sink(options.format, output->stream(),
                      SinkOptions{.color = options.output.empty() && ::isatty(STDOUT_FILENO),
-                                 .devices = devices});
+                                 .devices = devices,
+                                 .live = options.live,
+                                 .timestamps = options.timestamps,
+                                 .clock = clock});
     auto observer = [&options, &pids_with_items](const Timeline& item) {
       const std::uint32_t pid = call_of(item).pid;
       for (auto p : options.pids)
@@ -369,6 +377,7 @@ int run_trace(const TraceOptions& options) {
     pipeline = std::make_unique<Pipeline>(PipelineOptions{.min_latency_ns = options.min_latency_ns,
                                                           .observer = observer,
                                                           .live = true,
+                                                          .item_progress = options.live,
                                                           .file_systems = list_file_systems()},
                                           devices, *sink);
   }
@@ -408,7 +417,7 @@ int run_trace(const TraceOptions& options) {
     pids_with_children = parents_in(read_process_table());
   if (!options.record_path.empty())
     recording = open_recording(options.record_path, caps, planned.plan, options.command,
-                               options.min_latency_ns);
+                               options.min_latency_ns, clock);
   LostCounts lost_seen{};
   std::uint64_t lost_total = 0;
   // The kernel side counts losses; hand on what is new since the last look.
@@ -474,6 +483,7 @@ int run_trace(const TraceOptions& options) {
   bool running = true;
   int timeout_ms = kPollMs;
   Nanos last_flush = started;
+  Nanos last_clock = started;
   while (running) {
     struct epoll_event ready[4];
     // Sleeps only when the last look found the ring buffer empty.
@@ -500,6 +510,11 @@ int run_trace(const TraceOptions& options) {
     timeout_ms = got > 0 ? 0 : kPollMs;
     take_lost();
     const Nanos now = monotonic_now();
+    if (now - last_clock >= kClockNs) {
+      clock = measure_clock_offsets();
+      if (pipeline) pipeline->set_clock(clock);
+      last_clock = now;
+    }
     // Idle or due: a live reader sees items promptly, a flood gets few large writes.
     if (got == 0 || now - last_flush >= kFlushNs) {
       flush_outputs();

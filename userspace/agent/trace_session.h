@@ -46,6 +46,10 @@ struct TraceOptions {
   // The command marks its measured phase (common/trace_phase.h: writepath load does, after
   // its set-up): only calls between its begin and end marks are traced.
   bool command_marks_phase = false;
+  // Live output (text: each item when its call returns, then update lines; JSON: the event
+  // stream). Off: complete items only.
+  bool live = false;
+  bool timestamps = false;  // text: the -T wall-clock column
   // Sees every timeline the sink gets (writepath demo keeps them to explain the run).
   std::function<void(const Timeline&)> observer;
 };

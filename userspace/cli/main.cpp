@@ -93,6 +93,15 @@ std::vector<std::string> load_arguments(const ScenarioCommand& cmd) {
   return args;
 }
 
+// -T is a column of the text output; --live a form of the JSON stream.
+void check_time_flags(wp::OutputFormat format, bool timestamps, bool json_live) {
+  if (timestamps && format != wp::OutputFormat::Text)
+    throw wp::Failure(wp::kExitUsage,
+                      "-T/--timestamp: only with --format text (JSON items carry \"time\")");
+  if (json_live && format != wp::OutputFormat::Json)
+    throw wp::Failure(wp::kExitUsage, "--live: only with --format json (text is live already)");
+}
+
 // The sink for --format NAME. The HTML report is one page written when the trace ends, not a
 // stream: it goes to a file (-o), never to a terminal.
 wp::OutputFormat output_format(const std::string& name, const std::string& output) {
@@ -190,6 +199,12 @@ int main(int argc, char** argv) {
       ->add_option("--save", trace_options.record_path,
                    "Also record the raw trace to FILE (for writepath report)")
       ->type_name("FILE");
+  bool json_live = false;
+  trace->add_flag("-T,--timestamp", trace_options.timestamps,
+                  "Text: a wall-clock column (HH:MM:SS.uuuuuu, local time)");
+  trace->add_flag("--live", json_live,
+                  "JSON: an object per event of an item (returned, written, durable, ...), "
+                  "keyed by its id, instead of one object per complete item");
 
   auto* record = app.add_subcommand("record", "Record a trace to a file for writepath report");
   add_filters(record, record_options, record_min_latency, record_duration, record_buffer_size);
@@ -211,6 +226,8 @@ int main(int argc, char** argv) {
                    "Only items at least this slow (e.g. 10ms; default: the --min-latency it was "
                    "recorded with)")
       ->type_name("DURATION");
+  report->add_flag("-T,--timestamp", report_options.timestamps,
+                   "Text: a wall-clock column (HH:MM:SS.uuuuuu, local time)");
 
   // load and demo: one subcommand per scenario.
   auto scenarios = wp::loadgen::make_scenarios();
@@ -297,6 +314,9 @@ int main(int argc, char** argv) {
         trace_options.min_latency_ns = *ns;
       trace_options.duration_ns = wp::duration_option("--duration", duration, "s");
       trace_options.format = output_format(format, trace_options.output);
+      check_time_flags(trace_options.format, trace_options.timestamps, json_live);
+      // Text is live on a trace: each item when its call returns, then its update lines.
+      trace_options.live = trace_options.format == wp::OutputFormat::Text || json_live;
       trace_options.buffer_bytes = ring_buffer_bytes(buffer_size);
       return wp::run_trace(trace_options);
     }
@@ -314,6 +334,7 @@ int main(int argc, char** argv) {
       if (auto ns = wp::duration_option("--min-latency", report_min_latency))
         report_options.min_latency_ns = *ns;
       report_options.format = output_format(report_format, report_options.output);
+      check_time_flags(report_options.format, report_options.timestamps, false);
       return wp::run_report(report_options);
     }
   } catch (const wp::Failure& e) {

@@ -191,6 +191,11 @@ std::string param_help(const loadgen::Param& param) {
       break;
     case loadgen::ParamKind::Choice: form = param_expectation(param); break;
   }
+  // A default the scenario works out at run time (value 0, its help says how) is not a value.
+  const bool states_default = param.help.find("default: ") != std::string::npos;
+  if (states_default && param.help.back() == ')')
+    return fmt::format("{}; {})", param.help.substr(0, param.help.size() - 1), form);
+  if (states_default) return fmt::format("{} ({})", param.help, form);
   // "bytes per block (a multiple of 4k)": the form and default join its parenthesis.
   if (!param.help.empty() && param.help.back() == ')')
     return fmt::format("{}; {}; default: {})", param.help.substr(0, param.help.size() - 1), form,

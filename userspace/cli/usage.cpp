@@ -76,8 +76,8 @@ const CLI::App& deepest_parsed(const CLI::App& root) {
 
 std::vector<std::string> subcommand_names(const CLI::App& app) {
   std::vector<std::string> names;
-  for (const CLI::App* sub :
-       app.get_subcommands([](const CLI::App* s) { return !s->get_name().empty(); }))
+  for (const CLI::App* sub : app.get_subcommands(
+           [](const CLI::App* s) { return !s->get_name().empty() && !s->get_group().empty(); }))
     names.push_back(sub->get_name());
   return names;
 }

@@ -40,6 +40,9 @@ json header_json(const TraceFileHeader& h) {
               {"devices", devices},
               {"command", h.command}};
   if (h.min_latency_ns) out["min_latency_ns"] = h.min_latency_ns;
+  if (h.clock_offsets)
+    out["clock_offsets"] = {{"realtime_ns", h.clock_offsets->realtime_ns},
+                            {"boottime_ns", h.clock_offsets->boottime_ns}};
   if (!h.file_systems.empty()) {
     json file_systems = json::array();
     for (const auto& f : h.file_systems)
@@ -69,6 +72,11 @@ TraceFileHeader header_from(const json& j) {
   }
   h.command = j.at("command").get<std::vector<std::string>>();
   if (j.contains("min_latency_ns")) h.min_latency_ns = j.at("min_latency_ns").get<Nanos>();
+  if (j.contains("clock_offsets")) {
+    const json& c = j.at("clock_offsets");
+    h.clock_offsets = ClockOffsets{.realtime_ns = c.at("realtime_ns").get<std::int64_t>(),
+                                   .boottime_ns = c.at("boottime_ns").get<std::int64_t>()};
+  }
   if (j.contains("file_systems")) {
     for (const auto& f : j.at("file_systems")) {
       FileSystemInfo info;

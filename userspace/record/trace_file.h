@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "common/wall_clock.h"
 #include "decode/decoder.h"
 #include "decode/events.h"
 #include "decode/syscalls.h"
@@ -53,6 +54,9 @@ struct TraceFileHeader {
   std::string kernel;                // uname -r of the recording machine
   std::uint32_t record_version = 0;  // WP_RECORD_VERSION of the records
   std::string clock = "CLOCK_MONOTONIC";
+  // CLOCK_REALTIME − clock and CLOCK_BOOTTIME − clock when the recording started (header key
+  // "clock_offsets": {"realtime_ns","boottime_ns"}); older files lack it.
+  std::optional<ClockOffsets> clock_offsets;
   std::vector<std::string> hooks;  // "tp_btf block:block_rq_issue", …
   std::vector<DeviceInfo> devices;
   // File systems whose superblock device is not a block device (btrfs), with their disks.

@@ -172,8 +172,8 @@ class Emitter {
 };
 
 // The objects of the schema, one line each.
-void write_json(Emitter& e, const WriteTimeline& write);
-void write_json(Emitter& e, const SyncTimeline& sync);
+void write_json(Emitter& e, const WriteTimeline& write, const JsonItemLine& line = {});
+void write_json(Emitter& e, const SyncTimeline& sync, const JsonItemLine& line = {});
 void write_json(Emitter& e, const TraceSummary& totals);
 
 }  // namespace wp::jsonl

@@ -90,12 +90,12 @@ struct JsonLineFormatter::State {
   std::string scratch;  // one escaped string at a time
 
   // Writes `item` as a fresh line and returns its text.
-  template <typename Item>
-  std::string_view format(const Item& item) {
+  template <typename... Args>
+  std::string_view format(const Args&... args) {
     buffer.Clear();
     writer.Reset(buffer);
     jsonl::Emitter emitter(writer, scratch);
-    jsonl::write_json(emitter, item);
+    jsonl::write_json(emitter, args...);
     return {buffer.GetString(), buffer.GetSize()};
   }
 };
@@ -124,6 +124,10 @@ std::string_view JsonLineFormatter::timeline(const Timeline& item) {
       item);
 }
 
+std::string_view JsonLineFormatter::timeline(const Timeline& item, const JsonItemLine& line) {
+  return std::visit([&](const auto& timeline) { return state_->format(timeline, line); }, item);
+}
+
 std::string_view JsonLineFormatter::summary(const TraceSummary& totals) {
   return state_->format(totals);
 }
@@ -149,8 +153,21 @@ std::string json_line(const nlohmann::ordered_json& object) {
                      nlohmann::ordered_json::error_handler_t::replace);
 }
 
+const char* final_event_name(const Timeline& item) {
+  if (const auto* write = std::get_if<WriteTimeline>(&item)) return write_state_name(write->state);
+  return "returned";
+}
+
 void JsonSink::timeline(const Timeline& item) {
-  emit(formatter_.timeline(item));
+  JsonItemLine line{.clock = clock_};
+  if (live_) line.event = final_event_name(item);
+  emit(formatter_.timeline(item, line));
+}
+
+void JsonSink::progress(ItemProgress progress, const Timeline& item) {
+  if (!live_) return;
+  emit(formatter_.timeline(
+      item, JsonItemLine{.clock = clock_, .event = item_progress_name(progress), .final = false}));
 }
 
 void JsonSink::summary(const TraceSummary& totals) {

@@ -15,9 +15,23 @@
 #include <string>
 #include <string_view>
 
+#include "common/wall_clock.h"
 #include "sinks/sink.h"
 
 namespace wp {
+
+// What an item's object says besides the item: its wall-clock `time` (the call's return) when
+// the clock offsets are known (else null), and, in the live stream (`--format json --live`),
+// its `event` ("returned", "written", or the state it ended in) and whether it is the item's
+// last object (`final`).
+struct JsonItemLine {
+  std::optional<ClockOffsets> clock;
+  const char* event = nullptr;  // null: one complete object per item, no event keys
+  bool final = true;
+};
+// The event of a complete item in the live stream: its state ("durable", "discarded", "dirty"
+// or "written" at the end of the trace, "failed"); "returned" for a sync, complete on return.
+const char* final_event_name(const Timeline& item);
 
 // Appends `text` escaped as the inside of a JSON string (no quotes). `"`, `\` and control
 // characters are escaped (\b \t \n \f \r, others \u00xx); valid UTF-8 passes through as is;
@@ -37,6 +51,7 @@ class JsonLineFormatter {
   std::string_view write(const WriteTimeline& write);
   std::string_view sync(const SyncTimeline& sync);
   std::string_view timeline(const Timeline& item);
+  std::string_view timeline(const Timeline& item, const JsonItemLine& line);
   std::string_view summary(const TraceSummary& totals);
 
  private:
@@ -56,8 +71,12 @@ std::string json_line(const nlohmann::ordered_json& object);
 
 class JsonSink : public Sink {
  public:
-  explicit JsonSink(std::ostream& out) : out_(out) {}
+  // `live`: the early/update stream (an object per event of an item, keyed by its id).
+  JsonSink(std::ostream& out, bool live = false, std::optional<ClockOffsets> clock = {})
+      : out_(out), live_(live), clock_(clock) {}
   void timeline(const Timeline& item) override;
+  void progress(ItemProgress progress, const Timeline& item) override;
+  void clock(const ClockOffsets& offsets) override { clock_ = offsets; }
   void summary(const TraceSummary& totals) override;
   void flush() override;
 
@@ -65,6 +84,8 @@ class JsonSink : public Sink {
   void emit(std::string_view line);
 
   std::ostream& out_;
+  bool live_;
+  std::optional<ClockOffsets> clock_;
   JsonLineFormatter formatter_;
 };
 

@@ -84,35 +84,41 @@ void write_json(Emitter& e, const Fd& f) {
   e.value(f.fd);
 }
 
-// Who made the call, on which file: the first keys of every syscall object.
-void call_identity(Emitter& e, const char* type, const SyscallEvent& call) {
-  e.fields(field("type", type), field("pid", call.pid), field("tid", call.tid),
-           field("comm", call.comm), field("syscall", call_name(call)),
-           field("io_uring", uring_issue_name(call.via)), field("fd", Fd{call.fd}),
-           field("dev", DeviceOrNull{call.dev}), field("ino", call.ino),
-           field("path", call.path.empty() ? std::nullopt : std::optional{call.path}));
+// Who made the call, on which file: the first keys of every syscall object, then the item's
+// id (and, in the live stream, its event).
+void call_identity(Emitter& e, const char* type, std::uint64_t id, const SyscallEvent& call,
+                   const JsonItemLine& line) {
+  e.fields(
+      field("type", type), field("pid", call.pid), field("tid", call.tid), field("comm", call.comm),
+      field("syscall", call_name(call)), field("io_uring", uring_issue_name(call.via)),
+      field("fd", Fd{call.fd}), field("dev", DeviceOrNull{call.dev}), field("ino", call.ino),
+      field("path", call.path.empty() ? std::nullopt : std::optional{call.path}), field("id", id));
+  if (line.event) e.fields(field("event", line.event), field("final", line.final));
 }
 
-void call_times(Emitter& e, const SyscallEvent& call) {
+// `time`: when the call returned, on the wall clock (null without the clock offsets).
+void call_times(Emitter& e, const SyscallEvent& call, const JsonItemLine& line) {
+  std::optional<std::string> time;
+  if (line.clock) time = rfc3339_utc(realtime_of(call_end(call), *line.clock));
   e.fields(field("start_ns", call.start_ns), field("end_ns", call.end_ns),
-           field("latency_ns", latency_ns(call)));
+           field("latency_ns", latency_ns(call)), field("time", time));
 }
 
 }  // namespace
 
-void write_json(Emitter& e, const WriteTimeline& write) {
+void write_json(Emitter& e, const WriteTimeline& write, const JsonItemLine& line) {
   const SyscallEvent& call = write.call;
   const auto via = write.durable_via == DurableVia::None
                        ? std::nullopt
                        : std::optional(durable_via_name(write.durable_via));
   e.start_object();
-  call_identity(e, "write", call);
+  call_identity(e, "write", write.id, call, line);
   e.fields(field("offset", call.pos), field("bytes", bytes_written(call)),
            field("requested", call.count), field("ret", call.ret), field("error", Errno{call.ret}),
            field("direct", write.direct), field("sync", write.sync),
            field("append", (call.file_flags & file_flag::kAppend) != 0),
            field("call_flags", call_flag_names(call.call_flags)));
-  call_times(e, call);
+  call_times(e, call, line);
   e.fields(field("pages_dirtied", call.pages_dirtied), field("throttled_ns", call.throttle_ns),
            field("throttle_events", call.throttle_events),
            field("writeback_waits", call.writeback_waits),
@@ -125,11 +131,11 @@ void write_json(Emitter& e, const WriteTimeline& write) {
   e.end_object();
 }
 
-void write_json(Emitter& e, const SyncTimeline& sync) {
+void write_json(Emitter& e, const SyncTimeline& sync, const JsonItemLine& line) {
   const SyscallEvent& call = sync.call;
   e.start_object();
-  call_identity(e, "fsync", call);
-  call_times(e, call);
+  call_identity(e, "fsync", sync.id, call, line);
+  call_times(e, call, line);
   // The segments say where each phase fell in time; the phases are their totals.
   e.fields(field("ret", call.ret), field("error", Errno{call.ret}),
            field("call_flags", call_flag_names(call.call_flags)), field("phases", sync.phases),

@@ -6,12 +6,15 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "analyze/summaries.h"
+#include "common/wall_clock.h"
 #include "decode/events.h"
+#include "stitch/stitcher.h"
 #include "stitch/timeline.h"
 
 namespace wp {
@@ -44,12 +47,24 @@ enum class OutputFormat { Text, Json, Html, Perfetto };
 struct SinkOptions {
   bool color = false;  // ANSI colors in text output; the CLI sets it when the stream is a tty
   std::vector<DeviceInfo> devices;  // names the Perfetto tracks ("vda 254:0"); else by number
+  // Live output: text prints each item when its call returns and an update line later; JSON
+  // writes an object per event of an item (--live). Else complete items only.
+  bool live = false;
+  bool timestamps = false;  // text: a wall-clock column (-T); needs `clock`
+  // MONOTONIC → REALTIME/BOOTTIME at the start (a recording's: its header's); unknown for an
+  // older recording (then no wall-clock times).
+  std::optional<ClockOffsets> clock = std::nullopt;
 };
 
 class Sink {
  public:
   virtual ~Sink();
   virtual void timeline(const Timeline& item) = 0;
+  // A pending item's snapshot (Stitcher::set_progress), for live output: the complete item
+  // comes later through timeline(), with `announced` set. Sinks of complete items ignore it.
+  virtual void progress(ItemProgress, const Timeline&) {}
+  // The clock offsets as re-measured during a live trace (about every second).
+  virtual void clock(const ClockOffsets&) {}
   virtual void summary(const TraceSummary& totals) = 0;
   virtual void flush() = 0;
 };

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/units.h"
+#include "sinks/text_live.h"
 #include "sinks/text_notes.h"
 
 namespace wp {
@@ -452,13 +453,29 @@ std::string format_direct_io(const DirectIoSummary& direct, const SinkOptions& o
   return text;
 }
 
+void TextSink::show_legend_for(const Timeline& item) {
+  if (legend_shown_ || !needs_legend(item)) return;
+  out_ << format_legend(options_);
+  legend_shown_ = true;
+}
+
 void TextSink::timeline(const Timeline& item) {
-  if (!legend_shown_ && needs_legend(item)) {
-    out_ << format_legend(options_);
-    legend_shown_ = true;
-  }
-  out_ << format_timeline(item, options_);
+  // In live output an announced write's block was printed at its return: now only its
+  // update line follows, which needs no legend.
+  const auto* write = std::get_if<WriteTimeline>(&item);
+  if (!(options_.live && write != nullptr && write->announced)) show_legend_for(item);
+  if (options_.live)
+    out_ << format_live_complete(item, options_, clock_);
+  else
+    out_ << with_clock_column(format_timeline(item, options_), call_end(call_of(item)), clock_);
   // Per block, so a live trace piped to less or tee shows items as they finish.
+  out_.flush();
+}
+
+void TextSink::progress(ItemProgress progress, const Timeline& item) {
+  if (!options_.live) return;
+  if (progress == ItemProgress::Returned) show_legend_for(item);
+  out_ << format_live_progress(progress, item, options_, clock_);
   out_.flush();
 }
 

@@ -3,6 +3,7 @@
 // start in a right-aligned column so a person can read the journey top to bottom.
 #pragma once
 
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -23,15 +24,23 @@ std::string printable_comm(std::string_view comm);
 
 class TextSink : public Sink {
  public:
-  TextSink(std::ostream& out, SinkOptions options) : out_(out), options_(options) {}
+  TextSink(std::ostream& out, SinkOptions options)
+      : out_(out), options_(options), clock_(options.timestamps ? options.clock : std::nullopt) {}
   void timeline(const Timeline& item) override;
+  void progress(ItemProgress progress, const Timeline& item) override;
+  void clock(const ClockOffsets& offsets) override {
+    if (options_.timestamps) clock_ = offsets;
+  }
   void summary(const TraceSummary& totals) override;
   void flush() override;
 
  private:
   std::ostream& out_;
   SinkOptions options_;
-  bool legend_shown_ = false;  // the legend goes before the first item it explains, once
+  // The legend, once, before the first block it explains.
+  void show_legend_for(const Timeline& item);
+  bool legend_shown_ = false;          // the legend goes before the first item it explains, once
+  std::optional<ClockOffsets> clock_;  // with -T: the current offsets (none: no column)
 };
 
 }  // namespace wp

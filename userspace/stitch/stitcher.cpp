@@ -26,6 +26,14 @@ const char* write_state_name(WriteState s) {
   return "";
 }
 
+const char* item_progress_name(ItemProgress p) {
+  switch (p) {
+    case ItemProgress::Returned: return "returned";
+    case ItemProgress::Written: return "written";
+  }
+  return "";
+}
+
 const char* durable_via_name(DurableVia v) {
   switch (v) {
     case DurableVia::Flush: return "flush";
@@ -71,6 +79,7 @@ struct Stitcher::State : stitch::BlockListener {
       return;
     }
     SyncTimeline s = syncs.assemble(ev);
+    s.id = writes.take_id();
     s.causes = std::move(extras.causes);
     if (loss.within(ev.start_ns, ev.end_ns)) s.incomplete = true;
     if (s.incomplete) ++stats.incomplete;
@@ -178,6 +187,15 @@ bool Stitcher::finish(const Emit& emit, std::size_t max_items) {
 
 bool Stitcher::finish(std::vector<Timeline>& out, std::size_t max_items) {
   return finish(Emit([&out](Timeline&& t) { out.push_back(std::move(t)); }), max_items);
+}
+
+void Stitcher::set_progress(Progress progress) {
+  if (!progress) {
+    state_->writes.set_progress({});
+    return;
+  }
+  state_->writes.set_progress(
+      [progress = std::move(progress)](ItemProgress p, Timeline&& t) { progress(p, t); });
 }
 
 const StitchStats& Stitcher::stats() const {

@@ -42,6 +42,12 @@ struct StitchStats {
   std::uint64_t unmatched_completes = 0;
 };
 
+// What happens to a write before it is complete, for output that shows items as they go:
+// `Returned` when its call's record arrives and it is still pending (dirty, or O_DIRECT I/O
+// in flight), `Written` when its data reached the device and it now waits to be durable.
+enum class ItemProgress : std::uint8_t { Returned, Written };
+const char* item_progress_name(ItemProgress p);  // "returned", "written"
+
 class Stitcher {
  public:
   explicit Stitcher(StitchLimits limits = {});
@@ -68,6 +74,14 @@ class Stitcher {
   // most `max_items` per call; returns true once none is left.
   bool finish(const Emit& emit, std::size_t max_items = SIZE_MAX);
   bool finish(std::vector<Timeline>& out, std::size_t max_items = SIZE_MAX);
+
+  // Optional: where snapshots of pending writes go as they progress (a snapshot is the item
+  // as it stands, with its id; the complete item follows through `emit` later, with
+  // `announced` set). Items complete at their call's return (syncs, failed writes, I/O done
+  // inside the call) and stores into a mapping get no snapshot. Off when unset: tracing
+  // without live output pays nothing.
+  using Progress = std::function<void(ItemProgress, const Timeline&)>;
+  void set_progress(Progress progress);
 
   const StitchStats& stats() const;
 

@@ -82,6 +82,11 @@ enum class DurableVia : std::uint8_t { None, Flush, Fua, NoWriteCache };
 const char* durable_via_name(DurableVia v);  // "flush", "fua", "no-write-cache", "" for None
 
 struct WriteTimeline {
+  // The item's id, in arrival order among all items (writes and syncs) of the trace: the same
+  // on its early `Returned`/`Written` snapshots and on the complete item.
+  std::uint64_t id = 0;
+  // A `Returned` snapshot of it was handed out (Stitcher::set_progress) before it completed.
+  bool announced = false;
   SyscallEvent call;
   bool direct = false;
   bool sync = false;  // O_SYNC/O_DSYNC
@@ -109,6 +114,7 @@ struct JournalCommit {
 };
 
 struct SyncTimeline {
+  std::uint64_t id = 0;  // as WriteTimeline::id; a sync is complete when its call returns
   SyscallEvent call;
   SyncPhases phases;
   std::vector<PhaseSegment> segments;     // where each phase fell (phases are their totals)
@@ -123,6 +129,11 @@ struct SyncTimeline {
 };
 
 using Timeline = std::variant<WriteTimeline, SyncTimeline>;
+
+// The item's id (WriteTimeline::id).
+inline std::uint64_t id_of(const Timeline& item) {
+  return std::visit([](const auto& t) { return t.id; }, item);
+}
 
 // ---- small facts of the timelines, computed here once ----
 

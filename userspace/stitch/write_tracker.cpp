@@ -153,7 +153,18 @@ void WriteTracker::become_written(BatchIt it, std::uint32_t index) {
   if (m.not_durable == 0 && !m.requests.empty()) {
     m.state = WriteState::Durable;
     emit_member(it, index, Eviction::None);
+    return;
   }
+  if (progress_ && m.announced) progress_(ItemProgress::Written, timeline_of(b, m, true));
+}
+
+void WriteTracker::announce(MemberRef ref) {
+  auto it = batches_.find(ref.batch);
+  if (it == batches_.end() || ref.index >= it->second.members.size()) return;
+  Member& m = it->second.members[ref.index];
+  if (m.emitted) return;
+  m.announced = true;
+  progress_(ItemProgress::Returned, timeline_of(it->second, m, true));
 }
 
 void WriteTracker::unindex(BatchId id, Batch& b) {
@@ -167,8 +178,10 @@ void WriteTracker::unindex(BatchId id, Batch& b) {
 }
 
 // The timeline of member `index` as it stands, from its batch and its requests.
-WriteTimeline WriteTracker::timeline_of(const Batch& b, Member& m) const {
+WriteTimeline WriteTracker::timeline_of(const Batch& b, Member& m, bool snapshot) const {
   WriteTimeline tl;
+  tl.id = m.seq;
+  tl.announced = m.announced;
   SyscallEvent& call = tl.call;
   call.start_ns = m.start_ns;
   call.end_ns = m.end_ns;
@@ -227,7 +240,7 @@ WriteTimeline WriteTracker::timeline_of(const Batch& b, Member& m) const {
   }
   if (m.extras) {
     tl.causes = m.extras->causes;
-    tl.throttles = std::move(m.extras->throttles);
+    tl.throttles = snapshot ? m.extras->throttles : std::move(m.extras->throttles);
   }
   return tl;
 }
@@ -262,6 +275,7 @@ void WriteTracker::emit_member(BatchIt it, std::uint32_t index, Eviction evictio
 
 void WriteTracker::emit_failed(const SyscallEvent& ev, CallExtras extras) {
   WriteTimeline tl;
+  tl.id = take_id();
   tl.call = ev;
   tl.causes = std::move(extras.causes);
   tl.throttles = std::move(extras.throttles);
@@ -327,10 +341,17 @@ WriteTracker::BatchIt WriteTracker::new_batch(const SyscallEvent& ev, Member m) 
   b.members.push_back(std::move(m));
   b.live = 1;
   ++pending_writes_;
+  last_added_ = MemberRef{id, 0};
   return batches_.find(id);
 }
 
 void WriteTracker::on_write(const SyscallEvent& ev, CallExtras extras) {
+  last_added_.reset();
+  track_write(ev, std::move(extras));
+  if (progress_ && last_added_) announce(*last_added_);
+}
+
+void WriteTracker::track_write(const SyscallEvent& ev, CallExtras extras) {
   if (ev.ret <= 0) {
     emit_failed(ev, std::move(extras));
     return;
@@ -404,6 +425,7 @@ void WriteTracker::track_buffered(const SyscallEvent& ev, CallExtras extras) {
   if (it != batches_.end()) {
     Batch& b = it->second;
     b.members.push_back(std::move(m));
+    last_added_ = MemberRef{it->first, static_cast<std::uint32_t>(b.members.size() - 1)};
     ++b.live;
     ++pending_writes_;
     b.max_start = std::max(b.max_start, ev.start_ns);

@@ -91,7 +91,7 @@ struct Member {
   Nanos end_ns = 0;
   std::uint64_t pos = 0;
   std::uint64_t count = 0;
-  std::uint64_t seq = 0;  // arrival order among all writes
+  std::uint64_t seq = 0;  // arrival order among all items: the item's id
   // Bytes written: pending writes wrote something, and the kernel caps one call at
   // MAX_RW_COUNT (INT_MAX rounded down to a page), so 32 bits hold it.
   std::int32_t ret = 0;
@@ -103,6 +103,7 @@ struct Member {
   WriteState state = WriteState::Dirty;
   bool incomplete : 1 = false;
   bool emitted : 1 = false;
+  bool announced : 1 = false;          // its Returned snapshot was handed out
   std::uint8_t via : 3 = 0;            // WP_VIA_* (three bits), packed with the flags above
   SmallIndexList requests;             // indices into its batch's requests
   std::unique_ptr<CallExtras> extras;  // only slow, throttled or waiting calls have any
@@ -166,6 +167,12 @@ class WriteTracker {
         loss_(loss),
         emit_(std::move(emit)) {}
 
+  // Snapshots of pending writes as they progress (Stitcher::set_progress); none when unset.
+  using Progress = std::function<void(ItemProgress, Timeline&&)>;
+  void set_progress(Progress progress) { progress_ = std::move(progress); }
+  // The next item id, for items that are not writes (syncs): one sequence for all items.
+  std::uint64_t take_id() { return next_write_seq_++; }
+
   void on_write(const SyscallEvent& ev, CallExtras extras);
   // A traced thread dirtied file pages outside a write: they join its process's open mmap
   // item of the file, or open one (write_tracker_mmap.cpp).
@@ -200,7 +207,10 @@ class WriteTracker {
                   const std::shared_ptr<Request>* written_by, std::vector<std::uint32_t>& done);
   void become_written(BatchIt it, std::uint32_t index);
   void unindex(BatchId id, Batch& b);
-  WriteTimeline timeline_of(const Batch& b, Member& m) const;
+  // `snapshot`: the member stays pending, so what it keeps (its throttle pauses) is copied.
+  WriteTimeline timeline_of(const Batch& b, Member& m, bool snapshot = false) const;
+  void track_write(const SyscallEvent& ev, CallExtras extras);
+  void announce(MemberRef ref);
   void emit_member(BatchIt it, std::uint32_t index, Eviction eviction,
                    std::optional<Nanos> discarded_ns = std::nullopt);
   void emit_failed(const SyscallEvent& ev, CallExtras extras);
@@ -219,10 +229,12 @@ class WriteTracker {
   const BlockTracker& block_;
   const LossLog& loss_;
   Emit emit_;
+  Progress progress_;
   BatchId next_batch_id_ = 1;
-  std::uint64_t next_write_seq_ = 1;
-  std::size_t pending_writes_ = 0;    // live members of all batches
-  std::map<BatchId, Batch> batches_;  // in creation order
+  std::uint64_t next_write_seq_ = 1;     // the next item id (writes and syncs)
+  std::optional<MemberRef> last_added_;  // the member the current on_write() added
+  std::size_t pending_writes_ = 0;       // live members of all batches
+  std::map<BatchId, Batch> batches_;     // in creation order
   std::unordered_map<InodeKey, FileWrites, InodeKeyHash> files_;
   // The open mmap item of each (process, file), by batch.
   struct MmapKey {

@@ -1,0 +1,86 @@
+#include "common/wall_clock.h"
+
+#include <fmt/format.h>
+
+#include <ctime>
+#include <utility>
+
+namespace wp {
+namespace {
+
+constexpr std::int64_t kNsPerSec = 1'000'000'000;
+
+std::int64_t read_ns(clockid_t id) {
+  timespec ts{};
+  ::clock_gettime(id, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * kNsPerSec + ts.tv_nsec;
+}
+
+std::int64_t measure(clockid_t other) {
+  // A preemption between the reads widens a bracket; of a few, one is nearly always tight.
+  constexpr std::size_t kTries = 5;
+  ClockBracket brackets[kTries];
+  for (auto& b : brackets) {
+    b.monotonic_before = static_cast<Nanos>(read_ns(CLOCK_MONOTONIC));
+    b.other = read_ns(other);
+    b.monotonic_after = static_cast<Nanos>(read_ns(CLOCK_MONOTONIC));
+  }
+  return offset_of(*tightest(brackets, kTries));
+}
+
+// Splits ns since the epoch into whole seconds and microseconds, flooring (before 1970 too).
+std::pair<std::time_t, std::int64_t> split_us(std::int64_t ns) {
+  std::int64_t sec = ns / kNsPerSec;
+  std::int64_t rem = ns % kNsPerSec;
+  if (rem < 0) {
+    rem += kNsPerSec;
+    --sec;
+  }
+  return {static_cast<std::time_t>(sec), rem / 1000};
+}
+
+}  // namespace
+
+std::int64_t offset_of(const ClockBracket& b) {
+  const Nanos mid = b.monotonic_before + (b.monotonic_after - b.monotonic_before) / 2;
+  return b.other - static_cast<std::int64_t>(mid);
+}
+
+std::optional<ClockBracket> tightest(const ClockBracket* brackets, std::size_t count) {
+  std::optional<ClockBracket> best;
+  for (std::size_t i = 0; i < count; ++i) {
+    const ClockBracket& b = brackets[i];
+    if (b.monotonic_after < b.monotonic_before) continue;
+    if (!best ||
+        b.monotonic_after - b.monotonic_before < best->monotonic_after - best->monotonic_before)
+      best = b;
+  }
+  return best;
+}
+
+ClockOffsets measure_clock_offsets() {
+  return ClockOffsets{.realtime_ns = measure(CLOCK_REALTIME),
+                      .boottime_ns = measure(CLOCK_BOOTTIME)};
+}
+
+std::int64_t realtime_of(Nanos monotonic_ns, const ClockOffsets& offsets) {
+  const std::int64_t t = static_cast<std::int64_t>(monotonic_ns) + offsets.realtime_ns;
+  return t > 0 ? t : 0;
+}
+
+std::string rfc3339_utc(std::int64_t realtime_ns) {
+  const auto [sec, us] = split_us(realtime_ns);
+  std::tm tm{};
+  ::gmtime_r(&sec, &tm);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}Z", tm.tm_year + 1900, tm.tm_mon + 1,
+                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, us);
+}
+
+std::string clock_column(std::int64_t realtime_ns) {
+  const auto [sec, us] = split_us(realtime_ns);
+  std::tm tm{};
+  ::localtime_r(&sec, &tm);
+  return fmt::format("{:02}:{:02}:{:02}.{:06}", tm.tm_hour, tm.tm_min, tm.tm_sec, us);
+}
+
+}  // namespace wp
