@@ -1,6 +1,14 @@
-// dirty-throttle: "a log write sometimes stalls for hundreds of ms". With the dirty limits
-// lowered, a writer flooding the page cache is throttled in balance_dirty_pages, and a logger
-// appending a short line now and then shares the same dirty memory, journal and device.
+// dirty-throttle: "a log write sometimes stalls for hundreds of ms". A writer floods the page
+// cache under the system's own (generous) dirty limits; then the limits fall below what is
+// dirty, as they do when available memory shrinks (vm.dirty_ratio is a share of it), and a
+// logger appending a short line now and then waits in balance_dirty_pages with the flood until
+// write-back brings the dirty pages back under the limit.
+//
+// Why the drop: below the hard limit the kernel paces each task in proportion to what it
+// dirtied (pause = pages dirtied / task rate limit), so a logger dirtying one page now and then
+// sleeps microseconds however hard the flood is throttled. Only over the hard limit is every
+// writer's rate limit zero: it sleeps the longest pause (dirty pages over write-back bandwidth,
+// capped at 200ms) and sleeps again while still over.
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -14,7 +22,9 @@
 #include <cstring>
 #include <exception>
 #include <fstream>
+#include <future>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -44,6 +54,11 @@ constexpr std::uint64_t kLimitMin = 16u << 20;
 // write-back holds in flight (tens of MiB on a loop device), so its writers pause.
 constexpr double kDeviceLimitSeconds = 0.25;
 constexpr std::uint64_t kDeviceLimitMin = 16u << 20;
+// The flood first dirties this much write-back over the hard limit the run then sets: the
+// writers wait about that long for write-back to catch up, and the longest pause (at HZ=250,
+// an eighth of the time the dirty pages take to write back, at most 200ms) is over 100ms
+// while 0.8 s of write-back is dirty. Write-back faster than measured shortens both.
+constexpr double kOverLimitSeconds = 1.0;
 
 const std::vector<std::string> kDirtyKnobs = {
     "vm/dirty_bytes", "vm/dirty_ratio", "vm/dirty_background_bytes", "vm/dirty_background_ratio"};
@@ -92,6 +107,16 @@ class DirtyLimitOverride {
   std::string old_ratio_;
 };
 
+// The sysfs directory of the BDI that holds `dir`, if it has the strict-limit knobs; "" if not.
+std::string strict_limit_bdi(const std::filesystem::path& dir) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) return "";
+  std::string bdi = fmt::format("/sys/class/bdi/{}:{}/", major(st.st_dev), minor(st.st_dev));
+  for (const char* knob : {"strict_limit", "max_ratio", "max_bytes"})
+    if (!std::filesystem::exists(bdi + knob)) return "";
+  return bdi;
+}
+
 // The scratch filesystem's device (its BDI) given a strict limit of its own for its lifetime:
 // strict_limit makes its writers throttled on the device's own dirty and under-writeback pages
 // (the way FUSE devices always are), and max_bytes sets those below what its write-back keeps
@@ -100,14 +125,9 @@ class DirtyLimitOverride {
 // filesystem) runs with the vm.dirty_* limits alone.
 class DeviceLimitOverride {
  public:
-  DeviceLimitOverride(const std::filesystem::path& dir, std::uint64_t max_bytes) {
-    struct stat st {};
-    if (::stat(dir.c_str(), &st) != 0) return;
-    const std::string bdi =
-        fmt::format("/sys/class/bdi/{}:{}/", major(st.st_dev), minor(st.st_dev));
+  DeviceLimitOverride(const std::string& bdi, std::uint64_t max_bytes) {
     std::ifstream strict(bdi + "strict_limit"), ratio(bdi + "max_ratio");
-    if (!std::getline(strict, old_strict_) || !std::getline(ratio, old_max_ratio_) ||
-        !std::filesystem::exists(bdi + "max_bytes"))
+    if (bdi.empty() || !std::getline(strict, old_strict_) || !std::getline(ratio, old_max_ratio_))
       return;
     bdi_ = bdi;
     try {
@@ -179,6 +199,12 @@ struct FloodFigures {
   Nanos ns = 0;
 };
 
+// Where a flood writes: `total` bytes from `start`, wrapping over the file.
+struct FloodSpan {
+  std::uint64_t start = 0;
+  std::uint64_t total = 0;
+};
+
 struct LoggerFigures {
   std::vector<Nanos> latencies;
   std::uint64_t dirty_peak_bytes = 0;
@@ -190,6 +216,8 @@ struct Sizing {
   std::uint64_t dirty_limit = 0;
   std::uint64_t background = 0;
   std::uint64_t device_limit = 0;
+  // Dirtied before the limits drop: kOverLimitSeconds of write-back over the hard limit.
+  std::uint64_t preload = 0;
   std::uint64_t flood = 0;
 };
 
@@ -197,21 +225,24 @@ class DirtyThrottle : public Scenario {
  public:
   std::string name() const override { return "dirty-throttle"; }
   std::string summary() const override {
-    return "lowered dirty limits: a flooding writer is throttled and a logger's writes stall";
+    return "dirty limits drop below what a flood dirtied: a logger's appends wait in dirty "
+           "throttling";
   }
   std::vector<Param> params() override {
     return {
         {"dirty-limit",
-         "vm.dirty_bytes during the run (default: 2 s of the write-back speed measured first)",
+         "vm.dirty_bytes once the flood has dirtied its preload (default: 2 s of the write-back "
+         "speed measured first)",
          ParamKind::Size, &dirty_limit_, 4u << 20, 64ull << 30},
-        {"background", "vm.dirty_background_bytes during the run (default: half the limit)",
+        {"background", "vm.dirty_background_bytes from then on (default: half the limit)",
          ParamKind::Size, &background_, 1u << 20, 64ull << 30},
         {"device-limit",
          "the scratch device's own strict dirty limit (default: a quarter second of the "
          "write-back speed, below the dirty limit)",
          ParamKind::Size, &device_limit_, 1u << 20, 64ull << 30},
         {"flood",
-         "bytes the background writer writes in 1 MiB writes (default: until the logger is done)",
+         "bytes the background writer writes in 1 MiB writes, its preload (1 s of write-back "
+         "over the limit) included (default: until the logger is done)",
          ParamKind::Size, &flood_, kFloodWrite, 1ull << 40},
         {"line", "bytes per append (a stdio-buffered logger writes its 4 KiB buffer)",
          ParamKind::Size, &line_, 16, 1u << 20},
@@ -238,32 +269,54 @@ class DirtyThrottle : public Scenario {
     const auto flood_path = ctx.workspace().path("flood.dat");
     const auto log_path = ctx.workspace().path("app.log");
     const auto knobs_before = read_dirty_knobs();
-    const Sizing sizing = choose_sizing(measure_writeback(ctx, flood_path));
-    FloodFigures flood;
+    const std::string bdi = strict_limit_bdi(ctx.workspace().dir());
+    const Sizing sizing = choose_sizing(measure_writeback(ctx, flood_path), !bdi.empty());
+    FloodFigures preload, flood;
     LoggerFigures logger;
     bool device_limited = false;
     logger.latencies.reserve(duration_ / interval_ + 16);
     {
-      // Background first, so the restore (reverse order) puts the limit back first: the
-      // kernel copes with any order, the log of a failed restore reads better this way.
-      DirtyLimitOverride background("vm/dirty_background_bytes", "vm/dirty_background_ratio",
-                                    sizing.background);
-      DirtyLimitOverride limit("vm/dirty_bytes", "vm/dirty_ratio", sizing.dirty_limit);
-      DeviceLimitOverride device(ctx.workspace().dir(), sizing.device_limit);
-      device_limited = device.set();
+      // Set once the preload is dirty, restored after both threads have joined. Background
+      // first, so the restore (reverse order) puts the limit back first: the kernel copes
+      // with any order, the log of a failed restore reads better this way.
+      std::optional<DirtyLimitOverride> background, limit;
+      std::optional<DeviceLimitOverride> device;
       ThreadFailure failure;
-      // Measured: the two threads, not the probe before nor the sysctl writes around them.
-      auto phase = ctx.measured_phase("dirty-throttle");
+      std::promise<void> preloaded;
+      // Measured: the two threads from the limits' drop to their end; not the probe, the
+      // preload (its figures say what it did) nor the sysctl writes. Ends after both join.
+      std::unique_ptr<MeasuredPhase> phase;
       {
         std::jthread flood_thread([&] {
           name_this_thread("flood");
           try {
-            flood = run_flood(ctx, flood_path, sizing.flood, failure);
+            preload = run_flood(ctx, flood_path, {0, sizing.preload}, failure);
+          } catch (...) {
+            preloaded.set_exception(std::current_exception());
+            return;
+          }
+          preloaded.set_value();
+          try {
+            flood = run_flood(ctx, flood_path, {sizing.preload, sizing.flood}, failure);
           } catch (...) {
             failure.record(std::current_exception());
           }
         });
+        try {
+          preloaded.get_future().get();
+          background.emplace("vm/dirty_background_bytes", "vm/dirty_background_ratio",
+                             sizing.background);
+          limit.emplace("vm/dirty_bytes", "vm/dirty_ratio", sizing.dirty_limit);
+          device.emplace(bdi, sizing.device_limit);
+          device_limited = device->set();
+          // A prvalue initializes the new object itself: MeasuredPhase does not move.
+          phase.reset(new MeasuredPhase(ctx.measured_phase("dirty-throttle")));
+        } catch (...) {
+          failure.record(std::current_exception());
+        }
+        // The logger starts as the limits drop.
         std::jthread logger_thread([&] {
+          if (failure.stopping()) return;
           name_this_thread("logger");
           try {
             run_logger(ctx, log_path, failure, logger);
@@ -286,6 +339,8 @@ class DirtyThrottle : public Scenario {
     r.figures["interval_ns"] = interval_;
     r.figures["line_bytes"] = line_;
     r.figures["device_limit_bytes"] = device_limited ? sizing.device_limit : 0;
+    r.figures["preload_bytes"] = preload.bytes;
+    r.figures["preload_ns"] = preload.ns;
     r.figures["appends"] = log.count;
     r.figures["log_p50_ns"] = log.p50;
     r.figures["log_p99_ns"] = log.p99;
@@ -303,16 +358,22 @@ class DirtyThrottle : public Scenario {
     r.lines.push_back(fmt::format("write-back measured at {:.0f} MiB/s ({} written and fsynced)",
                                   static_cast<double>(sizing.writeback_bytes_per_s) / (1 << 20),
                                   human_bytes(kProbeBytes)));
-    r.lines.push_back(fmt::format("dirty limits for the run: {} (background {}){}",
-                                  human_bytes(sizing.dirty_limit), human_bytes(sizing.background),
-                                  dirty_limit_ ? "" : ", from the measured speed"));
-    r.lines.push_back(device_limited
-                          ? fmt::format("the scratch device's own strict limit: {}",
-                                        human_bytes(sizing.device_limit))
-                          : "no strict limit for the scratch device (the kernel has no knob)");
-    r.lines.push_back(fmt::format("flood: {} in 1 MiB writes, {:.0f} MiB/s; Dirty peaked at {}",
-                                  human_bytes(flood.bytes), mib_per_s(flood.bytes, flood.ns),
-                                  human_bytes(logger.dirty_peak_bytes)));
+    r.lines.push_back(
+        fmt::format("flood: {} dirtied first under the system's own limits ({:.0f} MiB/s)",
+                    human_bytes(preload.bytes), mib_per_s(preload.bytes, preload.ns)));
+    r.lines.push_back(fmt::format(
+        "then the limits dropped below that, as when available memory shrinks: {} (background "
+        "{}){}",
+        human_bytes(sizing.dirty_limit), human_bytes(sizing.background),
+        dirty_limit_ ? "" : ", from the measured speed"));
+    r.lines.push_back(
+        device_limited ? fmt::format("  and the scratch device's own strict limit: {}",
+                                     human_bytes(sizing.device_limit))
+                       : "  and no strict limit for the scratch device (the kernel has no knob)");
+    r.lines.push_back(
+        fmt::format("flood, from then on: {} in 1 MiB writes, {:.0f} MiB/s; Dirty peaked at {}",
+                    human_bytes(flood.bytes), mib_per_s(flood.bytes, flood.ns),
+                    human_bytes(logger.dirty_peak_bytes)));
     r.lines.push_back(fmt::format("logger: {} appends of {} every {}: p50 {}, p99 {}, max {}",
                                   log.count, human_bytes(line_), human_duration(interval_),
                                   human_duration(log.p50), human_duration(log.p99),
@@ -346,7 +407,7 @@ class DirtyThrottle : public Scenario {
     return static_cast<std::uint64_t>(static_cast<double>(bytes) * 1e9 / static_cast<double>(ns));
   }
 
-  Sizing choose_sizing(std::uint64_t writeback_bytes_per_s) const {
+  Sizing choose_sizing(std::uint64_t writeback_bytes_per_s, bool device_limited) const {
     Sizing s;
     s.writeback_bytes_per_s = writeback_bytes_per_s;
     const auto seconds_of_writeback =
@@ -367,14 +428,25 @@ class DirtyThrottle : public Scenario {
                                 ~((1ull << 20) - 1));
     // The kernel takes a device limit up to the system's; below it, it changes something.
     if (s.device_limit >= s.dirty_limit) s.device_limit = s.dirty_limit / 2;
-    s.flood = flood_ ? flood_ : ~0ull;  // the logger's end stops it
+    // Over the limit that throttles the scratch device's writers: its own when it has one
+    // (at the default sizes the system-wide limit stays above the preload, so other devices'
+    // writers are not held up).
+    const std::uint64_t hard_limit = device_limited ? s.device_limit : s.dirty_limit;
+    s.preload =
+        std::min(hard_limit + (static_cast<std::uint64_t>(
+                                   kOverLimitSeconds * static_cast<double>(writeback_bytes_per_s)) &
+                               ~(kFloodWrite - 1)),
+                 flood_file_bytes() / 2);
+    if (flood_) s.preload = std::min(s.preload, flood_);
+    s.flood = flood_ ? flood_ - s.preload : ~0ull;  // the logger's end stops it
     return s;
   }
 
-  // 1 MiB buffered writes over a file of flood_file_bytes(), looping, until `total` bytes are
-  // written or the logger is done.
-  FloodFigures run_flood(const LoadContext& ctx, const std::filesystem::path& path,
-                         std::uint64_t total, const ThreadFailure& failure) const {
+  // 1 MiB buffered writes over a file of flood_file_bytes(), looping from span.start, until
+  // span.total bytes are written or the logger is done.
+  FloodFigures run_flood(const LoadContext& ctx, const std::filesystem::path& path, FloodSpan span,
+                         const ThreadFailure& failure) const {
+    const std::uint64_t total = span.total;
     UniqueFd fd = open_file(path, O_WRONLY);
     std::vector<char> block(kFloodWrite);
     fill_pattern(block, 3);
@@ -383,7 +455,7 @@ class DirtyThrottle : public Scenario {
     Stopwatch time;
     while (figures.bytes < total && !failure.stopping()) {
       ctx.check_interrupt();
-      const std::uint64_t offset = figures.bytes % file_bytes;
+      const std::uint64_t offset = (span.start + figures.bytes) % file_bytes;
       const std::uint64_t size =
           std::min({kFloodWrite, total - figures.bytes, file_bytes - offset});
       write_all(fd.get(), block.data(), size, static_cast<off_t>(offset));
