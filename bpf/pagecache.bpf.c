@@ -34,6 +34,7 @@ static __always_inline void wp_add_dirty(struct wp_task_state *st, __u32 pages)
 static __always_inline void wp_emit_mmap_dirty(struct folio *folio, struct address_space *mapping)
 {
 	struct wp_mmap_dirty_record *r;
+	struct wp_task_state *st;
 	struct inode *host;
 	__u64 ino;
 	__u32 dev;
@@ -56,6 +57,10 @@ static __always_inline void wp_emit_mmap_dirty(struct folio *folio, struct addre
 		return;
 	if (!wp_inode_on_filtered_disk(host, dev))
 		return;
+	st = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (st)
+		wp_note_cgroup(st);
 	r = wp_reserve(sizeof(*r), WP_REC_MMAP_DIRTY, WP_HOOK_MMAP_DIRTY);
 	if (!r)
 		return;

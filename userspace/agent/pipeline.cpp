@@ -98,7 +98,13 @@ TraceSummary Pipeline::finish(Nanos duration_ns) {
   return summary;
 }
 
-void Pipeline::emit(const Timeline& item) {
+void Pipeline::emit(Timeline& item) {
+  std::visit(
+      [this](auto& t) {
+        if (auto it = cgroup_paths_.find(t.call.cgroup_id); it != cgroup_paths_.end())
+          t.call.cgroup = it->second;
+      },
+      item);
   const SyscallEvent& call = call_of(item);
   if (call.end_ns - call.start_ns < options_.min_latency_ns) return;
   if (options_.observer) options_.observer(item);

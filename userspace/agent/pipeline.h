@@ -7,6 +7,7 @@
 #include <map>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -46,6 +47,9 @@ class Pipeline {
   void set_untraced_calls(std::map<std::string, std::uint64_t> counts) {
     untraced_calls_ = std::move(counts);
   }
+  // The path under the cgroup2 root of a cgroup id the records name: items of that cgroup
+  // carry it from now on (from the live host, or a trace file's names).
+  void name_cgroup(std::uint64_t id, std::string path) { cgroup_paths_[id] = std::move(path); }
   // What the trace likely missed and how to see it, for the summary ("" for nothing).
   void set_hint(std::string hint) { hint_ = std::move(hint); }
   // Ends the stream: pending timelines and the summary go to the sink. Returns the summary.
@@ -55,7 +59,7 @@ class Pipeline {
  private:
   void feed(const Event& event);
   // One finished item: filtered, counted into the summaries, handed to the sink.
-  void emit(const Timeline& item);
+  void emit(Timeline& item);
 
   PipelineOptions options_;
   Sink& sink_;
@@ -68,6 +72,7 @@ class Pipeline {
   DirectIoSummary direct_io_;
   std::map<std::string, std::uint64_t> untraced_calls_;
   std::string hint_;
+  std::unordered_map<std::uint64_t, std::string> cgroup_paths_;
 };
 
 }  // namespace wp

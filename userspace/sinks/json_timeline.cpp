@@ -89,7 +89,9 @@ void call_identity(Emitter& e, const char* type, const SyscallEvent& call) {
   e.fields(field("type", type), field("pid", call.pid), field("tid", call.tid),
            field("comm", call.comm), field("syscall", call_name(call)),
            field("io_uring", uring_issue_name(call.via)), field("fd", Fd{call.fd}),
-           field("dev", DeviceOrNull{call.dev}), field("ino", call.ino));
+           field("dev", DeviceOrNull{call.dev}), field("ino", call.ino),
+           field("cgroup", call.cgroup.empty() ? std::nullopt
+                                               : std::optional<std::string_view>(call.cgroup)));
 }
 
 void call_times(Emitter& e, const SyscallEvent& call) {

@@ -44,6 +44,9 @@ enum class OutputFormat { Text, Json, Html, Perfetto };
 struct SinkOptions {
   bool color = false;  // ANSI colors in text output; the CLI sets it when the stream is a tty
   std::vector<DeviceInfo> devices;  // names the Perfetto tracks ("vda 254:0"); else by number
+  // Text: every item names its cgroup (set with --cgroup); otherwise items do once a second
+  // cgroup has been seen.
+  bool cgroups = false;
 };
 
 class Sink {

@@ -84,10 +84,13 @@ std::string plural(std::uint64_t n, std::string_view one, std::string_view many)
   return fmt::format("{} {}", n, n == 1 ? one : many);
 }
 
-// "pwrite64 pid 1234/1235 (dd) fd 3 dev 7:0 ino 12": what the call was and on which file.
-std::string call_identity(const SyscallEvent& call, const Painter& paint) {
+// "pwrite64 pid 1234/1235 (dd) fd 3 dev 7:0 ino 12": what the call was and on which file;
+// with `show_cgroup`, "(dd) cgroup /system.slice/x.service fd 3 …".
+std::string call_identity(const SyscallEvent& call, const Painter& paint, bool show_cgroup) {
   std::string text = fmt::format("{} pid {}/{} ({})", paint.bold(call_name(call)), call.pid,
                                  call.tid, printable_comm(call.comm));
+  if (show_cgroup && !call.cgroup.empty())
+    text += fmt::format(" cgroup {}", printable_comm(call.cgroup));
   if (call.fd >= 0) text += fmt::format(" fd {}", call.fd);
   if (call.dev != 0) text += fmt::format(" dev {}", dev_string(call.dev));
   if (call.ino != 0) text += fmt::format(" ino {}", call.ino);
@@ -195,11 +198,11 @@ void add_throttles(BlockBuilder& block, const std::vector<ThrottlePause>& pauses
   }
 }
 
-std::string format_write(const WriteTimeline& write, const Painter& paint) {
+std::string format_write(const WriteTimeline& write, const Painter& paint, bool show_cgroup) {
   const SyscallEvent& call = write.call;
   BlockBuilder block(call.start_ns, paint);
 
-  std::string header = call_identity(call, paint);
+  std::string header = call_identity(call, paint, show_cgroup);
   if (call.ret < 0) {
     header += fmt::format(" off {} {}", call.pos, human_bytes(call.count));  // what it asked for
   } else {
@@ -265,11 +268,11 @@ void add_commit(BlockBuilder& block, const JournalCommit& commit) {
   block.add(at, block.line(at, text));
 }
 
-std::string format_sync(const SyncTimeline& sync, const Painter& paint) {
+std::string format_sync(const SyncTimeline& sync, const Painter& paint, bool show_cgroup) {
   const SyscallEvent& call = sync.call;
   BlockBuilder block(call.start_ns, paint);
 
-  std::string header = call_identity(call, paint);
+  std::string header = call_identity(call, paint, show_cgroup);
   header += fmt::format("  latency {}", human_duration(latency_ns(call)));
   // Since Linux 2.6.19 dirty shared pages are tracked by the page cache itself: MS_ASYNC
   // starts no writeback at all (the flusher writes them later).
@@ -327,9 +330,9 @@ std::string format_timeline(const Timeline& item, const SinkOptions& options) {
       [&](const auto& timeline) -> std::string {
         using T = std::decay_t<decltype(timeline)>;
         if constexpr (std::is_same_v<T, WriteTimeline>) {
-          return format_write(timeline, paint);
+          return format_write(timeline, paint, options.cgroups);
         } else {
-          return format_sync(timeline, paint);
+          return format_sync(timeline, paint, options.cgroups);
         }
       },
       item);
@@ -429,6 +432,14 @@ std::string format_direct_io(const DirectIoSummary& direct, const SinkOptions& o
 }
 
 void TextSink::timeline(const Timeline& item) {
+  // Items name their cgroup when asked (--cgroup), or from the first one of a second cgroup on.
+  const std::string& cgroup = call_of(item).cgroup;
+  if (!cgroup.empty() && !options_.cgroups) {
+    if (first_cgroup_.empty())
+      first_cgroup_ = cgroup;
+    else if (cgroup != first_cgroup_)
+      options_.cgroups = true;
+  }
   out_ << format_timeline(item, options_);
   // Per block, so a live trace piped to less or tee shows items as they finish.
   out_.flush();

@@ -31,6 +31,7 @@ class TextSink : public Sink {
  private:
   std::ostream& out_;
   SinkOptions options_;
+  std::string first_cgroup_;  // the cgroup of the first item that had one
 };
 
 }  // namespace wp
