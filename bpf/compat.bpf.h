@@ -247,6 +247,19 @@ static __always_inline __u64 wp_iowq_current_req(void)
 	return (__u64)work - bpf_core_field_offset(struct io_kiocb, work);
 }
 
+/* ---- cgroups ------------------------------------------------------------------------------ */
+
+/* --cgroup matches a cgroup and its descendants with bpf_current_task_under_cgroup() (v4.9)
+ * against a BPF_MAP_TYPE_CGROUP_ARRAY holding the cgroup2 directory's fd: the kernel compares
+ * the task's default-hierarchy cgroup's ancestor at the filter cgroup's level, one load and
+ * compare. The helper is offered to tracepoint, raw_tp and tp_btf programs
+ * (bpf_tracing_func_proto) on 6.1 and 6.18 alike (bpftool feature probe lists it there).
+ * bpf_get_current_ancestor_cgroup_id() would do the same compare but needs the cgroup's level
+ * in the kernel's whole hierarchy, which an agent inside a cgroup namespace (a pod) cannot
+ * read from its paths; the array takes the directory itself, whatever namespace opened it.
+ * bpf_get_current_cgroup_id() (v4.18, same program types) names the cgroup items carry. */
+#define wp_current_task_under(cgroup_array) (bpf_current_task_under_cgroup(cgroup_array, 0) == 1)
+
 /* ---- files -------------------------------------------------------------------------------- */
 
 /* The current task's file for `fd`. The task pointer from bpf_get_current_task_btf() (v5.11)

@@ -20,7 +20,8 @@ const volatile bool cfg_filter_comm __weak = false;
  * its descendants), is traced; otherwise the comm and tgid filters both apply. */
 const volatile bool cfg_comm_roots __weak = false;
 const volatile char cfg_comm[WP_COMM_LEN] __weak = {};
-const volatile __u64 cfg_cgroup_id __weak = 0; /* 0: any cgroup */
+/* --cgroup: only threads in the cgroup at cgroup_filter[0] or below it (wp_current_task_under). */
+const volatile bool cfg_filter_cgroup __weak = false;
 const volatile __u32 cfg_disk __weak = 0;      /* 0: any disk */
 /* With cfg_disk: the superblock devices of the file systems on that disk whose superblock is
  * not the disk (btrfs: an anonymous device), so their files pass the disk filter. */
@@ -108,6 +109,8 @@ struct wp_task_state {
 	/* The io_uring request (struct io_kiocb *) this thread is issuing inline, 0 inside a
 	 * syscall: what the page-cache hooks add up here is folded into its uring_ops entry. */
 	__u64 uring_req;
+	/* The cgroup id of the last wp_cgroup_record emitted for this thread (wp_note_cgroup). */
+	__u64 cgroup_noted;
 };
 
 /* Task-local storage (v5.11+) rather than a tid-keyed hash: no insert and delete per
@@ -118,6 +121,14 @@ struct {
 	__type(key, int);
 	__type(value, struct wp_task_state);
 } task_state SEC(".maps") __weak;
+
+/* --cgroup's cgroup, set by the agent after load: the directory's fd at index 0. */
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} cgroup_filter SEC(".maps") __weak;
 
 /* Whether the current thread passes the filters (-p, --comm, --children, --cgroup). */
 static __always_inline bool wp_comm_matches(void)
@@ -155,7 +166,7 @@ static __always_inline bool wp_task_traced(void)
 		if (cfg_filter_comm && !wp_comm_matches())
 			return false;
 	}
-	if (cfg_cgroup_id && bpf_get_current_cgroup_id() != cfg_cgroup_id)
+	if (cfg_filter_cgroup && !wp_current_task_under(&cgroup_filter))
 		return false;
 	return true;
 }
@@ -291,6 +302,26 @@ static __always_inline void wp_submit(void *record, __u32 size)
 	/* Wake once per step crossed, not on every record past the mark. */
 	bpf_ringbuf_submit(record, pending >= step && pending % step < size ? BPF_RB_FORCE_WAKEUP
 									      : BPF_RB_NO_WAKEUP);
+}
+
+/* Tells the agent the current thread's cgroup before a record an item is made of, when it is
+ * not the one last told for this thread: one compare per call in the common case. A record
+ * the ring buffer has no room for is tried again with the thread's next record. */
+static __always_inline void wp_note_cgroup(struct wp_task_state *st)
+{
+	__u64 id = bpf_get_current_cgroup_id();
+	struct wp_cgroup_record *r;
+
+	if (st->cgroup_noted == id)
+		return;
+	r = wp_reserve(sizeof(*r), WP_REC_CGROUP, WP_HOOK_CGROUP);
+	if (!r)
+		return;
+	r->cgroup_id = id;
+	r->pid = bpf_get_current_pid_tgid() >> 32;
+	r->tid = wp_current_tid();
+	wp_submit(r, sizeof(*r));
+	st->cgroup_noted = id;
 }
 
 /* Whether a device-keyed event (a journal commit, a log force) passes the --dev filter: the

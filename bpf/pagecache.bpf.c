@@ -48,6 +48,7 @@ static __always_inline __u64 wp_mapped_file(struct address_space *mapping)
 static __always_inline void wp_emit_mmap_dirty(struct folio *folio, struct address_space *mapping)
 {
 	struct wp_mmap_dirty_record *r;
+	struct wp_task_state *st;
 	struct inode *host;
 	__u64 ino;
 	__u32 dev;
@@ -71,6 +72,10 @@ static __always_inline void wp_emit_mmap_dirty(struct folio *folio, struct addre
 	if (!wp_inode_on_filtered_disk(host, dev))
 		return;
 	wp_emit_file_path(wp_mapped_file(mapping), dev, ino);
+	st = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (st)
+		wp_note_cgroup(st);
 	r = wp_reserve(sizeof(*r), WP_REC_MMAP_DIRTY, WP_HOOK_MMAP_DIRTY);
 	if (!r)
 		return;

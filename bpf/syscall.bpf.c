@@ -310,6 +310,7 @@ static __always_inline int wp_exit(long ret, bool io_submit_possible)
 	latency = bpf_ktime_get_ns() - st->start_ns;
 	if (latency < cfg_min_latency_ns)
 		goto out;
+	wp_note_cgroup(st);
 	if (cfg_causes_min_ns && latency >= cfg_causes_min_ns)
 		wp_emit_causes(st);
 	if (io_submit_possible && st->syscall == WP_SYS_IO_SUBMIT)
@@ -680,6 +681,9 @@ static __always_inline int wp_uring_submit(struct io_kiocb *req)
 		return 0;
 	}
 	wp_uring_fold(st);
+	/* The op's record names the submitter's thread (or an io-wq worker of its process),
+	 * and is emitted in whatever context posts the CQE: the cgroup is told from here. */
+	wp_note_cgroup(st);
 	op.start_ns = bpf_ktime_get_ns();
 	op.syscall = syscall;
 	op.pid = bpf_get_current_pid_tgid() >> 32;

@@ -72,6 +72,7 @@ enum wp_record_type {
 	WP_REC_MMAP_DIRTY = 10, /* a traced thread dirtied a file folio outside a write syscall */
 	WP_REC_FS_LOG = 11,  /* an xfs log force or log write (the journal of xfs) */
 	WP_REC_FILE_PATH = 12, /* the path of a file (dev, ino), once per file the trace meets */
+	WP_REC_CGROUP = 13,  /* the cgroup a traced thread is in, when first seen or changed */
 	/* 9: reserved. io_uring ops travel as WP_REC_SYSCALL with a WP_SYS_IO_URING_* value. */
 };
 
@@ -90,7 +91,8 @@ enum wp_hook {
 	WP_HOOK_MMAP_DIRTY = 10,
 	WP_HOOK_FS_LOG = 11,
 	WP_HOOK_FILE_PATH = 12,
-	WP_HOOK_COUNT = 13,
+	WP_HOOK_CGROUP = 13,
+	WP_HOOK_COUNT = 14,
 };
 
 /*
@@ -504,6 +506,17 @@ struct wp_mmap_dirty_record {
 	char comm[WP_COMM_LEN];
 };
 
+/* The cgroup (v2) of a traced thread, emitted before the first record of that thread that an
+ * item is made of, and again whenever the thread's cgroup has changed since: the syscall
+ * record stays two cache lines, and a thread costs one of these per cgroup it writes from.
+ * The id is the cgroup2 directory's inode number (kernfs node id); the agent names it. */
+struct wp_cgroup_record {
+	struct wp_record_header h;
+	wp_u64 cgroup_id;
+	wp_u32 pid;
+	wp_u32 tid;
+};
+
 /* xfs's log (the journal of xfs): a sync's thread forcing the log, and the log writes (iclogs)
  * being issued and completing. One record per event; forces only from threads inside a traced
  * sync call, iclog events from any thread (the log write may be issued by the log worker or
@@ -567,6 +580,7 @@ WP_ASSERT_SIZE(struct wp_discard_record, 40);
 WP_ASSERT_SIZE(struct wp_mmap_dirty_record, 64);
 WP_ASSERT_SIZE(struct wp_fs_log_record, 40);
 WP_ASSERT_SIZE(struct wp_file_path_record, 40 + WP_PATH_BYTES);
+WP_ASSERT_SIZE(struct wp_cgroup_record, 32);
 /* wp_syscall_record.syscall is one byte, and 0 there means no syscall. */
 #define WP_SYSCALL_FITS_(id, value, name, Name, cls, vfs)                                          \
 	WP_STATIC_ASSERT((value) > 0 && (value) <= 0xff, "WP_SYS_" #id " must fit in a byte");

@@ -4,9 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "decode/events.h"
 #include "stitch/timeline.h"
@@ -14,6 +16,14 @@
 namespace wp::builders {
 
 constexpr DevT kLoop0 = make_dev(7, 0);
+
+// A record of bpf/writepath.h as the ring buffer hands it over: its bytes.
+template <typename Record>
+std::vector<std::byte> bytes_of(const Record& r) {
+  std::vector<std::byte> out(sizeof(r));
+  std::memcpy(out.data(), &r, sizeof(r));
+  return out;
+}
 constexpr std::uint32_t kPageBytes = 4096;
 
 // What a test says about one syscall; anything it leaves out is a plain 4 KiB pwrite64 of dd

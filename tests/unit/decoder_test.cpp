@@ -6,17 +6,13 @@
 #include <string>
 #include <vector>
 
+#include "builders.h"
 #include "writepath.h"
 
 namespace wp {
 namespace {
 
-template <typename Record>
-std::vector<std::byte> bytes_of(const Record& r) {
-  std::vector<std::byte> out(sizeof(r));
-  std::memcpy(out.data(), &r, sizeof(r));
-  return out;
-}
+using builders::bytes_of;
 
 wp_bio_record sample_bio() {
   wp_bio_record r{};
@@ -174,6 +170,25 @@ TEST(Decoder, MalformedFilePathRecordIsRefused) {
   r.len = 2;  // cuts the name before its NUL
   EXPECT_FALSE(decoder.decode(bytes_of(r)));
   EXPECT_EQ(decoder.stats().malformed, 3u);
+}
+
+TEST(Decoder, CgroupRecordBecomesCgroupEvent) {
+  wp_cgroup_record r{};
+  r.h = {WP_REC_CGROUP, sizeof(r), WP_RECORD_VERSION, 0, 777};
+  r.cgroup_id = 0x1234;
+  r.pid = 40;
+  r.tid = 41;
+  Decoder decoder;
+  auto event = decoder.decode(bytes_of(r));
+  ASSERT_TRUE(event);
+  const auto& c = std::get<CgroupEvent>(*event);
+  EXPECT_EQ(c.ts, Nanos{777});
+  EXPECT_EQ(c.pid, 40u);
+  EXPECT_EQ(c.tid, 41u);
+  EXPECT_EQ(c.cgroup_id, 0x1234u);
+  r.cgroup_id = 0;  // no cgroup has id 0
+  EXPECT_FALSE(decoder.decode(bytes_of(r)));
+  EXPECT_STREQ(hook_counter_name(WP_HOOK_CGROUP), "cgroup");
 }
 
 TEST(Decoder, MmapDirtyRecordBecomesMmapDirtyEvent) {

@@ -375,6 +375,24 @@ TEST(PerfettoSink, ItemsCarryTheirFilesPathAsAnArg) {
   EXPECT_EQ(writes[1]->args.at("ino"), "12");
 }
 
+TEST(PerfettoSink, WritesAndSyncsNameTheirCgroup) {
+  WriteTimeline write = dirty_write(call(Syscall::Pwrite64, 1'000, 2'000, 0));
+  write.call.cgroup = "/kubepods.slice/pod1";
+  SyncTimeline sync;
+  sync.call = call(Syscall::Fsync, 3'000, 4'000, 0);
+  sync.call.cgroup = "/kubepods.slice/pod1";
+  WriteTimeline unknown = dirty_write(call(Syscall::Pwrite64, 5'000, 6'000, 4096));
+  ParsedTrace parsed = parse(render({write, sync, unknown}));
+  ASSERT_TRUE(parsed.errors.empty()) << parsed.errors.front();
+  auto writes = parsed.named("pwrite64 4 KiB");
+  ASSERT_EQ(writes.size(), 2u);
+  EXPECT_EQ(writes[0]->args.at("cgroup"), "/kubepods.slice/pod1");
+  EXPECT_EQ(writes[1]->args.count("cgroup"), 0u);  // not known: no arg
+  auto syncs = parsed.named("fsync");
+  ASSERT_EQ(syncs.size(), 1u);
+  EXPECT_EQ(syncs[0]->args.at("cgroup"), "/kubepods.slice/pod1");
+}
+
 TEST(PerfettoSink, WriteAndFsyncAreSlicesOnTheThreadTrack) {
   ParsedTrace parsed = parse(render(Scenario().timelines));
   ASSERT_TRUE(parsed.errors.empty()) << parsed.errors.front();

@@ -223,6 +223,14 @@ TEST(JsonSink, WriteHasEveryContractKeyWithValues) {
   EXPECT_TRUE(request["nvme"].is_null());
 }
 
+TEST(JsonSink, ItemsCarryTheirCgroupPathOrNull) {
+  WriteTimeline write = durable_write();
+  EXPECT_TRUE(json_of(write)["cgroup"].is_null());
+  EXPECT_TRUE(json_of(write).contains("cgroup"));
+  write.call.cgroup = "/system.slice/x.service";
+  EXPECT_EQ(json_of(write)["cgroup"], "/system.slice/x.service");
+}
+
 TEST(JsonSink, RequestListsTheOtherThreadsWhoseBiosItCarried) {
   EXPECT_EQ(json_of(durable_write())["requests"][0]["other_submitters"], json::array());
   RequestTimeline request = data_request();
@@ -863,6 +871,25 @@ TEST(TextSink, Summary) {
   EXPECT_EQ(out.str(),
             "summary  writes 100  fsyncs 10  incomplete 2  duration 5.00s\n"
             "         events 12345  lost 3 (block_bio_queue 1, block_rq_issue 2)\n");
+}
+
+TEST(TextSink, ItemsNameTheirCgroupWhenAskedOrOnceASecondOneIsSeen) {
+  WriteTimeline in_a = durable_write(), in_b = durable_write();
+  in_a.call.cgroup = "/a.slice";
+  in_b.call.cgroup = "/b.slice";
+  const std::string first_line = text_of(in_a).substr(0, text_of(in_a).find('\n'));
+  EXPECT_FALSE(contains(first_line, "cgroup")) << first_line;
+  EXPECT_TRUE(
+      contains(format_timeline(in_a, SinkOptions{.color = false, .devices = {}, .cgroups = true}),
+               "(dd) cgroup /a.slice fd 3"));
+  std::ostringstream out;
+  auto sink = make_sink(OutputFormat::Text, out, SinkOptions{});
+  sink->timeline(in_a);
+  EXPECT_FALSE(contains(out.str(), "cgroup")) << out.str();  // one cgroup so far
+  sink->timeline(in_b);
+  sink->timeline(in_a);
+  EXPECT_TRUE(contains(out.str(), "(dd) cgroup /b.slice fd 3")) << out.str();
+  EXPECT_TRUE(contains(out.str(), "(dd) cgroup /a.slice fd 3")) << out.str();
 }
 
 TEST(TextSink, SummaryHintIsItsLastLine) {

@@ -139,5 +139,44 @@ TEST(FileNames, KeepsAtMostItsBoundDroppingTheOldest) {
   EXPECT_EQ(oldest.path, "");
 }
 
+// ---- cgroups: the kernel names a thread's cgroup once, before its first item's record ----
+
+TEST_F(StitcherTest, ItemsCarryTheCgroupTheirThreadWasLastNamedIn) {
+  feed(CgroupEvent{10, kWriterTid, kWriterTid, 0xc1});
+  feed(sync_call(Syscall::Fsync, 20, 30, kWriterTid));
+  // The thread moved to another cgroup: the kernel names it again before its next record.
+  feed(CgroupEvent{40, kWriterTid, kWriterTid, 0xc2});
+  feed(sync_call(Syscall::Fsync, 50, 60, kWriterTid));
+  feed(sync_call(Syscall::Fsync, 70, 80, 555));  // never named: no cgroup
+  auto s = syncs();
+  ASSERT_EQ(s.size(), 3u);
+  EXPECT_EQ(s[0].call.cgroup_id, 0xc1u);
+  EXPECT_EQ(s[1].call.cgroup_id, 0xc2u);
+  EXPECT_EQ(s[2].call.cgroup_id, 0u);
+}
+
+TEST_F(StitcherTest, AThreadNeverNamedTakesItsProcesssCgroup) {
+  // An io-wq worker issuing its ring owner's ops: a thread of the owner's process.
+  feed(CgroupEvent{10, kWriterTid, kWriterTid, 0xc1});
+  SyscallEvent worker_sync = sync_call(Syscall::Fsync, 20, 30, kWriterTid + 1);
+  worker_sync.pid = kWriterTid;
+  feed(worker_sync);
+  auto s = syncs();
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].call.cgroup_id, 0xc1u);
+}
+
+TEST_F(StitcherTest, WritesOfOneThreadInTwoCgroupsAreNotOneBatch) {
+  feed(CgroupEvent{5, kWriterTid, kWriterTid, 0xc1});
+  feed(write_call(10, 20, 0, 4096, 1));
+  feed(CgroupEvent{25, kWriterTid, kWriterTid, 0xc2});
+  feed(write_call(30, 40, 4096, 4096, 1));
+  finish();
+  auto w = writes();
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_EQ(w[0].call.cgroup_id, 0xc1u);
+  EXPECT_EQ(w[1].call.cgroup_id, 0xc2u);
+}
+
 }  // namespace
 }  // namespace wp::stitch_test

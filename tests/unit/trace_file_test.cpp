@@ -141,6 +141,51 @@ TEST(TraceFileReader, UntracedFrameWithACutEntryIsDamaged) {
   EXPECT_NE(reader.warning().find("damaged frame"), std::string::npos) << reader.warning();
 }
 
+// A recording keeps the path of every cgroup its records name.
+TEST(TraceFileWriter, CgroupNamesRoundTrip) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("wp_trace_file_cgroup_" + std::to_string(::getpid()) + ".wpt");
+  {
+    TraceFileWriter writer(path.string(), TraceFileHeader{});
+    writer.cgroup_name({0x1f2e, "/kubepods.slice/kubepods-burstable.slice/pod x"});
+    writer.record(payload(64, 1));
+    writer.cgroup_name({1, "/"});
+  }
+  TraceFileReader reader = TraceFileReader::open(path.string());
+  std::filesystem::remove(path);
+  ASSERT_TRUE(reader.error().empty()) << reader.error();
+  auto frame = reader.next();
+  ASSERT_TRUE(frame.has_value()) << reader.warning();
+  auto name = cgroup_name_of(*frame);
+  ASSERT_TRUE(name.has_value());
+  EXPECT_EQ(name->id, 0x1f2eu);
+  EXPECT_EQ(name->path, "/kubepods.slice/kubepods-burstable.slice/pod x");
+  frame = reader.next();
+  ASSERT_TRUE(frame.has_value());
+  EXPECT_FALSE(cgroup_name_of(*frame).has_value());  // a record
+  frame = reader.next();
+  ASSERT_TRUE(frame.has_value());
+  name = cgroup_name_of(*frame);
+  ASSERT_TRUE(name.has_value());
+  EXPECT_EQ(name->id, 1u);
+  EXPECT_EQ(name->path, "/");
+  EXPECT_FALSE(reader.next().has_value());
+  EXPECT_TRUE(reader.warning().empty()) << reader.warning();
+}
+
+// A name frame without a path, or with one that is not absolute, is damage.
+TEST(TraceFileReader, CgroupNameFrameWithoutAnAbsolutePathIsDamaged) {
+  for (const std::string& text : {std::string(), std::string("relative")}) {
+    std::vector<std::byte> body(8 + text.size());
+    std::memcpy(body.data() + 8, text.data(), text.size());
+    const auto bytes = file_with_frame(FrameKind::CgroupName, body);
+    TraceFileReader reader = TraceFileReader::parse(bytes);
+    ASSERT_TRUE(reader.error().empty()) << reader.error();
+    EXPECT_FALSE(reader.next().has_value()) << text;
+    EXPECT_NE(reader.warning().find("damaged frame"), std::string::npos) << reader.warning();
+  }
+}
+
 TEST(TraceFileWriter, AFailedWriteIsReportedWithItsReason) {
   // /dev/full takes the open and refuses every write with ENOSPC; the header write is the
   // first, so the constructor already fails with the reason.

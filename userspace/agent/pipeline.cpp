@@ -45,7 +45,10 @@ Pipeline::Pipeline(PipelineOptions options, const std::vector<DeviceInfo>& devic
   for (const auto& fs : options_.file_systems) stitcher_.add_file_system(fs);
   if (options_.item_progress)
     stitcher_.set_progress([this](ItemProgress progress, const Timeline& item) {
-      if (passes(item)) sink_.progress(progress, item);
+      if (!passes(item)) return;
+      Timeline named = item;
+      name_item_cgroup(named);
+      sink_.progress(progress, named);
     });
 }
 
@@ -102,13 +105,23 @@ TraceSummary Pipeline::finish(Nanos duration_ns) {
   return summary;
 }
 
+void Pipeline::name_item_cgroup(Timeline& item) const {
+  std::visit(
+      [this](auto& t) {
+        if (auto it = cgroup_paths_.find(t.call.cgroup_id); it != cgroup_paths_.end())
+          t.call.cgroup = it->second;
+      },
+      item);
+}
+
 bool Pipeline::passes(const Timeline& item) const {
   const SyscallEvent& call = call_of(item);
   return call.end_ns - call.start_ns >= options_.min_latency_ns;
 }
 
-void Pipeline::emit(const Timeline& item) {
+void Pipeline::emit(Timeline& item) {
   if (!passes(item)) return;
+  name_item_cgroup(item);
   if (options_.observer) options_.observer(item);
   if (const auto* sync = std::get_if<SyncTimeline>(&item)) sync_phases_.add(*sync);
   if (const auto* write = std::get_if<WriteTimeline>(&item)) direct_io_.add(*write);

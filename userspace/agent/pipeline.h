@@ -7,6 +7,7 @@
 #include <map>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -51,6 +52,9 @@ class Pipeline {
   }
   // The clock offsets as re-measured (live traces, about every second): to the sink.
   void set_clock(const ClockOffsets& offsets) { sink_.clock(offsets); }
+  // The path under the cgroup2 root of a cgroup id the records name: items of that cgroup
+  // carry it from now on (from the live host, or a trace file's names).
+  void name_cgroup(std::uint64_t id, std::string path) { cgroup_paths_[id] = std::move(path); }
   // What the trace likely missed and how to see it, for the summary ("" for nothing).
   void set_hint(std::string hint) { hint_ = std::move(hint); }
   // Ends the stream: pending timelines and the summary go to the sink. Returns the summary.
@@ -60,8 +64,10 @@ class Pipeline {
  private:
   void feed(const Event& event);
   // One finished item: filtered, counted into the summaries, handed to the sink.
-  void emit(const Timeline& item);
+  void emit(Timeline& item);
   bool passes(const Timeline& item) const;
+  // Sets the item's cgroup path from its cgroup id (cgroup_paths_).
+  void name_item_cgroup(Timeline& item) const;
 
   PipelineOptions options_;
   Sink& sink_;
@@ -74,6 +80,7 @@ class Pipeline {
   DirectIoSummary direct_io_;
   std::map<std::string, std::uint64_t> untraced_calls_;
   std::string hint_;
+  std::unordered_map<std::uint64_t, std::string> cgroup_paths_;
 };
 
 }  // namespace wp

@@ -68,6 +68,10 @@ int run_report(const ReportOptions& options) {
       pipeline.add_lost(lost_counts_of(frame.payload));
       continue;
     }
+    if (auto name = cgroup_name_of(frame)) {  // checked whole by the reader
+      pipeline.name_cgroup(name->id, std::move(name->path));
+      continue;
+    }
     if (const auto untraced = untraced_counts_of(frame)) {  // checked whole by the reader
       pipeline.set_untraced_calls(*untraced);
       continue;

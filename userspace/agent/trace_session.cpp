@@ -6,7 +6,6 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
@@ -14,7 +13,6 @@
 #include <unistd.h>
 
 #include <fmt/format.h>
-#include <linux/magic.h>
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
@@ -22,6 +20,7 @@
 #include <iostream>
 #include <memory>
 #include <set>
+#include <unordered_set>
 #include <utility>
 
 #include "agent/output_stream.h"
@@ -32,6 +31,7 @@
 #include "common/trace_phase.h"
 #include "decode/decoder.h"
 #include "probe/bpf_session.h"
+#include "probe/cgroups.h"
 #include "probe/coverage.h"
 #include "probe/devices.h"
 #include "probe/hook_plan.h"
@@ -141,7 +141,8 @@ DevT kernel_dev(dev_t dev) {
   return make_dev(major(dev), minor(dev));
 }
 
-KernelFilter build_filter(const TraceOptions& options) {
+// `cgroup_dir` gets --cgroup's directory, which the kernel's filter holds by its fd.
+KernelFilter build_filter(const TraceOptions& options, UniqueFd& cgroup_dir) {
   KernelFilter filter;
   filter.self_tgid = static_cast<std::uint32_t>(::getpid());
   for (auto pid : options.pids) {
@@ -167,15 +168,12 @@ KernelFilter build_filter(const TraceOptions& options) {
     filter.comm = options.comm;
   }
   if (options.cgroup) {
-    std::string path = *options.cgroup;
-    if (path.empty() || path[0] != '/') path = "/sys/fs/cgroup/" + path;
-    struct stat st {};
-    struct statfs sfs {};
-    if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-      throw Failure(kExitUsage, fmt::format("--cgroup {}: no such cgroup directory", path));
-    if (::statfs(path.c_str(), &sfs) != 0 || sfs.f_type != CGROUP2_SUPER_MAGIC)
-      throw Failure(kExitUsage, fmt::format("--cgroup {}: not on a cgroup2 filesystem", path));
-    filter.cgroup_id = st.st_ino;  // a cgroup2 directory's inode number is the cgroup id
+    const CgroupDir cgroup = resolve_cgroup(*options.cgroup, read_mountinfo());
+    cgroup_dir = UniqueFd(::open(cgroup.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (cgroup_dir.get() < 0)
+      throw Failure(kExitRuntime, fmt::format("--cgroup {}: cannot open {}: {}", *options.cgroup,
+                                              cgroup.dir, errno_text()));
+    filter.cgroup_fd = cgroup_dir.get();
   }
   if (options.dev) {
     // A disk or partition, or the device stat() reports for a file system that is on no
@@ -305,6 +303,27 @@ void follow_existing_descendants(BpfSession& session, const TraceOptions& option
   }
 }
 
+// Names the cgroup ids of the kernel's cgroup records as they arrive, each once.
+class CgroupNamer {
+ public:
+  using Named = std::function<void(const CgroupName&)>;
+  CgroupNamer(std::optional<CgroupPaths> paths, Named named)
+      : paths_(std::move(paths)), named_(std::move(named)) {}
+  void on_record(std::span<const std::byte> record) {
+    wp_cgroup_record r;
+    if (record.size() < sizeof(r)) return;
+    std::memcpy(&r, record.data(), sizeof(r));
+    if (r.h.type != WP_REC_CGROUP || r.h.size != sizeof(r) || !paths_) return;
+    if (!seen_.insert(r.cgroup_id).second) return;
+    if (auto path = paths_->path_of(r.cgroup_id)) named_(CgroupName{r.cgroup_id, *path});
+  }
+
+ private:
+  std::optional<CgroupPaths> paths_;
+  Named named_;
+  std::unordered_set<std::uint64_t> seen_;
+};
+
 Nanos monotonic_now() {
   struct timespec ts {};
   ::clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -314,7 +333,8 @@ Nanos monotonic_now() {
 }  // namespace
 
 int run_trace(const TraceOptions& options) {
-  KernelFilter filter = build_filter(options);
+  UniqueFd cgroup_dir;
+  KernelFilter filter = build_filter(options, cgroup_dir);
 
   // Opened before anything is traced: a bad path fails fast.
   std::unique_ptr<OutputStream> output;
@@ -367,7 +387,9 @@ int run_trace(const TraceOptions& options) {
                                  .devices = devices,
                                  .live = options.live,
                                  .timestamps = options.timestamps,
-                                 .clock = clock});
+                                 .clock = clock,
+
+                                 .cgroups = options.cgroup.has_value()});
     auto observer = [&options, &pids_with_items](const Timeline& item) {
       const std::uint32_t pid = call_of(item).pid;
       for (auto p : options.pids)
@@ -382,14 +404,23 @@ int run_trace(const TraceOptions& options) {
                                           devices, *sink);
   }
   std::unique_ptr<TraceFileWriter> recording;  // made once the hooks are known
+  // The cgroup ids the records name get their paths here, once each: into the recording
+  // (before the first record naming the id) and the pipeline.
+  CgroupNamer cgroup_namer(CgroupPaths::of_this_host(),
+                           [&recording, &pipeline](const CgroupName& name) {
+                             if (recording) recording->cgroup_name(name);
+                             if (pipeline) pipeline->name_cgroup(name.id, name.path);
+                           });
   // Per record: a copy into the trace file's buffer and/or the live pipeline; nothing else.
   BpfSession::RecordHandler handler;
   if (options.record_only)
-    handler = [&recording](std::span<const std::byte> record) {
+    handler = [&recording, &cgroup_namer](std::span<const std::byte> record) {
+      cgroup_namer.on_record(record);
       if (recording) recording->record(record);
     };
   else
-    handler = [&recording, &pipeline](std::span<const std::byte> record) {
+    handler = [&recording, &pipeline, &cgroup_namer](std::span<const std::byte> record) {
+      cgroup_namer.on_record(record);
       if (recording) recording->record(record);
       pipeline->on_record(record);
     };

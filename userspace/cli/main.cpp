@@ -161,7 +161,9 @@ int main(int argc, char** argv) {
     cmd->add_flag("--children", o.children,
                   "Also trace the descendants of the -p/--comm processes: those alive now and "
                   "those they fork");
-    cmd->add_option("--cgroup", o.cgroup, "Trace this cgroup (v2 path)");
+    cmd->add_option("--cgroup", o.cgroup,
+                    "Trace this cgroup (v2) and those below it: its directory, or its path "
+                    "under the cgroup2 root (/system.slice/x.service)");
     cmd->add_option("--dev", o.dev,
                     "Only this block device (NAME or MAJ:MIN), or the MAJ:MIN stat() reports "
                     "for a btrfs mount")

@@ -242,6 +242,12 @@ std::optional<Event> decode_file_path(std::span<const std::byte> bytes) {
   return e;
 }
 
+std::optional<Event> decode_cgroup(std::span<const std::byte> bytes) {
+  wp_cgroup_record r;
+  if (!read_record(bytes, r) || r.cgroup_id == 0) return std::nullopt;
+  return CgroupEvent{r.h.ts_ns, r.pid, r.tid, r.cgroup_id};
+}
+
 }  // namespace
 
 const char* hook_counter_name(std::size_t hook) {
@@ -259,6 +265,7 @@ const char* hook_counter_name(std::size_t hook) {
     case WP_HOOK_MMAP_DIRTY: return "mmap";
     case WP_HOOK_FS_LOG: return "fs-log";
     case WP_HOOK_FILE_PATH: return "file-path";
+    case WP_HOOK_CGROUP: return "cgroup";
   }
   return "?";
 }
@@ -283,6 +290,7 @@ std::optional<Event> Decoder::decode(std::span<const std::byte> record) {
         case WP_REC_MMAP_DIRTY: event = decode_mmap_dirty(bytes); break;
         case WP_REC_FS_LOG: event = decode_fs_log(bytes); break;
         case WP_REC_FILE_PATH: event = decode_file_path(bytes); break;
+        case WP_REC_CGROUP: event = decode_cgroup(bytes); break;
         default: break;
       }
     }

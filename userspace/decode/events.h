@@ -108,6 +108,11 @@ struct SyscallEvent {
   // the stitcher from the FilePathEvent of (dev, ino) when the item is handed out; empty when
   // none arrived (lost, or a trace recorded before paths were).
   std::string path;
+  // The thread's cgroup (v2) id when the call was made, from its CgroupEvent (set by the
+  // stitcher; 0: not known), and that cgroup's path under the cgroup2 root (set by the agent
+  // when the item is emitted; "" when the id has no known path).
+  std::uint64_t cgroup_id = 0;
+  std::string cgroup;
 };
 
 // What an item is called in the outputs: its syscall's name, or "mmap" for the pages a
@@ -280,6 +285,16 @@ struct MmapDirtyEvent {
   std::uint64_t ino = 0;
   std::uint64_t index = 0;  // first page index in the file
   std::uint32_t pages = 0;
+  std::uint64_t cgroup_id = 0;  // the thread's cgroup, set by the stitcher as for a syscall
+};
+
+// The cgroup (v2) a traced thread is in, sent before the first record of that thread that an
+// item is made of and whenever it has changed since (a thread moved to another cgroup).
+struct CgroupEvent {
+  Nanos ts = 0;
+  std::uint32_t pid = 0;
+  std::uint32_t tid = 0;
+  std::uint64_t cgroup_id = 0;  // the cgroup2 directory's inode number
 };
 
 // The path of a file (dev, ino), sent once per file before the first record naming it (and
@@ -322,8 +337,8 @@ struct FileSystemInfo {
   std::string type;           // "btrfs", "ext4"…
 };
 
-using Event =
-    std::variant<SyscallEvent, BioEvent, RequestEvent, JournalEvent, ThrottleEvent, NvmeEvent,
-                 LostEvent, CausesEvent, DiscardEvent, MmapDirtyEvent, FsLogEvent, FilePathEvent>;
+using Event = std::variant<SyscallEvent, BioEvent, RequestEvent, JournalEvent, ThrottleEvent,
+                           NvmeEvent, LostEvent, CausesEvent, DiscardEvent, MmapDirtyEvent,
+                           FsLogEvent, FilePathEvent, CgroupEvent>;
 
 }  // namespace wp

@@ -60,7 +60,7 @@ std::unique_ptr<BpfSession> BpfSession::start(const HookPlan& plan, const Kernel
     ro->cfg_filter_comm = true;
     std::strncpy(const_cast<char*>(ro->cfg_comm), filter.comm->c_str(), WP_COMM_LEN - 1);
   }
-  ro->cfg_cgroup_id = filter.cgroup_id;
+  ro->cfg_filter_cgroup = filter.cgroup_fd >= 0;
   ro->cfg_disk = filter.disk;
   for (std::size_t i = 0; i < filter.disk_fs_devs.size() && i < std::size(ro->cfg_disk_fs_devs);
        ++i)
@@ -106,6 +106,14 @@ std::unique_ptr<BpfSession> BpfSession::start(const HookPlan& plan, const Kernel
   }
 
   for (std::uint32_t tgid : filter.tgids) session->add_tgid(tgid);
+  if (filter.cgroup_fd >= 0) {
+    const std::uint32_t key = 0, fd = static_cast<std::uint32_t>(filter.cgroup_fd);
+    if (bpf_map__update_elem(session->skel_->maps.cgroup_filter, &key, sizeof(key), &fd, sizeof(fd),
+                             BPF_ANY) != 0) {
+      error = fmt::format("cannot set the --cgroup filter: {}", std::strerror(errno));
+      return nullptr;
+    }
+  }
 
   bool attach_failed = false;
   bpf_object__for_each_program(prog, session->skel_->obj) {

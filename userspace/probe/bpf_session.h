@@ -35,7 +35,9 @@ struct KernelFilter {
   bool comm_roots = false;
   std::vector<std::uint32_t> tgids;
   std::optional<std::string> comm;
-  std::uint64_t cgroup_id = 0;
+  // --cgroup: an open cgroup2 directory (the caller keeps it open until start() returns);
+  // threads in it or below it pass. -1: any cgroup.
+  int cgroup_fd = -1;
   DevT disk = 0;
   // With disk: superblock devices of file systems on it that have no block device of their
   // own (btrfs); at most WP_MAX_DISK_FS_DEVS are used.

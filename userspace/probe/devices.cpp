@@ -44,16 +44,11 @@ std::string unescape_mount_path(const std::string& field) {
   return out;
 }
 
-struct Mount {
-  DevT dev = 0;
-  std::string mount_point;
-  std::string type;
-  std::string source;
-};
+}  // namespace
 
-std::vector<Mount> read_mounts(const std::string& mountinfo) {
-  std::vector<Mount> mounts;
-  std::ifstream in(mountinfo);
+std::vector<MountEntry> parse_mountinfo(const std::string& text) {
+  std::vector<MountEntry> mounts;
+  std::istringstream in(text);
   std::string line;
   while (std::getline(in, line)) {
     // id parent major:minor root mount-point options [optional…] - type source super-options
@@ -62,16 +57,26 @@ std::vector<Mount> read_mounts(const std::string& mountinfo) {
     if (!(fields >> id >> parent >> majmin >> root >> mount_point)) continue;
     while (fields >> word && word != "-") {
     }
-    Mount m;
+    MountEntry m;
     if (!(fields >> m.type >> m.source)) continue;
     auto dev = parse_dev(majmin);
     if (!dev) continue;
     m.dev = *dev;
+    m.root = unescape_mount_path(root);
     m.mount_point = unescape_mount_path(mount_point);
     mounts.push_back(std::move(m));
   }
   return mounts;
 }
+
+std::vector<MountEntry> read_mountinfo(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_mountinfo(text.str());
+}
+
+namespace {
 
 // The block device names (sysfs names: "loop1", "dm-0") of the btrfs file system one of whose
 // devices is `source`.
@@ -138,7 +143,7 @@ std::vector<FileSystemInfo> list_file_systems(const std::string& mountinfo,
         fs_info.disks.push_back(*disk);
     std::sort(fs_info.disks.begin(), fs_info.disks.end());  // directory order is none
   };
-  for (const Mount& m : read_mounts(mountinfo)) {
+  for (const MountEntry& m : read_mountinfo(mountinfo)) {
     if (dev_major(m.dev) != 0) {
       // A file system on a stacked block device (dm-0, md0): its requests and flushes reach
       // the disks under the stack, so those are its disks. A plain disk or partition is not

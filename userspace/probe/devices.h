@@ -14,6 +14,19 @@ namespace wp {
 // "7:3" → the device number; nullopt for anything else.
 std::optional<DevT> parse_dev(const std::string& text);
 
+// One line of /proc/PID/mountinfo, its paths unescaped.
+struct MountEntry {
+  DevT dev = 0;
+  std::string root;  // the mounted directory within its file system ("/" for the whole)
+  std::string mount_point;
+  std::string type;
+  std::string source;
+};
+// Every well-formed line of a mountinfo file's text, in order.
+std::vector<MountEntry> parse_mountinfo(const std::string& text);
+// The mounts of a mountinfo file (empty when it cannot be read).
+std::vector<MountEntry> read_mountinfo(const std::string& path = "/proc/self/mountinfo");
+
 std::vector<DeviceInfo> list_block_devices(const std::string& sysfs = "/sys");
 
 // "vda", "/dev/vda", "7:0" → the device; nullopt when no such block device exists.

@@ -193,6 +193,27 @@ void TraceFileWriter::untraced(const UntracedByName& counts) {
   frame(FrameKind::Untraced, payload.data(), static_cast<std::uint32_t>(payload.size()));
 }
 
+void TraceFileWriter::cgroup_name(const CgroupName& name) {
+  if (name.path.empty() || name.path.size() > kMaxCgroupPath) return;
+  std::vector<std::byte> payload(sizeof(name.id) + name.path.size());
+  std::memcpy(payload.data(), &name.id, sizeof(name.id));
+  std::memcpy(payload.data() + sizeof(name.id), name.path.data(), name.path.size());
+  frame(FrameKind::CgroupName, payload.data(), static_cast<std::uint32_t>(payload.size()));
+}
+
+std::optional<CgroupName> cgroup_name_of(const Frame& frame) {
+  if (frame.kind != FrameKind::CgroupName) return std::nullopt;
+  const auto& p = frame.payload;
+  if (p.size() <= sizeof(std::uint64_t) || p.size() > sizeof(std::uint64_t) + kMaxCgroupPath)
+    return std::nullopt;
+  CgroupName name;
+  std::memcpy(&name.id, p.data(), sizeof(name.id));
+  name.path.assign(reinterpret_cast<const char*>(p.data()) + sizeof(name.id),
+                   p.size() - sizeof(name.id));
+  if (name.path.front() != '/' || name.path.find('\0') != std::string::npos) return std::nullopt;
+  return name;
+}
+
 namespace {
 
 // The calls a kind-3 frame counted, in its order: seven u64 counts, then a u64 whose bit i says
@@ -342,7 +363,8 @@ std::optional<Frame> TraceFileReader::next() {
       kind == static_cast<std::uint32_t>(FrameKind::Record) ||
       (kind == static_cast<std::uint32_t>(FrameKind::Lost) && lost_frame_length_ok(length)) ||
       kind == static_cast<std::uint32_t>(FrameKind::UntracedFixed) ||
-      kind == static_cast<std::uint32_t>(FrameKind::Untraced);
+      kind == static_cast<std::uint32_t>(FrameKind::Untraced) ||
+      kind == static_cast<std::uint32_t>(FrameKind::CgroupName);
   const auto damaged = [&] {
     return stop(fmt::format("damaged frame at byte {}: kept the {} frames before it", offset_,
                             frames_read_));
@@ -355,6 +377,7 @@ std::optional<Frame> TraceFileReader::next() {
   if ((frame.kind == FrameKind::UntracedFixed || frame.kind == FrameKind::Untraced) &&
       !untraced_counts_of(frame))
     return damaged();
+  if (frame.kind == FrameKind::CgroupName && !cgroup_name_of(frame)) return damaged();
   begin_ += 8 + length;
   offset_ += 8 + length;
   ++frames_read_;

@@ -39,6 +39,16 @@ enum class FrameKind : std::uint32_t {
   // a u8 name length, the name, and its u64 count.
   UntracedFixed = 3,
   Untraced = 4,
+  // A cgroup id the records name (wp_cgroup_record) and its path under the cgroup2 root, once
+  // per id, before the first record naming it: a u64 id, then the path ("/a/b", not
+  // NUL-terminated, at most kMaxCgroupPath bytes).
+  CgroupName = 6,
+};
+
+constexpr std::size_t kMaxCgroupPath = 4096;
+struct CgroupName {
+  std::uint64_t id = 0;
+  std::string path;
 };
 
 // A Lost frame holds one u64 per hook (enum wp_hook) the recorder knew of: hooks are only
@@ -86,6 +96,7 @@ class TraceFileWriter {
   void record(std::span<const std::byte> bytes);
   void lost(const LostCounts& delta);
   void untraced(const UntracedByName& counts);
+  void cgroup_name(const CgroupName& name);
   // Writes out what is buffered.
   void flush();
   // False once a write failed; error() then says why (strerror text). Later frames are dropped.
@@ -111,6 +122,9 @@ struct Frame {
   FrameKind kind;
   std::span<const std::byte> payload;
 };
+
+// The name a CgroupName frame holds; nullopt for a malformed payload or another kind of frame.
+std::optional<CgroupName> cgroup_name_of(const Frame& frame);
 
 // The untraced calls of an Untraced or UntracedFixed frame, by name (the counted ones, zeros
 // included); nullopt for a malformed payload or another kind of frame.

@@ -88,11 +88,14 @@ void write_json(Emitter& e, const Fd& f) {
 // id (and, in the live stream, its event).
 void call_identity(Emitter& e, const char* type, std::uint64_t id, const SyscallEvent& call,
                    const JsonItemLine& line) {
-  e.fields(
-      field("type", type), field("pid", call.pid), field("tid", call.tid), field("comm", call.comm),
-      field("syscall", call_name(call)), field("io_uring", uring_issue_name(call.via)),
-      field("fd", Fd{call.fd}), field("dev", DeviceOrNull{call.dev}), field("ino", call.ino),
-      field("path", call.path.empty() ? std::nullopt : std::optional{call.path}), field("id", id));
+  e.fields(field("type", type), field("pid", call.pid), field("tid", call.tid),
+           field("comm", call.comm), field("syscall", call_name(call)),
+           field("io_uring", uring_issue_name(call.via)), field("fd", Fd{call.fd}),
+           field("dev", DeviceOrNull{call.dev}), field("ino", call.ino),
+           field("path", call.path.empty() ? std::nullopt : std::optional{call.path}),
+           field("cgroup",
+                 call.cgroup.empty() ? std::nullopt : std::optional<std::string_view>(call.cgroup)),
+           field("id", id));
   if (line.event) e.fields(field("event", line.event), field("final", line.final));
 }
 

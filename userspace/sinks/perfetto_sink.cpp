@@ -263,6 +263,7 @@ class PerfettoSink::Writer {
       slice.args.push_back({"discarded_ns", static_cast<std::uint64_t>(*write.discarded_ns)});
     if (write.direct) slice.args.push_back({"direct", std::string("yes")});
     if (write.incomplete) slice.args.push_back({"incomplete", std::string("yes")});
+    if (!call.cgroup.empty()) slice.args.push_back({"cgroup", call.cgroup});
     const std::uint64_t track = tracks_.thread_track(call);
     for (const auto& request : write.requests)
       if (auto flow = draw_request(request, Cause::Call)) slice.flow_ids.push_back(*flow);
@@ -284,6 +285,7 @@ class PerfettoSink::Writer {
     for (const SyncPhaseInfo& phase : kSyncPhases)
       slice.args.emplace_back(phase.json_key, std::uint64_t{sync.phases.*phase.total});
     if (sync.incomplete) slice.args.push_back({"incomplete", std::string("yes")});
+    if (!call.cgroup.empty()) slice.args.push_back({"cgroup", call.cgroup});
     const std::uint64_t track = tracks_.thread_track(call);
     // Data requests before the flushes: a flush ends the chains of the requests it made durable
     // that are drawn by then.

@@ -54,6 +54,9 @@ struct SinkOptions {
   // MONOTONIC → REALTIME/BOOTTIME at the start (a recording's: its header's); unknown for an
   // older recording (then no wall-clock times).
   std::optional<ClockOffsets> clock = std::nullopt;
+  // Text: every item names its cgroup (set with --cgroup); otherwise items do once a second
+  // cgroup has been seen.
+  bool cgroups = false;
 };
 
 class Sink {

@@ -87,10 +87,13 @@ std::string plural(std::uint64_t n, std::string_view one, std::string_view many)
 }
 
 // "pwrite64 pid 1234/1235 (dd) fd 3 /mnt/data/log": what the call was and on which file; "dev
-// 7:0 ino 12" when the file's path is not known.
-std::string call_identity(const SyscallEvent& call, const Painter& paint) {
+// 7:0 ino 12" when the file's path is not known; with `show_cgroup`, "(dd) cgroup
+// /system.slice/x.service fd 3 …".
+std::string call_identity(const SyscallEvent& call, const Painter& paint, bool show_cgroup) {
   std::string text = fmt::format("{} pid {}/{} ({})", paint.bold(call_name(call)), call.pid,
                                  call.tid, printable_comm(call.comm));
+  if (show_cgroup && !call.cgroup.empty())
+    text += fmt::format(" cgroup {}", printable_comm(call.cgroup));
   if (call.fd >= 0) text += fmt::format(" fd {}", call.fd);
   if (!call.path.empty()) {
     text += fmt::format(" {}", printable_comm(call.path));
@@ -202,11 +205,11 @@ void add_throttles(BlockBuilder& block, const std::vector<ThrottlePause>& pauses
   }
 }
 
-std::string format_write(const WriteTimeline& write, const Painter& paint) {
+std::string format_write(const WriteTimeline& write, const Painter& paint, bool show_cgroup) {
   const SyscallEvent& call = write.call;
   BlockBuilder block(call.start_ns, paint);
 
-  std::string header = call_identity(call, paint);
+  std::string header = call_identity(call, paint, show_cgroup);
   if (call.ret < 0) {
     header += fmt::format(" off {} {}", call.pos, human_bytes(call.count));  // what it asked for
   } else {
@@ -272,11 +275,11 @@ void add_commit(BlockBuilder& block, const JournalCommit& commit) {
   block.add(at, block.line(at, text));
 }
 
-std::string format_sync(const SyncTimeline& sync, const Painter& paint) {
+std::string format_sync(const SyncTimeline& sync, const Painter& paint, bool show_cgroup) {
   const SyscallEvent& call = sync.call;
   BlockBuilder block(call.start_ns, paint);
 
-  std::string header = call_identity(call, paint);
+  std::string header = call_identity(call, paint, show_cgroup);
   header += fmt::format("  latency {}", human_duration(latency_ns(call)));
   // Since Linux 2.6.19 dirty shared pages are tracked by the page cache itself: MS_ASYNC
   // starts no writeback at all (the flusher writes them later).
@@ -341,9 +344,9 @@ std::string format_timeline(const Timeline& item, const SinkOptions& options) {
       [&](const auto& timeline) -> std::string {
         using T = std::decay_t<decltype(timeline)>;
         if constexpr (std::is_same_v<T, WriteTimeline>) {
-          return format_write(timeline, paint);
+          return format_write(timeline, paint, options.cgroups);
         } else {
-          return format_sync(timeline, paint);
+          return format_sync(timeline, paint, options.cgroups);
         }
       },
       item);
@@ -453,6 +456,15 @@ std::string format_direct_io(const DirectIoSummary& direct, const SinkOptions& o
   return text;
 }
 
+void TextSink::note_cgroup(const Timeline& item) {
+  const std::string& cgroup = call_of(item).cgroup;
+  if (cgroup.empty() || options_.cgroups) return;
+  if (first_cgroup_.empty())
+    first_cgroup_ = cgroup;
+  else if (cgroup != first_cgroup_)
+    options_.cgroups = true;
+}
+
 void TextSink::show_legend_for(const Timeline& item) {
   if (legend_shown_ || !needs_legend(item)) return;
   out_ << format_legend(options_);
@@ -460,6 +472,7 @@ void TextSink::show_legend_for(const Timeline& item) {
 }
 
 void TextSink::timeline(const Timeline& item) {
+  note_cgroup(item);
   // In live output an announced write's block was printed at its return: now only its
   // update line follows, which needs no legend.
   const auto* write = std::get_if<WriteTimeline>(&item);
@@ -474,6 +487,7 @@ void TextSink::timeline(const Timeline& item) {
 
 void TextSink::progress(ItemProgress progress, const Timeline& item) {
   if (!options_.live) return;
+  note_cgroup(item);
   if (progress == ItemProgress::Returned) show_legend_for(item);
   out_ << format_live_progress(progress, item, options_, clock_);
   out_.flush();

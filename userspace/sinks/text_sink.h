@@ -41,6 +41,9 @@ class TextSink : public Sink {
   void show_legend_for(const Timeline& item);
   bool legend_shown_ = false;          // the legend goes before the first item it explains, once
   std::optional<ClockOffsets> clock_;  // with -T: the current offsets (none: no column)
+  // Items name their cgroup when asked (--cgroup), or from the first one of a second cgroup on.
+  void note_cgroup(const Timeline& item);
+  std::string first_cgroup_;  // the cgroup of the first item that had one
 };
 
 }  // namespace wp

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <type_traits>
+#include <unordered_map>
 #include <utility>
 #include <variant>
 
@@ -93,6 +94,28 @@ struct Stitcher::State : stitch::BlockListener {
     (*emit)(std::move(t));
   }
 
+  // ---- cgroups ----
+
+  // The kernel names a thread's cgroup once, before its first record an item is made of (and
+  // again when it moves), so the latest CgroupEvent of a thread is its cgroup. A thread
+  // without one (an io-wq worker issuing for its ring's owner) takes its process's: outside
+  // cgroup v2's threaded mode every thread of a process is in one cgroup.
+  void on_cgroup(const CgroupEvent& ev) {
+    // Bounded by the threads and processes seen; past the bound the oldest knowledge goes
+    // (threads that write again are named again only if they move, so their items fall back
+    // to the process's, then to none).
+    constexpr std::size_t kMaxKnown = 1u << 20;
+    if (thread_cgroups.size() >= kMaxKnown) thread_cgroups.clear();
+    if (process_cgroups.size() >= kMaxKnown) process_cgroups.clear();
+    thread_cgroups[ev.tid] = ev.cgroup_id;
+    process_cgroups[ev.pid] = ev.cgroup_id;
+  }
+  std::uint64_t cgroup_of(std::uint32_t pid, std::uint32_t tid) const {
+    if (auto it = thread_cgroups.find(tid); it != thread_cgroups.end()) return it->second;
+    if (auto it = process_cgroups.find(pid); it != process_cgroups.end()) return it->second;
+    return 0;
+  }
+
   void on_lost(const LostEvent& ev) {
     loss.add(ev.ts);
     block.on_lost();
@@ -117,7 +140,9 @@ struct Stitcher::State : stitch::BlockListener {
           using T = std::decay_t<decltype(ev)>;
           if constexpr (std::is_same_v<T, SyscallEvent>) {
             now = std::max(now, ev.end_ns);
-            on_syscall(ev);
+            SyscallEvent call = ev;
+            call.cgroup_id = cgroup_of(ev.pid, ev.tid);
+            on_syscall(call);
           } else {
             now = std::max(now, ev.ts);
             if constexpr (std::is_same_v<T, BioEvent>) block.on_bio(ev);
@@ -129,7 +154,12 @@ struct Stitcher::State : stitch::BlockListener {
             if constexpr (std::is_same_v<T, CausesEvent>) calls.on_causes(ev);
             if constexpr (std::is_same_v<T, ThrottleEvent>) calls.on_throttle(ev);
             if constexpr (std::is_same_v<T, DiscardEvent>) writes.pages_discarded(ev);
-            if constexpr (std::is_same_v<T, MmapDirtyEvent>) writes.on_mmap_dirty(ev);
+            if constexpr (std::is_same_v<T, MmapDirtyEvent>) {
+              MmapDirtyEvent dirty = ev;
+              dirty.cgroup_id = cgroup_of(ev.pid, ev.tid);
+              writes.on_mmap_dirty(dirty);
+            }
+            if constexpr (std::is_same_v<T, CgroupEvent>) on_cgroup(ev);
             if constexpr (std::is_same_v<T, FilePathEvent>) names.on_file_path(ev);
           }
         },
@@ -150,7 +180,9 @@ struct Stitcher::State : stitch::BlockListener {
   stitch::WriteTracker writes;
   stitch::SyncAssembler syncs;
   stitch::FileNames names;
-  Nanos now = 0;  // newest event time seen
+  std::unordered_map<std::uint32_t, std::uint64_t> thread_cgroups;   // tid → cgroup id
+  std::unordered_map<std::uint32_t, std::uint64_t> process_cgroups;  // pid → cgroup id
+  Nanos now = 0;                                                     // newest event time seen
   Nanos last_sweep = 0;
   // Where finished timelines go during the current feed()/finish() call.
   const Emit* emit = nullptr;

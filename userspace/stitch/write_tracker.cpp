@@ -193,6 +193,7 @@ WriteTimeline WriteTracker::timeline_of(const Batch& b, Member& m, bool snapshot
   call.fd = b.fd;
   call.dev = b.dev;
   call.ino = b.ino;
+  call.cgroup_id = b.cgroup_id;
   call.file_flags = b.file_flags;
   call.call_flags = b.call_flags;
   call.ret = m.ret;
@@ -334,6 +335,7 @@ WriteTracker::BatchIt WriteTracker::new_batch(const SyscallEvent& ev, Member m) 
   b.fd = ev.fd;
   b.dev = ev.dev;
   b.ino = ev.ino;
+  b.cgroup_id = ev.cgroup_id;
   b.file_flags = ev.file_flags;
   b.call_flags = ev.call_flags;
   b.open_at_bio = ~0ull;

@@ -129,6 +129,7 @@ struct Batch {
   int fd = -1;
   DevT dev = 0;
   std::uint64_t ino = 0;
+  std::uint64_t cgroup_id = 0;
   std::uint32_t file_flags = 0;
   std::uint32_t call_flags = 0;   // call_flag::*; kMmapStore: a process's stores into a mapping
   std::uint64_t mmap_pages = 0;   // kMmapStore: the pages it dirtied (its span may have holes)
@@ -151,7 +152,8 @@ struct Batch {
 
   bool same_writer(const SyscallEvent& ev) const {
     return pid == ev.pid && tid == ev.tid && fd == ev.fd && dev == ev.dev && ino == ev.ino &&
-           file_flags == ev.file_flags && call_flags == ev.call_flags && comm == ev.comm;
+           file_flags == ev.file_flags && call_flags == ev.call_flags &&
+           cgroup_id == ev.cgroup_id && comm == ev.comm;
   }
 };
 

@@ -89,6 +89,7 @@ void WriteTracker::on_mmap_dirty(const MmapDirtyEvent& ev) {
   call.fd = -1;
   call.dev = ev.dev;
   call.ino = ev.ino;
+  call.cgroup_id = ev.cgroup_id;
   call.file_flags = file_flag::kRegular;
   call.call_flags = call_flag::kMmapStore;
   call.pos = ev.index << kPageShift;

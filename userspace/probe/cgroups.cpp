@@ -1,0 +1,122 @@
+#include "probe/cgroups.h"
+
+#include <sys/stat.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "common/errors.h"
+
+namespace wp {
+namespace fs = std::filesystem;
+
+std::vector<MountEntry> cgroup2_mounts(const std::vector<MountEntry>& mounts) {
+  std::vector<MountEntry> found;
+  for (const auto& m : mounts)
+    if (m.type == "cgroup2") found.push_back(m);
+  std::stable_partition(found.begin(), found.end(),
+                        [](const MountEntry& m) { return m.root == "/"; });
+  return found;
+}
+
+namespace {
+
+// "/" + the components of `relative` ("." and "" are the root).
+std::string under_root(const fs::path& relative) {
+  const std::string text = relative.generic_string();
+  if (text.empty() || text == ".") return "/";
+  return "/" + text;
+}
+
+// Whether `path` is `base` or below it, lexically; `relative` gets the rest.
+bool lexically_under(const fs::path& path, const fs::path& base, fs::path& relative) {
+  relative = path.lexically_relative(base);
+  return !relative.empty() && *relative.begin() != "..";
+}
+
+bool is_cgroup_dir(const fs::path& dir) {
+  std::error_code ec;
+  return fs::is_directory(dir, ec) && fs::exists(dir / "cgroup.procs", ec);
+}
+
+CgroupDir cgroup_at(const fs::path& dir, const fs::path& relative) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0)
+    throw Failure(kExitUsage, fmt::format("--cgroup: cannot stat {}", dir.string()));
+  return CgroupDir{dir.string(), under_root(relative), static_cast<std::uint64_t>(st.st_ino)};
+}
+
+}  // namespace
+
+CgroupDir resolve_cgroup(const std::string& arg, const std::vector<MountEntry>& mounts) {
+  const std::vector<MountEntry> cgroup2 = cgroup2_mounts(mounts);
+  if (cgroup2.empty()) {
+    const bool v1 = std::any_of(mounts.begin(), mounts.end(),
+                                [](const MountEntry& m) { return m.type == "cgroup"; });
+    throw Failure(kExitUsage,
+                  fmt::format("--cgroup {}: no cgroup2 file system is mounted{}; --cgroup needs "
+                              "cgroup v2",
+                              arg, v1 ? " (this host has cgroup v1 only)" : ""));
+  }
+  const fs::path path = fs::path(arg).lexically_normal();
+  fs::path relative;
+  if (path.is_absolute()) {
+    // A directory on a cgroup2 mount, by its full path.
+    for (const auto& m : cgroup2) {
+      if (!lexically_under(path, fs::path(m.mount_point).lexically_normal(), relative)) continue;
+      if (!is_cgroup_dir(path))
+        throw Failure(kExitUsage, fmt::format("--cgroup {}: no such cgroup (no cgroup directory "
+                                              "{} on the cgroup2 mount {})",
+                                              arg, path.string(), m.mount_point));
+      return cgroup_at(path, relative);
+    }
+  }
+  // Relative to the root of the hierarchy, with or without the leading "/".
+  relative = path.relative_path();
+  const fs::path& root = cgroup2.front().mount_point;
+  if (!relative.empty() && *relative.begin() == "..")
+    throw Failure(kExitUsage,
+                  fmt::format("--cgroup {}: not under the cgroup2 root {}", arg, root.string()));
+  const fs::path dir = (root / relative).lexically_normal();
+  if (!is_cgroup_dir(dir))
+    throw Failure(kExitUsage, fmt::format("--cgroup {}: no such cgroup (looked for {} under the "
+                                          "cgroup2 root {})",
+                                          arg, dir.string(), root.string()));
+  return cgroup_at(dir, dir.lexically_relative(fs::path(root).lexically_normal()));
+}
+
+std::optional<CgroupPaths> CgroupPaths::of_this_host() {
+  const auto mounts = cgroup2_mounts(read_mountinfo());
+  if (mounts.empty()) return std::nullopt;
+  return CgroupPaths(mounts.front().mount_point);
+}
+
+std::optional<std::string> CgroupPaths::path_of(std::uint64_t id) {
+  if (auto it = paths_.find(id); it != paths_.end()) return it->second;
+  if (missing_.count(id)) return std::nullopt;
+  walk();
+  if (auto it = paths_.find(id); it != paths_.end()) return it->second;
+  missing_.insert(id);
+  return std::nullopt;
+}
+
+void CgroupPaths::walk() {
+  ++walks_;
+  const fs::path root(mount_point_);
+  struct stat st {};
+  if (::stat(root.c_str(), &st) == 0) paths_.insert_or_assign(st.st_ino, under_root({}));
+  std::error_code ec;
+  // Cgroups come and go during the walk: an entry that vanished is skipped, not an error.
+  for (fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec),
+       end;
+       !ec && it != end; it.increment(ec)) {
+    std::error_code type_ec;
+    if (!it->is_directory(type_ec) || it->is_symlink(type_ec)) continue;
+    if (::lstat(it->path().c_str(), &st) != 0) continue;
+    paths_[st.st_ino] = under_root(it->path().lexically_relative(root));
+  }
+}
+
+}  // namespace wp
