@@ -675,6 +675,21 @@ TEST_F(ProgressTest, PendingWriteIsAnnouncedWhenItsCallReturnsThenWrittenThenCom
   EXPECT_EQ(seen_.size(), 2u);  // the complete item is emitted, not snapshotted
 }
 
+TEST_F(ProgressTest, SnapshotsCarryTheirFilesPath) {
+  FilePathEvent path;
+  path.ts = 900;
+  path.dev = kPart;
+  path.ino = kIno;
+  path.path = "/mnt/app/logs/server.log";
+  feed(path);
+  feed(write_call(1000, 2000, 4096, 4096, 1));
+  feed(page_bio(5000, 0xb1, 2056, 1, 1));
+  io(0x71, 2056, 4096, 5100, 5500);
+  ASSERT_EQ(seen_.size(), 2u);
+  EXPECT_EQ(seen_[0].write.call.path, "/mnt/app/logs/server.log");  // the line at its return
+  EXPECT_EQ(seen_[1].write.call.path, "/mnt/app/logs/server.log");  // its written line
+}
+
 TEST_F(ProgressTest, ItemsCompleteAtReturnGetNoSnapshot) {
   feed(write_call(1000, 2000, 0, -5, 0));  // failed
   // Written and durable before its record arrives.

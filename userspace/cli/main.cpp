@@ -163,7 +163,8 @@ int main(int argc, char** argv) {
                   "those they fork");
     cmd->add_option("--cgroup", o.cgroup,
                     "Trace this cgroup (v2) and those below it: its directory, or its path "
-                    "under the cgroup2 root (/system.slice/x.service)");
+                    "under the cgroup2 root (/system.slice/x.service); default: every cgroup")
+        ->type_name("PATH");
     cmd->add_option("--dev", o.dev,
                     "Only this block device (NAME or MAJ:MIN), or the MAJ:MIN stat() reports "
                     "for a btrfs mount")

@@ -226,8 +226,12 @@ void Stitcher::set_progress(Progress progress) {
     state_->writes.set_progress({});
     return;
   }
+  // Snapshots are named after their file too: the early line is the one a live user reads.
   state_->writes.set_progress(
-      [progress = std::move(progress)](ItemProgress p, Timeline&& t) { progress(p, t); });
+      [state = state_.get(), progress = std::move(progress)](ItemProgress p, Timeline&& t) {
+        std::visit([state](auto& item) { state->names.name(item.call); }, t);
+        progress(p, t);
+      });
 }
 
 const StitchStats& Stitcher::stats() const {
