@@ -44,11 +44,10 @@ Pipeline::Pipeline(PipelineOptions options, const std::vector<DeviceInfo>& devic
   for (const auto& device : devices) stitcher_.add_device(device);
   for (const auto& fs : options_.file_systems) stitcher_.add_file_system(fs);
   if (options_.item_progress)
-    stitcher_.set_progress([this](ItemProgress progress, const Timeline& item) {
+    stitcher_.set_progress([this](ItemProgress progress, Timeline& item) {
       if (!passes(item)) return;
-      Timeline named = item;
-      name_item_cgroup(named);
-      sink_.progress(progress, named);
+      name_item_cgroup(item);
+      sink_.progress(progress, item);
     });
 }
 

@@ -90,8 +90,13 @@ struct Stitcher::State : stitch::BlockListener {
 
   // Every item leaves through here, named after its file's path record, if one came.
   void hand_out(Timeline&& t) {
-    std::visit([this](auto& item) { names.name(item.call); }, t);
+    name(t);
     (*emit)(std::move(t));
+  }
+
+  // Items and live snapshots alike carry their file's path.
+  void name(Timeline& t) {
+    std::visit([this](auto& item) { names.name(item.call); }, t);
   }
 
   // ---- cgroups ----
@@ -229,7 +234,7 @@ void Stitcher::set_progress(Progress progress) {
   // Snapshots are named after their file too: the early line is the one a live user reads.
   state_->writes.set_progress(
       [state = state_.get(), progress = std::move(progress)](ItemProgress p, Timeline&& t) {
-        std::visit([state](auto& item) { state->names.name(item.call); }, t);
+        state->name(t);
         progress(p, t);
       });
 }

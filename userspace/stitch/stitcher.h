@@ -80,7 +80,8 @@ class Stitcher {
   // `announced` set). Items complete at their call's return (syncs, failed writes, I/O done
   // inside the call) and stores into a mapping get no snapshot. Off when unset: tracing
   // without live output pays nothing.
-  using Progress = std::function<void(ItemProgress, const Timeline&)>;
+  // The snapshot is the callee's to adjust (the agent names its cgroup before printing it).
+  using Progress = std::function<void(ItemProgress, Timeline&)>;
   void set_progress(Progress progress);
 
   const StitchStats& stats() const;
