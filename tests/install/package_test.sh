@@ -31,10 +31,10 @@ dpkg-deb -I "$deb" >/dev/null || fail "dpkg-deb -I fails"
 # Depends: every shared library the binary needs, by the package that ships it.
 depends=$(field Depends)
 for lib in $(readelf -d "$build/writepath" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
-  path=$(ldconfig -p | awk -v lib="$lib" '$1 == lib { print $NF; exit }')
+  path=$(ldconfig -p | awk -v lib="$lib" '$1 == lib && !found { print $NF; found = 1 }')
   [[ -n $path ]] || { fail "$lib not found by ldconfig"; continue; }
-  package=$(dpkg -S "$(realpath "$path")" 2>/dev/null | head -1 | cut -d: -f1) ||
-    package=$(dpkg -S "$path" | head -1 | cut -d: -f1)
+  package=$(dpkg -S "$(realpath "$path")" 2>/dev/null | awk -F: 'NR == 1 {print $1}') ||
+    package=$(dpkg -S "$path" | awk -F: 'NR == 1 {print $1}')
   [[ ", $depends," == *", $package "* || ", $depends," == *", $package,"* ]] ||
     fail "Depends ($depends) lacks $package (for $lib)"
 done
