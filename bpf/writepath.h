@@ -73,6 +73,7 @@ enum wp_record_type {
 	WP_REC_FS_LOG = 11,  /* an xfs log force or log write (the journal of xfs) */
 	WP_REC_FILE_PATH = 12, /* the path of a file (dev, ino), once per file the trace meets */
 	WP_REC_CGROUP = 13,  /* the cgroup a traced thread is in, when first seen or changed */
+	WP_REC_OFFCPU = 14,  /* where a slow call slept: stacks, wakers, lock and reclaim waits */
 	/* 9: reserved. io_uring ops travel as WP_REC_SYSCALL with a WP_SYS_IO_URING_* value. */
 };
 
@@ -92,7 +93,8 @@ enum wp_hook {
 	WP_HOOK_FS_LOG = 11,
 	WP_HOOK_FILE_PATH = 12,
 	WP_HOOK_CGROUP = 13,
-	WP_HOOK_COUNT = 14,
+	WP_HOOK_OFFCPU = 14,
+	WP_HOOK_COUNT = 15,
 };
 
 /*
@@ -517,6 +519,55 @@ struct wp_cgroup_record {
 	wp_u32 tid;
 };
 
+/* Where a slow call slept, by kernel stack (only with --min-latency and stacks on): emitted
+ * just before the call's wp_causes_record (same tid and start_ns). Each slot is one distinct
+ * stack the thread went to sleep with (not preemptions); the longest sleeps keep a slot, the
+ * rest add to unslotted_ns. Stacks are return addresses, innermost first, 0-padded. */
+#define WP_STACK_DEPTH 24
+#define WP_OFFCPU_SLOTS 4
+
+enum wp_offcpu_slot_flags {
+	WP_WAKER_KTHREAD = 1 << 0, /* the waker is a kernel thread (jbd2/..., kworker/...) */
+	WP_WAKER_KNOWN = 1 << 1,   /* waker_* hold the waker of this slot's longest sleep */
+};
+
+struct wp_offcpu_slot {
+	wp_u64 ns;	 /* time asleep with this stack, summed over its sleeps */
+	wp_u64 longest_ns;
+	wp_u32 sleeps;
+	wp_u8 cause;	 /* enum wp_offcpu_cause the page-cache hooks flagged (0: none) */
+	wp_u8 nframes;	 /* frames[] used */
+	wp_u8 waker_nframes;
+	wp_u8 flags;	 /* enum wp_offcpu_slot_flags */
+	wp_u32 waker_pid; /* tgid */
+	wp_u32 waker_tid;
+	char waker_comm[WP_COMM_LEN];
+	wp_u64 frames[WP_STACK_DEPTH];
+	wp_u64 waker_frames[WP_STACK_DEPTH]; /* the waker's kernel stack when it woke the sleeper */
+};
+
+struct wp_offcpu_record {
+	struct wp_record_header h;
+	wp_u64 start_ns;
+	wp_u32 tid;
+	wp_u8 nslots;
+	wp_u8 pad[3];
+	wp_u64 unslotted_ns; /* asleep with stacks that got no slot (or no stack could be read) */
+	/* lock:contention_begin..end on the i_rwsem of the call's file */
+	wp_u64 inode_lock_ns;
+	wp_u32 inode_lock_waits;
+	wp_u32 holder_pid; /* the writer owning the i_rwsem when the wait began; 0: unknown */
+	wp_u32 holder_tid;
+	wp_u32 pad2;
+	char holder_comm[WP_COMM_LEN];
+	wp_u64 direct_reclaim_ns; /* vmscan:mm_vmscan_direct_reclaim_begin..end inside the call */
+	wp_u64 memcg_reclaim_ns;  /* vmscan:mm_vmscan_memcg_reclaim_begin..end */
+	wp_u64 compaction_ns;	  /* compaction:mm_compaction_begin..end */
+	wp_u32 blk_throttled;	  /* its bios went over a cgroup I/O limit (blk-throttle queued) */
+	wp_u32 pad3;
+	struct wp_offcpu_slot slots[WP_OFFCPU_SLOTS];
+};
+
 /* xfs's log (the journal of xfs): a sync's thread forcing the log, and the log writes (iclogs)
  * being issued and completing. One record per event; forces only from threads inside a traced
  * sync call, iclog events from any thread (the log write may be issued by the log worker or
@@ -581,6 +632,8 @@ WP_ASSERT_SIZE(struct wp_mmap_dirty_record, 64);
 WP_ASSERT_SIZE(struct wp_fs_log_record, 40);
 WP_ASSERT_SIZE(struct wp_file_path_record, 40 + WP_PATH_BYTES);
 WP_ASSERT_SIZE(struct wp_cgroup_record, 32);
+WP_ASSERT_SIZE(struct wp_offcpu_slot, 48 + 16 * WP_STACK_DEPTH);
+WP_ASSERT_SIZE(struct wp_offcpu_record, 112 + WP_OFFCPU_SLOTS * (48 + 16 * WP_STACK_DEPTH));
 /* wp_syscall_record.syscall is one byte, and 0 there means no syscall. */
 #define WP_SYSCALL_FITS_(id, value, name, Name, cls, vfs)                                          \
 	WP_STATIC_ASSERT((value) > 0 && (value) <= 0xff, "WP_SYS_" #id " must fit in a byte");

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <ctime>
 #include <utility>
 
@@ -59,8 +60,10 @@ std::optional<ClockBracket> tightest(const ClockBracket* brackets, std::size_t c
 }
 
 ClockOffsets measure_clock_offsets() {
+  // BOOTTIME is MONOTONIC plus the time suspended, never behind it; without a suspend the
+  // midpoint estimate can land a few ns below zero, which would put BOOTTIME before MONOTONIC.
   return ClockOffsets{.realtime_ns = measure(CLOCK_REALTIME),
-                      .boottime_ns = measure(CLOCK_BOOTTIME)};
+                      .boottime_ns = std::max<std::int64_t>(0, measure(CLOCK_BOOTTIME))};
 }
 
 std::int64_t realtime_of(Nanos monotonic_ns, const ClockOffsets& offsets) {

@@ -264,6 +264,64 @@ struct CausesEvent {
   Nanos runnable_ns = 0;        // preempted, waiting for a CPU
 };
 
+// A kernel stack, innermost frame first: the return addresses the kernel gave, and their names
+// ("folio_wait_bit_common+0x1a2", "ext4_sync_file+0x3f [ext4]"), filled in before the
+// stitcher sees the event (by the agent from /proc/kallsyms, or from a trace file's symbols).
+// An address that could not be named keeps an empty name.
+struct KernelStack {
+  std::vector<std::uint64_t> addrs;
+  std::vector<std::string> frames;  // frames[i] names addrs[i] once symbolized
+};
+
+// Who woke a sleeping thread (sched_waking, the waker being the thread running then: for a
+// wake from an interrupt, whatever the interrupt landed on, with the interrupt's frames on top
+// of its stack).
+struct Waker {
+  std::uint32_t pid = 0;  // tgid
+  std::uint32_t tid = 0;
+  std::string comm;
+  bool kernel_thread = false;  // jbd2/…, kworker/…: its stack says what it was doing
+  KernelStack stack;
+};
+
+// The kind of sleep the page-cache hooks flagged before it began (enum wp_offcpu_cause).
+enum class SleepFlag : std::uint8_t { None, DirtyThrottle, WritebackWait };
+
+// One distinct kernel stack a slow call went to sleep with (a preemption is not a sleep),
+// summed over its sleeps.
+struct OffCpuSleep {
+  Nanos ns = 0;
+  Nanos longest_ns = 0;
+  std::uint32_t sleeps = 0;
+  SleepFlag flag = SleepFlag::None;
+  KernelStack stack;
+  std::optional<Waker> waker;  // of its longest sleep
+};
+
+// The holder of a contended lock, when the lock said who (a writer-owned rwsem).
+struct LockHolder {
+  std::uint32_t pid = 0;
+  std::uint32_t tid = 0;
+  std::string comm;
+};
+
+// Where a slow call slept and what it waited on (only with --min-latency and stacks on).
+// Arrives just before the CausesEvent of the same tid and start_ns.
+struct OffCpuEvent {
+  Nanos ts = 0;
+  Nanos start_ns = 0;
+  std::uint32_t tid = 0;
+  std::vector<OffCpuSleep> sleeps;  // the longest distinct stacks, longest first
+  Nanos unslotted_ns = 0;           // asleep with stacks that had no slot left
+  Nanos inode_lock_ns = 0;          // contended on the file's i_rwsem (lock:contention_*)
+  std::uint32_t inode_lock_waits = 0;
+  std::optional<LockHolder> inode_lock_holder;
+  Nanos direct_reclaim_ns = 0;      // vmscan direct reclaim inside the call (on CPU and off)
+  Nanos memcg_reclaim_ns = 0;       // a memory cgroup's limit reclaim inside the call
+  Nanos compaction_ns = 0;          // memory compaction inside the call
+  std::uint32_t blk_throttled = 0;  // bios the call submitted went over a cgroup I/O limit
+};
+
 // A dirty folio left the page cache without being written back (truncate, hole punch,
 // unlink): its pages will never reach the disk from this dirtying.
 struct DiscardEvent {
@@ -339,6 +397,6 @@ struct FileSystemInfo {
 
 using Event = std::variant<SyscallEvent, BioEvent, RequestEvent, JournalEvent, ThrottleEvent,
                            NvmeEvent, LostEvent, CausesEvent, DiscardEvent, MmapDirtyEvent,
-                           FsLogEvent, FilePathEvent, CgroupEvent>;
+                           FsLogEvent, FilePathEvent, CgroupEvent, OffCpuEvent>;
 
 }  // namespace wp

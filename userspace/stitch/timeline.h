@@ -56,6 +56,65 @@ struct RequestTimeline {
   std::optional<NvmeCommand> nvme;
 };
 
+struct JournalCommit {
+  DevT dev = 0;
+  std::uint32_t transaction = 0;
+  std::optional<Nanos> start_ns;
+  std::optional<Nanos> locking_ns;
+  std::optional<Nanos> flushing_ns;
+  std::optional<Nanos> logging_ns;
+  std::optional<Nanos> end_ns;
+};
+
+// What a slow call waited on, each decided by one documented rule from its sleeps' stacks and
+// the tracepoints of the call (stitch/wait_rules.h). Other: a sleep no rule names ("blocked
+// (other)"), shown with its stack, never guessed.
+enum class WaitCause : std::uint8_t {
+  JournalCommit,  // waiting for a jbd2 transaction to commit (fsync, or a full transaction)
+  JournalSpace,   // waiting for room in the journal / for a running transaction to start
+  InodeLock,      // the file's i_rwsem, held by another writer
+  PageLock,       // a page/folio lock held by someone else (not writeback)
+  WritebackWait,  // a page under writeback (folio_wait_writeback)
+  DirtyThrottle,  // balance_dirty_pages
+  DirectReclaim,  // freeing memory for an allocation (vmscan direct reclaim)
+  MemcgReclaim,   // reclaim forced by a memory cgroup's limit
+  Compaction,     // memory compaction for a high-order allocation
+  BlockThrottle,  // blk-throttle: a cgroup io.max (v1 blkio.throttle) limit held its bios
+  IoCost,         // iocost (io.cost.qos) made it wait for budget
+  Wbt,            // writeback throttling (wbt) held it back
+  RequestTag,     // no free request tag: the device queue was full
+  DeviceIo,       // its own I/O being done by the device (submit_bio_wait, a dio's bios)
+  Other,
+};
+// "journal-commit", "journal-space", "inode-lock", "page-lock", "writeback-wait",
+// "dirty-throttle", "direct-reclaim", "memcg-reclaim", "compaction", "block-throttle",
+// "iocost", "wbt", "request-tag", "device-io", "other".
+const char* wait_cause_name(WaitCause c);
+
+// A delay's own timeline further down, when a wait was for one: the journal commit the call
+// waited on and the flushes that commit issued, with their device time.
+struct WaitChain {
+  std::optional<JournalCommit> commit;
+  std::vector<RequestTimeline> flushes;
+};
+
+// One named cause of a slow call: the time its sleeps (or, for reclaim and compaction, its
+// tracepoint-timed spans) spent on it.
+struct NamedWait {
+  WaitCause cause = WaitCause::Other;
+  Nanos ns = 0;
+  std::uint32_t sleeps = 0;
+  // The frame or tracepoint that decided it: "jbd2_log_wait_commit", "lock:contention_begin on
+  // the file's i_rwsem", "vmscan:mm_vmscan_memcg_reclaim".
+  std::string evidence;
+  // The stack of its longest sleep from the first frame that is not the scheduler's own
+  // (schedule, io_schedule, …), innermost first; empty for a tracepoint-timed cause.
+  std::vector<std::string> frames;
+  std::optional<Waker> waker;
+  std::optional<LockHolder> holder;  // InodeLock: who held it
+  WaitChain chain;
+};
+
 // Where a slow call's time went: these add up to its latency.
 struct SlowCauses {
   Nanos on_cpu_ns = 0;
@@ -63,6 +122,11 @@ struct SlowCauses {
   Nanos writeback_wait_ns = 0;  // asleep waiting for a page under writeback
   Nanos blocked_ns = 0;         // asleep for anything else: locks, the journal, I/O
   Nanos runnable_ns = 0;        // preempted, waiting for a CPU
+  // With stacks (--min-latency without --no-stacks): its sleeps by stack, longest first, and
+  // the causes named from them, longest first. Empty without stacks.
+  std::vector<OffCpuSleep> sleeps = {};
+  Nanos unslotted_ns = 0;
+  std::vector<NamedWait> waits = {};
 };
 
 // One dirty-throttling pause inside a write, with the dirty state that caused it.
@@ -101,16 +165,6 @@ struct WriteTimeline {
   bool incomplete = false;           // records were lost or the item aged out while pending
   std::optional<SlowCauses> causes;  // with --min-latency, for calls that slow
   std::vector<ThrottlePause> throttles;
-};
-
-struct JournalCommit {
-  DevT dev = 0;
-  std::uint32_t transaction = 0;
-  std::optional<Nanos> start_ns;
-  std::optional<Nanos> locking_ns;
-  std::optional<Nanos> flushing_ns;
-  std::optional<Nanos> logging_ns;
-  std::optional<Nanos> end_ns;
 };
 
 struct SyncTimeline {
