@@ -1,5 +1,8 @@
 // Call context rules: causes and throttling pauses reach the call they belong to.
 #include "stitch/call_context.h"
+
+#include <initializer_list>
+
 #include "stitch_fixture.h"
 
 namespace wp::stitch_test {
@@ -52,6 +55,53 @@ TEST_F(StitcherTest, CausesOfAnotherCallAreNotAttached) {
   // And they are gone: the thread's next call does not pick them up either.
   feed(sync_call(Syscall::Fsync, 3000, 4000, kWriterTid));
   EXPECT_FALSE(syncs()[1].causes.has_value());
+}
+
+// A sleep with `frames` under the scheduler's, `ns` long.
+OffCpuSleep sleep_in(std::initializer_list<const char*> frames, Nanos ns) {
+  OffCpuSleep s;
+  s.ns = s.longest_ns = ns;
+  s.sleeps = 1;
+  for (const char* f : {"__schedule+0x2b1", "schedule+0x27", "io_schedule+0x46"})
+    s.stack.frames.emplace_back(f);
+  for (const char* f : frames) s.stack.frames.emplace_back(f);
+  s.stack.addrs.resize(s.stack.frames.size(), 0xffffffff81000000);
+  return s;
+}
+
+TEST_F(StitcherTest, OffCpuSleepsReachTheirCallAsNamedWaits) {
+  OffCpuEvent ev =
+      offcpu_event(1000, kWriterTid,
+                   {sleep_in({"folio_wait_bit_common+0x167", "__folio_lock+0x17"}, 100),
+                    sleep_in({"folio_wait_bit+0x120", "folio_wait_writeback+0x2a",
+                              "__filemap_fdatawait_range+0xac", "ext4_sync_file+0xa0 [ext4]"},
+                             300)});
+  ev.unslotted_ns = 40;
+  feed(ev);
+  feed(causes_event(1000, kWriterTid, 440));
+  feed(sync_call(Syscall::Fsync, 1000, 2000, kWriterTid));
+  ASSERT_EQ(syncs().size(), 1u);
+  const auto& c = syncs()[0].causes;
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->blocked_ns, 440u);
+  ASSERT_EQ(c->sleeps.size(), 2u);
+  EXPECT_EQ(c->sleeps[0].ns, 300u);  // longest first
+  EXPECT_EQ(c->sleeps[1].ns, 100u);
+  EXPECT_EQ(c->unslotted_ns, 40u);
+  ASSERT_EQ(c->waits.size(), 2u);
+  EXPECT_EQ(c->waits[0].cause, WaitCause::WritebackWait);
+  EXPECT_EQ(c->waits[1].cause, WaitCause::PageLock);
+  EXPECT_FALSE(c->waits[0].chain.commit.has_value());
+}
+
+TEST_F(StitcherTest, OffCpuOfAnotherCallIsNotAttached) {
+  // Not this call's start.
+  feed(offcpu_event(777, kWriterTid, {sleep_in({"jbd2_log_wait_commit+0xee [jbd2]"}, 300)}));
+  feed(causes_event(1000, kWriterTid, 300));
+  feed(sync_call(Syscall::Fsync, 1000, 2000, kWriterTid));
+  ASSERT_TRUE(syncs()[0].causes.has_value());
+  EXPECT_TRUE(syncs()[0].causes->waits.empty());
+  EXPECT_TRUE(syncs()[0].causes->sleeps.empty());
 }
 
 }  // namespace

@@ -131,7 +131,9 @@ TEST(Coverage, Ext4IsStitchedWithEveryJbd2HookAndPartialWithout) {
   const Coverage all = coverage_on(kernel_6_18());
   const CoverageRow& full = row(all.file_systems, "ext4 (jbd2)");
   EXPECT_EQ(full.status, CoverageStatus::Stitched) << full.detail;
-  EXPECT_EQ(full.detail, "data, flushes and journal commits with their phases");
+  EXPECT_EQ(full.detail,
+            "data, flushes and journal commits with their phases; a slow call's journal wait "
+            "linked to the commit it waited on");
 
   const Coverage one_missing =
       coverage_on(kernel_6_18(),

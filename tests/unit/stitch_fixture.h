@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "builders.h"
@@ -172,6 +173,26 @@ inline FsLogEvent fs_log(Nanos ts, FsLogKind kind, std::uint32_t tid) {
   ev.dev = kPart;
   ev.tid = tid;
   ev.kind = kind;
+  return ev;
+}
+
+// Where call `start` of thread `tid` slept (arrives before its causes).
+inline OffCpuEvent offcpu_event(Nanos start, std::uint32_t tid, std::vector<OffCpuSleep> sleeps) {
+  OffCpuEvent ev;
+  ev.ts = start;
+  ev.start_ns = start;
+  ev.tid = tid;
+  ev.sleeps = std::move(sleeps);
+  return ev;
+}
+
+// The off-CPU causes of call `start` of thread `tid`: `blocked` ns blocked.
+inline CausesEvent causes_event(Nanos start, std::uint32_t tid, Nanos blocked) {
+  CausesEvent ev;
+  ev.ts = start;
+  ev.start_ns = start;
+  ev.tid = tid;
+  ev.blocked_ns = blocked;
   return ev;
 }
 

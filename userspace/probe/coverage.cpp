@@ -50,7 +50,8 @@ const std::vector<FileSystemDef>& file_systems() {
       {"ext4 (jbd2)",
        "journal",
        {"jbd2", "jbd2_start_commit"},
-       "data, flushes and journal commits with their phases",
+       "data, flushes and journal commits with their phases; a slow call's journal wait "
+       "linked to the commit it waited on",
        "jbd2 commits are not seen: their time counts as other"},
       {"xfs",
        "xfs-log",

@@ -1,5 +1,10 @@
 #include "stitch/call_context.h"
 
+#include <algorithm>
+#include <utility>
+
+#include "stitch/wait_rules.h"
+
 namespace wp::stitch {
 
 void CallContext::on_throttle(const ThrottleEvent& ev) {
@@ -9,6 +14,11 @@ void CallContext::on_throttle(const ThrottleEvent& ev) {
 }
 
 std::optional<SlowCauses> CallContext::take_causes(const SyscallEvent& ev) {
+  std::optional<OffCpuEvent> offcpu;
+  if (auto o = offcpu_by_tid_.find(ev.tid); o != offcpu_by_tid_.end()) {
+    if (o->second.start_ns == ev.start_ns) offcpu = std::move(o->second);
+    offcpu_by_tid_.erase(o);
+  }
   auto it = causes_by_tid_.find(ev.tid);
   if (it == causes_by_tid_.end()) return std::nullopt;
   CausesEvent c = it->second;
@@ -22,6 +32,14 @@ std::optional<SlowCauses> CallContext::take_causes(const SyscallEvent& ev) {
   const Nanos latency = ev.end_ns > ev.start_ns ? ev.end_ns - ev.start_ns : 0;
   const Nanos off = c.throttle_ns + c.writeback_wait_ns + c.blocked_ns + c.runnable_ns;
   out.on_cpu_ns = latency > off ? latency - off : 0;
+  if (offcpu) {
+    out.waits = stitch::name_waits(*offcpu);
+    out.sleeps = std::move(offcpu->sleeps);
+    // Longest first, whatever order a trace file or an older agent wrote them in.
+    std::stable_sort(out.sleeps.begin(), out.sleeps.end(),
+                     [](const OffCpuSleep& a, const OffCpuSleep& b) { return a.ns > b.ns; });
+    out.unslotted_ns = offcpu->unslotted_ns;
+  }
   return out;
 }
 

@@ -1,5 +1,6 @@
 // Per-thread facts that arrive before a syscall's own record: the off-CPU causes of a slow
-// call and the dirty-throttling pauses inside a write. Held per thread until the record of
+// call, where it slept (its stacks, named into waits by stitch/wait_rules.h) and the
+// dirty-throttling pauses inside a write. Held per thread until the record of
 // the call they belong to takes them. Tests: tests/unit/call_context_test.cpp.
 #pragma once
 
@@ -15,14 +16,18 @@ namespace wp::stitch {
 class CallContext {
  public:
   void on_causes(const CausesEvent& ev) { causes_by_tid_[ev.tid] = ev; }
+  // Arrives just before the CausesEvent of the same call.
+  void on_offcpu(const OffCpuEvent& ev) { offcpu_by_tid_[ev.tid] = ev; }
   void on_throttle(const ThrottleEvent& ev);
-  // What was recorded for this call, taken out (a later call of the thread never sees it).
+  // What was recorded for this call, taken out (a later call of the thread never sees it):
+  // with its OffCpuEvent of the same tid and start, its sleeps and named waits (no chains).
   std::optional<SlowCauses> take_causes(const SyscallEvent& ev);
   std::vector<ThrottlePause> take_throttles(const SyscallEvent& ev);
 
  private:
   static constexpr std::size_t kMaxPausesPerThread = 256;
   std::unordered_map<std::uint32_t, CausesEvent> causes_by_tid_;
+  std::unordered_map<std::uint32_t, OffCpuEvent> offcpu_by_tid_;
   std::unordered_map<std::uint32_t, std::deque<ThrottlePause>> throttles_by_tid_;
 };
 

@@ -12,6 +12,7 @@
 #include "stitch/file_names.h"
 #include "stitch/journal_tracker.h"
 #include "stitch/sync_assembler.h"
+#include "stitch/wait_chain.h"
 #include "stitch/write_tracker.h"
 
 namespace wp {
@@ -53,7 +54,8 @@ struct Stitcher::State : stitch::BlockListener {
         journal(limits),
         writes(limits, stats, devices, block, loss,
                [this](Timeline&& t) { hand_out(std::move(t)); }),
-        syncs(devices, block, durability, journal) {}
+        syncs(devices, block, durability, journal),
+        chains(devices, durability, journal) {}
 
   // ---- BlockListener: what completions mean, above the block layer ----
 
@@ -74,6 +76,7 @@ struct Stitcher::State : stitch::BlockListener {
 
   void on_syscall(const SyscallEvent& ev) {
     stitch::CallExtras extras{calls.take_causes(ev), {}};
+    if (extras.causes) chains.link(ev, extras.causes->waits);
     if (is_write_syscall(ev.syscall)) {
       extras.throttles = calls.take_throttles(ev);
       writes.on_write(ev, std::move(extras));
@@ -157,6 +160,7 @@ struct Stitcher::State : stitch::BlockListener {
             if constexpr (std::is_same_v<T, NvmeEvent>) block.on_nvme(ev);
             if constexpr (std::is_same_v<T, LostEvent>) on_lost(ev);
             if constexpr (std::is_same_v<T, CausesEvent>) calls.on_causes(ev);
+            if constexpr (std::is_same_v<T, OffCpuEvent>) calls.on_offcpu(ev);
             if constexpr (std::is_same_v<T, ThrottleEvent>) calls.on_throttle(ev);
             if constexpr (std::is_same_v<T, DiscardEvent>) writes.pages_discarded(ev);
             if constexpr (std::is_same_v<T, MmapDirtyEvent>) {
@@ -184,6 +188,7 @@ struct Stitcher::State : stitch::BlockListener {
   stitch::JournalTracker journal;
   stitch::WriteTracker writes;
   stitch::SyncAssembler syncs;
+  stitch::WaitChains chains;
   stitch::FileNames names;
   std::unordered_map<std::uint32_t, std::uint64_t> thread_cgroups;   // tid → cgroup id
   std::unordered_map<std::uint32_t, std::uint64_t> process_cgroups;  // pid → cgroup id

@@ -104,6 +104,7 @@ struct NamedWait {
   WaitCause cause = WaitCause::Other;
   Nanos ns = 0;
   std::uint32_t sleeps = 0;
+  Nanos longest_ns = 0;  // its longest sleep (0 for a tracepoint-timed cause without one)
   // The frame or tracepoint that decided it: "jbd2_log_wait_commit", "lock:contention_begin on
   // the file's i_rwsem", "vmscan:mm_vmscan_memcg_reclaim".
   std::string evidence;
