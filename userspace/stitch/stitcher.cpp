@@ -27,6 +27,27 @@ const char* write_state_name(WriteState s) {
   return "";
 }
 
+const char* wait_cause_name(WaitCause c) {
+  switch (c) {
+    case WaitCause::JournalCommit: return "journal-commit";
+    case WaitCause::JournalSpace: return "journal-space";
+    case WaitCause::InodeLock: return "inode-lock";
+    case WaitCause::PageLock: return "page-lock";
+    case WaitCause::WritebackWait: return "writeback-wait";
+    case WaitCause::DirtyThrottle: return "dirty-throttle";
+    case WaitCause::DirectReclaim: return "direct-reclaim";
+    case WaitCause::MemcgReclaim: return "memcg-reclaim";
+    case WaitCause::Compaction: return "compaction";
+    case WaitCause::BlockThrottle: return "block-throttle";
+    case WaitCause::IoCost: return "iocost";
+    case WaitCause::Wbt: return "wbt";
+    case WaitCause::RequestTag: return "request-tag";
+    case WaitCause::DeviceIo: return "device-io";
+    case WaitCause::Other: return "other";
+  }
+  return "";
+}
+
 const char* item_progress_name(ItemProgress p) {
   switch (p) {
     case ItemProgress::Returned: return "returned";
