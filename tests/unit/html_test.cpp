@@ -14,6 +14,7 @@
 #include "sinks/sink.h"
 
 #include "builders.h"
+#include "slow_waits.h"
 
 namespace wp {
 namespace {
@@ -231,6 +232,16 @@ TEST(HtmlSink, LabelsDurationsAndSizesAsTheTextOutputDoes) {
                                                      .blocked_ns = 1'000,
                                                      .runnable_ns = 200});
   throttled.call.path = "/mnt/data/app.log";
+  // Its named causes: the throttling, and a short wait on a journal commit and its flush.
+  NamedWait throttle_wait = named_wait(WaitCause::DirtyThrottle, 12'000, 1, "balance_dirty_pages",
+                                       {"balance_dirty_pages+0x3c4", "generic_perform_write+0x125",
+                                        "ext4_buffered_write_iter+0x70 [ext4]"});
+  NamedWait commit_wait =
+      named_wait(WaitCause::JournalCommit, 1'000, 1, "jbd2_log_wait_commit", commit_wait_frames());
+  commit_wait.waker = jbd2_waker();
+  commit_wait.chain.commit = journal_commit(kLoop0, 5, kStart + 2'000, kStart + 13'000);
+  commit_wait.chain.flushes.push_back(flush_request(kLoop0, kStart + 9'000, kStart + 12'500));
+  throttled.causes->waits = {throttle_wait, commit_wait};
   WriteTimeline direct = direct_write_at(kStart + 50'000, 9'000, "db");
   direct.call.count = 6144;
   direct.call.ret = 1536;
@@ -270,11 +281,75 @@ TEST(HtmlSink, LabelsDurationsAndSizesAsTheTextOutputDoes) {
   EXPECT_EQ(data["summary"]["direct_io"][0]["labels"]["bytes"], "1.5 KiB");
   EXPECT_EQ(data["summary"]["direct_io"][0]["labels"]["buffered_bytes"], "0 B");
 
+  ASSERT_EQ(data["why"].size(), 1u) << "the one call with named causes";
+  const json& why = data["why"][0];
+  EXPECT_EQ(why["labels"]["latency"], "14.2us");
+  ASSERT_EQ(why["waits"].size(), 2u);
+  EXPECT_EQ(why["waits"][0]["labels"]["ns"], "12.0us");
+  EXPECT_EQ(why["waits"][0]["labels"]["share"], "85%");
+  const json& commit = why["waits"][1];
+  EXPECT_EQ(commit["commit"]["labels"]["ran"], "11.0us");
+  EXPECT_EQ(commit["commit"]["labels"]["start"], "+2.0us");
+  EXPECT_EQ(commit["flushes"][0]["labels"]["device"], "3.5us");
+  EXPECT_EQ(commit["flushes"][0]["labels"]["issue"], "+9.0us");
+
   if (const char* sample = std::getenv("WRITEPATH_REPORT_SAMPLE")) {
     std::ofstream out(sample, std::ios::binary | std::ios::trunc);
     out << page;
     ASSERT_TRUE(out.flush()) << sample;
   }
+}
+
+WriteTimeline slow_write(Nanos start, Nanos latency) {
+  WriteTimeline write = write_at(start, latency);
+  write.causes = slow_fsync_causes(start);
+  return write;
+}
+
+TEST(HtmlSink, WhyListsTheTenSlowestCallsWithNamedCausesSlowestFirst) {
+  std::vector<Timeline> items;
+  for (int i = 0; i < 12; ++i)
+    items.push_back(slow_write(kStart + i * 1'000'000'000ull, (300 + 10 * i) * 1'000'000ull));
+  WriteTimeline unnamed = slow_write(kStart, 900'000'000);  // the slowest, but no named cause
+  unnamed.causes->waits.clear();
+  items.push_back(unnamed);
+  items.push_back(fsync_at(kStart + 50'000));
+  const json data = embedded_data(page_of(items));
+  ASSERT_EQ(data["why"].size(), 10u);
+  EXPECT_EQ(data["why"][0]["latency_ns"], 410'000'000);
+  EXPECT_EQ(data["why"][9]["latency_ns"], 320'000'000);
+  for (std::size_t i = 1; i < 10; ++i)
+    EXPECT_GT(data["why"][i - 1]["latency_ns"], data["why"][i]["latency_ns"]);
+
+  const json& slowest = data["why"][0];
+  EXPECT_EQ(slowest["kind"], "write");
+  EXPECT_EQ(slowest["comm"], "dd");
+  EXPECT_EQ(slowest["labels"]["start"], "+11.00s");
+  EXPECT_EQ(slowest["labels"]["unslotted"], "3.00ms");
+  const json& commit = slowest["waits"][0];
+  EXPECT_EQ(commit["cause"], "journal-commit");
+  EXPECT_EQ(commit["labels"]["ns"], "280.10ms");
+  EXPECT_EQ(commit["labels"]["share"], "68%");
+  EXPECT_EQ(commit["evidence"], "jbd2_log_wait_commit");
+  EXPECT_EQ(commit["frames"],
+            json({"jbd2_log_wait_commit [jbd2]", "jbd2_complete_transaction [jbd2]",
+                  "ext4_fc_commit [ext4]", "ext4_sync_file [ext4]", "do_fsync"}));
+  EXPECT_EQ(commit["waker"]["comm"], "jbd2/loop0-8");
+  EXPECT_EQ(commit["waker"]["kernel_thread"], true);
+  EXPECT_EQ(commit["waker"]["frames"][2], "jbd2_journal_commit_transaction [jbd2]");
+  EXPECT_EQ(commit["commit"]["transaction"], 5);
+  EXPECT_EQ(commit["commit"]["dev"], "7:0");
+  EXPECT_EQ(commit["commit"]["labels"]["ran"], "280.00ms");
+  EXPECT_EQ(commit["flushes"][0]["rwbs"], "FF");
+  EXPECT_EQ(commit["flushes"][0]["device_ns"], 1'700'000);
+  EXPECT_EQ(slowest["waits"][1]["holder"]["comm"], "wp_workload");
+  EXPECT_EQ(slowest["waits"][2]["cause"], "other");
+
+  // The items keep their time split; their stacks and waits are only in the list.
+  const json& causes = data["writes"][0]["causes"];
+  EXPECT_EQ(causes["blocked_ns"], 295'100'000);
+  EXPECT_FALSE(causes.contains("stacks"));
+  EXPECT_FALSE(causes.contains("waits"));
 }
 
 TEST(HtmlSink, MakeSinkStampsWhenThePageWasWritten) {

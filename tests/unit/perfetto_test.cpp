@@ -20,6 +20,7 @@
 #include "sinks/sink.h"
 
 #include "builders.h"
+#include "slow_waits.h"
 
 namespace wp {
 namespace {
@@ -697,6 +698,77 @@ TEST(PerfettoSink, UnnamedDevicesAreNamedByNumber) {
   ParsedTrace parsed = parse(out.str());
   EXPECT_NE(parsed.track_named("254:0"), nullptr);
   EXPECT_NE(parsed.track_named("254:0 q1"), nullptr);
+}
+
+// A slow fsync whose named waits (from slow_waits.h: journal commit 5 on loop0 with a flush,
+// the inode lock, an unnamed sleep) are not drawn elsewhere yet.
+SyncTimeline slow_fsync_with_waits() {
+  SyncTimeline sync;
+  sync.call = call(Syscall::Fsync, 1'000'000'000, 1'296'300'000);
+  sync.causes = slow_fsync_causes(1'000'000'000);
+  return sync;
+}
+
+TEST(PerfettoSink, SlowCallsSliceCarriesItsNamedWaitsAndStacks) {
+  ParsedTrace parsed = parse(render({slow_fsync_with_waits()}));
+  ASSERT_TRUE(parsed.errors.empty()) << parsed.errors.front();
+  const ParsedSlice& fsync = *parsed.named("fsync").at(0);
+  EXPECT_EQ(fsync.args.at("why.journal-commit.ns"), "280100000");
+  EXPECT_EQ(fsync.args.at("why.journal-commit.sleeps"), "2");
+  EXPECT_EQ(fsync.args.at("why.journal-commit.evidence"), "jbd2_log_wait_commit");
+  EXPECT_EQ(fsync.args.at("why.journal-commit.frames"),
+            "at jbd2_log_wait_commit [jbd2] < jbd2_complete_transaction [jbd2] < ext4_fc_commit "
+            "[ext4] < ext4_sync_file [ext4] < do_fsync < __x64_sys_fsync < …");
+  EXPECT_EQ(fsync.args.at("why.journal-commit.waker"), "jbd2/loop0-8 (pid 123, kernel thread)");
+  EXPECT_EQ(fsync.args.at("why.journal-commit.commit"), "5 on 7:0");
+  EXPECT_EQ(fsync.args.at("why.inode-lock.ns"), "12000000");
+  EXPECT_EQ(fsync.args.at("why.inode-lock.holder"), "wp_workload (pid 456/457)");
+  EXPECT_EQ(fsync.args.at("why.other.ns"), "3000000");
+  EXPECT_EQ(fsync.args.at("why.other.frames"), "at msleep < ext4_sync_file [ext4]");
+  EXPECT_EQ(fsync.args.count("why.inode-lock.waker"), 0u) << "no waker, no annotation";
+  // Each sleep stack, and its waker, annotated apart.
+  EXPECT_EQ(fsync.args.at("stack.0"),
+            "280.10ms (2 sleeps, none) at __schedule < schedule < jbd2_log_wait_commit [jbd2] < "
+            "jbd2_complete_transaction [jbd2] < ext4_fc_commit [ext4] < ext4_sync_file [ext4] < …");
+  EXPECT_EQ(fsync.args.at("stack.0.waker"),
+            "jbd2/loop0-8 (pid 123, kernel thread) at __wake_up_common < __wake_up < "
+            "jbd2_journal_commit_transaction [jbd2]");
+  EXPECT_TRUE(fsync.args.at("stack.1").starts_with("12.00ms (1 sleep, none) at __schedule"));
+  EXPECT_EQ(fsync.args.count("stack.1.waker"), 0u);
+  EXPECT_EQ(fsync.args.at("unslotted_ns"), "3000000");
+}
+
+TEST(PerfettoSink, AFlowLeadsFromTheSlowCallToTheCommitItWaitedOn) {
+  ParsedTrace parsed = parse(render({slow_fsync_with_waits()}));
+  ASSERT_TRUE(parsed.errors.empty()) << parsed.errors.front();
+  const ParsedSlice& fsync = *parsed.named("fsync").at(0);
+  const auto commits = parsed.named("commit 5");
+  ASSERT_EQ(commits.size(), 1u);
+  EXPECT_EQ(commits[0]->begin, 1'010'000'000u);
+  EXPECT_EQ(commits[0]->end, 1'290'000'000u);
+  ASSERT_EQ(commits[0]->begin_event.terminating_flow_ids_size(), 1);
+  EXPECT_TRUE(
+      contains(fsync.begin_event.flow_ids(), commits[0]->begin_event.terminating_flow_ids(0)));
+  // The chain's flush is drawn on the disk.
+  const auto flushes = parsed.named("FF");
+  ASSERT_EQ(flushes.size(), 1u);
+  EXPECT_EQ(flushes[0]->begin, 1'100'000'000u);
+}
+
+TEST(PerfettoSink, ACommitDrawnBeforeGetsNoSecondSliceNorAFlow) {
+  SyncTimeline first = slow_fsync_with_waits();
+  SyncTimeline second = slow_fsync_with_waits();
+  second.call.tid = kTid + 1;
+  ParsedTrace parsed = parse(render({first, second}));
+  ASSERT_TRUE(parsed.errors.empty()) << parsed.errors.front();
+  EXPECT_EQ(parsed.named("commit 5").size(), 1u);
+  const auto fsyncs = parsed.named("fsync");
+  ASSERT_EQ(fsyncs.size(), 2u);
+  int flows = 0;
+  for (const ParsedSlice* f : fsyncs) flows += f->begin_event.flow_ids_size();
+  EXPECT_EQ(flows, 1) << "the commit can end one flow: the first call's";
+  for (const ParsedSlice* f : fsyncs)
+    EXPECT_EQ(f->args.at("why.journal-commit.commit"), "5 on 7:0");
 }
 
 }  // namespace

@@ -210,6 +210,42 @@ test('a slow write is split into its causes', () => {
                           ' · dd (thread 1235)');
 });
 
+test('the slowest calls list their named causes with share, stack, waker and commit', () => {
+  const {byId} = draw(markup, data);
+  const why = data.why[0];
+  const blocks = byId.get('why-list').findAll(withClass('why-call'));
+  assert.equal(blocks.length, data.why.length);
+  assert.equal(blocks[0].findAll(byTag('h4'))[0].textContent,
+               'pwrite64 by dd (thread 1235) on /mnt/data/app.log: ' + why.labels.latency +
+               ', started at ' + why.labels.start);
+  const rows = blocks[0].findAll(byTag('tr')).slice(1);
+  assert.equal(rows.length, why.waits.length);
+  const cells = (row) => row.findAll(byTag('td')).map((c) => c.textContent);
+  const throttle = cells(rows[0]);
+  assert.deepEqual(throttle.slice(0, 5), ['dirty-throttle', why.waits[0].labels.ns,
+                                          why.waits[0].labels.share, '1', 'balance_dirty_pages']);
+  assert.equal(throttle[6], 'balance_dirty_pages < generic_perform_write < ' +
+                            'ext4_buffered_write_iter [ext4]');
+  const commit = cells(rows[1]);
+  assert.equal(commit[0], 'journal-commit');
+  assert.ok(commit[5].startsWith('woken by jbd2/loop0-8 (pid 123, kernel thread) in ' +
+                                 '__wake_up_common < __wake_up'), commit[5]);
+  const c = why.waits[1].commit;
+  assert.equal(commit[7], 'journal commit 5 on 7:0 ' + c.labels.start + '..' + c.labels.end +
+                          ', ran ' + c.labels.ran + '; FF 7:0 at ' +
+                          why.waits[1].flushes[0].labels.issue + ': ' +
+                          why.waits[1].flushes[0].labels.device + ' on the device');
+  assert.match(byId.get('why-hint').textContent, /^The 1 slowest call with named causes/);
+});
+
+test('without named causes the list says how to get them', () => {
+  const plain = JSON.parse(JSON.stringify(data));
+  plain.why = [];
+  const {byId} = draw(markup, plain);
+  assert.equal(byId.get('why-list').children.length, 0);
+  assert.match(byId.get('why-hint').textContent, /--min-latency/);
+});
+
 test('a throttling pause is a dot with its labelled length', () => {
   const {document, byId} = draw(markup, data);
   const dots = byId.get('throttle-chart').findAll(withClass('pause-dot'));

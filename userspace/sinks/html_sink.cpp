@@ -6,8 +6,10 @@
 #include <variant>
 
 #include "common/units.h"
+#include "sinks/html_why.h"
 #include "sinks/json_sink.h"
 #include "sinks/report_page.h"
+#include "sinks/wait_text.h"
 
 namespace wp {
 namespace {
@@ -34,6 +36,11 @@ json slim(json item, std::initializer_list<const char*> arrays) {
     std::size_t count = found->size();
     item.erase(found);
     item[std::string(key) + "_count"] = count;
+  }
+  // A slow call's stacks and named waits: only the slowest calls' are shown, in `why`.
+  if (auto causes = item.find("causes"); causes != item.end() && causes->is_object()) {
+    causes->erase("stacks");
+    causes->erase("waits");
   }
   return item;
 }
@@ -148,9 +155,10 @@ std::string render_html(const json& data) {
   return out;
 }
 
-void HtmlSink::keep(std::vector<Kept>& heap, std::size_t cap, Kept kept) {
+template <typename K>
+void HtmlSink::keep(std::vector<K>& heap, std::size_t cap, K kept) {
   if (cap == 0) return;
-  auto fastest_on_top = [](const Kept& a, const Kept& b) { return slower(a, b); };
+  auto fastest_on_top = [](const K& a, const K& b) { return slower(a, b); };
   if (heap.size() == cap) {
     if (!slower(kept, heap.front())) return;
     std::pop_heap(heap.begin(), heap.end(), fastest_on_top);
@@ -180,6 +188,11 @@ void HtmlSink::count_call(const SyscallEvent& call, bool is_write) {
 
 void HtmlSink::timeline(const Timeline& item) {
   const std::uint64_t order = arrivals_++;
+  if (has_named_waits(item)) {
+    const Nanos latency = latency_ns(call_of(item));
+    if (why_.size() < kWhyCalls || latency > why_.front().latency_ns)
+      keep(why_, kWhyCalls, KeptWhy{latency, order, item});
+  }
   if (const auto* write = std::get_if<WriteTimeline>(&item)) {
     ++writes_seen_;
     ++writes_by_state_[write_state_name(write->state)];
@@ -200,7 +213,8 @@ void HtmlSink::timeline(const Timeline& item) {
     if (writes_.size() == options_.max_writes && !writes_.empty() &&
         latency <= writes_.front().latency_ns)
       return;
-    keep(writes_, options_.max_writes, {latency, order, slim(write_json(*write), {"requests"})});
+    keep(writes_, options_.max_writes,
+         Kept{latency, order, slim(write_json(*write), {"requests"})});
   } else {
     const auto& sync = std::get<SyncTimeline>(item);
     ++syncs_seen_;
@@ -208,7 +222,7 @@ void HtmlSink::timeline(const Timeline& item) {
     const SyscallEvent& call = sync.call;
     const Nanos latency = latency_ns(call);
     keep(syncs_, options_.max_syncs,
-         {latency, order, slim(sync_json(sync), {"requests", "flushes", "journal_commits"})});
+         Kept{latency, order, slim(sync_json(sync), {"requests", "flushes", "journal_commits"})});
   }
 }
 
@@ -226,6 +240,13 @@ json HtmlSink::page_data(const TraceSummary& totals) const {
     }
     return out;
   };
+  std::vector<const KeptWhy*> slowest;
+  for (const KeptWhy& kept : why_) slowest.push_back(&kept);
+  std::sort(slowest.begin(), slowest.end(),
+            [](const KeptWhy* a, const KeptWhy* b) { return slower(*a, *b); });
+  json why = json::array();
+  for (const KeptWhy* kept : slowest) why.push_back(why_entry(kept->item, origin));
+
   json pauses = json::array();
   Nanos asleep_ns = 0;
   for (const json& pause : throttle_pauses_) {
@@ -281,6 +302,7 @@ json HtmlSink::page_data(const TraceSummary& totals) const {
       {"syncs", in_order(syncs_)},
       {"throttle_pauses", std::move(pauses)},
       {"throttle_pauses_seen", pauses_seen_},
+      {"why", std::move(why)},
   };
 }
 

@@ -59,12 +59,21 @@ class HtmlSink : public Sink {
     std::uint64_t writes = 0;
     std::uint64_t syncs = 0;
   };
-  static void keep(std::vector<Kept>& heap, std::size_t cap, Kept kept);
+  // A slow call with named causes, for the "why" list: the slowest few, kept whole until the
+  // page's origin (its first call) is known.
+  struct KeptWhy {
+    Nanos latency_ns = 0;
+    std::uint64_t order = 0;
+    Timeline item;
+  };
+  template <typename K>
+  static void keep(std::vector<K>& heap, std::size_t cap, K kept);
   void count_call(const SyscallEvent& call, bool is_write);
 
   std::ostream& out_;
   HtmlOptions options_;
   std::vector<Kept> writes_, syncs_;
+  std::vector<KeptWhy> why_;
   std::vector<nlohmann::ordered_json> throttle_pauses_;
   std::uint64_t writes_seen_ = 0, syncs_seen_ = 0, pauses_seen_ = 0, arrivals_ = 0;
   std::map<std::string, std::uint64_t> writes_by_state_;

@@ -1,6 +1,7 @@
 // The JSON Lines objects of the timelines: a write, a sync, and the requests, NVMe commands,
 // journal commits and causes they hold.
 #include "sinks/json_emitter.h"
+#include "sinks/wait_text.h"
 
 namespace wp::jsonl {
 
@@ -46,11 +47,38 @@ void write_json(Emitter& e, const JournalCommit& c) {
            field("end_ns", c.end_ns));
 }
 
-// Where a slow call's time went (null when causes were not asked for: --min-latency).
+void write_json(Emitter& e, const Waker& w) {
+  e.object(field("pid", w.pid), field("tid", w.tid), field("comm", w.comm),
+           field("kernel_thread", w.kernel_thread), field("frames", frame_names(w.stack)));
+}
+
+void write_json(Emitter& e, const LockHolder& h) {
+  e.object(field("pid", h.pid), field("tid", h.tid), field("comm", h.comm));
+}
+
+void write_json(Emitter& e, const OffCpuSleep& s) {
+  e.object(field("ns", s.ns), field("longest_ns", s.longest_ns), field("sleeps", s.sleeps),
+           field("flag", sleep_flag_name(s.flag)), field("frames", frame_names(s.stack)),
+           field("waker", s.waker));
+}
+
+void write_json(Emitter& e, const WaitChain& c) {
+  e.object(field("commit", c.commit), field("flushes", c.flushes));
+}
+
+void write_json(Emitter& e, const NamedWait& w) {
+  e.object(field("cause", wait_cause_name(w.cause)), field("ns", w.ns), field("sleeps", w.sleeps),
+           field("evidence", w.evidence), field("frames", w.frames), field("waker", w.waker),
+           field("holder", w.holder), field("chain", w.chain));
+}
+
+// Where a slow call's time went (null when causes were not asked for: --min-latency), and with
+// stacks its sleeps by stack and the causes named from them (empty arrays without stacks).
 void write_json(Emitter& e, const SlowCauses& c) {
   e.object(field("on_cpu_ns", c.on_cpu_ns), field("throttled_ns", c.throttle_ns),
            field("writeback_wait_ns", c.writeback_wait_ns), field("blocked_ns", c.blocked_ns),
-           field("runnable_ns", c.runnable_ns));
+           field("runnable_ns", c.runnable_ns), field("stacks", c.sleeps),
+           field("unslotted_ns", c.unslotted_ns), field("waits", c.waits));
 }
 
 void write_json(Emitter& e, const ThrottlePause& p) {

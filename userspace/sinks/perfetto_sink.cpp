@@ -1,5 +1,6 @@
 #include "sinks/perfetto_sink.h"
 
+#include <fmt/format.h>
 #include <time.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 
 #include "common/units.h"
 #include "sinks/perfetto_tracks.h"
+#include "sinks/wait_text.h"
 
 namespace wp {
 namespace {
@@ -25,6 +27,8 @@ namespace {
 // waited for it; those timelines finish close together, well within this many requests.
 constexpr std::size_t kRecentRequests = 4096;
 constexpr std::size_t kRecentCommits = 1024;
+// Frames a cause's or a stack's annotation shows: the wait and what the call was doing.
+constexpr std::size_t kAnnotatedFrames = 6;
 
 using pftrace::LanePool;
 using pftrace::Slice;
@@ -105,7 +109,8 @@ class PerfettoSink::Writer {
 
   std::size_t retained() const {
     return tracks_.retained() + recent_requests_.size() + recent_request_order_.size() +
-           awaiting_flush_.size() + recent_commits_.size() + recent_commit_order_.size();
+           awaiting_flush_.size() + recent_commits_.size() + recent_commit_order_.size() +
+           arg_names_.size();
   }
 
  private:
@@ -240,6 +245,61 @@ class PerfettoSink::Writer {
     return chains;
   }
 
+  // ---- slow calls' causes ----
+
+  // An annotation name made of data ("why.journal-commit.ns"): kept for the sink's life,
+  // since a slice's args name by pointer. Few: a name per cause and part, per stack slot.
+  const char* arg_name(std::string name) {
+    return arg_names_.insert(std::move(name)).first->c_str();
+  }
+
+  // The call's named waits (cause → ns, the evidence, the top frames, the waker, the holder,
+  // the commit) and each of its sleep stacks with its waker, as the slice's annotations; the
+  // chain's commit and flushes drawn on their tracks, the commit with a flow from the call
+  // when this is the first to draw it.
+  void add_causes(Slice& slice, const std::optional<SlowCauses>& causes) {
+    if (!causes) return;
+    std::set<WaitCause> named;
+    for (std::size_t i = 0; i < causes->waits.size(); ++i) {
+      const NamedWait& wait = causes->waits[i];
+      std::string base = std::string("why.") + wait_cause_name(wait.cause);
+      if (!named.insert(wait.cause).second) base += "." + std::to_string(i);  // a second "other"
+      // push_back of a built Arg: emplacing the variant trips gcc 12's maybe-uninitialized.
+      auto arg = [&](const char* part, auto value) {
+        slice.args.push_back(pftrace::Arg(arg_name(base + part), std::move(value)));
+      };
+      arg(".ns", std::uint64_t{wait.ns});
+      if (wait.sleeps != 0) arg(".sleeps", std::uint64_t{wait.sleeps});
+      if (!wait.evidence.empty()) arg(".evidence", wait.evidence);
+      if (!wait.frames.empty()) arg(".frames", frames_line(wait.frames, kAnnotatedFrames));
+      if (wait.waker) arg(".waker", waker_text(*wait.waker));
+      if (wait.holder)
+        arg(".holder",
+            fmt::format("{} (pid {}/{})", wait.holder->comm, wait.holder->pid, wait.holder->tid));
+      if (const auto& commit = wait.chain.commit) {
+        arg(".commit", fmt::format("{} on {}", commit->transaction, dev_string(commit->dev)));
+        if (auto flow = add_commit(*commit, true)) slice.flow_ids.push_back(*flow);
+      }
+      for (const RequestTimeline& flush : wait.chain.flushes) draw_request(flush, Cause::Device);
+    }
+    for (std::size_t i = 0; i < causes->sleeps.size(); ++i) {
+      const OffCpuSleep& sleep = causes->sleeps[i];
+      const std::string base = "stack." + std::to_string(i);
+      slice.args.push_back(
+          pftrace::Arg(arg_name(base),
+                       fmt::format("{} ({} sleep{}, {}) {}", human_duration(sleep.ns), sleep.sleeps,
+                                   sleep.sleeps == 1 ? "" : "s", sleep_flag_name(sleep.flag),
+                                   frames_line(frame_names(sleep.stack), kAnnotatedFrames))));
+      if (sleep.waker)
+        slice.args.push_back(
+            pftrace::Arg(arg_name(base + ".waker"),
+                         waker_text(*sleep.waker) + " " +
+                             frames_line(frame_names(sleep.waker->stack), kAnnotatedFrames)));
+    }
+    if (causes->unslotted_ns != 0)
+      slice.args.push_back({"unslotted_ns", std::uint64_t{causes->unslotted_ns}});
+  }
+
   // ---- timelines ----
 
   void add_item(const WriteTimeline& write) {
@@ -267,6 +327,7 @@ class PerfettoSink::Writer {
     const std::uint64_t track = tracks_.thread_track(call);
     for (const auto& request : write.requests)
       if (auto flow = draw_request(request, Cause::Call)) slice.flow_ids.push_back(*flow);
+    add_causes(slice, write.causes);
     tracks_.draw(track, slice);
   }
 
@@ -293,8 +354,10 @@ class PerfettoSink::Writer {
       if (auto flow = draw_request(request, Cause::Call)) slice.flow_ids.push_back(*flow);
     for (const auto& request : sync.journal_requests)
       if (auto flow = draw_request(request, Cause::Call)) slice.flow_ids.push_back(*flow);
+    // Before the sync's commits: the commit a wait names is drawn with the flow to it.
+    add_causes(slice, sync.causes);
     for (const auto& flush : sync.flushes) draw_request(flush, Cause::Device);
-    for (const auto& commit : sync.commits) add_commit(commit);
+    for (const auto& commit : sync.commits) add_commit(commit, false);
 
     // The sync, and where its time went nested under it: the stitcher's phase segments, as they
     // are (time no phase covers is not drawn; the sync's args give the exact totals).
@@ -311,10 +374,12 @@ class PerfettoSink::Writer {
     tracks_.end_slice(track, end);
   }
 
-  void add_commit(const JournalCommit& commit) {
+  // Draws the commit the first time it is seen; `waited_on`: a call waited on it, and the
+  // flow id the call's slice must carry to it is returned (none if it was drawn before).
+  std::optional<std::uint64_t> add_commit(const JournalCommit& commit, bool waited_on) {
     const Nanos begin = first_known(commit).value_or(0);
     const CommitKey key{commit.dev, commit.transaction, begin};
-    if (!recent_commits_.insert(key).second) return;
+    if (!recent_commits_.insert(key).second) return std::nullopt;
     recent_commit_order_.push_back(key);
     if (recent_commit_order_.size() > kRecentCommits) {
       recent_commits_.erase(recent_commit_order_.front());
@@ -333,7 +398,13 @@ class PerfettoSink::Writer {
     phase_at("locking_at_ns", commit.locking_ns);
     phase_at("flushing_at_ns", commit.flushing_ns);
     phase_at("logging_at_ns", commit.logging_ns);
+    std::optional<std::uint64_t> from_call;
+    if (waited_on) {
+      from_call = tracks_.new_id();
+      slice.terminating_flow_ids.push_back(*from_call);
+    }
     tracks_.draw_on_lane(tracks_.journal_pool(commit.dev, slice.begin), slice);
+    return from_call;
   }
 
   pftrace::TrackWriter tracks_;
@@ -343,6 +414,7 @@ class PerfettoSink::Writer {
   std::multimap<std::pair<DevT, Nanos>, RequestKey> awaiting_flush_;
   std::set<CommitKey> recent_commits_;
   std::deque<CommitKey> recent_commit_order_;  // oldest first
+  std::set<std::string> arg_names_;            // node-based: the names stay where they are
 };
 
 PerfettoSink::PerfettoSink(std::ostream& out, std::vector<DeviceInfo> devices)

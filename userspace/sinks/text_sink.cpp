@@ -10,12 +10,16 @@
 #include "common/units.h"
 #include "sinks/text_live.h"
 #include "sinks/text_notes.h"
+#include "sinks/text_why.h"
+#include "sinks/wait_text.h"
 
 namespace wp {
 namespace {
 
 // Width of the relative-time column: fits "+999.99ms" and "-999.99ms".
 constexpr int kTimeColumn = 9;
+// Columns a body line's text may take in a 110-column line, after its indent and time column.
+constexpr std::size_t kBodyWidth = 110 - 2 - kTimeColumn - 2;
 
 // ANSI SGR wrapping, a no-op when color is off.
 class Painter {
@@ -47,6 +51,7 @@ class BlockBuilder {
   BlockBuilder(Nanos origin, const Painter& paint) : origin_(origin), paint_(paint) {}
 
   std::string offset(Nanos t) const { return human_offset(relative_ns(t, origin_)); }
+  Nanos origin() const { return origin_; }
 
   // " label +t" when the stage happened, nothing otherwise: absent stages are simply not shown.
   std::string stage_time(std::string_view label, const std::optional<Nanos>& t) const {
@@ -191,7 +196,11 @@ void add_causes(BlockBuilder& block, const std::optional<SlowCauses>& causes) {
         std::pair{"blocked", causes->blocked_ns}, std::pair{"runnable", causes->runnable_ns}}) {
     if (ns != 0) text += fmt::format("  {} {}", name, human_duration(ns));
   }
-  block.add(std::nullopt, block.line(std::nullopt, text));
+  // The why lines stay under it: one untimed stage, and untimed stages keep their order.
+  std::string lines = block.line(std::nullopt, text);
+  for (const std::string& why : why_lines(*causes, block.origin(), kBodyWidth))
+    lines += block.line(std::nullopt, why);
+  block.add(std::nullopt, std::move(lines));
 }
 
 void add_throttles(BlockBuilder& block, const std::vector<ThrottlePause>& pauses) {
@@ -465,18 +474,23 @@ void TextSink::note_cgroup(const Timeline& item) {
     options_.cgroups = true;
 }
 
-void TextSink::show_legend_for(const Timeline& item) {
-  if (legend_shown_ || !needs_legend(item)) return;
-  out_ << format_legend(options_);
-  legend_shown_ = true;
+void TextSink::show_legend_for(const Timeline& item, bool block, bool why) {
+  if (block && !legend_shown_ && needs_legend(item)) {
+    out_ << format_legend(options_);
+    legend_shown_ = true;
+  }
+  if (why && !why_legend_shown_ && has_named_waits(item)) {
+    out_ << format_why_legend();
+    why_legend_shown_ = true;
+  }
 }
 
 void TextSink::timeline(const Timeline& item) {
   note_cgroup(item);
   // In live output an announced write's block was printed at its return: now only its
-  // update line follows, which needs no legend.
+  // update line follows, which needs no legend but its why lines'.
   const auto* write = std::get_if<WriteTimeline>(&item);
-  if (!(options_.live && write != nullptr && write->announced)) show_legend_for(item);
+  show_legend_for(item, !(options_.live && write != nullptr && write->announced), true);
   if (options_.live)
     out_ << format_live_complete(item, options_, clock_);
   else
@@ -488,7 +502,8 @@ void TextSink::timeline(const Timeline& item) {
 void TextSink::progress(ItemProgress progress, const Timeline& item) {
   if (!options_.live) return;
   note_cgroup(item);
-  if (progress == ItemProgress::Returned) show_legend_for(item);
+  // The why lines come with the complete item, and their legend with them.
+  if (progress == ItemProgress::Returned) show_legend_for(item, true, false);
   out_ << format_live_progress(progress, item, options_, clock_);
   out_.flush();
 }

@@ -37,9 +37,11 @@ class TextSink : public Sink {
  private:
   std::ostream& out_;
   SinkOptions options_;
-  // The legend, once, before the first block it explains.
-  void show_legend_for(const Timeline& item);
+  // The legend, once, before the first block it explains (`block`: the item's block is
+  // printed, not only its update line; `why`: its why lines are).
+  void show_legend_for(const Timeline& item, bool block, bool why);
   bool legend_shown_ = false;          // the legend goes before the first item it explains, once
+  bool why_legend_shown_ = false;      // and the why lines' part, before the first of them
   std::optional<ClockOffsets> clock_;  // with -T: the current offsets (none: no column)
   // Items name their cgroup when asked (--cgroup), or from the first one of a second cgroup on.
   void note_cgroup(const Timeline& item);

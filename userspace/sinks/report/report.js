@@ -577,6 +577,77 @@ function drawCauses() {
               'slow call causes');
 }
 
+// ---- what the slowest calls waited on --------------------------------------------------------
+// One block per call of data.why (the slowest with named causes, slowest first): a row per
+// cause with its time and share of the latency, the frame or tracepoint that named it, who
+// woke the call (and what that thread was doing) or held the lock, the top of its stack, and
+// the journal commit and cache flushes it waited on.
+function whyWho(w) {
+  if (w.holder) return 'held by ' + w.holder.comm + ' (pid ' + w.holder.pid + '/' + w.holder.tid +
+                       ')';
+  if (!w.waker) return '';
+  var who = 'woken by ' + w.waker.comm + ' (pid ' + w.waker.pid +
+            (w.waker.kernel_thread ? ', kernel thread)' : '/' + w.waker.tid + ')');
+  if (w.waker.frames.length) who += ' in ' + w.waker.frames.join(' < ');
+  return who;
+}
+
+function whyChain(w) {
+  var parts = [];
+  if (w.commit) {
+    var c = w.commit;
+    parts.push('journal commit ' + c.transaction + ' on ' + c.dev + ' ' + c.labels.start + '..' +
+               (c.labels.end || '(not ended)') + (c.labels.ran ? ', ran ' + c.labels.ran : ''));
+  }
+  w.flushes.forEach(function (f) {
+    parts.push(f.rwbs + ' ' + f.dev + ' at ' + f.labels.issue + ': ' + f.labels.device +
+               ' on the device');
+  });
+  return parts.join('; ');
+}
+
+function drawWhy() {
+  var list = data.why || [];
+  var hint = document.getElementById('why-hint');
+  if (!list.length) {
+    hint.textContent = 'No call of this trace has named causes: they come with --min-latency ' +
+        '(unless --no-stacks), from the kernel stacks each slow call slept with.';
+    return;
+  }
+  hint.textContent = 'The ' + plural(list.length, 'slowest call', 'slowest calls') +
+      ' with named causes, slowest first. Each cause is named by one rule from the call\'s ' +
+      'sleeps (their kernel stacks, innermost frame first: a < b means a was called from b) ' +
+      'and its tracepoints; "other" is a sleep no rule names, shown with its stack.';
+  var box = document.getElementById('why-list');
+  list.forEach(function (d) {
+    var file = d.path ? ' on ' + d.path : '';
+    var block = h('div', {class: 'why-call'},
+                  h('h4', {}, d.syscall + ' by ' + d.comm + ' (thread ' + d.tid + ')' + file +
+                              ': ' + d.labels.latency + ', started at ' + d.labels.start));
+    var table = h('table', {class: 'why-table'});
+    table.append(h('tr', {}, h('th', {}, 'Cause'), h('th', {}, 'time'), h('th', {}, 'share'),
+                   h('th', {}, 'sleeps'), h('th', {class: 'text'}, 'named by'),
+                   h('th', {class: 'text'}, 'woken by / held by'),
+                   h('th', {class: 'text'}, 'top of its stack'),
+                   h('th', {class: 'text'}, 'waited on')));
+    d.waits.forEach(function (w) {
+      table.append(h('tr', {class: 'why-' + w.cause},
+                     h('td', {}, w.cause === 'other' ? 'blocked (other)' : w.cause),
+                     h('td', {}, w.labels.ns), h('td', {}, w.labels.share),
+                     h('td', {}, w.sleeps ? fmtCount(w.sleeps) : ''),
+                     h('td', {class: 'text'}, w.evidence),
+                     h('td', {class: 'text'}, whyWho(w)),
+                     h('td', {class: 'frames'}, w.frames.join(' < ')),
+                     h('td', {class: 'text'}, whyChain(w))));
+    });
+    block.append(table);
+    if (Number(d.unslotted_ns) > 0)
+      block.append(h('p', {class: 'hint'}, d.labels.unslotted + ' asleep with stacks beyond ' +
+                                               'those the tracer kept for the call.'));
+    box.append(block);
+  });
+}
+
 // ---- dirty throttling -----------------------------------------------------------------------
 function drawThrottle() {
   var pauses = data.throttle_pauses || [];
@@ -681,7 +752,7 @@ function drawDirectIo() {
 }
 
 // Each part draws on its own: one failing leaves the others readable, and says so.
-[drawHeader, drawTimeline, drawPhases, drawCauses, drawThrottle, drawDirectIo].forEach(
+[drawHeader, drawTimeline, drawPhases, drawCauses, drawWhy, drawThrottle, drawDirectIo].forEach(
     function (draw) {
       try {
         draw();
