@@ -81,7 +81,7 @@ TEST_F(StitcherTest, OffCpuSleepsReachTheirCallAsNamedWaits) {
   feed(causes_event(1000, kWriterTid, 440));
   feed(sync_call(Syscall::Fsync, 1000, 2000, kWriterTid));
   ASSERT_EQ(syncs().size(), 1u);
-  const auto& c = syncs()[0].causes;
+  const auto c = syncs()[0].causes;
   ASSERT_TRUE(c.has_value());
   EXPECT_EQ(c->blocked_ns, 440u);
   ASSERT_EQ(c->sleeps.size(), 2u);

@@ -163,8 +163,8 @@ TEST(WaitRules, SchedulerFramesAreDroppedFromTheTop) {
   KernelStack st = fsync_commit();
   st.frames.insert(st.frames.begin(), "");  // an address the symbolizer could not name
   st.addrs.insert(st.addrs.begin(), 0xffffffffc0000000);
-  st.frames.insert(st.frames.begin() + 8, "");  // an unnamed frame below the first kept one
-  st.addrs.insert(st.addrs.begin() + 8, 0xffffffffc0de0000);
+  st.frames.insert(st.frames.begin() + 9, "");  // an unnamed frame below the first kept ones
+  st.addrs.insert(st.addrs.begin() + 9, 0xffffffffc0de0000);
   auto frames = frames_below_scheduler(st);
   ASSERT_GE(frames.size(), 3u);
   EXPECT_EQ(frames[0], "jbd2_log_wait_commit+0xee [jbd2]");
@@ -423,7 +423,7 @@ TEST_F(StitcherTest, JournalCommitWaitChainsToTheCommitAndItsFlushes) {
   feed(causes_event(1000, kWriterTid, 700));
   feed(sync_call(Syscall::Fsync, 1000, 2000, kWriterTid));
   ASSERT_EQ(syncs().size(), 1u);
-  const auto& waits = syncs()[0].causes->waits;
+  const auto waits = syncs()[0].causes->waits;
   ASSERT_EQ(waits.size(), 1u);
   const WaitChain& chain = waits[0].chain;
   ASSERT_TRUE(chain.commit.has_value());
@@ -441,7 +441,7 @@ TEST_F(StitcherTest, WriteBlockedOnTheJournalChainsToTheRunningCommit) {
   feed(causes_event(1000, kWriterTid, 100));
   feed(write_call(1000, 1300, 0, -5, 0));  // failed writes are emitted at once
   ASSERT_EQ(writes().size(), 1u);
-  const auto& waits = writes()[0].causes->waits;
+  const auto waits = writes()[0].causes->waits;
   ASSERT_EQ(waits.size(), 1u);
   EXPECT_EQ(waits[0].cause, WaitCause::JournalSpace);
   ASSERT_TRUE(waits[0].chain.commit.has_value());
@@ -458,7 +458,7 @@ TEST_F(StitcherTest, FlushWaitChainsToItsOwnFlush) {
   feed(offcpu_event(1000, kWriterTid, {sleep(fsync_flush(), 300)}));
   feed(causes_event(1000, kWriterTid, 300));
   feed(sync_call(Syscall::Fsync, 1000, 2000, kWriterTid));
-  const auto& waits = syncs()[0].causes->waits;
+  const auto waits = syncs()[0].causes->waits;
   ASSERT_EQ(waits.size(), 1u);
   EXPECT_EQ(waits[0].cause, WaitCause::DeviceIo);
   ASSERT_EQ(waits[0].chain.flushes.size(), 1u);
