@@ -21,9 +21,9 @@ class WhyBlocked : public ::testing::Test {
   // in `items`; the workload's own stdout (what it did) in the result's `out`.
   RunResult trace(const std::string& threshold, const std::vector<std::string>& workload) {
     const fs::path out = fs::temp_directory_path() / ("wp_why_" + std::to_string(::getpid()));
-    std::vector<std::string> argv = {tool("writepath"), "trace", "--format", "json",   "-o",
-                                     out.string(),      "--min-latency", threshold, "--",
-                                     tool("wp_workload")};
+    std::vector<std::string> argv = {
+        tool("writepath"), "trace",         "--format", "json", "-o",
+        out.string(),      "--min-latency", threshold,  "--",   tool("wp_workload")};
     argv.insert(argv.end(), workload.begin(), workload.end());
     RunResult r = run(argv);
     items = json_lines(slurp(out));
@@ -87,9 +87,25 @@ TEST_F(WhyBlocked, InodeLockNamesTheHolderThread) {
 // with balance_dirty_pages in the stack and the flag the page-cache hook set.
 TEST_F(WhyBlocked, DirtyThrottleIsNamedWithBalanceDirtyPages) {
   const fs::path out = fs::temp_directory_path() / ("wp_why_dt_" + std::to_string(::getpid()));
-  auto r = run({tool("writepath"), "trace", "--format", "json", "-o", out.string(),
-                "--min-latency", "5ms", "--", tool("writepath"), "load", "dirty-throttle",
-                "--dirty-limit", "16M", "--background", "8M", "--flood", "256M", "--duration",
+  auto r = run({tool("writepath"),
+                "trace",
+                "--format",
+                "json",
+                "-o",
+                out.string(),
+                "--min-latency",
+                "5ms",
+                "--",
+                tool("writepath"),
+                "load",
+                "dirty-throttle",
+                "--dirty-limit",
+                "16M",
+                "--background",
+                "8M",
+                "--flood",
+                "256M",
+                "--duration",
                 "2s"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   items = json_lines(slurp(out));
@@ -202,8 +218,9 @@ TEST_F(WhyBlocked, BlockThrottleIsNamedUnderAWriteLimit) {
     const std::string service = cgroup.read("blkio.throttle.io_service_bytes");
     EXPECT_NE(service.find(dev + " Write "), std::string::npos) << service;
     const auto at = service.find(dev + " Write ");
-    if (at != std::string::npos)
+    if (at != std::string::npos) {
       EXPECT_GE(std::stoull(service.substr(at + dev.size() + 7)), kBytes) << service;
+    }
   }
 
   std::uint64_t slow_ns = 0, named = 0;
@@ -229,8 +246,8 @@ TEST_F(WhyBlocked, MemcgReclaimIsNamedUnderAMemoryLimit) {
   if (!cgroup.ready()) GTEST_SKIP() << "no memory controller (cgroup2 or v1) to limit with";
   constexpr std::uint64_t kLimit = 32 << 20;
   constexpr int kMib = 256;
-  ASSERT_TRUE(cgroup.set(cgroup.v2() ? "memory.max" : "memory.limit_in_bytes",
-                         std::to_string(kLimit)));
+  ASSERT_TRUE(
+      cgroup.set(cgroup.v2() ? "memory.max" : "memory.limit_in_bytes", std::to_string(kLimit)));
   auto r = trace("1ms", {"in-cgroup", cgroup.procs(), "buffered-stream", ext4.file("big"),
                          std::to_string(kMib)});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;

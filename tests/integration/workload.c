@@ -2,16 +2,16 @@
 // (how many writes, of what size, buffered or direct, fsynced or not) are set here.
 #define _GNU_SOURCE
 #include <errno.h>
-#include <stdint.h>
 #include <fcntl.h>
+#include <linux/aio_abi.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/aio_abi.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -19,8 +19,8 @@
 
 #include <linux/userfaultfd.h>
 #include <poll.h>
-#include <sched.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <sys/ioctl.h>
 
@@ -299,9 +299,9 @@ static int aio_batch(const char* path, long count) {
 }
 
 // COUNT 4 KiB io_uring writes at offsets 0, 4096, ..., then one IORING_OP_FSYNC and one
-// IORING_OP_FALLOCATE of the range written, one op in flight at a time. HOW: "inline" (issued by io_uring_enter), "async" (IOSQE_ASYNC: every op
-// punted to an io-wq worker) or "sqpoll" (IORING_SETUP_SQPOLL: the kernel thread submits).
-// Prints "wp_workload: pid N" for the tests.
+// IORING_OP_FALLOCATE of the range written, one op in flight at a time. HOW: "inline" (issued by
+// io_uring_enter), "async" (IOSQE_ASYNC: every op punted to an io-wq worker) or "sqpoll"
+// (IORING_SETUP_SQPOLL: the kernel thread submits). Prints "wp_workload: pid N" for the tests.
 static int uring_mix(const char* path, long count, const char* how) {
   struct io_uring ring;
   unsigned setup = strcmp(how, "sqpoll") == 0 ? IORING_SETUP_SQPOLL : 0;
@@ -356,7 +356,6 @@ static int unlinked(const char* path, long count) {
   return failures != 0;
 }
 
-
 /* ---- stalls: each mode makes one thread block on one thing, and proves it did by the
  * blocked thread's own kernel stack (/proc/self/task/TID/stack, root only), printed on
  * stdout as "stack TID F1 < F2 < ..." (innermost first, offsets dropped). */
@@ -406,7 +405,7 @@ static int wait_for_stack(pid_t tid, const char* needle, atomic_int* done, int t
   const long long deadline = now_ns() + (long long)timeout_ms * 1000000LL;
   while (now_ns() < deadline && !(done && atomic_load(done))) {
     if (read_stack(tid, out, size) && stack_matches(out, needle)) return 1;
-    struct timespec pause = {0, 200000};  /* 0.2 ms: a stall of a few ms is seen */
+    struct timespec pause = {0, 200000}; /* 0.2 ms: a stall of a few ms is seen */
     nanosleep(&pause, NULL);
   }
   return 0;
@@ -448,9 +447,9 @@ static void start_locked_write(struct locked_write* w, pthread_t* thread) {
  * source page, registered with userfaultfd and left missing: it sleeps in handle_userfault
  * with the lock held. The waiter's 4 KiB pwrite then sleeps in down_write. /proc's stacks skip
  * the scheduler's own frames (rwsem_down_write_slowpath is one): once the waiter's innermost
- * frame is ext4_buffered_write_iter, where it takes the lock, the lock stays held HOLD_MS longer (the stall's length),
- * then the page is supplied (UFFDIO_COPY) and both writes finish. Prints "holder TID",
- * "waiter TID", the waiter's "stack", and "waiter-write NS" / "holder-write NS". */
+ * frame is ext4_buffered_write_iter, where it takes the lock, the lock stays held HOLD_MS longer
+ * (the stall's length), then the page is supplied (UFFDIO_COPY) and both writes finish. Prints
+ * "holder TID", "waiter TID", the waiter's "stack", and "waiter-write NS" / "holder-write NS". */
 static int inode_lock(const char* path, long hold_ms) {
   const size_t page = 4096;
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -485,15 +484,17 @@ static int inode_lock(const char* path, long hold_ms) {
   printf("holder %d\n", (int)holder.tid);
   start_locked_write(&waiter, &waiter_thread);
   printf("waiter %d\n", (int)waiter.tid);
-  int blocked =
-      wait_for_stack(waiter.tid, "^ext4_buffered_write_iter", &waiter.done, 10000, stack,
-                     sizeof(stack));
-  if (blocked) print_stack(waiter.tid, stack);
-  else fprintf(stderr, "wp_workload: inode-lock: the waiter never blocked on the lock\n");
+  int blocked = wait_for_stack(waiter.tid, "^ext4_buffered_write_iter", &waiter.done, 10000, stack,
+                               sizeof(stack));
+  if (blocked)
+    print_stack(waiter.tid, stack);
+  else
+    fprintf(stderr, "wp_workload: inode-lock: the waiter never blocked on the lock\n");
   struct timespec hold = {hold_ms / 1000, (hold_ms % 1000) * 1000000L};
   nanosleep(&hold, NULL);
   memset(data, 'h', sizeof(data));
-  struct uffdio_copy copy = {.dst = (unsigned long)missing, .src = (unsigned long)data, .len = page};
+  struct uffdio_copy copy = {
+      .dst = (unsigned long)missing, .src = (unsigned long)data, .len = page};
   if (ioctl(uffd, UFFDIO_COPY, &copy) != 0) {
     fprintf(stderr, "wp_workload: inode-lock: UFFDIO_COPY: %s\n", strerror(errno));
     return 1;
@@ -589,23 +590,24 @@ static int join_cgroups(const char* procs) {
 }
 
 static int usage(void) {
-  fprintf(stderr,
-          "usage: wp_workload buffered-fsync|fsync-each|buffered|direct|direct-unaligned PATH COUNT "
-          "[BS]\n"
-          "       wp_workload append-mix PATH\n"
-          "       wp_workload write-wait PATH STAMP FIFO|-\n"
-          "       wp_workload discard-mix PATH COUNT\n"
-          "       wp_workload fork-tree DIR N COUNT EARLY [CHILD_EXE]\n"
-          "       wp_workload untraced-mix PATH FALLOCATES COPIES MSYNCS\n"
-          "       wp_workload mmap-msync PATH PAGES SYNCS\n"
-          "       wp_workload pwritev2-dsync PATH COUNT\n"
-          "       wp_workload aio-batch PATH COUNT\n"
-          "       wp_workload unlinked PATH COUNT\n"
-          "       wp_workload uring-mix PATH COUNT inline|async|sqpoll\n"
-          "       wp_workload inode-lock PATH HOLD_MS\n"
-          "       wp_workload journal-commit DIR BULK_MIB\n"
-          "       wp_workload buffered-stream PATH MIB\n"
-          "       wp_workload in-cgroup PROCS_FILE[,PROCS_FILE…] MODE ARGS…\n");
+  fprintf(
+      stderr,
+      "usage: wp_workload buffered-fsync|fsync-each|buffered|direct|direct-unaligned PATH COUNT "
+      "[BS]\n"
+      "       wp_workload append-mix PATH\n"
+      "       wp_workload write-wait PATH STAMP FIFO|-\n"
+      "       wp_workload discard-mix PATH COUNT\n"
+      "       wp_workload fork-tree DIR N COUNT EARLY [CHILD_EXE]\n"
+      "       wp_workload untraced-mix PATH FALLOCATES COPIES MSYNCS\n"
+      "       wp_workload mmap-msync PATH PAGES SYNCS\n"
+      "       wp_workload pwritev2-dsync PATH COUNT\n"
+      "       wp_workload aio-batch PATH COUNT\n"
+      "       wp_workload unlinked PATH COUNT\n"
+      "       wp_workload uring-mix PATH COUNT inline|async|sqpoll\n"
+      "       wp_workload inode-lock PATH HOLD_MS\n"
+      "       wp_workload journal-commit DIR BULK_MIB\n"
+      "       wp_workload buffered-stream PATH MIB\n"
+      "       wp_workload in-cgroup PROCS_FILE[,PROCS_FILE…] MODE ARGS…\n");
   return 2;
 }
 
