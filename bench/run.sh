@@ -555,7 +555,9 @@ stacks() {
       row+=" n/a |"
     fi
     rows+=("$row")
-    notes+=("$workload: slow calls kept per run $(median ${slow_of[wp-stacks]:-}) (stacks), $(median ${slow_of[wp-no-stacks]:-}) (--no-stacks)")
+    local kept="$workload: slow calls kept per run $(median ${slow_of[wp-stacks]:-}) (stacks)"
+    ((no_stacks)) && kept+=", $(median ${slow_of[wp-no-stacks]:-}) (--no-stacks)"
+    notes+=("$kept")
     unset ns_of slow_of
   done
   {
@@ -567,7 +569,7 @@ stacks() {
     echo
     echo "--min-latency $stacks_min_latency. fdatasync: 4 KiB pwrite + fdatasync, $fsync_count per run,"
     echo "ext4 with journal on a loop device (every fdatasync is slow and sleeps); pwrite: 4 KiB"
-    echo "pwrite over a cached 1 MiB file, $count per run (none is slow). $(printf '%s; ' "${notes[@]}" | sed 's/; $//')."
+    echo "pwrite over a cached 1 MiB file, $count per run (all but a few fast). $(printf '%s; ' "${notes[@]}" | sed 's/; $//')."
     ((no_stacks)) || echo "This writepath has no --no-stacks: that column is n/a."
     echo
   } >>"$summary"
