@@ -7,23 +7,25 @@
 #   replay        writepath report of a 1 M-write recording: events/s and peak RSS
 #   scenarios     load scenarios whose point is a speed or size ratio (warm over cold read,
 #                 eager over lazy load, the throttled logger's p99 over p50): the ratios
+#   stacks        --min-latency's off-CPU stacks on vs --no-stacks, on slow fdatasyncs and on
+#                 fast cached pwrites, beside an offcputime-like bpftrace (kstack on sched_switch)
 # Usage: bash bench/run.sh [all|SECTION…] [BUILD_DIR]   (build dir default `build`)
 # The machine is shared and noisy, so runs are interleaved (column order reversed every other
 # round) and each figure is the median over rounds of the ratio to the untraced run of the
 # same round. Sizes scale with ROUNDS, COUNT, GETPPID_COUNT, FSYNC_COUNT, SOAK_SECONDS,
-# SOAK_RATE, SAT_COUNT, REPLAY_COUNT, SCENARIO_ROUNDS (defaults below: about 15 minutes for
-# `all`).
+# SOAK_RATE, SAT_COUNT, REPLAY_COUNT, SCENARIO_ROUNDS, STACKS_MIN_LATENCY (defaults below:
+# about 17 minutes for `all`).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
-all_sections=(side-by-side variants soak saturation replay scenarios)
+all_sections=(side-by-side variants soak saturation replay scenarios stacks)
 sections=()
 build=build
 for arg in "$@"; do
   case $arg in
     all) sections+=("${all_sections[@]}") ;;
-    side-by-side | variants | soak | saturation | replay | scenarios) sections+=("$arg") ;;
-    -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    side-by-side | variants | soak | saturation | replay | scenarios | stacks) sections+=("$arg") ;;
+    -h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "bench: unknown option $arg" >&2; exit 2 ;;
     *) build=$arg ;;
   esac
@@ -41,6 +43,9 @@ sat_count=${SAT_COUNT:-1000000}        # cached pwrites per writer
 replay_count=${REPLAY_COUNT:-1000000}  # writes in the recording report replays
 scenario_rounds=${SCENARIO_ROUNDS:-3}  # runs of each load scenario
 attach_timeout=${ATTACH_TIMEOUT:-60}   # seconds a background tracer may take to attach
+# The stacks section's threshold: every fdatasync on the loop device is slower, no cached
+# pwrite is (so the pwrite loop's calls cost the check at their exit and nothing more).
+stacks_min_latency=${STACKS_MIN_LATENCY:-100us}
 
 if [[ $(id -u) -ne 0 ]]; then
   echo "bench: tracing needs root" >&2
@@ -155,6 +160,8 @@ declare -A column_title=(
 )
 bpftrace_program='tracepoint:syscalls:sys_enter_pwrite64 { @s[tid] = nsecs; }
 tracepoint:syscalls:sys_exit_pwrite64 /@s[tid]/ { @ = hist(nsecs - @s[tid]); delete(@s[tid]); }'
+# offcputime's core as a one-liner: the kernel stack of every thread switched out, counted.
+offcpu_program='tracepoint:sched:sched_switch { @[kstack] = count(); }'
 
 workload_cmd() {  # WORKLOAD: the loop program's command line, in the array `cmd`
   case $1 in
@@ -174,6 +181,18 @@ run_column() {
     wp-record) ns=$("$wp" record -o "$work/side.wpt" -- "${cmd[@]}" 2>"$work/err") || ns="" ;;
     wp-min-latency)
       ns=$("$wp" trace --min-latency 10ms -o "$out" -- "${cmd[@]}" 2>"$work/err") || ns="" ;;
+    wp-stacks)
+      ns=$("$wp" trace --min-latency "$stacks_min_latency" --format json -o "$out" -- "${cmd[@]}" \
+        2>"$work/err") || ns="" ;;
+    wp-no-stacks)
+      ns=$("$wp" trace --min-latency "$stacks_min_latency" --no-stacks --format json -o "$out" \
+        -- "${cmd[@]}" 2>"$work/err") || ns="" ;;
+    bpftrace-offcpu)
+      if bg_start "$out" "Attaching" env --default-signal=INT bpftrace -e "$offcpu_program" &&
+        { wait_attached "$bg_pid" sched_switch || { stop_background; false; }; }; then
+        ns=$("${cmd[@]}" 2>"$work/err") || ns=""
+        bg_stop INT
+      fi ;;
     wp-bystander)
       if bg_start "$work/bystander.log" "writepath: tracing" "$wp" trace $hook_flags -p 1 -o "$out"; then
         ns=$("${cmd[@]}" 2>"$work/err") || ns=""
@@ -483,6 +502,79 @@ scenarios() {
   } >>"$summary"
 }
 
+# ---- section 7: stacks ----------------------------------------------------------------------
+# What --min-latency's off-CPU stacks cost over --no-stacks: on fdatasyncs that all pass the
+# threshold and sleep (each sleep a stack taken in sched_switch, its waker's in sched_waking),
+# and on cached pwrites that never do (a fast call must pay nothing more). The peer takes a
+# stack on every context switch of the machine.
+stacks_columns=(untraced wp-no-stacks wp-stacks bpftrace-offcpu)
+declare -A stacks_title=(
+  [wp-no-stacks]="--min-latency --no-stacks"
+  [wp-stacks]="--min-latency (stacks)"
+  [bpftrace-offcpu]="bpftrace kstack on sched_switch"
+)
+stacks() {
+  echo "== stacks: $rounds rounds; --min-latency $stacks_min_latency; pwrite COUNT=$count, pwrite+fdatasync FSYNC_COUNT=$fsync_count"
+  local columns=("${stacks_columns[@]}") no_stacks=1
+  if ! "$wp" trace --help 2>&1 | grep -q -- '--no-stacks'; then
+    # Without the option stacks cannot be turned off: that column is left out.
+    no_stacks=0
+    columns=(untraced wp-stacks bpftrace-offcpu)
+    echo "bench: this writepath has no --no-stacks; its column is left out" >&2
+  fi
+  local rows=() notes=()
+  for workload in fdatasync pwrite; do
+    declare -A ns_of=() slow_of=()
+    local order
+    for ((r = 0; r < rounds; r++)); do
+      if ((r % 2 == 0)); then order=("${columns[@]}"); else order=($(printf '%s\n' "${columns[@]}" | tac)); fi
+      local line="round $r $workload:"
+      for c in "${order[@]}"; do
+        local ns
+        ns=$(run_column "$c" "$workload")
+        ns_of[$c]+="$ns "
+        line+=" $c $ns"
+        # Slow calls the trace kept (its items), to show the stacks were taken.
+        [[ $c == wp-* ]] && slow_of[$c]+="$(grep -c '"causes"' "$work/$c.out" 2>/dev/null || echo 0) "
+      done
+      echo "$line ns/op"
+    done
+    local row="| $workload | $(fmt_ns "$(median ${ns_of[untraced]})") |"
+    for c in "${stacks_columns[@]:1}"; do
+      if [[ -z ${ns_of[$c]:-} ]]; then row+=" n/a |"; continue; fi
+      local u=(${ns_of[untraced]}) v=(${ns_of[$c]}) ratios=()
+      for ((r = 0; r < rounds; r++)); do ratios+=("$(ratio "${v[r]}" "${u[r]}")"); done
+      row+=" $(fmt_ratio "$(median "${ratios[@]}")") |"
+    done
+    local no_ratios=() u=(${ns_of[untraced]})
+    if ((no_stacks)); then
+      local s=(${ns_of[wp-stacks]}) n=(${ns_of[wp-no-stacks]})
+      for ((r = 0; r < rounds; r++)); do no_ratios+=("$(ratio "${s[r]}" "${n[r]}")"); done
+      row+=" $(fmt_ratio "$(median "${no_ratios[@]}")") |"
+    else
+      row+=" n/a |"
+    fi
+    rows+=("$row")
+    local kept="$workload: slow calls kept per run $(median ${slow_of[wp-stacks]:-}) (stacks)"
+    ((no_stacks)) && kept+=", $(median ${slow_of[wp-no-stacks]:-}) (--no-stacks)"
+    notes+=("$kept")
+    unset ns_of slow_of
+  done
+  {
+    echo "### Off-CPU stacks (median of $rounds interleaved rounds; ratio = time per op / untraced)"
+    echo
+    echo "| workload | untraced ns/op | ${stacks_title[wp-no-stacks]} | ${stacks_title[wp-stacks]} | ${stacks_title[bpftrace-offcpu]} | stacks / --no-stacks |"
+    echo "|---|---:|---:|---:|---:|---:|"
+    printf '%s\n' "${rows[@]}"
+    echo
+    echo "--min-latency $stacks_min_latency. fdatasync: 4 KiB pwrite + fdatasync, $fsync_count per run,"
+    echo "ext4 with journal on a loop device (every fdatasync is slow and sleeps); pwrite: 4 KiB"
+    echo "pwrite over a cached 1 MiB file, $count per run (all but a few fast). $(printf '%s; ' "${notes[@]}" | sed 's/; $//')."
+    ((no_stacks)) || echo "This writepath has no --no-stacks: that column is n/a."
+    echo
+  } >>"$summary"
+}
+
 started=$SECONDS
 for section in "${sections[@]}"; do
   case $section in
@@ -492,6 +584,7 @@ for section in "${sections[@]}"; do
     saturation) saturation ;;
     replay) replay ;;
     scenarios) scenarios ;;
+    stacks) stacks ;;
   esac
 done
 

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  bpftrace    # the bpftrace column: a pwrite64 latency histogram over the whole machine
+  bpftrace    # the bpftrace columns: a pwrite64 latency histogram, kstack on sched_switch
   linux-perf  # the `perf trace -e pwrite64` column
   time        # /usr/bin/time -f %M: peak RSS of writepath report
   jq          # the scenarios section: ratios of figures from `writepath load --json`

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -245,6 +246,76 @@ class ScratchExt4 : public ::testing::Test {
   static inline fs::path image_;
   static inline std::string loop_;
   static inline bool mounted_ = false;
+};
+
+// A file system of `type` made by `mkfs` on a fresh 512 MiB loop device, mounted with
+// `options` (mount -o; none if empty) for as long as it lives.
+class ScratchFs {
+ public:
+  ScratchFs(const std::string& type, const std::string& mkfs, const std::string& options = "") {
+    // A directory of its own: a test may hold two of the same type.
+    std::string templ = (fs::temp_directory_path() / ("wp_fs_" + type + ".XXXXXX")).string();
+    if (::mkdtemp(templ.data()) == nullptr) return;
+    root_ = templ;
+    fs::create_directories(root_ / "mnt");
+    const std::string image = (root_ / "fs.img").string();
+    if (!sh("truncate -s 512M " + image) || !sh(mkfs + " " + image + " >/dev/null 2>&1")) return;
+    FILE* p = ::popen(("losetup --find --show " + image).c_str(), "r");
+    if (p == nullptr) return;
+    char name[64] = {};
+    if (std::fgets(name, sizeof(name), p) == nullptr) name[0] = 0;
+    ::pclose(p);
+    loop_ = std::string(name, strcspn(name, "\n"));
+    if (loop_.empty()) return;
+    mounted_ = sh("mount -t " + type + (options.empty() ? "" : " -o " + options) + " " + loop_ +
+                  " " + mount_point());
+  }
+  ~ScratchFs() {
+    if (mounted_) sh("umount " + mount_point());
+    if (!loop_.empty()) sh("losetup -d " + loop_);
+    if (!root_.empty()) fs::remove_all(root_);
+  }
+  ScratchFs(const ScratchFs&) = delete;
+  ScratchFs& operator=(const ScratchFs&) = delete;
+
+  bool ready() const { return mounted_; }
+  std::string mount_point() const { return (root_ / "mnt").string(); }
+  std::string file(const std::string& name) const { return (root_ / "mnt" / name).string(); }
+  std::string loop_name() const { return fs::path(loop_).filename().string(); }
+  // The loop device's "major:minor".
+  std::string disk() const {
+    struct stat st {};
+    if (::stat(loop_.c_str(), &st) != 0) return "";
+    return std::to_string(major(st.st_rdev)) + ":" + std::to_string(minor(st.st_rdev));
+  }
+  // What stat() says of the mount point's device.
+  std::string stat_dev() const {
+    struct stat st {};
+    if (::stat(mount_point().c_str(), &st) != 0) return "";
+    return std::to_string(major(st.st_dev)) + ":" + std::to_string(minor(st.st_dev));
+  }
+  // Flush requests completed on the loop device: /proc/diskstats' field 16 after the name
+  // (Documentation/admin-guide/iostats.rst; Linux 5.5+).
+  std::uint64_t flushes_completed() const {
+    std::ifstream in("/proc/diskstats");
+    std::string line;
+    while (std::getline(in, line)) {
+      std::istringstream fields(line);
+      std::string major_no, minor_no, name;
+      fields >> major_no >> minor_no >> name;
+      if (name != loop_name()) continue;
+      std::uint64_t value = 0;
+      for (int field = 1; field <= 16; ++field)
+        if (!(fields >> value)) return 0;
+      return value;
+    }
+    return 0;
+  }
+
+ private:
+  fs::path root_;
+  std::string loop_;
+  bool mounted_ = false;
 };
 
 inline int line_count(const std::string& text) {
