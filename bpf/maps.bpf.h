@@ -33,6 +33,12 @@ const volatile __u64 cfg_causes_min_ns __weak = 0; /* emit causes for calls at l
 /* With --min-latency, a call faster than this is dropped at its exit: it costs no record, no
  * ring-buffer space and no agent work. */
 const volatile __u64 cfg_min_latency_ns __weak = 0;
+/* With cfg_causes_min_ns: also the kernel stacks slow calls slept with, their wakers and the
+ * call-wide waits (bpf/sched.bpf.c), one wp_offcpu_record per slow call (off: --no-stacks). */
+const volatile bool cfg_offcpu_stacks __weak = false;
+/* blk-throttle's throtl_pending_timer_fn (from /proc/kallsyms): a timer armed with it by a
+ * traced thread means its bios were held back over a cgroup I/O limit. 0: not traced. */
+const volatile __u64 cfg_throtl_timer_fn __weak = 0;
 
 static __always_inline __u32 wp_current_tid(void) { return (__u32)bpf_get_current_pid_tgid(); }
 
@@ -294,14 +300,18 @@ static __always_inline void *wp_reserve(__u32 size, __u16 type, __u32 hook)
  * the buffer is full). */
 const volatile __u32 cfg_wakeup_bytes __weak = 4u << 20;
 
-static __always_inline void wp_submit(void *record, __u32 size)
+static __always_inline __u64 wp_wakeup_flag(__u32 size)
 {
 	__u64 pending = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
 	__u32 step = cfg_wakeup_bytes ? cfg_wakeup_bytes : 1;
 
 	/* Wake once per step crossed, not on every record past the mark. */
-	bpf_ringbuf_submit(record, pending >= step && pending % step < size ? BPF_RB_FORCE_WAKEUP
-									      : BPF_RB_NO_WAKEUP);
+	return pending >= step && pending % step < size ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline void wp_submit(void *record, __u32 size)
+{
+	bpf_ringbuf_submit(record, wp_wakeup_flag(size));
 }
 
 /* Tells the agent the current thread's cgroup before a record an item is made of, when it is
@@ -359,5 +369,9 @@ static __always_inline bool wp_inode_on_filtered_disk(struct inode *inode, __u32
  * kernel pointer) for (dev, ino) the first time the trace meets it (bpf/filepath.bpf.c). Call
  * it just before the record that names the file, so the agent knows the name by then. */
 extern int wp_emit_file_path(__u64 file, __u32 dev, __u64 ino);
+
+/* Emits the current thread's wp_offcpu_record for the call that started at start_ns
+ * (bpf/sched.bpf.c); a global function, verified once rather than inlined into every exit. */
+extern int wp_emit_offcpu(__u64 start_ns);
 
 #endif /* WRITEPATH_MAPS_BPF_H */

@@ -311,8 +311,11 @@ static __always_inline int wp_exit(long ret, bool io_submit_possible)
 	if (latency < cfg_min_latency_ns)
 		goto out;
 	wp_note_cgroup(st);
-	if (cfg_causes_min_ns && latency >= cfg_causes_min_ns)
+	if (cfg_causes_min_ns && latency >= cfg_causes_min_ns) {
+		if (cfg_offcpu_stacks)
+			wp_emit_offcpu(st->start_ns);
 		wp_emit_causes(st);
+	}
 	if (io_submit_possible && st->syscall == WP_SYS_IO_SUBMIT)
 		wp_emit_io_submit(st, ret);
 	else

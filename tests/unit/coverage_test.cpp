@@ -31,7 +31,7 @@ Coverage coverage_on(const FakeKernel& kernel, const PlanOptions& options = {}) 
 // own tracepoints, the other ways of writing not traced but counted.
 TEST(Coverage, ThisKernelStitchesTheTracedSyscallsAndCountsTheRest) {
   const Coverage c = coverage_on(kernel_6_18());
-  ASSERT_EQ(c.write_paths.size(), kSyscallSlots.size() + kUringOps.size() + 5);
+  ASSERT_EQ(c.write_paths.size(), kSyscallSlots.size() + kUringOps.size() + 6);
   for (const auto& slot : kSyscallSlots) {
     const CoverageRow& r = row(c.write_paths, slot.name);
     EXPECT_EQ(r.status, CoverageStatus::Stitched) << r.what << ": " << r.detail;
@@ -48,6 +48,23 @@ TEST(Coverage, ThisKernelStitchesTheTracedSyscallsAndCountsTheRest) {
     EXPECT_EQ(row(c.write_paths, what).status, CoverageStatus::NotTraced) << what;
   EXPECT_TRUE(says(row(c.write_paths, "sendfile/splice into a file"),
                    "trace counts its calls (sendfile, splice)"));
+}
+
+// The causes of slow calls, as --min-latency would trace them: whole on 6.18 and 6.1; without
+// lock:contention_* (before 5.19) without the inode-lock wait.
+TEST(Coverage, SlowCallCausesSayWhatTheStacksHooksServe) {
+  for (const FakeKernel& kernel : {kernel_6_18(), kernel_6_1()}) {
+    const Coverage c = coverage_on(kernel);
+    const CoverageRow& r = row(c.write_paths, "slow-call causes (--min-latency)");
+    EXPECT_EQ(r.status, CoverageStatus::Stitched) << r.detail;
+    EXPECT_TRUE(says(r, "who woke it (sched_waking)")) << r.detail;
+  }
+  FakeKernel no_contention = kernel_6_18();
+  no_contention.no_raw_tracepoint("contention_begin");
+  const Coverage without = coverage_on(no_contention);
+  const CoverageRow& old = row(without.write_paths, "slow-call causes (--min-latency)");
+  EXPECT_EQ(old.status, CoverageStatus::Partial);
+  EXPECT_TRUE(says(old, "no inode lock wait hook here")) << old.detail;
 }
 
 // Stores into a mapping are followed only by the folio variant of the page-dirtied hook.

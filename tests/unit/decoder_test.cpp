@@ -256,5 +256,124 @@ TEST(Decoder, DiscardRecordBecomesDiscardEventAndEmptyOneIsMalformed) {
   EXPECT_STREQ(hook_counter_name(WP_HOOK_DISCARD), "discard");
 }
 
+wp_offcpu_record sample_offcpu() {
+  wp_offcpu_record r{};
+  r.h = {WP_REC_OFFCPU, sizeof(r), WP_RECORD_VERSION, 1, 9000};
+  r.start_ns = 4000;
+  r.tid = 77;
+  r.nslots = 3;
+  r.unslotted_ns = 5;
+  r.inode_lock_ns = 300;
+  r.inode_lock_waits = 2;
+  r.holder_pid = 50;
+  r.holder_tid = 51;
+  std::memcpy(r.holder_comm, "wp_workload", 12);
+  r.direct_reclaim_ns = 10;
+  r.memcg_reclaim_ns = 20;
+  r.compaction_ns = 30;
+  r.blk_throttled = 4;
+  // Slot 0: a short sleep; slot 1: the longest, woken by a kernel thread; slot 2: unused.
+  wp_offcpu_slot& s0 = r.slots[0];
+  s0.ns = 100;
+  s0.longest_ns = 60;
+  s0.sleeps = 2;
+  s0.cause = 2;
+  s0.nframes = 3;
+  s0.frames[0] = 0xffffffff81000010ull;
+  s0.frames[1] = 0;  // a zero frame is dropped
+  s0.frames[2] = 0xffffffff81000030ull;
+  wp_offcpu_slot& s1 = r.slots[1];
+  s1.ns = 900;
+  s1.longest_ns = 900;
+  s1.sleeps = 1;
+  s1.nframes = 2;
+  s1.waker_nframes = 1;
+  s1.flags = WP_WAKER_KNOWN | WP_WAKER_KTHREAD;
+  s1.waker_pid = 123;
+  s1.waker_tid = 124;
+  std::memcpy(r.slots[1].waker_comm, "jbd2/loop0-8", 13);
+  r.slots[1].frames[0] = 0xffffffff82000000ull;
+  r.slots[1].frames[1] = 0xffffffff82000100ull;
+  r.slots[1].waker_frames[0] = 0xffffffff83000000ull;
+  return r;
+}
+
+TEST(Decoder, OffCpuRecordBecomesOffCpuEventLongestSleepFirst) {
+  const wp_offcpu_record r = sample_offcpu();
+  Decoder decoder;
+  auto event = decoder.decode(bytes_of(r));
+  ASSERT_TRUE(event);
+  const auto& e = std::get<OffCpuEvent>(*event);
+  EXPECT_EQ(e.ts, Nanos{9000});
+  EXPECT_EQ(e.start_ns, Nanos{4000});
+  EXPECT_EQ(e.tid, 77u);
+  EXPECT_EQ(e.unslotted_ns, Nanos{5});
+  EXPECT_EQ(e.inode_lock_ns, Nanos{300});
+  EXPECT_EQ(e.inode_lock_waits, 2u);
+  ASSERT_TRUE(e.inode_lock_holder);
+  EXPECT_EQ(e.inode_lock_holder->pid, 50u);
+  EXPECT_EQ(e.inode_lock_holder->tid, 51u);
+  EXPECT_EQ(e.inode_lock_holder->comm, "wp_workload");
+  EXPECT_EQ(e.direct_reclaim_ns, Nanos{10});
+  EXPECT_EQ(e.memcg_reclaim_ns, Nanos{20});
+  EXPECT_EQ(e.compaction_ns, Nanos{30});
+  EXPECT_EQ(e.blk_throttled, 4u);
+  ASSERT_EQ(e.sleeps.size(), 2u);  // the slot without sleeps is none
+  const OffCpuSleep& first = e.sleeps[0];
+  EXPECT_EQ(first.ns, Nanos{900});
+  EXPECT_EQ(first.sleeps, 1u);
+  EXPECT_EQ(first.flag, SleepFlag::None);
+  EXPECT_EQ(first.stack.addrs,
+            (std::vector<std::uint64_t>{0xffffffff82000000ull, 0xffffffff82000100ull}));
+  EXPECT_EQ(first.stack.frames, (std::vector<std::string>{"", ""}));  // named later
+  ASSERT_TRUE(first.waker);
+  EXPECT_EQ(first.waker->pid, 123u);
+  EXPECT_EQ(first.waker->tid, 124u);
+  EXPECT_EQ(first.waker->comm, "jbd2/loop0-8");
+  EXPECT_TRUE(first.waker->kernel_thread);
+  EXPECT_EQ(first.waker->stack.addrs, (std::vector<std::uint64_t>{0xffffffff83000000ull}));
+  const OffCpuSleep& second = e.sleeps[1];
+  EXPECT_EQ(second.ns, Nanos{100});
+  EXPECT_EQ(second.longest_ns, Nanos{60});
+  EXPECT_EQ(second.flag, SleepFlag::WritebackWait);
+  EXPECT_EQ(second.stack.addrs,
+            (std::vector<std::uint64_t>{0xffffffff81000010ull, 0xffffffff81000030ull}));
+  EXPECT_FALSE(second.waker);
+  EXPECT_STREQ(hook_counter_name(WP_HOOK_OFFCPU), "offcpu");
+}
+
+TEST(Decoder, OffCpuRecordWithoutHolderOrWakerHasNone) {
+  wp_offcpu_record r = sample_offcpu();
+  r.holder_pid = 0;
+  r.slots[1].flags = WP_WAKER_KTHREAD;  // no WP_WAKER_KNOWN: the waker fields mean nothing
+  Decoder decoder;
+  auto event = decoder.decode(bytes_of(r));
+  ASSERT_TRUE(event);
+  const auto& e = std::get<OffCpuEvent>(*event);
+  EXPECT_FALSE(e.inode_lock_holder);
+  EXPECT_FALSE(e.sleeps[0].waker);
+}
+
+TEST(Decoder, MalformedOffCpuRecordIsRefused) {
+  Decoder decoder;
+  wp_offcpu_record r = sample_offcpu();
+  r.h.size = sizeof(r) - 8;  // the wrong size
+  EXPECT_FALSE(decoder.decode(bytes_of(r)));
+  r = sample_offcpu();
+  r.nslots = WP_OFFCPU_SLOTS + 1;
+  EXPECT_FALSE(decoder.decode(bytes_of(r)));
+  r = sample_offcpu();
+  r.slots[0].nframes = WP_STACK_DEPTH + 1;
+  EXPECT_FALSE(decoder.decode(bytes_of(r)));
+  r = sample_offcpu();
+  r.slots[1].waker_nframes = WP_STACK_DEPTH + 1;
+  EXPECT_FALSE(decoder.decode(bytes_of(r)));
+  r = sample_offcpu();
+  r.slots[0].longest_ns = r.slots[0].ns + 1;  // a sleep longer than all of them
+  EXPECT_FALSE(decoder.decode(bytes_of(r)));
+  EXPECT_EQ(decoder.stats().malformed, 5u);
+  EXPECT_EQ(decoder.stats().records, 5u);
+}
+
 }  // namespace
 }  // namespace wp

@@ -134,6 +134,16 @@ inline FakeKernel with_current_prototypes() {
       .raw_tracepoint("block_rq_issue", 1)
       .raw_tracepoint("block_rq_complete", 3)
       .raw_tracepoint("sched_switch", 4)
+      .raw_tracepoint("sched_waking", 1)
+      .raw_tracepoint("contention_begin", 2)
+      .raw_tracepoint("contention_end", 2)
+      .raw_tracepoint("mm_vmscan_direct_reclaim_begin", 2)
+      .raw_tracepoint("mm_vmscan_direct_reclaim_end", 1)
+      .raw_tracepoint("mm_vmscan_memcg_reclaim_begin", 2)
+      .raw_tracepoint("mm_vmscan_memcg_reclaim_end", 1)
+      .raw_tracepoint("mm_compaction_begin", 4)
+      .raw_tracepoint("mm_compaction_end", 5)
+      .raw_tracepoint("timer_start", 2)
       .function("vfs_write")
       .function("vfs_fsync_range");
   return k;
@@ -167,6 +177,7 @@ inline FakeKernel kernel_6_1() {
       .raw_tracepoint("io_uring_submit_sqe", 2)
       .raw_tracepoint("io_uring_queue_async_work", 2)
       .raw_tracepoint("io_uring_complete", 7)
+      .raw_tracepoint("timer_start", 3)
       .raw_tracepoint("nvme_setup_cmd", 2, "nvme_core")
       .raw_tracepoint("nvme_complete_rq", 1, "nvme_core");
 }
@@ -184,6 +195,8 @@ inline FakeKernel kernel_5_10() {
       .raw_tracepoint("block_rq_insert", 2)
       .raw_tracepoint("block_rq_issue", 2)
       .raw_tracepoint("sched_switch", 3)
+      .no_raw_tracepoint("contention_begin")  // lock:contention_* came in 5.19
+      .no_raw_tracepoint("contention_end")
       .fentry(true);
 }
 

@@ -77,6 +77,12 @@ TEST(HookPlan, ThisKernelUsesSyscallTracepointsAndTpBtf) {
       {"journal end_commit", "tp_btf jbd2:jbd2_end_commit", ""},
       {"xfs log", "tp_btf xfs:xfs_log_force (+2)", ""},
       {"off-CPU time", "-", kNoCauses},
+      {"sleep wakers", "-", kNoCauses},
+      {"inode lock wait", "-", kNoCauses},
+      {"direct reclaim", "-", kNoCauses},
+      {"memcg reclaim", "-", kNoCauses},
+      {"compaction", "-", kNoCauses},
+      {"blk-throttle", "-", kNoCauses},
       {"count copy_file_range", "tracepoint syscalls:sys_enter_copy_file_range", ""},
       {"count sendfile", "tracepoint syscalls:sys_enter_sendfile64", ""},
       {"count splice", "tracepoint syscalls:sys_enter_splice", ""},
@@ -119,6 +125,45 @@ TEST(HookPlan, SlowCallCausesUseTheFourArgumentSchedSwitch) {
   EXPECT_EQ(row(plan, "off-CPU time"), Row("off-CPU time", "tp_btf sched:sched_switch", ""));
   EXPECT_EQ(plan.programs().count("wp_sched_switch"), 1u);
   EXPECT_EQ(plan.programs().count("wp_sched_switch_pre518"), 0u);
+}
+
+// Stacks (the default with --min-latency): the wakers and the call-wide waits, each by BTF;
+// blk-throttle only where kallsyms named its timer function.
+TEST(HookPlan, SleepStacksPlanWakersAndCallWideWaits) {
+  const std::set<std::string> offcpu = {"wp_sched_waking",       "wp_contention_begin",
+                                        "wp_contention_end",     "wp_direct_reclaim_begin",
+                                        "wp_direct_reclaim_end", "wp_memcg_reclaim_begin",
+                                        "wp_memcg_reclaim_end",  "wp_compaction_begin",
+                                        "wp_compaction_end",     "wp_throtl_timer_start"};
+  for (const FakeKernel& kernel : {kernel_6_18(), kernel_6_1()}) {
+    const HookPlan plan =
+        plan_hooks(kernel, PlanOptions{.causes = true, .throtl_timer_known = true});
+    for (const auto& program : offcpu) EXPECT_EQ(plan.programs().count(program), 1u) << program;
+    EXPECT_EQ(row(plan, "inode lock wait"),
+              Row("inode lock wait", "tp_btf lock:contention_begin (+1)", ""));
+    EXPECT_EQ(row(plan, "blk-throttle"), Row("blk-throttle", "tp_btf timer:timer_start", ""));
+  }
+  const HookPlan no_symbol = plan_hooks(kernel_6_18(), PlanOptions{.causes = true});
+  EXPECT_EQ(row(no_symbol, "blk-throttle"),
+            Row("blk-throttle", "-", "no throtl_pending_timer_fn in /proc/kallsyms"));
+  EXPECT_EQ(no_symbol.programs().count("wp_sched_waking"), 1u);
+}
+
+TEST(HookPlan, NoStacksOptionLeavesOnlyTheOffCpuSplit) {
+  const HookPlan plan = plan_hooks(
+      kernel_6_18(), PlanOptions{.causes = true, .stacks = false, .throtl_timer_known = true});
+  EXPECT_EQ(plan.programs().count("wp_sched_switch"), 1u);
+  EXPECT_EQ(row(plan, "sleep wakers"), Row("sleep wakers", "-", "off (--no-stacks)"));
+  EXPECT_EQ(row(plan, "blk-throttle"), Row("blk-throttle", "-", "off (--no-stacks)"));
+  EXPECT_EQ(plan.programs().count("wp_contention_begin"), 0u);
+}
+
+// Before 5.19 there is no lock:contention_*: the inode-lock wait is planned out, the rest stay.
+TEST(HookPlan, InodeLockWaitNeedsTheContentionTracepoints) {
+  const HookPlan plan = plan_hooks(kernel_5_10(), PlanOptions{.causes = true});
+  EXPECT_EQ(row(plan, "inode lock wait"),
+            Row("inode lock wait", "-", "tp_btf: no btf_trace_contention_begin in BTF"));
+  EXPECT_EQ(plan.programs().count("wp_direct_reclaim_begin"), 1u);
 }
 
 TEST(HookPlan, Debian61UsesFentryAndNvmeTracepoints) {

@@ -70,5 +70,50 @@ TEST(Pipeline, ItemsCarryThePathOfTheirThreadsCgroup) {
   EXPECT_TRUE(items[2]["cgroup"].is_null());
 }
 
+// The stitcher gets off-CPU stacks named as the pipeline was told (kallsyms live, a trace
+// file's KernelSymbol frames in report); an address never named stays "".
+TEST(Pipeline, OffCpuFramesAreNamedAsToldAndUnknownOnesStayEmpty) {
+  std::ostringstream out;
+  auto sink = make_sink(OutputFormat::Json, out, SinkOptions{});
+  Pipeline pipeline(PipelineOptions{}, {}, *sink);
+  pipeline.name_kernel_address(0x1000, "jbd2_log_wait_commit+0xee");
+  pipeline.name_kernel_address(0x3000, "kjournald2+0x1b0");
+  OffCpuEvent event;
+  OffCpuSleep sleep;
+  sleep.stack.addrs = {0x1000, 0x2000};
+  sleep.stack.frames = {"", ""};
+  sleep.waker = Waker{1, 2, "jbd2/loop0-8", true, KernelStack{{0x3000}, {""}}};
+  event.sleeps.push_back(sleep);
+  const OffCpuEvent named = pipeline.named_frames(event);
+  ASSERT_EQ(named.sleeps.size(), 1u);
+  EXPECT_EQ(named.sleeps[0].stack.frames,
+            (std::vector<std::string>{"jbd2_log_wait_commit+0xee", ""}));
+  ASSERT_TRUE(named.sleeps[0].waker);
+  EXPECT_EQ(named.sleeps[0].waker->stack.frames, (std::vector<std::string>{"kjournald2+0x1b0"}));
+  // A stack decoded without names yet (frames shorter than addrs) gets one name per address.
+  event.sleeps[0].stack.frames.clear();
+  EXPECT_EQ(pipeline.named_frames(event).sleeps[0].stack.frames.size(), 2u);
+}
+
+// bpf_get_stack() starts in the tracer: the BPF program (in no symbol kallsyms had when read)
+// and the bpf_trace_run<N> that ran it are dropped, so a stack starts at the tracepoint's caller.
+TEST(Pipeline, OffCpuStacksStartBelowTheTracersOwnFrames) {
+  std::ostringstream out;
+  auto sink = make_sink(OutputFormat::Json, out, SinkOptions{});
+  Pipeline pipeline(PipelineOptions{}, {}, *sink);
+  pipeline.name_kernel_address(0xc0001000, "0xc0001000");
+  pipeline.name_kernel_address(0x2000, "bpf_trace_run4+0x10d");
+  pipeline.name_kernel_address(0x3000, "__schedule+0x628");
+  pipeline.name_kernel_address(0x4000, "schedule+0x23");
+  OffCpuEvent event;
+  OffCpuSleep sleep;
+  sleep.stack.addrs = {0xc0001000, 0x2000, 0x3000, 0x4000};
+  event.sleeps.push_back(sleep);
+  const OffCpuEvent named = pipeline.named_frames(event);
+  EXPECT_EQ(named.sleeps[0].stack.addrs, (std::vector<std::uint64_t>{0x3000, 0x4000}));
+  EXPECT_EQ(named.sleeps[0].stack.frames,
+            (std::vector<std::string>{"__schedule+0x628", "schedule+0x23"}));
+}
+
 }  // namespace
 }  // namespace wp

@@ -186,6 +186,66 @@ TEST(TraceFileReader, CgroupNameFrameWithoutAnAbsolutePathIsDamaged) {
   }
 }
 
+TEST(TraceFileWriter, KernelSymbolsRoundTrip) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("wp_trace_file_ksym_" + std::to_string(::getpid()) + ".wpt");
+  {
+    TraceFileWriter writer(path.string(), TraceFileHeader{});
+    writer.kernel_symbol({0xffffffff81b5fd40ull, "jbd2_log_wait_commit+0xee [jbd2]"});
+    writer.record(payload(64, 1));
+    writer.kernel_symbol({0xffffffff81000000ull, "(hidden)"});
+    writer.kernel_symbol({0xffffffff81000008ull, ""});  // nothing to say: no frame
+    writer.kernel_symbol({0xffffffff81000010ull, std::string(kMaxKernelSymbolName + 1, 'x')});
+  }
+  TraceFileReader reader = TraceFileReader::open(path.string());
+  std::filesystem::remove(path);
+  ASSERT_TRUE(reader.error().empty()) << reader.error();
+  auto frame = reader.next();
+  ASSERT_TRUE(frame.has_value()) << reader.warning();
+  EXPECT_EQ(frame->kind, FrameKind::KernelSymbol);
+  auto symbol = kernel_symbol_of(*frame);
+  ASSERT_TRUE(symbol.has_value());
+  EXPECT_EQ(symbol->address, 0xffffffff81b5fd40ull);
+  EXPECT_EQ(symbol->name, "jbd2_log_wait_commit+0xee [jbd2]");
+  frame = reader.next();
+  ASSERT_TRUE(frame.has_value());
+  EXPECT_FALSE(kernel_symbol_of(*frame).has_value());  // a record
+  EXPECT_FALSE(cgroup_name_of(*frame).has_value());
+  frame = reader.next();
+  ASSERT_TRUE(frame.has_value());
+  symbol = kernel_symbol_of(*frame);
+  ASSERT_TRUE(symbol.has_value());
+  EXPECT_EQ(symbol->name, "(hidden)");
+  EXPECT_FALSE(reader.next().has_value());
+  EXPECT_TRUE(reader.warning().empty()) << reader.warning();
+}
+
+// A symbol frame without a name, with a zero address, a NUL in its name or a name past the
+// bound is damage.
+TEST(TraceFileReader, CorruptKernelSymbolFrameIsDamaged) {
+  struct Case {
+    std::uint64_t address;
+    std::string name;
+  };
+  for (const Case& c : {Case{0xffffffff81000000ull, ""}, Case{0, "schedule+0x1a"},
+                        Case{0xffffffff81000000ull, std::string("sched\0ule", 9)},
+                        Case{0xffffffff81000000ull, std::string(kMaxKernelSymbolName + 1, 'x')}}) {
+    std::vector<std::byte> body(8 + c.name.size());
+    std::memcpy(body.data(), &c.address, 8);
+    std::memcpy(body.data() + 8, c.name.data(), c.name.size());
+    const auto bytes = file_with_frame(FrameKind::KernelSymbol, body);
+    TraceFileReader reader = TraceFileReader::parse(bytes);
+    ASSERT_TRUE(reader.error().empty()) << reader.error();
+    EXPECT_FALSE(reader.next().has_value()) << c.name;
+    EXPECT_NE(reader.warning().find("damaged frame"), std::string::npos) << reader.warning();
+  }
+  std::vector<std::byte> short_body(4);  // not even an address
+  TraceFileReader reader =
+      TraceFileReader::parse(file_with_frame(FrameKind::KernelSymbol, short_body));
+  EXPECT_FALSE(reader.next().has_value());
+  EXPECT_NE(reader.warning().find("damaged frame"), std::string::npos) << reader.warning();
+}
+
 TEST(TraceFileWriter, AFailedWriteIsReportedWithItsReason) {
   // /dev/full takes the open and refuses every write with ENOSPC; the header write is the
   // first, so the constructor already fails with the reason.

@@ -53,6 +53,9 @@ run buffered-fsync writepath trace --format json -- wp_workload buffered-fsync $
 run buffered-fsync-no-fentry \
   writepath trace --no-fentry --format json -- wp_workload buffered-fsync $mnt/b 16
 run direct writepath trace --format json -- wp_workload direct $mnt/d 16
+# --min-latency with stacks: the sleep-stack, waker and call-wide wait programs load on 6.1.
+run slow-fsync-stacks writepath trace --min-latency 1us --format json -- \
+  wp_workload fsync-each $mnt/s 8
 
 # A FUA write. busybox dd has oflag=direct but no oflag=dsync; a sync mount does the same to
 # O_DIRECT writes (IS_SYNC inode: IOCB_DSYNC without IOCB_SYNC), and ext4 then sends them as

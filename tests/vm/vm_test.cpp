@@ -365,6 +365,14 @@ INSTANTIATE_TEST_SUITE_P(VmLog, BufferedFsyncOnNvme,
 
 // ---- O_DIRECT and FUA -----------------------------------------------------------------------
 
+// --min-latency with stacks on (the default): the off-CPU programs pass 6.1's verifier and the
+// slow fsyncs are traced.
+TEST_F(VmLog, SlowCallStacksLoadAndTraceOnDebian61) {
+  const GuestRun& r = run("slow-fsync-stacks");
+  ASSERT_EQ(r.rc, 0) << joined(r.err);
+  EXPECT_EQ(of_type(json_lines(r), "fsync").size(), 8u) << joined(r.out);
+}
+
 TEST_F(VmLog, DirectWritesAreOneNvmeWriteEachDoneInsideTheSyscall) {
   const GuestRun& r = run("direct");
   ASSERT_EQ(r.rc, 0) << joined(r.err);

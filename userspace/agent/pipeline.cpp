@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace wp {
 
 LossReport loss_report(std::uint64_t events, std::uint64_t lost, bool suggest_record) {
@@ -55,7 +57,37 @@ void Pipeline::on_record(std::span<const std::byte> record) {
   if (auto event = decoder_.decode(record)) feed(*event);
 }
 
+void Pipeline::name_stack(KernelStack& stack) const {
+  stack.frames.resize(stack.addrs.size());
+  for (std::size_t i = 0; i < stack.addrs.size(); ++i)
+    if (auto it = kernel_names_.find(stack.addrs[i]); it != kernel_names_.end())
+      stack.frames[i] = it->second;
+  // The tracer's own frames come first (the BPF program, loaded after kallsyms was read, and
+  // the bpf_trace_run<N> that ran it, how many depends on the kernel): the stack starts at
+  // the tracepoint's caller.
+  constexpr std::size_t kTracerFrames = 4;
+  std::size_t own = 0;
+  for (std::size_t i = 0; i < std::min(kTracerFrames, stack.frames.size()); ++i)
+    if (stack.frames[i].starts_with("bpf_trace_run")) own = i + 1;
+  stack.addrs.erase(stack.addrs.begin(), stack.addrs.begin() + static_cast<std::ptrdiff_t>(own));
+  stack.frames.erase(stack.frames.begin(), stack.frames.begin() + static_cast<std::ptrdiff_t>(own));
+}
+
+OffCpuEvent Pipeline::named_frames(OffCpuEvent event) const {
+  for (auto& sleep : event.sleeps) {
+    name_stack(sleep.stack);
+    if (sleep.waker) name_stack(sleep.waker->stack);
+  }
+  return event;
+}
+
 void Pipeline::feed(const Event& event) {
+  if (const auto* offcpu = std::get_if<OffCpuEvent>(&event)) {
+    // The stitcher sees the stacks named: a copy of this (rare: one per slow call) event.
+    last_ts_ = std::max(last_ts_, offcpu->ts);
+    stitcher_.feed(Event(named_frames(*offcpu)), emit_);
+    return;
+  }
   std::visit(
       [this](const auto& e) {
         if constexpr (std::is_same_v<std::decay_t<decltype(e)>, SyscallEvent>)

@@ -55,6 +55,14 @@ class Pipeline {
   // The path under the cgroup2 root of a cgroup id the records name: items of that cgroup
   // carry it from now on (from the live host, or a trace file's names).
   void name_cgroup(std::uint64_t id, std::string path) { cgroup_paths_[id] = std::move(path); }
+  // The name of a kernel text address the records' stacks hold (from the live host's
+  // kallsyms, or a trace file's names): the frames of the off-CPU events fed from now on.
+  void name_kernel_address(std::uint64_t address, std::string name) {
+    kernel_names_[address] = std::move(name);
+  }
+  // The event with its stacks' frames named as told so far ("" for an address never named):
+  // what the stitcher is fed for it.
+  OffCpuEvent named_frames(OffCpuEvent event) const;
   // What the trace likely missed and how to see it, for the summary ("" for nothing).
   void set_hint(std::string hint) { hint_ = std::move(hint); }
   // Ends the stream: pending timelines and the summary go to the sink. Returns the summary.
@@ -68,6 +76,7 @@ class Pipeline {
   bool passes(const Timeline& item) const;
   // Sets the item's cgroup path from its cgroup id (cgroup_paths_).
   void name_item_cgroup(Timeline& item) const;
+  void name_stack(KernelStack& stack) const;
 
   PipelineOptions options_;
   Sink& sink_;
@@ -81,6 +90,7 @@ class Pipeline {
   std::map<std::string, std::uint64_t> untraced_calls_;
   std::string hint_;
   std::unordered_map<std::uint64_t, std::string> cgroup_paths_;
+  std::unordered_map<std::uint64_t, std::string> kernel_names_;
 };
 
 }  // namespace wp

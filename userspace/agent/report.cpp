@@ -72,6 +72,10 @@ int run_report(const ReportOptions& options) {
       pipeline.name_cgroup(name->id, std::move(name->path));
       continue;
     }
+    if (auto symbol = kernel_symbol_of(frame)) {  // checked whole by the reader
+      pipeline.name_kernel_address(symbol->address, std::move(symbol->name));
+      continue;
+    }
     if (const auto untraced = untraced_counts_of(frame)) {  // checked whole by the reader
       pipeline.set_untraced_calls(*untraced);
       continue;

@@ -26,6 +26,7 @@
 #include "agent/output_stream.h"
 #include "agent/pipeline.h"
 #include "agent/process_tree.h"
+#include "agent/trace_session_symbols.h"
 #include "common/errors.h"
 #include "common/fd.h"
 #include "common/trace_phase.h"
@@ -157,6 +158,7 @@ KernelFilter build_filter(const TraceOptions& options, UniqueFd& cgroup_dir) {
   // Alone with --children, --comm names the roots; beside -p or a command it narrows them.
   filter.comm_roots = options.children && options.comm && !filter.filter_tgid;
   filter.causes_min_ns = options.causes_min_ns ? options.causes_min_ns : options.min_latency_ns;
+  filter.offcpu_stacks = options.stacks;
   filter.min_latency_ns = options.min_latency_ns;
   filter.ring_bytes = options.buffer_bytes;
   filter.min_latency_ns = options.min_latency_ns;
@@ -411,19 +413,20 @@ int run_trace(const TraceOptions& options) {
                              if (recording) recording->cgroup_name(name);
                              if (pipeline) pipeline->name_cgroup(name.id, name.path);
                            });
+  // Likewise the kernel addresses of the off-CPU records' stacks (with stacks on).
+  const std::unique_ptr<KernelAddressNamer> address_namer =
+      kernel_address_namer(filter, [&recording, &pipeline](const KernelSymbolName& symbol) {
+        if (recording) recording->kernel_symbol(symbol);
+        if (pipeline) pipeline->name_kernel_address(symbol.address, symbol.name);
+      });
   // Per record: a copy into the trace file's buffer and/or the live pipeline; nothing else.
-  BpfSession::RecordHandler handler;
-  if (options.record_only)
-    handler = [&recording, &cgroup_namer](std::span<const std::byte> record) {
-      cgroup_namer.on_record(record);
-      if (recording) recording->record(record);
-    };
-  else
-    handler = [&recording, &pipeline, &cgroup_namer](std::span<const std::byte> record) {
-      cgroup_namer.on_record(record);
-      if (recording) recording->record(record);
-      pipeline->on_record(record);
-    };
+  BpfSession::RecordHandler handler = [&recording, &pipeline, &cgroup_namer,
+                                       &address_namer](std::span<const std::byte> record) {
+    cgroup_namer.on_record(record);
+    if (address_namer) address_namer->on_record(record);
+    if (recording) recording->record(record);
+    if (pipeline) pipeline->on_record(record);
+  };
   PlannedSession planned =
       start_planned_session(caps,
                             HookPrefs{.fentry = !options.no_fentry,

@@ -43,6 +43,9 @@ struct TraceOptions {
   // Off-CPU causes for calls at least this slow; 0: the same as min_latency_ns (and none
   // when that is 0 too: the sched_switch hook runs on every context switch).
   Nanos causes_min_ns = 0;
+  // With causes: also the kernel stacks slow calls slept with, their wakers and the call-wide
+  // waits (--no-stacks: off).
+  bool stacks = true;
   // The command marks its measured phase (common/trace_phase.h: writepath load does, after
   // its set-up): only calls between its begin and end marks are traced.
   bool command_marks_phase = false;

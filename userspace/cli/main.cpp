@@ -94,6 +94,13 @@ std::vector<std::string> load_arguments(const ScenarioCommand& cmd) {
 }
 
 // -T is a column of the text output; --live a form of the JSON stream.
+// --no-stacks turns off a part of --min-latency's causes: alone it means nothing.
+void check_stacks_flag(const wp::TraceOptions& options) {
+  if (!options.stacks && !options.min_latency_ns)
+    throw wp::Failure(wp::kExitUsage,
+                      "--no-stacks: only with --min-latency (the slow calls' stacks it turns off)");
+}
+
 void check_time_flags(wp::OutputFormat format, bool timestamps, bool json_live) {
   if (timestamps && format != wp::OutputFormat::Text)
     throw wp::Failure(wp::kExitUsage,
@@ -179,6 +186,9 @@ int main(int argc, char** argv) {
         ->type_name("DURATION");
     cmd->add_flag("--no-fentry", o.no_fentry,
                   "Use tracepoints even where fentry/fexit hooks attach");
+    cmd->add_flag("!--no-stacks", o.stacks,
+                  "With --min-latency: no kernel stacks, wakers or lock/reclaim waits of the "
+                  "slow calls, only their on-CPU/throttled/writeback/blocked/runnable split");
     cmd->add_flag("--raw-syscalls", o.raw_syscalls,
                   "Hook the raw sys_enter/sys_exit pair instead of each write syscall's "
                   "tracepoints: cheaper per traced write, dearer for every other syscall on "
@@ -315,6 +325,7 @@ int main(int argc, char** argv) {
     if (*trace) {
       if (auto ns = wp::duration_option("--min-latency", min_latency))
         trace_options.min_latency_ns = *ns;
+      check_stacks_flag(trace_options);
       trace_options.duration_ns = wp::duration_option("--duration", duration, "s");
       trace_options.format = output_format(format, trace_options.output);
       check_time_flags(trace_options.format, trace_options.timestamps, json_live);
@@ -326,6 +337,7 @@ int main(int argc, char** argv) {
     if (*record) {
       if (auto ns = wp::duration_option("--min-latency", record_min_latency))
         record_options.min_latency_ns = *ns;
+      check_stacks_flag(record_options);
       record_options.duration_ns = wp::duration_option("--duration", record_duration, "s");
       record_options.buffer_bytes = ring_buffer_bytes(record_buffer_size);
       // Raw records to the trace file only: decoding and stitching wait for `report`, which

@@ -1,5 +1,6 @@
 #include "decode/decoder.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string_view>
 #include <type_traits>
@@ -248,6 +249,62 @@ std::optional<Event> decode_cgroup(std::span<const std::byte> bytes) {
   return CgroupEvent{r.h.ts_ns, r.pid, r.tid, r.cgroup_id};
 }
 
+// The return addresses of a stack; zeros (padding, or frames the kernel would not give) dropped.
+KernelStack kernel_stack(const wp_u64* frames, unsigned nframes) {
+  KernelStack stack;
+  for (unsigned i = 0; i < nframes; ++i)
+    if (frames[i]) stack.addrs.push_back(frames[i]);
+  stack.frames.assign(stack.addrs.size(), std::string());
+  return stack;
+}
+
+SleepFlag sleep_flag(std::uint8_t cause) {
+  switch (cause) {
+    case 1: return SleepFlag::DirtyThrottle;  // WP_OFFCPU_THROTTLE (bpf/maps.bpf.h)
+    case 2: return SleepFlag::WritebackWait;  // WP_OFFCPU_WRITEBACK_WAIT
+  }
+  return SleepFlag::None;
+}
+
+std::optional<Event> decode_offcpu(std::span<const std::byte> bytes) {
+  wp_offcpu_record r;
+  if (!read_record(bytes, r) || r.nslots > WP_OFFCPU_SLOTS) return std::nullopt;
+  OffCpuEvent e;
+  e.ts = r.h.ts_ns;
+  e.start_ns = r.start_ns;
+  e.tid = r.tid;
+  e.unslotted_ns = r.unslotted_ns;
+  e.inode_lock_ns = r.inode_lock_ns;
+  e.inode_lock_waits = r.inode_lock_waits;
+  if (r.holder_pid)
+    e.inode_lock_holder = LockHolder{r.holder_pid, r.holder_tid, comm_string(r.holder_comm)};
+  e.direct_reclaim_ns = r.direct_reclaim_ns;
+  e.memcg_reclaim_ns = r.memcg_reclaim_ns;
+  e.compaction_ns = r.compaction_ns;
+  e.blk_throttled = r.blk_throttled;
+  for (unsigned i = 0; i < r.nslots; ++i) {
+    const wp_offcpu_slot& slot = r.slots[i];
+    if (slot.nframes > WP_STACK_DEPTH || slot.waker_nframes > WP_STACK_DEPTH ||
+        slot.longest_ns > slot.ns)
+      return std::nullopt;
+    if (slot.sleeps == 0) continue;
+    OffCpuSleep sleep;
+    sleep.ns = slot.ns;
+    sleep.longest_ns = slot.longest_ns;
+    sleep.sleeps = slot.sleeps;
+    sleep.flag = sleep_flag(slot.cause);
+    sleep.stack = kernel_stack(slot.frames, slot.nframes);
+    if (slot.flags & WP_WAKER_KNOWN)
+      sleep.waker = Waker{slot.waker_pid, slot.waker_tid, comm_string(slot.waker_comm),
+                          (slot.flags & WP_WAKER_KTHREAD) != 0,
+                          kernel_stack(slot.waker_frames, slot.waker_nframes)};
+    e.sleeps.push_back(std::move(sleep));
+  }
+  std::stable_sort(e.sleeps.begin(), e.sleeps.end(),
+                   [](const OffCpuSleep& a, const OffCpuSleep& b) { return a.ns > b.ns; });
+  return e;
+}
+
 }  // namespace
 
 const char* hook_counter_name(std::size_t hook) {
@@ -266,6 +323,7 @@ const char* hook_counter_name(std::size_t hook) {
     case WP_HOOK_FS_LOG: return "fs-log";
     case WP_HOOK_FILE_PATH: return "file-path";
     case WP_HOOK_CGROUP: return "cgroup";
+    case WP_HOOK_OFFCPU: return "offcpu";
   }
   return "?";
 }
@@ -291,6 +349,7 @@ std::optional<Event> Decoder::decode(std::span<const std::byte> record) {
         case WP_REC_FS_LOG: event = decode_fs_log(bytes); break;
         case WP_REC_FILE_PATH: event = decode_file_path(bytes); break;
         case WP_REC_CGROUP: event = decode_cgroup(bytes); break;
+        case WP_REC_OFFCPU: event = decode_offcpu(bytes); break;
         default: break;
       }
     }

@@ -69,6 +69,8 @@ std::unique_ptr<BpfSession> BpfSession::start(const HookPlan& plan, const Kernel
   ro->cfg_file_ino = filter.file_ino;
   ro->cfg_raw_syscall_slots = plan.raw_syscall_slots();
   ro->cfg_causes_min_ns = filter.causes_min_ns;
+  ro->cfg_offcpu_stacks = filter.causes_min_ns != 0 && filter.offcpu_stacks;
+  ro->cfg_throtl_timer_fn = filter.throtl_timer_fn;
   ro->cfg_min_latency_ns = filter.min_latency_ns;
   if (filter.ring_bytes) {
     const std::uint64_t ring = ring_buffer_size(filter.ring_bytes);
@@ -229,6 +231,8 @@ PlannedSession start_planned_session(const KernelCaps& caps, const HookPrefs& pr
   PlanOptions options{.fentry = prefs.fentry,
                       .raw_syscalls = prefs.raw_syscalls,
                       .causes = filter.causes_min_ns != 0,
+                      .stacks = filter.offcpu_stacks,
+                      .throtl_timer_known = filter.throtl_timer_fn != 0,
                       .failed = prefs.disabled_programs};
   for (int attempt = 0; attempt < 4; ++attempt) {
     out.plan = plan_hooks(facts, options);

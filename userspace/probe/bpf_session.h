@@ -46,6 +46,11 @@ struct KernelFilter {
   std::uint64_t file_ino = 0;
   Nanos causes_min_ns = 0;   // off-CPU causes for calls at least this slow (0: off)
   Nanos min_latency_ns = 0;  // calls faster than this are dropped in the kernel (0: keep all)
+  // With causes_min_ns: the kernel stacks those calls slept with, their wakers and the
+  // call-wide waits (a wp_offcpu_record per slow call; --no-stacks turns them off).
+  bool offcpu_stacks = false;
+  // blk-throttle's throtl_pending_timer_fn, from kallsyms (0: unknown, its hook planned out).
+  std::uint64_t throtl_timer_fn = 0;
   // Size of the ring buffer, set before load: rounded up to a power of two of at least a
   // page, as the kernel requires (0: the size compiled into the BPF object).
   std::uint64_t ring_bytes = 0;

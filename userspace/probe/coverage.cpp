@@ -197,6 +197,35 @@ std::string joined(const std::vector<std::string>& parts) {
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
+// --min-latency's causes of a slow call, as a plan with them on would serve them here (doctor
+// plans without: they run on every context switch and wakeup). The sleep stacks' hooks
+// (layer "offcpu") each add a part; blk-throttle's also needs its timer function in kallsyms.
+CoverageRow causes_row(const HookPlan& traced, const KernelFacts& facts) {
+  const HookPlan plan =
+      plan_hooks(facts, PlanOptions{.causes = true, .stacks = true, .throtl_timer_known = true});
+  CoverageRow row{"slow-call causes (--min-latency)", CoverageStatus::NotTraced, ""};
+  if (!traced.runnable()) {
+    row.detail = kNotRunnable;
+    return row;
+  }
+  if (!hook_chosen(plan, "off-CPU time")) {
+    row.detail = "no sched_switch hook here: no on-CPU/off-CPU split of slow calls";
+    return row;
+  }
+  std::vector<std::string> missing;
+  for (const auto& c : plan.choices)
+    if (c.hook->layer == "offcpu" && !c.variant) missing.push_back(c.hook->name);
+  row.status = missing.empty() ? CoverageStatus::Stitched : CoverageStatus::Partial;
+  row.detail =
+      "tp_btf sched_switch: on CPU, throttled, writeback wait, blocked, runnable; with stacks "
+      "(not --no-stacks) the kernel stacks each slow call slept with, who woke it "
+      "(sched_waking), its i_rwsem waits and holder (lock:contention_*), direct and memcg "
+      "reclaim, compaction and blk-throttle (timer_start of throtl_pending_timer_fn, once per "
+      "arming), frames named from /proc/kallsyms";
+  if (!missing.empty()) row.detail += fmt::format("; no {} hook here", joined(missing));
+  return row;
+}
+
 // Whether the kernel has a tracepoint, in tracefs or (without tracefs) in its BTF.
 bool kernel_has_tracepoint(const KernelFacts& facts, const char* category, const char* event) {
   return facts.tracepoint_exists(category, event) || facts.tracepoint_args(event, category) >= 0;
@@ -277,6 +306,7 @@ Coverage coverage_of(const HookPlan& plan, const KernelFacts& facts) {
   for (auto& row : uring_rows(plan)) out.write_paths.push_back(std::move(row));
   for (const auto& path : unstitched_paths())
     out.write_paths.push_back(unstitched_row(path, plan, facts));
+  out.write_paths.push_back(causes_row(plan, facts));
   for (const auto& fs : file_systems())
     out.file_systems.push_back(file_system_row(fs, plan, facts));
   return out;

@@ -211,6 +211,54 @@ std::vector<Hook> build_table() {
                {btf_or_raw("wp_sched_switch", K::TpBtf, "sched", "sched_switch", 4),
                 btf_or_raw("wp_sched_switch_pre518", K::TpBtf, "sched", "sched_switch", 3)}});
 
+  // Only with --min-latency and stacks on (bpf/sched.bpf.c): where slow calls slept, who woke
+  // them, and the call-wide waits named by tracepoints. The programs read no argument beyond
+  // the first, so any arity serves: 6.1 and 6.18 differ only in timer_start's (3 against 2).
+  t.push_back({"sleep wakers",
+               "offcpu",
+               false,
+               {btf_or_raw("wp_sched_waking", K::TpBtf, "sched", "sched_waking", 1)}});
+  // lock:contention_* appeared in v5.19: an older kernel plans the inode-lock wait out.
+  t.push_back({"inode lock wait",
+               "offcpu",
+               false,
+               {{{"wp_contention_begin", "wp_contention_end"},
+                 K::TpBtf,
+                 "lock",
+                 {"contention_begin", "contention_end"},
+                 "",
+                 2}}});
+  t.push_back({"direct reclaim",
+               "offcpu",
+               false,
+               {{{"wp_direct_reclaim_begin", "wp_direct_reclaim_end"},
+                 K::TpBtf,
+                 "vmscan",
+                 {"mm_vmscan_direct_reclaim_begin", "mm_vmscan_direct_reclaim_end"},
+                 "",
+                 -1}}});
+  t.push_back({"memcg reclaim",
+               "offcpu",
+               false,
+               {{{"wp_memcg_reclaim_begin", "wp_memcg_reclaim_end"},
+                 K::TpBtf,
+                 "vmscan",
+                 {"mm_vmscan_memcg_reclaim_begin", "mm_vmscan_memcg_reclaim_end"},
+                 "",
+                 -1}}});
+  t.push_back({"compaction",
+               "offcpu",
+               false,
+               {{{"wp_compaction_begin", "wp_compaction_end"},
+                 K::TpBtf,
+                 "compaction",
+                 {"mm_compaction_begin", "mm_compaction_end"},
+                 "",
+                 -1}}});
+  t.push_back({"blk-throttle",
+               "offcpu",
+               false,
+               {btf_or_raw("wp_throtl_timer_start", K::TpBtf, "timer", "timer_start", -1)}});
   // Counters only: calls of traced processes that write by ways nothing above stitches
   // (WP_UNTRACED_TABLE), so the summary can say what went untraced. One hook each, so a kernel
   // lacking one tracepoint loses only that count. (The ring's unstitched ops are counted by
@@ -318,6 +366,17 @@ HookPlan plan_hooks(const KernelFacts& facts, const PlanOptions& options) {
     HookChoice choice{&hook, nullptr, ""};
     if (hook.layer == "sched" && !options.causes) {
       choice.why = "only with --min-latency (slow-call causes)";
+      plan.choices.push_back(std::move(choice));
+      continue;
+    }
+    if (hook.layer == "offcpu" && (!options.causes || !options.stacks)) {
+      choice.why =
+          options.causes ? "off (--no-stacks)" : "only with --min-latency (slow-call causes)";
+      plan.choices.push_back(std::move(choice));
+      continue;
+    }
+    if (hook.name == "blk-throttle" && !options.throtl_timer_known) {
+      choice.why = "no throtl_pending_timer_fn in /proc/kallsyms";
       plan.choices.push_back(std::move(choice));
       continue;
     }

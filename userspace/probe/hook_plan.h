@@ -64,6 +64,9 @@ struct PlanOptions {
   bool fentry = true;         // the user allows fentry/fexit where they attach (--no-fentry)
   bool raw_syscalls = false;  // the raw syscall pair over per-syscall tracepoints
   bool causes = false;        // off-CPU accounting for slow calls (--min-latency)
+  bool stacks = true;         // with causes: sleep stacks, wakers, call-wide waits (--no-stacks)
+  // blk-throttle's throtl_pending_timer_fn is in kallsyms (the blk-throttle hook needs it).
+  bool throtl_timer_known = false;
   // Programs planned as if they had failed to load or attach: those that did in an earlier
   // try, and those disabled on purpose (WRITEPATH_DISABLE_PROGRAMS, read by the caller).
   std::set<std::string> failed = {};

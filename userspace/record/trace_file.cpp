@@ -201,6 +201,27 @@ void TraceFileWriter::cgroup_name(const CgroupName& name) {
   frame(FrameKind::CgroupName, payload.data(), static_cast<std::uint32_t>(payload.size()));
 }
 
+void TraceFileWriter::kernel_symbol(const KernelSymbolName& symbol) {
+  if (symbol.name.empty() || symbol.name.size() > kMaxKernelSymbolName) return;
+  std::vector<std::byte> payload(sizeof(symbol.address) + symbol.name.size());
+  std::memcpy(payload.data(), &symbol.address, sizeof(symbol.address));
+  std::memcpy(payload.data() + sizeof(symbol.address), symbol.name.data(), symbol.name.size());
+  frame(FrameKind::KernelSymbol, payload.data(), static_cast<std::uint32_t>(payload.size()));
+}
+
+std::optional<KernelSymbolName> kernel_symbol_of(const Frame& frame) {
+  if (frame.kind != FrameKind::KernelSymbol) return std::nullopt;
+  const auto& p = frame.payload;
+  if (p.size() <= sizeof(std::uint64_t) || p.size() > sizeof(std::uint64_t) + kMaxKernelSymbolName)
+    return std::nullopt;
+  KernelSymbolName symbol;
+  std::memcpy(&symbol.address, p.data(), sizeof(symbol.address));
+  symbol.name.assign(reinterpret_cast<const char*>(p.data()) + sizeof(symbol.address),
+                     p.size() - sizeof(symbol.address));
+  if (symbol.address == 0 || symbol.name.find('\0') != std::string::npos) return std::nullopt;
+  return symbol;
+}
+
 std::optional<CgroupName> cgroup_name_of(const Frame& frame) {
   if (frame.kind != FrameKind::CgroupName) return std::nullopt;
   const auto& p = frame.payload;
@@ -364,7 +385,8 @@ std::optional<Frame> TraceFileReader::next() {
       (kind == static_cast<std::uint32_t>(FrameKind::Lost) && lost_frame_length_ok(length)) ||
       kind == static_cast<std::uint32_t>(FrameKind::UntracedFixed) ||
       kind == static_cast<std::uint32_t>(FrameKind::Untraced) ||
-      kind == static_cast<std::uint32_t>(FrameKind::CgroupName);
+      kind == static_cast<std::uint32_t>(FrameKind::CgroupName) ||
+      kind == static_cast<std::uint32_t>(FrameKind::KernelSymbol);
   const auto damaged = [&] {
     return stop(fmt::format("damaged frame at byte {}: kept the {} frames before it", offset_,
                             frames_read_));
@@ -378,6 +400,7 @@ std::optional<Frame> TraceFileReader::next() {
       !untraced_counts_of(frame))
     return damaged();
   if (frame.kind == FrameKind::CgroupName && !cgroup_name_of(frame)) return damaged();
+  if (frame.kind == FrameKind::KernelSymbol && !kernel_symbol_of(frame)) return damaged();
   begin_ += 8 + length;
   offset_ += 8 + length;
   ++frames_read_;

@@ -43,6 +43,17 @@ enum class FrameKind : std::uint32_t {
   // per id, before the first record naming it: a u64 id, then the path ("/a/b", not
   // NUL-terminated, at most kMaxCgroupPath bytes).
   CgroupName = 6,
+  // A kernel text address the records' stacks hold (wp_offcpu_record) and its name on the
+  // recording machine ("ext4_sync_file+0x3f [ext4]", "(hidden)" where kptr_restrict hid
+  // kallsyms), once per address, before the first record holding it: a u64 address, then the
+  // name (not NUL-terminated, at most kMaxKernelSymbolName bytes).
+  KernelSymbol = 7,
+};
+
+constexpr std::size_t kMaxKernelSymbolName = 512;
+struct KernelSymbolName {
+  std::uint64_t address = 0;
+  std::string name;
 };
 
 constexpr std::size_t kMaxCgroupPath = 4096;
@@ -97,6 +108,7 @@ class TraceFileWriter {
   void lost(const LostCounts& delta);
   void untraced(const UntracedByName& counts);
   void cgroup_name(const CgroupName& name);
+  void kernel_symbol(const KernelSymbolName& symbol);
   // Writes out what is buffered.
   void flush();
   // False once a write failed; error() then says why (strerror text). Later frames are dropped.
@@ -125,6 +137,10 @@ struct Frame {
 
 // The name a CgroupName frame holds; nullopt for a malformed payload or another kind of frame.
 std::optional<CgroupName> cgroup_name_of(const Frame& frame);
+
+// The address and name a KernelSymbol frame holds; nullopt for a malformed payload or another
+// kind of frame.
+std::optional<KernelSymbolName> kernel_symbol_of(const Frame& frame);
 
 // The untraced calls of an Untraced or UntracedFixed frame, by name (the counted ones, zeros
 // included); nullopt for a malformed payload or another kind of frame.

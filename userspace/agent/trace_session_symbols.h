@@ -1,0 +1,47 @@
+// The names of the kernel addresses a live trace's off-CPU records hold (their sleep and
+// waker stacks), from this machine's /proc/kallsyms.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <unordered_set>
+
+#include "probe/bpf_session.h"
+#include "probe/kernel_symbols.h"
+#include "record/trace_file.h"
+
+namespace wp {
+
+// What a frame is named when kallsyms hid its addresses (kptr_restrict).
+inline constexpr const char* kHiddenFrame = "(hidden)";
+
+// Names each address of the wp_offcpu_records it is shown, once per address, as they arrive:
+// the caller hands the name on (to a recording, before the record; to the pipeline).
+class KernelAddressNamer {
+ public:
+  using Named = std::function<void(const KernelSymbolName&)>;
+  KernelAddressNamer(KernelSymbols symbols, Named named)
+      : symbols_(std::move(symbols)), named_(std::move(named)) {}
+  void on_record(std::span<const std::byte> record);
+  // The name of one address: "(hidden)" when the table is empty (kallsyms unreadable or its
+  // addresses hidden), the address in hex when it is in no symbol.
+  std::string name_of(std::uint64_t address) const;
+
+ private:
+  void name(std::uint64_t address);
+
+  KernelSymbols symbols_;
+  Named named_;
+  std::unordered_set<std::uint64_t> seen_;
+};
+
+// With stacks on (filter.offcpu_stacks and causes): reads kallsyms once, sets blk-throttle's
+// timer function in the filter, warns on stderr (one line) when the addresses are hidden, and
+// returns the namer; nullptr with stacks off.
+std::unique_ptr<KernelAddressNamer> kernel_address_namer(KernelFilter& filter,
+                                                         KernelAddressNamer::Named named);
+
+}  // namespace wp
