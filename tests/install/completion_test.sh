@@ -65,7 +65,7 @@ expect "--output" demo odirect --out       # demo's own options follow the scena
 expect "--tensor-size --tensors" load mmap-load --ten
 expect_among "$$" trace -p 1 --pid "$$"   # PIDs from /proc
 expect "" trace --pid x
-expect "--no-fentry" trace --raw-syscalls --children --no
+expect "--no-fentry --no-stacks" trace --raw-syscalls --children --no
 expect "group-commit" load gr
 expect "kv-tier" demo --format json kv
 expect_among "bash" trace -- bas          # after --: a command

@@ -186,9 +186,12 @@ int main(int argc, char** argv) {
         ->type_name("DURATION");
     cmd->add_flag("--no-fentry", o.no_fentry,
                   "Use tracepoints even where fentry/fexit hooks attach");
-    cmd->add_flag("!--no-stacks", o.stacks,
-                  "With --min-latency: no kernel stacks, wakers or lock/reclaim waits of the "
-                  "slow calls, only their on-CPU/throttled/writeback/blocked/runnable split");
+    // A callback, not a negated flag: CLI11 names a negated flag "--no-stacks{false}" in the
+    // help, which the man page and completion would have to spell.
+    cmd->add_flag_callback(
+        "--no-stacks", [&stacks = o.stacks] { stacks = false; },
+        "With --min-latency: no kernel stacks, wakers or lock/reclaim waits of the "
+        "slow calls, only their on-CPU/throttled/writeback/blocked/runnable split");
     cmd->add_flag("--raw-syscalls", o.raw_syscalls,
                   "Hook the raw sys_enter/sys_exit pair instead of each write syscall's "
                   "tracepoints: cheaper per traced write, dearer for every other syscall on "
