@@ -6,7 +6,6 @@
 
 #include "common/units.h"
 #include "sinks/text_sink.h"
-#include "sinks/text_why.h"
 #include "sinks/wait_text.h"
 
 namespace wp {
@@ -14,8 +13,6 @@ namespace {
 
 // Width of "15:17:14.123456 ".
 constexpr std::size_t kClockColumn = 16;
-// Why lines under an update line, indented by two: 110 columns in all.
-constexpr std::size_t kWhyWidth = 108;
 
 std::string offset_from_start(const SyscallEvent& call, Nanos t) {
   return human_offset(relative_ns(t, call.start_ns));
@@ -103,12 +100,11 @@ std::string format_live_progress(ItemProgress progress, const Timeline& item,
                                  const SinkOptions& options,
                                  const std::optional<ClockOffsets>& clock) {
   if (progress == ItemProgress::Returned) {
-    // Its why lines come with the complete item, whose wait chain (the commit, its flushes)
-    // may end after the call returned.
-    const std::string block = has_named_waits(item)
-                                  ? format_timeline(without_why_lines(item), options)
-                                  : format_timeline(item, options);
-    return with_clock_column(with_id(block, id_of(item)), call_end(call_of(item)), clock);
+    // Its why lines come with it: the stitcher names the waits (and the commit a wait is
+    // chained to) when the call's record arrives, so they are final now, and the responder
+    // sees why the call stalled the moment it returns.
+    return with_clock_column(with_id(format_timeline(item, options), id_of(item)),
+                             call_end(call_of(item)), clock);
   }
   const auto* write = std::get_if<WriteTimeline>(&item);
   if (write == nullptr) return {};
@@ -119,11 +115,7 @@ std::string format_live_complete(const Timeline& item, const SinkOptions& option
                                  const std::optional<ClockOffsets>& clock) {
   const auto* write = std::get_if<WriteTimeline>(&item);
   if (write != nullptr && write->announced) {
-    std::string text = format_update_line(*write, std::nullopt);
-    if (write->causes)
-      for (const std::string& why : why_lines(*write->causes, write->call.start_ns, kWhyWidth))
-        text += fmt::format("  {}\n", why);
-    return with_clock_column(std::move(text), update_time(*write), clock);
+    return with_clock_column(format_update_line(*write, std::nullopt), update_time(*write), clock);
   }
   return with_clock_column(with_id(format_timeline(item, options), id_of(item)),
                            call_end(call_of(item)), clock);

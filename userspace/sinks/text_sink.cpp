@@ -487,10 +487,11 @@ void TextSink::show_legend_for(const Timeline& item, bool block, bool why) {
 
 void TextSink::timeline(const Timeline& item) {
   note_cgroup(item);
-  // In live output an announced write's block was printed at its return: now only its
-  // update line follows, which needs no legend but its why lines'.
+  // In live output an announced write's block (why lines included) was printed at its
+  // return: now only its update line follows, which needs no legend.
   const auto* write = std::get_if<WriteTimeline>(&item);
-  show_legend_for(item, !(options_.live && write != nullptr && write->announced), true);
+  const bool block = !(options_.live && write != nullptr && write->announced);
+  show_legend_for(item, block, block);
   if (options_.live)
     out_ << format_live_complete(item, options_, clock_);
   else
@@ -502,8 +503,7 @@ void TextSink::timeline(const Timeline& item) {
 void TextSink::progress(ItemProgress progress, const Timeline& item) {
   if (!options_.live) return;
   note_cgroup(item);
-  // The why lines come with the complete item, and their legend with them.
-  if (progress == ItemProgress::Returned) show_legend_for(item, true, false);
+  if (progress == ItemProgress::Returned) show_legend_for(item, true, true);
   out_ << format_live_progress(progress, item, options_, clock_);
   out_.flush();
 }

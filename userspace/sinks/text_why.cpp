@@ -117,16 +117,6 @@ std::vector<std::string> why_lines(const SlowCauses& causes, Nanos origin, std::
   return lines;
 }
 
-Timeline without_why_lines(const Timeline& item) {
-  Timeline copy = item;
-  std::visit(
-      [](auto& t) {
-        if (t.causes) t.causes->waits.clear();
-      },
-      copy);
-  return copy;
-}
-
 std::string format_why_legend() {
   return "why:    what a slow call waited on, each named by one rule from its sleeps' kernel\n"
          "        stacks and the call's tracepoints (docs/ARCHITECTURE.md); its time, its\n"

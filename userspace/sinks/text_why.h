@@ -16,10 +16,6 @@ namespace wp {
 // parts allow (a single name longer than that is not cut).
 std::vector<std::string> why_lines(const SlowCauses& causes, Nanos origin, std::size_t width);
 
-// `item` without its named waits: the live output's block at a write's return, whose why
-// lines follow with the complete item.
-Timeline without_why_lines(const Timeline& item);
-
 // What the why lines say, for the legend: printed once per output, before the first of them.
 std::string format_why_legend();
 
