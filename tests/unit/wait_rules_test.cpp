@@ -249,15 +249,16 @@ TEST(WaitRules, WritebackWait) {
   auto flagged = classify(stack({"__schedule+0x2b1", "schedule+0x27", "io_schedule+0x46"}), false,
                           SleepFlag::WritebackWait);
   EXPECT_EQ(flagged.cause, WaitCause::WritebackWait);
-  EXPECT_EQ(flagged.evidence, "flag");
+  EXPECT_EQ(flagged.evidence, "writeback:folio_wait_writeback") << "the hook that flagged it";
 }
 
 TEST(WaitRules, DirtyThrottle) {
   auto v = classify(write_dirty_throttle());
   EXPECT_EQ(v.cause, WaitCause::DirtyThrottle);
   EXPECT_EQ(v.evidence, "balance_dirty_pages");
-  EXPECT_EQ(classify(KernelStack{}, false, SleepFlag::DirtyThrottle).cause,
-            WaitCause::DirtyThrottle);
+  const auto flagged = classify(KernelStack{}, false, SleepFlag::DirtyThrottle);
+  EXPECT_EQ(flagged.cause, WaitCause::DirtyThrottle);
+  EXPECT_EQ(flagged.evidence, "writeback:balance_dirty_pages") << "the hook that flagged it";
 }
 
 TEST(WaitRules, DirectReclaim) {

@@ -119,6 +119,11 @@ bool takes_inode_lock(std::string_view fn) {
          fn.ends_with("_fallocate");
 }
 
+// A flagged sleep's evidence: the tracepoint whose hook flagged it just before it slept
+// (bpf/pagecache.bpf.c), named as the why lines show a tracepoint.
+constexpr std::string_view kDirtyThrottleFlag = "writeback:balance_dirty_pages";
+constexpr std::string_view kWritebackWaitFlag = "writeback:folio_wait_writeback";
+
 SleepVerdict verdict(WaitCause cause, std::string_view evidence) {
   return SleepVerdict{cause, std::string(evidence)};
 }
@@ -154,7 +159,8 @@ SleepVerdict classify_sleep(const OffCpuSleep& sleep, bool blk_throttled) {
     return verdict(WaitCause::Compaction, *fn);
   // dirty-throttle: the page-cache hook flagged the sleep as balance_dirty_pages' pause, or the
   // stack is in it (io_schedule_timeout from balance_dirty_pages).
-  if (sleep.flag == SleepFlag::DirtyThrottle) return verdict(WaitCause::DirtyThrottle, "flag");
+  if (sleep.flag == SleepFlag::DirtyThrottle)
+    return verdict(WaitCause::DirtyThrottle, kDirtyThrottleFlag);
   if (auto fn = f.find({"balance_dirty_pages"})) return verdict(WaitCause::DirtyThrottle, *fn);
   // iocost: blk-iocost's rq_qos throttle waits for the cgroup's vtime budget (5.4+).
   if (auto fn = f.find({"ioc_rqos_throttle"})) return verdict(WaitCause::IoCost, *fn);
@@ -169,7 +175,8 @@ SleepVerdict classify_sleep(const OffCpuSleep& sleep, bool blk_throttled) {
     if (auto fn = f.find({"submit_bio_wait", "__iomap_dio_rw", "iomap_dio_rw",
                           "__blockdev_direct_IO", "blk_io_schedule", "folio_wait_writeback"}))
       return verdict(WaitCause::BlockThrottle, *fn);
-    if (sleep.flag == SleepFlag::WritebackWait) return verdict(WaitCause::BlockThrottle, "flag");
+    if (sleep.flag == SleepFlag::WritebackWait)
+      return verdict(WaitCause::BlockThrottle, kWritebackWaitFlag);
   }
   // journal-space: a jbd2 handle starting (start_this_handle) waits for log space
   // (add_transaction_credits → __jbd2_log_wait_for_space, checkpointing) or for the running
@@ -199,7 +206,8 @@ SleepVerdict classify_sleep(const OffCpuSleep& sleep, bool blk_throttled) {
       return verdict(WaitCause::InodeLock, *caller);
   // writeback-wait: flagged by the page-cache hook, or folio_wait_writeback / folio_wait_stable
   // in the stack (waiting for PG_writeback to clear: its page being written).
-  if (sleep.flag == SleepFlag::WritebackWait) return verdict(WaitCause::WritebackWait, "flag");
+  if (sleep.flag == SleepFlag::WritebackWait)
+    return verdict(WaitCause::WritebackWait, kWritebackWaitFlag);
   if (auto fn = f.find({"folio_wait_writeback", "folio_wait_stable", "wait_on_page_writeback",
                         "__filemap_fdatawait_range"}))
     return verdict(WaitCause::WritebackWait, *fn);
