@@ -300,7 +300,7 @@ TEST(WaitRules, RequestTag) {
 TEST(WaitRules, BlockThrottle) {
   auto dio = classify(dio_write(), true);
   EXPECT_EQ(dio.cause, WaitCause::BlockThrottle);
-  EXPECT_EQ(dio.evidence, "blk_io_schedule");
+  EXPECT_EQ(dio.evidence, "timer:timer_start of throtl_pending_timer_fn");
   EXPECT_EQ(classify(fsync_writeback(), true).cause, WaitCause::BlockThrottle);
   // A throttled call's lock wait is still the lock's.
   EXPECT_EQ(classify(write_inode_lock(), true).cause, WaitCause::InodeLock);

@@ -123,6 +123,9 @@ bool takes_inode_lock(std::string_view fn) {
 // (bpf/pagecache.bpf.c), named as the why lines show a tracepoint.
 constexpr std::string_view kDirtyThrottleFlag = "writeback:balance_dirty_pages";
 constexpr std::string_view kWritebackWaitFlag = "writeback:folio_wait_writeback";
+// A block-throttle wait's: the I/O wait alone is any device I/O's; what names it is the call
+// arming blk-throttle's dispatch timer for the bios it held back (bpf/sched.bpf.c).
+constexpr std::string_view kBlkThrottleTimer = "timer:timer_start of throtl_pending_timer_fn";
 
 SleepVerdict verdict(WaitCause cause, std::string_view evidence) {
   return SleepVerdict{cause, std::string(evidence)};
@@ -172,11 +175,10 @@ SleepVerdict classify_sleep(const OffCpuSleep& sleep, bool blk_throttled) {
   // the time shows up as the wait for that I/O: the call's bios were throttled and it waits
   // for its I/O (submit_bio_wait, a direct I/O, a page under writeback).
   if (blk_throttled) {
-    if (auto fn = f.find({"submit_bio_wait", "__iomap_dio_rw", "iomap_dio_rw",
-                          "__blockdev_direct_IO", "blk_io_schedule", "folio_wait_writeback"}))
-      return verdict(WaitCause::BlockThrottle, *fn);
-    if (sleep.flag == SleepFlag::WritebackWait)
-      return verdict(WaitCause::BlockThrottle, kWritebackWaitFlag);
+    if (f.find({"submit_bio_wait", "__iomap_dio_rw", "iomap_dio_rw", "__blockdev_direct_IO",
+                "blk_io_schedule", "folio_wait_writeback"}) ||
+        sleep.flag == SleepFlag::WritebackWait)
+      return verdict(WaitCause::BlockThrottle, kBlkThrottleTimer);
   }
   // journal-space: a jbd2 handle starting (start_this_handle) waits for log space
   // (add_transaction_credits → __jbd2_log_wait_for_space, checkpointing) or for the running
