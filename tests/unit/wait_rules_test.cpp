@@ -470,3 +470,46 @@ TEST_F(StitcherTest, FlushWaitChainsToItsOwnFlush) {
 
 }  // namespace
 }  // namespace wp::stitch_test
+
+namespace wp::stitch_test {
+namespace {
+
+using stitch::set_wake_contexts;
+using stitch::wake_context;
+
+// Stacks of 6.18 wakers: a flush completing in the block softirq on whatever task ran, the
+// dirty-throttle pause's timer on the idle task, a kworker ending writeback.
+TEST(WakeContext, AnInterruptWakeIsTheInterruptsNotTheTasks) {
+  EXPECT_EQ(wake_context(stack({"try_to_wake_up+0x3b6", "complete+0x48", "blk_update_request+0xe0",
+                                "blk_mq_end_request+0x1c", "blk_done_softirq+0x49",
+                                "handle_softirqs+0xcd", "__irq_exit_rcu+0x8e",
+                                "common_interrupt+0x3b", "asm_common_interrupt+0x22"})),
+            WakeContext::Interrupt);
+  EXPECT_EQ(wake_context(stack(
+                {"try_to_wake_up+0x3b6", "hrtimer_wakeup+0x22", "__hrtimer_run_queues+0x12a",
+                 "hrtimer_interrupt+0xfc", "__sysvec_apic_timer_interrupt+0x55",
+                 "sysvec_apic_timer_interrupt+0x6d", "asm_sysvec_apic_timer_interrupt+0x1a"})),
+            WakeContext::Timer)
+      << "a timer, though it fired in an interrupt";
+  EXPECT_EQ(wake_context(
+                stack({"try_to_wake_up+0x3b6", "wake_page_function+0x7d", "__wake_up_common+0x72",
+                       "folio_wake_bit+0x6d", "folio_end_writeback+0x12", "ext4_finish_bio+0x340",
+                       "process_one_work+0x18c", "worker_thread+0x192"})),
+            WakeContext::Task);
+  EXPECT_EQ(wake_context(KernelStack{}), WakeContext::Task) << "no stack: nothing to say";
+}
+
+TEST(WakeContext, SetOnEverySleepsWaker) {
+  OffCpuEvent ev;
+  OffCpuSleep sleep;
+  sleep.waker = Waker{};
+  sleep.waker->stack =
+      stack({"try_to_wake_up+0x3b6", "process_timeout+0x12", "call_timer_fn+0x2c"});
+  ev.sleeps = {sleep, OffCpuSleep{}};
+  set_wake_contexts(ev);
+  EXPECT_EQ(ev.sleeps[0].waker->context, WakeContext::Timer);
+  EXPECT_FALSE(ev.sleeps[1].waker);
+}
+
+}  // namespace
+}  // namespace wp::stitch_test

@@ -83,6 +83,7 @@ TEST(JsonSink, CausesCarryStacksUnslottedTimeAndNamedWaits) {
   EXPECT_EQ(stack["waker"]["tid"], 123);
   EXPECT_EQ(stack["waker"]["comm"], "jbd2/loop0-8");
   EXPECT_EQ(stack["waker"]["kernel_thread"], true);
+  EXPECT_EQ(stack["waker"]["context"], "task");
   EXPECT_EQ(stack["waker"]["frames"][2], "jbd2_journal_commit_transaction+0x1234 [jbd2]");
   EXPECT_TRUE(causes["stacks"][1]["waker"].is_null());
 
@@ -282,6 +283,21 @@ WriteTimeline slow_write(bool announced) {
   write.announced = announced;
   write.causes = slow_fsync_causes(kStart);
   return write;
+}
+
+TEST(WhyText, AWakeFromAnInterruptOrATimerSaysWhereItLanded) {
+  Waker waker;
+  waker.pid = 6017;
+  waker.tid = 6017;
+  waker.comm = "cc1plus";
+  EXPECT_EQ(waker_text(waker), "cc1plus (pid 6017/6017)");
+  waker.context = WakeContext::Interrupt;
+  EXPECT_EQ(waker_text(waker), "an interrupt on cc1plus (pid 6017/6017)");
+  waker.comm = "swapper/1";
+  waker.pid = waker.tid = 0;
+  waker.kernel_thread = true;
+  waker.context = WakeContext::Timer;
+  EXPECT_EQ(waker_text(waker), "a timer on swapper/1 (pid 0, kernel thread)");
 }
 
 TEST(LiveOutput, WhyLinesComeWhenTheCallReturns) {

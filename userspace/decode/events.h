@@ -273,6 +273,12 @@ struct KernelStack {
   std::vector<std::string> frames;  // frames[i] names addrs[i] once symbolized
 };
 
+// Where a wakeup came from, read from the waker's stack by the stitcher (stitch/wait_rules.h):
+// from a task's own code, from an interrupt (a completion, a softirq) that happened to land on
+// the waker — so the waker's comm says nothing of why —, or from a timer firing (a timed
+// sleep's end: balance_dirty_pages' pause, a timeout).
+enum class WakeContext : std::uint8_t { Task, Interrupt, Timer };
+
 // Who woke a sleeping thread (sched_waking, the waker being the thread running then: for a
 // wake from an interrupt, whatever the interrupt landed on, with the interrupt's frames on top
 // of its stack).
@@ -282,6 +288,7 @@ struct Waker {
   std::string comm;
   bool kernel_thread = false;  // jbd2/…, kworker/…: its stack says what it was doing
   KernelStack stack;
+  WakeContext context = WakeContext::Task;
 };
 
 // The kind of sleep the page-cache hooks flagged before it began (enum wp_offcpu_cause).

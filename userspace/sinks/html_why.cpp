@@ -33,6 +33,8 @@ json waker_json(const Waker& w) {
           {"tid", w.tid},
           {"comm", w.comm},
           {"kernel_thread", w.kernel_thread},
+          {"context", wake_context_name(w.context)},
+          {"text", waker_text(w)},
           {"frames", short_frames(frame_names(w.stack))}};
 }
 

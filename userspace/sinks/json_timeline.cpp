@@ -49,7 +49,8 @@ void write_json(Emitter& e, const JournalCommit& c) {
 
 void write_json(Emitter& e, const Waker& w) {
   e.object(field("pid", w.pid), field("tid", w.tid), field("comm", w.comm),
-           field("kernel_thread", w.kernel_thread), field("frames", frame_names(w.stack)));
+           field("kernel_thread", w.kernel_thread), field("context", wake_context_name(w.context)),
+           field("frames", frame_names(w.stack)));
 }
 
 void write_json(Emitter& e, const LockHolder& h) {

@@ -57,10 +57,27 @@ std::string frames_line(const std::vector<std::string>& frames, std::size_t max_
   return line;
 }
 
+const char* wake_context_name(WakeContext c) {
+  switch (c) {
+    case WakeContext::Task: return "task";
+    case WakeContext::Interrupt: return "interrupt";
+    case WakeContext::Timer: return "timer";
+  }
+  return "";
+}
+
 std::string waker_text(const Waker& waker) {
-  if (waker.kernel_thread)
-    return fmt::format("{} (pid {}, kernel thread)", printable_comm(waker.comm), waker.pid);
-  return fmt::format("{} (pid {}/{})", printable_comm(waker.comm), waker.pid, waker.tid);
+  const std::string who =
+      waker.kernel_thread
+          ? fmt::format("{} (pid {}, kernel thread)", printable_comm(waker.comm), waker.pid)
+          : fmt::format("{} (pid {}/{})", printable_comm(waker.comm), waker.pid, waker.tid);
+  // From an interrupt or a timer, the task is only where it landed: say so first.
+  switch (waker.context) {
+    case WakeContext::Task: break;
+    case WakeContext::Interrupt: return "an interrupt on " + who;
+    case WakeContext::Timer: return "a timer on " + who;
+  }
+  return who;
 }
 
 }  // namespace wp

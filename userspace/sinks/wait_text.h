@@ -31,5 +31,7 @@ std::string frames_line(const std::vector<std::string>& frames, std::size_t max_
 
 // "jbd2/loop0-8 (pid 123, kernel thread)", "wp_workload (pid 456/457)": who woke a sleeper.
 std::string waker_text(const Waker& waker);
+// "task", "interrupt", "timer" (JSON "context").
+const char* wake_context_name(WakeContext c);
 
 }  // namespace wp

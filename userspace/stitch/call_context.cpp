@@ -33,6 +33,7 @@ std::optional<SlowCauses> CallContext::take_causes(const SyscallEvent& ev) {
   const Nanos off = c.throttle_ns + c.writeback_wait_ns + c.blocked_ns + c.runnable_ns;
   out.on_cpu_ns = latency > off ? latency - off : 0;
   if (offcpu) {
+    stitch::set_wake_contexts(*offcpu);
     out.waits = stitch::name_waits(*offcpu);
     out.sleeps = std::move(offcpu->sleeps);
     // Longest first, whatever order a trace file or an older agent wrote them in.

@@ -133,6 +133,27 @@ SleepVerdict verdict(WaitCause cause, std::string_view evidence) {
 
 }  // namespace
 
+WakeContext wake_context(const KernelStack& waker_stack) {
+  const Functions f(waker_stack);
+  // A timer first: its expiry runs from the timer interrupt or softirq, whose frames are
+  // under it too.
+  if (f.find({"hrtimer_wakeup", "process_timeout", "call_timer_fn", "__run_hrtimer"}))
+    return WakeContext::Timer;
+  // Hard interrupt entry (x86-64's asm_common_interrupt/asm_sysvec_*, the generic irq exit
+  // that runs softirqs) or softirq processing (handle_softirqs since 6.8, __do_softirq
+  // before; ksoftirqd runs the same functions).
+  if (f.find({"asm_common_interrupt", "common_interrupt", "__irq_exit_rcu", "irq_exit_rcu",
+              "handle_softirqs", "__do_softirq", "do_softirq", "run_ksoftirqd"}) ||
+      f.any_starts_with("asm_sysvec_") || f.any_starts_with("sysvec_"))
+    return WakeContext::Interrupt;
+  return WakeContext::Task;
+}
+
+void set_wake_contexts(OffCpuEvent& ev) {
+  for (OffCpuSleep& sleep : ev.sleeps)
+    if (sleep.waker) sleep.waker->context = wake_context(sleep.waker->stack);
+}
+
 // The rules, most specific first: the first that matches names the sleep. The functions are
 // checked against 6.18's symbols, with the older names of renamed ones beside them; a frame a
 // kernel inlines away (6.18 inlines wait_transaction_switching, shrink_inactive_list,

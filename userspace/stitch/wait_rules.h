@@ -40,4 +40,12 @@ SleepVerdict classify_sleep(const OffCpuSleep& sleep, bool blk_throttled);
 // reclaim, compaction) merged into their cause.
 std::vector<NamedWait> name_waits(const OffCpuEvent& ev);
 
+// Where a wakeup came from, by the waker's stack: a timer if a timer's expiry ran the wakeup
+// (hrtimer_wakeup, process_timeout, call_timer_fn), else an interrupt if an interrupt or
+// softirq entry is in it (the waker's comm is then whatever the interrupt landed on), else the
+// waker's own code. A stack not read (no frames) is taken as the task's.
+WakeContext wake_context(const KernelStack& waker_stack);
+// Sets every waker's context in `ev` (its sleeps'), before its waits are named.
+void set_wake_contexts(OffCpuEvent& ev);
+
 }  // namespace wp::stitch

@@ -586,8 +586,10 @@ function whyWho(w) {
   if (w.holder) return 'held by ' + w.holder.comm + ' (pid ' + w.holder.pid + '/' + w.holder.tid +
                        ')';
   if (!w.waker) return '';
-  var who = 'woken by ' + w.waker.comm + ' (pid ' + w.waker.pid +
-            (w.waker.kernel_thread ? ', kernel thread)' : '/' + w.waker.tid + ')');
+  // The page's data says it as the text output does (from an interrupt or a timer, the
+  // task is only where it landed); older data without it, from comm and pid.
+  var who = 'woken by ' + (w.waker.text || (w.waker.comm + ' (pid ' + w.waker.pid +
+            (w.waker.kernel_thread ? ', kernel thread)' : '/' + w.waker.tid + ')')));
   if (w.waker.frames.length) who += ' in ' + w.waker.frames.join(' < ');
   return who;
 }
