@@ -435,6 +435,21 @@ TEST_F(StitcherTest, JournalCommitWaitChainsToTheCommitAndItsFlushes) {
   EXPECT_EQ(chain.flushes[1].complete_ns, Nanos{1700});
 }
 
+TEST_F(StitcherTest, JournalCommitWaitChainsToTheCommitThatEndedBeforeTheWake) {
+  // As traced on 6.18: jbd2_end_commit at +1.950, the waiter woken and the fsync returning
+  // later; its one sleep (1.000 from a start at +0.030) outlasts the commit's end.
+  feed(journal(1020, 2, JournalPhase::Start));
+  feed(journal(1950, 2, JournalPhase::End));
+  feed(offcpu_event(1000, kWriterTid, {sleep(fsync_commit(), 1000)}));
+  feed(causes_event(1000, kWriterTid, 1000));
+  feed(sync_call(Syscall::Fsync, 1000, 2040, kWriterTid));
+  ASSERT_EQ(syncs().size(), 1u);
+  const auto waits = syncs()[0].causes->waits;
+  ASSERT_EQ(waits.size(), 1u);
+  ASSERT_TRUE(waits[0].chain.commit.has_value());
+  EXPECT_EQ(waits[0].chain.commit->transaction, 2u);
+}
+
 TEST_F(StitcherTest, WriteBlockedOnTheJournalChainsToTheRunningCommit) {
   feed(journal(1100, 9, JournalPhase::Start));
   feed(journal(1150, 9, JournalPhase::Locking));

@@ -32,15 +32,24 @@ void WaitChains::link(const SyscallEvent& call, std::vector<NamedWait>& waits) c
     // ended no earlier than start + longest_ns (the records carry no sleep's own start).
     const Nanos earliest_wake = std::min(start + w.longest_ns, end);
     if (w.cause == WaitCause::JournalCommit || w.cause == WaitCause::JournalSpace) {
-      // The commit it waited on: the first of the file's device that ends at or after the
-      // earliest wake (or still runs), among those overlapping the call. A journal commits its
-      // transactions one at a time, so that is the one running when the sleep ended.
-      for (const JournalCommit& c : journal_.overlapping(fs_dev, start, end)) {
-        if (c.end_ns && *c.end_ns < earliest_wake) continue;
-        w.chain.commit = c;
-        const Nanos commit_start = first_known(c).value_or(start);
-        w.chain.flushes = flushes_of(fs_dev, commit_start, c.end_ns.value_or(end));
-        break;
+      // The commit it waited on: jbd2 wakes the waiters after the commit's end (the
+      // jbd2_end_commit tracepoint comes first, then the wake_up, then the call returns), so
+      // it is the last commit of the file's device to end inside the call; if none ended, the
+      // one still running. A journal commits its transactions one at a time.
+      const std::vector<JournalCommit> commits = journal_.overlapping(fs_dev, start, end);
+      const JournalCommit* waited = nullptr;
+      for (const JournalCommit& c : commits) {
+        if (c.end_ns && *c.end_ns > end) continue;
+        if (!c.end_ns) {
+          if (!waited) waited = &c;
+          continue;
+        }
+        if (!waited || !waited->end_ns || *waited->end_ns <= *c.end_ns) waited = &c;
+      }
+      if (waited) {
+        w.chain.commit = *waited;
+        const Nanos commit_start = first_known(*waited).value_or(start);
+        w.chain.flushes = flushes_of(fs_dev, commit_start, waited->end_ns.value_or(end));
       }
     } else if (w.cause == WaitCause::DeviceIo && waits_on_flush(w)) {
       // Its own cache flush (blkdev_issue_flush → submit_bio_wait): among the flushes of its
