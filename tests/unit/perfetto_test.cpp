@@ -755,6 +755,19 @@ TEST(PerfettoSink, AFlowLeadsFromTheSlowCallToTheCommitItWaitedOn) {
   EXPECT_EQ(flushes[0]->begin, 1'100'000'000u);
 }
 
+TEST(PerfettoSink, ACommitRunningBeforeTheCallLeadsIntoIt) {
+  SyncTimeline sync = slow_fsync_with_waits();
+  sync.causes->waits[0].chain.commit->start_ns = 990'000'000;  // before the call began
+  ParsedTrace parsed = parse(render({sync}));
+  ASSERT_TRUE(parsed.errors.empty()) << parsed.errors.front();
+  const ParsedSlice& fsync = *parsed.named("fsync").at(0);
+  const ParsedSlice& commit = *parsed.named("commit 5").at(0);
+  EXPECT_EQ(commit.begin_event.terminating_flow_ids_size(), 0);
+  ASSERT_EQ(commit.begin_event.flow_ids_size(), 1);
+  EXPECT_TRUE(contains(fsync.begin_event.terminating_flow_ids(), commit.begin_event.flow_ids(0)));
+  EXPECT_EQ(fsync.begin_event.flow_ids_size(), 0);
+}
+
 TEST(PerfettoSink, ACommitDrawnBeforeGetsNoSecondSliceNorAFlow) {
   SyncTimeline first = slow_fsync_with_waits();
   SyncTimeline second = slow_fsync_with_waits();

@@ -278,7 +278,14 @@ class PerfettoSink::Writer {
             fmt::format("{} (pid {}/{})", wait.holder->comm, wait.holder->pid, wait.holder->tid));
       if (const auto& commit = wait.chain.commit) {
         arg(".commit", fmt::format("{} on {}", commit->transaction, dev_string(commit->dev)));
-        if (auto flow = add_commit(*commit, true)) slice.flow_ids.push_back(*flow);
+        // The importer follows a flow forward in time: from the call into a commit that began
+        // during it, from a commit already running into the call.
+        if (auto flow = add_commit(*commit, slice.begin)) {
+          if (first_known(*commit).value_or(0) >= slice.begin)
+            slice.flow_ids.push_back(*flow);
+          else
+            slice.terminating_flow_ids.push_back(*flow);
+        }
       }
       for (const RequestTimeline& flush : wait.chain.flushes) draw_request(flush, Cause::Device);
     }
@@ -357,7 +364,7 @@ class PerfettoSink::Writer {
     // Before the sync's commits: the commit a wait names is drawn with the flow to it.
     add_causes(slice, sync.causes);
     for (const auto& flush : sync.flushes) draw_request(flush, Cause::Device);
-    for (const auto& commit : sync.commits) add_commit(commit, false);
+    for (const auto& commit : sync.commits) add_commit(commit, std::nullopt);
 
     // The sync, and where its time went nested under it: the stitcher's phase segments, as they
     // are (time no phase covers is not drawn; the sync's args give the exact totals).
@@ -374,9 +381,11 @@ class PerfettoSink::Writer {
     tracks_.end_slice(track, end);
   }
 
-  // Draws the commit the first time it is seen; `waited_on`: a call waited on it, and the
-  // flow id the call's slice must carry to it is returned (none if it was drawn before).
-  std::optional<std::uint64_t> add_commit(const JournalCommit& commit, bool waited_on) {
+  // Draws the commit the first time it is seen; `waiter_begin`: a call that began then waited
+  // on it, and the flow id linking the two is returned (none if it was drawn before), begun
+  // by whichever of the two began first.
+  std::optional<std::uint64_t> add_commit(const JournalCommit& commit,
+                                          std::optional<Nanos> waiter_begin) {
     const Nanos begin = first_known(commit).value_or(0);
     const CommitKey key{commit.dev, commit.transaction, begin};
     if (!recent_commits_.insert(key).second) return std::nullopt;
@@ -398,13 +407,13 @@ class PerfettoSink::Writer {
     phase_at("locking_at_ns", commit.locking_ns);
     phase_at("flushing_at_ns", commit.flushing_ns);
     phase_at("logging_at_ns", commit.logging_ns);
-    std::optional<std::uint64_t> from_call;
-    if (waited_on) {
-      from_call = tracks_.new_id();
-      slice.terminating_flow_ids.push_back(*from_call);
+    std::optional<std::uint64_t> flow;
+    if (waiter_begin) {
+      flow = tracks_.new_id();
+      (slice.begin >= *waiter_begin ? slice.terminating_flow_ids : slice.flow_ids).push_back(*flow);
     }
     tracks_.draw_on_lane(tracks_.journal_pool(commit.dev, slice.begin), slice);
-    return from_call;
+    return flow;
   }
 
   pftrace::TrackWriter tracks_;

@@ -19,6 +19,14 @@ constexpr std::string_view kContinued = "     ";
 // Flushes named on a chain line before "+N more".
 constexpr std::size_t kMaxFlushes = 3;
 
+// Columns a line takes: its UTF-8 characters (frames and comms are printable ASCII once
+// escaped; "…" is the one wider character the lines use).
+std::size_t columns(std::string_view line) {
+  return static_cast<std::size_t>(std::count_if(line.begin(), line.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xc0) != 0x80;
+  }));
+}
+
 std::string plural_sleeps(std::uint32_t n) {
   return fmt::format("({} sleep{})", n, n == 1 ? "" : "s");
 }
@@ -35,7 +43,7 @@ std::string evidence_text(const std::string& evidence) {
 void add_joined(std::vector<std::string>& lines, std::string head,
                 const std::vector<std::string>& tails, std::size_t width) {
   for (const std::string& tail : tails) {
-    if (head.size() + 2 + tail.size() <= width) {
+    if (columns(head) + 2 + columns(tail) <= width) {
       head += "; " + tail;
     } else {
       lines.push_back(std::move(head));
@@ -50,7 +58,7 @@ std::string fitted_frames(const std::vector<std::string>& frames, std::size_t wi
   std::string best;
   for (std::size_t n = 1; n <= std::min(frames.size(), kMaxFrames); ++n) {
     std::string line = std::string(kContinued) + frames_line(frames, n);
-    if (n > 1 && line.size() > width) break;
+    if (n > 1 && columns(line) > width) break;
     best = std::move(line);
   }
   return best;
