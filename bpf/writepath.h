@@ -617,6 +617,52 @@ struct wp_file_path_record {
 	char names[WP_PATH_BYTES];
 };
 
+/* writepath serve: metrics the kernel side aggregates itself (the `metrics` map, maps.bpf.h),
+ * read by the agent at scrape time. One entry per label set; each holds a latency histogram
+ * with the fixed bounds below and the counters its metric needs. Not a record: never in a
+ * trace file, so it carries no version. */
+enum wp_metric {
+	WP_METRIC_WRITE = 1,	/* a write syscall's latency; sub: 0 buffered, 1 O_DIRECT */
+	WP_METRIC_SYNC = 2,	/* a sync syscall's latency; sub: its WP_SYS_* value */
+	WP_METRIC_THROTTLE = 3, /* one balance_dirty_pages pause; sub 0, dev 0 */
+	WP_METRIC_REQUEST = 4,	/* a block request, issue to completion; sub: WP_OP_*, dev: disk */
+	WP_METRIC_FLUSH = 5,	/* a FLUSH request, issue to completion; sub 0, dev: disk */
+};
+
+/* Histogram bucket upper bounds in ns: 1-2-5 steps from 1 us to 10 s, then +Inf. */
+#define WP_METRIC_BOUNDS 22
+#define WP_METRIC_BUCKETS (WP_METRIC_BOUNDS + 1)
+#define WP_METRIC_BOUND_LIST(X)                                                                    \
+	X(1000ull) X(2000ull) X(5000ull) X(10000ull) X(20000ull) X(50000ull) X(100000ull)          \
+	X(200000ull) X(500000ull) X(1000000ull) X(2000000ull) X(5000000ull) X(10000000ull)         \
+	X(20000000ull) X(50000000ull) X(100000000ull) X(200000000ull) X(500000000ull)              \
+	X(1000000000ull) X(2000000000ull) X(5000000000ull) X(10000000000ull)
+
+/* The label set of one entry. Fields a metric has no label for are 0. */
+struct wp_metric_key {
+	wp_u8 metric; /* enum wp_metric */
+	wp_u8 sub;
+	wp_u16 pad;
+	wp_u32 dev;    /* WRITE/SYNC: the file's superblock dev_t (fs_dev where set); else the disk */
+	wp_u64 cgroup; /* the calling thread's cgroup v2 id (WRITE, SYNC, THROTTLE), else 0 */
+	char comm[WP_COMM_LEN]; /* the caller's name with cfg_metrics_comm (WRITE, SYNC), else 0s */
+};
+
+struct wp_metric_value {
+	wp_u64 buckets[WP_METRIC_BUCKETS]; /* non-cumulative counts: bucket i <= bound i */
+	wp_u64 sum_ns;
+	wp_u64 bytes;	      /* WRITE: bytes written (ret > 0); REQUEST: bytes issued */
+	wp_u64 dirtied_ops;   /* WRITE with sub 1: O_DIRECT writes that dirtied page-cache pages */
+	wp_u64 dirtied_pages; /* ... and the pages they dirtied */
+};
+
+/* Entries the metrics map holds at most; an update that finds it full is counted in
+ * metrics_overflow instead. */
+#define WP_MAX_METRIC_KEYS 4096
+
+WP_ASSERT_SIZE(struct wp_metric_key, 32);
+WP_ASSERT_SIZE(struct wp_metric_value, 8 * (WP_METRIC_BUCKETS + 4));
+
 WP_ASSERT_SIZE(struct wp_record_header, 16);
 /* 120 + the ring buffer's 8-byte header: two cache lines (see above). */
 WP_ASSERT_SIZE(struct wp_syscall_record, 120);
