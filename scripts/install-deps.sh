@@ -12,6 +12,8 @@ packages=(
   libgtest-dev googletest
   libprotobuf-dev protobuf-compiler  # the Perfetto sink's trace format (protoc at build)
   liburing-dev          # kv-tier's io_uring engine (shared and static library)
+  prometheus-cpp-dev    # writepath serve's /metrics exposition (core + pull)
+  prometheus curl       # serve's integration test: a real Prometheus scrapes it, queried over HTTP
   e2fsprogs util-linux  # mkfs.ext4, losetup for the scratch filesystems
   xfsprogs btrfs-progs  # the xfs and btrfs scratch filesystems of the journal and device tests
   fio strace python3    # independent counts for the write-path tests and scripts/coverage-matrix.sh
