@@ -28,6 +28,19 @@ install(CODE "
 install(SCRIPT ${CMAKE_SOURCE_DIR}/cmake/install_stripped.cmake)
 install(FILES ${CMAKE_SOURCE_DIR}/docs/writepath.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 install(FILES ${WP_COMPLETION} DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions)
+# `writepath serve` deployed: the systemd unit where systemd looks for a package's units, and
+# the dashboard, manifests and configs for the operator to copy (deploy/).
+# The unit names /usr/bin/writepath; installed elsewhere it names the binary under that prefix.
+install(CODE "
+  file(READ \"${CMAKE_SOURCE_DIR}/deploy/systemd/writepath-serve.service\" unit)
+  string(REPLACE \"/usr/bin/writepath\" \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}/writepath\"
+         unit \"\${unit}\")
+  set(unit_dir \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/lib/systemd/system\")
+  message(STATUS \"Installing: \${unit_dir}/writepath-serve.service\")
+  file(MAKE_DIRECTORY \"\${unit_dir}\")
+  file(WRITE \"\${unit_dir}/writepath-serve.service\" \"\${unit}\")")
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/deploy/
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/writepath/deploy)
 
 # ---- the .deb -------------------------------------------------------------------------------
 set(WRITEPATH_MAINTAINER "writepath maintainers <writepath@localhost>"

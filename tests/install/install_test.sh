@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make install DESTDIR=…` (default PREFIX /usr/local; package_test.sh covers /usr): the
 # binary stripped and running, its split debug information where its build ID and debuglink
-# say (gdb finds it), the man page rendering without warnings, the completion loading in bash.
+# say (gdb finds it), the man page rendering without warnings, the completion loading in bash,
+# the systemd unit naming the installed binary and the deploy/ files under share/writepath/.
 # Usage: install_test.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$(realpath "$1") source=$(realpath "$2")
@@ -51,6 +52,18 @@ check_tree() {  # ROOT PREFIX
   local first
   first=$(bash -c "source '$completion'; COMP_WORDS=(writepath tr); COMP_CWORD=1; _writepath; echo \"\${COMPREPLY[*]}\"")
   [[ $first == trace ]] || fail "writepath tr<TAB> completes to '$first'"
+
+  # writepath serve's unit runs the binary of this prefix; the deploy files come along.
+  local unit=$root$prefix/lib/systemd/system/writepath-serve.service
+  [[ -f $unit ]] || { fail "no systemd unit $unit"; return; }
+  grep -qx "ExecStart=$prefix/bin/writepath serve .*" "$unit" ||
+    fail "$unit: $(grep ExecStart= "$unit")"
+  local file
+  for file in grafana/writepath.json systemd/writepath-serve.service logrotate/writepath \
+    kubernetes/writepath-daemonset.yaml prometheus/prometheus.yml; do
+    cmp -s "$root$prefix/share/writepath/deploy/$file" "$source/deploy/$file" ||
+      fail "share/writepath/deploy/$file not installed as deploy/$file"
+  done
 }
 
 # The Makefile's target, as a user runs it: default PREFIX, DESTDIR honoured.

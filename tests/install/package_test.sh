@@ -41,7 +41,9 @@ done
 
 contents=$(dpkg-deb -c "$deb" | awk '{ print $NF }')
 for wanted in ./usr/bin/writepath ./usr/share/man/man1/writepath.1 \
-  ./usr/share/bash-completion/completions/writepath; do
+  ./usr/share/bash-completion/completions/writepath ./usr/lib/systemd/system/writepath-serve.service \
+  ./usr/share/writepath/deploy/grafana/writepath.json \
+  ./usr/share/writepath/deploy/kubernetes/writepath-daemonset.yaml; do
   grep -qx -- "$wanted" <<<"$contents" || fail "$wanted not in the package"
 done
 grep -Eq '^\./usr/lib/debug/\.build-id/[0-9a-f]{2}/[0-9a-f]+\.debug$' <<<"$contents" ||
@@ -50,6 +52,8 @@ grep -Eq '^\./usr/lib/debug/\.build-id/[0-9a-f]{2}/[0-9a-f]+\.debug$' <<<"$conte
 dpkg-deb -x "$deb" "$tmp/root"
 "$tmp/root/usr/bin/writepath" --version | grep -q "^writepath " || fail "unpacked binary does not run"
 file -b "$tmp/root/usr/bin/writepath" | grep -q ', stripped' || fail "packaged binary not stripped"
+grep -q '^ExecStart=/usr/bin/writepath serve ' "$tmp/root/usr/lib/systemd/system/writepath-serve.service" ||
+  fail "the packaged unit does not run /usr/bin/writepath"
 
 echo "package_test: $(basename "$deb"), Depends: $depends; $failures failures"
 ((failures == 0))
