@@ -137,7 +137,7 @@ TEST_F(Serve, PrometheusSeesTheFsyncFlushPhaseAndTheDirectWritesTraceMeasured) {
 
   std::vector<double> trace_flush_s;
   int trace_syncs = 0;
-  for (const auto& s : of_type(json_lines(wal.out), "sync")) {
+  for (const auto& s : of_type(json_lines(wal.out), "fsync")) {
     ++trace_syncs;
     const double flush = u64(s["phases"]["flush_ns"]) / 1e9;
     if (flush > 0) trace_flush_s.push_back(flush);
@@ -252,7 +252,7 @@ TEST_F(Serve, SlowCallsGoToTheLogAndSighupReopensIt) {
   auto lines_in = [](const std::string& path) {
     std::vector<json> items;
     for (const auto& j : json_lines(slurp(path)))
-      if (j["comm"] == "wp_workload" && j["type"] == "sync") items.push_back(j);
+      if (j["comm"] == "wp_workload" && j["type"] == "fsync") items.push_back(j);
     return items;
   };
   ASSERT_TRUE(wait_until([&] { return lines_in(log).size() >= 20; })) << slurp(log);
@@ -278,12 +278,14 @@ TEST_F(Serve, SlowCallsGoToTheLogAndSighupReopensIt) {
 TEST_F(Serve, DirtyThrottlePausesAreCountedAsTraceCountsThem) {
   const int port = free_port();
   auto serve = start_serve(port);
-  RunResult load = run({tool("writepath"), "trace", "--format", "json", "--", tool("writepath"),
-                        "load", "dirty-throttle", "--dirty-limit", "16M", "--background", "8M",
-                        "--flood", "128M", "--duration", "2s", "--dir", file("dt")});
+  const std::string items = (root_ / "dt.jsonl").string();
+  RunResult load = run({tool("writepath"), "trace", "--format", "json", "-o", items, "--",
+                        tool("writepath"), "load", "dirty-throttle", "--dirty-limit", "16M",
+                        "--background", "8M", "--flood", "128M", "--duration", "2s", "--dir",
+                        file("dt")});
   ASSERT_EQ(load.exit_code, 0) << load.err;
   std::uint64_t trace_pauses = 0;
-  for (const auto& item : json_lines(load.out))
+  for (const auto& item : json_lines(slurp(items)))
     if (item["type"] == "write") trace_pauses += u64(item["throttle_events"]);
   ASSERT_GT(trace_pauses, 0u) << "the flood was never throttled";
   const auto text = scrape(port);
