@@ -3,6 +3,7 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include <fcntl.h>
 #include <linux/bpf.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -50,7 +51,9 @@ bool find_tracefs(std::string& path, std::string& error) {
     return false;
   }
   const std::string events = path + "/events";
-  if (::access(events.c_str(), R_OK | X_OK) != 0) {
+  // AT_EACCESS: checked with the effective ids and capabilities, as the open will be. access()
+  // uses the real uid, which says no to a non-root service holding CAP_DAC_READ_SEARCH.
+  if (::faccessat(AT_FDCWD, events.c_str(), R_OK | X_OK, AT_EACCESS) != 0) {
     error = fmt::format("{}: {}", events, std::strerror(errno));
     return false;
   }
