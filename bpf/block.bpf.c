@@ -171,6 +171,40 @@ static __always_inline int wp_emit_bio(struct bio *bio, __u8 kind)
 	return 0;
 }
 
+/* writepath serve: when each request in flight was issued, for its service time. Keyed by the
+ * request pointer: the kernel reuses its preallocated requests, so an entry whose completion
+ * was never seen is overwritten by the next issue of the same request. One entry outside serve
+ * (the agent shrinks it before load). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, __u64);
+} rq_issued SEC(".maps");
+
+/* Times a request from its issue to its first completion event (reads too: the service time
+ * of the device's every op). A partial completion ends the timing with the bytes it completed. */
+static __always_inline void wp_time_request(struct request *rq, __u8 event, __u32 op, __u32 disk,
+					    __u32 nr_bytes)
+{
+	__u64 key = (__u64)rq, now = bpf_ktime_get_ns(), *issued;
+
+	if (event == WP_RQ_ISSUE) {
+		bpf_map_update_elem(&rq_issued, &key, &now, BPF_ANY);
+		return;
+	}
+	if (event != WP_RQ_COMPLETE)
+		return;
+	issued = bpf_map_lookup_elem(&rq_issued, &key);
+	if (!issued)
+		return;
+	now -= *issued;
+	bpf_map_delete_elem(&rq_issued, &key);
+	wp_metric_add(WP_METRIC_WHAT(WP_METRIC_REQUEST, op), disk, now, nr_bytes, 0);
+	if (op == WP_OP_FLUSH)
+		wp_metric_add(WP_METRIC_WHAT(WP_METRIC_FLUSH, 0), disk, now, 0, 0);
+}
+
 static __always_inline int wp_emit_request(struct request *rq, __u8 event, int error,
 					   __u32 nr_bytes)
 {
@@ -179,6 +213,8 @@ static __always_inline int wp_emit_request(struct request *rq, __u8 event, int e
 	struct wp_request_record *r;
 	__u32 disk;
 
+	if (cfg_metrics && event != WP_RQ_INSERT)
+		wp_time_request(rq, event, op, wp_rq_disk(rq), nr_bytes);
 	if (op == WP_OP_READ)
 		return 0;
 	disk = wp_rq_disk(rq);

@@ -40,6 +40,15 @@ const volatile bool cfg_offcpu_stacks __weak = false;
  * traced thread means its bios were held back over a cgroup I/O limit. 0: not traced. */
 const volatile __u64 cfg_throtl_timer_fn __weak = 0;
 
+/* writepath serve (bpf/metrics.bpf.c): the kernel aggregates what it can into the metrics
+ * map, and a plain write syscall is emitted only when it is at least cfg_metrics_slow_ns slow
+ * (0: never for that reason) or is one of the 1 in cfg_metrics_sample kept for the agent's
+ * time-to-durable histogram (0: none). Syncs, io_uring and AIO calls are still emitted. */
+const volatile bool cfg_metrics __weak = false;
+const volatile __u32 cfg_metrics_sample __weak = 0;
+const volatile __u64 cfg_metrics_slow_ns __weak = 0;
+const volatile bool cfg_metrics_comm __weak = false; /* key write and sync entries by comm */
+
 static __always_inline __u32 wp_current_tid(void) { return (__u32)bpf_get_current_pid_tgid(); }
 
 enum wp_offcpu_cause {
@@ -373,5 +382,14 @@ extern int wp_emit_file_path(__u64 file, __u32 dev, __u64 ino);
 /* Emits the current thread's wp_offcpu_record for the call that started at start_ns
  * (bpf/sched.bpf.c); a global function, verified once rather than inlined into every exit. */
 extern int wp_emit_offcpu(__u64 start_ns);
+
+/* For wp_metric_add's `what`: the entry is keyed by the current thread's cgroup (and comm). */
+#define WP_METRIC_OF_TASK (1u << 16)
+#define WP_METRIC_WHAT(metric, sub) ((__u32)(metric) | ((__u32)(sub) << 8))
+
+/* Adds one observation to the metrics map entry of `what` (WP_METRIC_WHAT, | WP_METRIC_OF_TASK)
+ * and dev (bpf/metrics.bpf.c); a global function, verified once. `dirtied_pages` counts only
+ * for O_DIRECT writes (WP_METRIC_WRITE, sub 1). */
+extern int wp_metric_add(__u32 what, __u32 dev, __u64 ns, __u64 bytes, __u64 dirtied_pages);
 
 #endif /* WRITEPATH_MAPS_BPF_H */

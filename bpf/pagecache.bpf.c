@@ -146,6 +146,12 @@ int wp_balance_dirty_pages(struct trace_event_raw_balance_dirty_pages *ctx)
 	st->pending_cause = WP_OFFCPU_THROTTLE; /* io_schedule_timeout(pause) follows */
 	st->throttle_ns += (__u64)pause * 1000000ull;
 	st->throttle_events += 1;
+	/* serve: the pause is a metric; the call's record carries its sum and count. */
+	if (cfg_metrics) {
+		wp_metric_add(WP_METRIC_WHAT(WP_METRIC_THROTTLE, 0) | WP_METRIC_OF_TASK, 0,
+			      (__u64)pause * 1000000ull, 0, 0);
+		return 0;
+	}
 	r = wp_reserve(sizeof(*r), WP_REC_THROTTLE, WP_HOOK_THROTTLE);
 	if (!r)
 		return 0;

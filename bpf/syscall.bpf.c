@@ -297,6 +297,28 @@ static __always_inline void wp_emit_io_submit(struct wp_task_state *st, long ret
 	}
 }
 
+/* writepath serve: adds the call to the kernel's metrics; returns whether it still goes to the
+ * agent as a record (see cfg_metrics). io_submit's items are the agent's to count. */
+static __always_inline bool wp_metrics_keep(struct wp_task_state *st, __u64 latency, long ret)
+{
+	__u32 dev = st->fs_dev ? st->fs_dev : st->dev;
+	__u32 direct;
+
+	if (st->syscall == WP_SYS_IO_SUBMIT)
+		return true;
+	if (!wp_syscall_is_write(st->syscall)) {
+		wp_metric_add(WP_METRIC_WHAT(WP_METRIC_SYNC, st->syscall) | WP_METRIC_OF_TASK, dev,
+			      latency, 0, 0);
+		return true;
+	}
+	direct = st->file_flags & WP_FILE_DIRECT ? 1 : 0;
+	wp_metric_add(WP_METRIC_WHAT(WP_METRIC_WRITE, direct) | WP_METRIC_OF_TASK, dev, latency,
+		      ret > 0 ? ret : 0, direct ? st->pages_dirtied : 0);
+	if (cfg_metrics_slow_ns && latency >= cfg_metrics_slow_ns)
+		return true;
+	return cfg_metrics_sample && bpf_get_prandom_u32() % cfg_metrics_sample == 0;
+}
+
 /* `io_submit_possible` is a constant at each call site: programs that never see io_submit
  * (the fexit ones, the other syscalls' exits) compile without its per-iocb loop, which the 6.1
  * verifier cannot get through within its 1M-instruction budget when inlined into them. */
@@ -309,6 +331,8 @@ static __always_inline int wp_exit(long ret, bool io_submit_possible)
 		return 0;
 	latency = bpf_ktime_get_ns() - st->start_ns;
 	if (latency < cfg_min_latency_ns)
+		goto out;
+	if (cfg_metrics && !wp_metrics_keep(st, latency, ret))
 		goto out;
 	wp_note_cgroup(st);
 	if (cfg_causes_min_ns && latency >= cfg_causes_min_ns) {

@@ -109,6 +109,7 @@ class Background {
     fs::remove(err_);
   }
 
+  pid_t pid() const { return pid_; }
   std::string out() const { return slurp(out_); }
   std::string err() const { return slurp(err_); }
 

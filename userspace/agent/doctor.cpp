@@ -45,6 +45,41 @@ void print_privileges(std::ostream& out, const PrivilegeVerdict& verdict) {
                      present.empty() ? "" : ", present" + present);
 }
 
+// What `writepath serve` would attach: the hooks above, loaded again with the kernel's own
+// aggregation on (its code is verified only then), and which hook feeds each metric.
+void print_serve(std::ostream& out, const KernelCaps& caps, const HookPrefs& prefs,
+                 std::uint32_t self_tgid) {
+  KernelFilter filter;
+  filter.self_tgid = self_tgid;
+  filter.metrics = true;
+  filter.metrics_sample = 16;
+  const PlannedSession planned =
+      start_planned_session(caps, prefs, filter, [](std::span<const std::byte>) {});
+  out << "serve (writepath serve: the hooks above, aggregating in the kernel)\n";
+  if (!planned.session) {
+    out << fmt::format("  FAIL {}\n", planned.error);
+    return;
+  }
+  const auto attached = [&planned](const char* hook) {
+    for (const auto& choice : planned.plan.choices)
+      if (choice.hook->name == std::string(hook)) return choice.variant != nullptr;
+    return false;
+  };
+  const struct {
+    const char* hook;
+    const char* what;
+  } feeds[] = {
+      {"write/sync syscalls", "write and sync latency, bytes, O_DIRECT writes that dirtied pages"},
+      {"dirty throttling", "dirty-throttling pauses"},
+      {"request complete", "request service and flush times (timed from the issue)"},
+  };
+  for (const auto& feed : feeds)
+    out << fmt::format("  {} {:<22} {}\n", attached(feed.hook) ? "ok  " : "off ", feed.hook,
+                       feed.what);
+  out << fmt::format("  ok   {:<22} {}\n", "stitched",
+                     "fsync phases, sampled writes' time to durable, io_uring and AIO calls");
+}
+
 }  // namespace
 
 int run_doctor(std::ostream& out, const HookPrefs& prefs) {
@@ -114,6 +149,8 @@ int run_doctor(std::ostream& out, const HookPrefs& prefs) {
     out << fmt::format("tracing cannot run here: {}\n", planned.error);
     return 1;
   }
+  planned.session.reset();
+  print_serve(out, caps, prefs, filter.self_tgid);
   out << "tracing can run here\n";
   return 0;
 }

@@ -24,9 +24,13 @@ class OutputStream {
 
   // Standard output, named `name` in error messages.
   OutputStream() : buffer_(STDOUT_FILENO), stream_(&buffer_), name_("standard output") {}
-  // Creates or truncates `path`; check open_error() afterwards.
-  explicit OutputStream(const std::string& path)
-      : buffer_(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)),
+  enum class Mode { Truncate, Append };
+  // Creates or truncates `path` (Append: adds to its end, as a log that is rotated by renaming
+  // it does); check open_error() afterwards.
+  explicit OutputStream(const std::string& path, Mode mode = Mode::Truncate)
+      : buffer_(::open(path.c_str(),
+                       O_WRONLY | O_CREAT | O_CLOEXEC | (mode == Mode::Append ? O_APPEND : O_TRUNC),
+                       0644)),
         stream_(&buffer_),
         name_(path) {
     if (buffer_.fd() < 0) open_errno_ = errno;

@@ -305,33 +305,6 @@ void follow_existing_descendants(BpfSession& session, const TraceOptions& option
   }
 }
 
-// Names the cgroup ids of the kernel's cgroup records as they arrive, each once.
-class CgroupNamer {
- public:
-  using Named = std::function<void(const CgroupName&)>;
-  CgroupNamer(std::optional<CgroupPaths> paths, Named named)
-      : paths_(std::move(paths)), named_(std::move(named)) {}
-  void on_record(std::span<const std::byte> record) {
-    wp_cgroup_record r;
-    if (record.size() < sizeof(r)) return;
-    std::memcpy(&r, record.data(), sizeof(r));
-    if (r.h.type != WP_REC_CGROUP || r.h.size != sizeof(r) || !paths_) return;
-    if (!seen_.insert(r.cgroup_id).second) return;
-    if (auto path = paths_->path_of(r.cgroup_id)) named_(CgroupName{r.cgroup_id, *path});
-  }
-
- private:
-  std::optional<CgroupPaths> paths_;
-  Named named_;
-  std::unordered_set<std::uint64_t> seen_;
-};
-
-Nanos monotonic_now() {
-  struct timespec ts {};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<Nanos>(ts.tv_sec) * 1'000'000'000ull + static_cast<Nanos>(ts.tv_nsec);
-}
-
 }  // namespace
 
 int run_trace(const TraceOptions& options) {

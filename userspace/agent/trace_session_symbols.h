@@ -1,15 +1,19 @@
-// The names of the kernel addresses a live trace's off-CPU records hold (their sleep and
-// waker stacks), from this machine's /proc/kallsyms.
+// The names of what a live trace's records name by number: the kernel addresses its off-CPU
+// records hold (their sleep and waker stacks), from this machine's /proc/kallsyms, and the
+// cgroup ids of its cgroup records.
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_set>
 
 #include "probe/bpf_session.h"
+#include "probe/cgroups.h"
 #include "probe/kernel_symbols.h"
 #include "record/trace_file.h"
 
@@ -43,5 +47,26 @@ class KernelAddressNamer {
 // returns the namer; nullptr with stacks off.
 std::unique_ptr<KernelAddressNamer> kernel_address_namer(KernelFilter& filter,
                                                          KernelAddressNamer::Named named);
+
+// Names the cgroup ids of the kernel's cgroup records as they arrive, each once.
+class CgroupNamer {
+ public:
+  using Named = std::function<void(const CgroupName&)>;
+  CgroupNamer(std::optional<CgroupPaths> paths, Named named)
+      : paths_(std::move(paths)), named_(std::move(named)) {}
+  void on_record(std::span<const std::byte> record) {
+    wp_cgroup_record r;
+    if (record.size() < sizeof(r)) return;
+    std::memcpy(&r, record.data(), sizeof(r));
+    if (r.h.type != WP_REC_CGROUP || r.h.size != sizeof(r) || !paths_) return;
+    if (!seen_.insert(r.cgroup_id).second) return;
+    if (auto path = paths_->path_of(r.cgroup_id)) named_(CgroupName{r.cgroup_id, *path});
+  }
+
+ private:
+  std::optional<CgroupPaths> paths_;
+  Named named_;
+  std::unordered_set<std::uint64_t> seen_;
+};
 
 }  // namespace wp

@@ -17,6 +17,7 @@
 #include "common/errors.h"
 #include "loadgen/run_load.h"
 #include "loadgen/scenario.h"
+#include "serve/serve_session.h"
 
 namespace {
 
@@ -132,6 +133,62 @@ std::uint64_t ring_buffer_bytes(const std::string& text) {
     throw wp::Failure(wp::kExitUsage,
                       fmt::format("--buffer-size {}: expected a size from 4K to 1G", text));
   return *size;
+}
+
+// `writepath serve`'s options as typed (durations and sizes are parsed after CLI11).
+struct ServeArgs {
+  wp::ServeOptions options;
+  std::string slow, duration, buffer_size;
+  bool no_stacks = false;
+};
+
+CLI::App* add_serve(CLI::App& app, ServeArgs& a) {
+  auto* serve = app.add_subcommand(
+      "serve", "Export write-path metrics for Prometheus on /metrics, always on");
+  serve
+      ->add_option("--listen", a.options.listen,
+                   "HOST:PORT of /metrics (default: 127.0.0.1:9441; another host's address is "
+                   "your explicit choice)")
+      ->type_name("HOST:PORT");
+  serve
+      ->add_option("--slow", a.slow,
+                   "Also write each call at least this slow as one JSON line, with its causes "
+                   "(e.g. 100ms)")
+      ->type_name("DURATION");
+  serve
+      ->add_option("--slow-log", a.options.slow_log,
+                   "Where --slow writes, appending; SIGHUP reopens it (default: stdout)")
+      ->type_name("FILE");
+  serve
+      ->add_option("--slow-rate", a.options.slow_rate,
+                   "At most this many slow calls a second are written, the rest counted "
+                   "(default: 10)")
+      ->type_name("N")
+      ->check(CLI::Range(1u, 100000u));
+  serve
+      ->add_option("--cgroup-labels", a.options.max_cgroups,
+                   "Cgroups labelled by path, the most active first; the rest are \"other\" "
+                   "(default: 20)")
+      ->type_name("N")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{1000}));
+  serve->add_flag("--comm-labels", a.options.comm_labels,
+                  "Label write and sync metrics by process name too (capped like cgroups)");
+  serve
+      ->add_option("--durability-sample", a.options.durability_sample,
+                   "Follow 1 in N plain writes to the disk, for the time-to-durable histogram "
+                   "(default: 16; 1: every write, as trace does)")
+      ->type_name("N")
+      ->check(CLI::Range(1u, 1000000u));
+  serve
+      ->add_option("--buffer-size", a.buffer_size,
+                   fmt::format("Kernel ring buffer size, 4K to 1G (default: {})",
+                               wp::size_text(wp::kDefaultRingBytes)))
+      ->type_name("SIZE");
+  serve->add_option("--duration", a.duration, "Stop after this long (default: until SIGTERM)")
+      ->type_name("DURATION");
+  serve->add_flag("--no-stacks", a.no_stacks,
+                  "With --slow: without the kernel stacks the slow calls slept with");
+  return serve;
 }
 
 }  // namespace
@@ -280,6 +337,9 @@ int main(int argc, char** argv) {
     }
   }
 
+  ServeArgs serve_args;
+  auto* serve = add_serve(app, serve_args);
+
   // Hidden: the build writes the bash completion script with it, from the very definitions above.
   auto* completion = app.add_subcommand("completion", "Print a shell completion script")->group("");
   std::string completion_shell;
@@ -347,6 +407,20 @@ int main(int argc, char** argv) {
       // applies --min-latency (kept in the file's header) to what it prints.
       record_options.record_only = true;
       return wp::run_trace(record_options);
+    }
+    if (*serve) {
+      wp::ServeOptions& o = serve_args.options;
+      wp::parse_listen(o.listen);  // a bad address is a usage error before anything else
+      if (auto ns = wp::duration_option("--slow", serve_args.slow)) o.slow_ns = *ns;
+      if (serve_args.no_stacks && !o.slow_ns)
+        throw wp::Failure(wp::kExitUsage,
+                          "--no-stacks: only with --slow (the slow calls' stacks it turns off)");
+      if (!o.slow_log.empty() && !o.slow_ns)
+        throw wp::Failure(wp::kExitUsage, "--slow-log: only with --slow (what it writes)");
+      o.stacks = !serve_args.no_stacks;
+      o.duration_ns = wp::duration_option("--duration", serve_args.duration, "s");
+      o.buffer_bytes = ring_buffer_bytes(serve_args.buffer_size);
+      return wp::run_serve(o);
     }
     if (*report) {
       if (auto ns = wp::duration_option("--min-latency", report_min_latency))

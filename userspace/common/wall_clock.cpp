@@ -42,6 +42,10 @@ std::pair<std::time_t, std::int64_t> split_us(std::int64_t ns) {
 
 }  // namespace
 
+Nanos monotonic_now() {
+  return static_cast<Nanos>(read_ns(CLOCK_MONOTONIC));
+}
+
 std::int64_t offset_of(const ClockBracket& b) {
   const Nanos mid = b.monotonic_before + (b.monotonic_after - b.monotonic_before) / 2;
   return b.other - static_cast<std::int64_t>(mid);

@@ -35,6 +35,9 @@ std::optional<ClockBracket> tightest(const ClockBracket* brackets, std::size_t c
 // and the stitcher are handed offsets.
 ClockOffsets measure_clock_offsets();
 
+// CLOCK_MONOTONIC now: the clock of the records' timestamps.
+Nanos monotonic_now();
+
 // A monotonic time on the realtime clock (ns since the epoch); 0 or before the epoch clamps to 0.
 std::int64_t realtime_of(Nanos monotonic_ns, const ClockOffsets& offsets);
 

@@ -72,6 +72,14 @@ std::unique_ptr<BpfSession> BpfSession::start(const HookPlan& plan, const Kernel
   ro->cfg_offcpu_stacks = filter.causes_min_ns != 0 && filter.offcpu_stacks;
   ro->cfg_throtl_timer_fn = filter.throtl_timer_fn;
   ro->cfg_min_latency_ns = filter.min_latency_ns;
+  ro->cfg_metrics = filter.metrics;
+  ro->cfg_metrics_sample = filter.metrics_sample;
+  ro->cfg_metrics_slow_ns = filter.metrics_slow_ns;
+  ro->cfg_metrics_comm = filter.metrics_comm;
+  if (!filter.metrics) {  // nothing is ever added to them: keep them to one entry
+    bpf_map__set_max_entries(session->skel_->maps.metrics, 1);
+    bpf_map__set_max_entries(session->skel_->maps.rq_issued, 1);
+  }
   if (filter.ring_bytes) {
     const std::uint64_t ring = ring_buffer_size(filter.ring_bytes);
     if (int err = bpf_map__set_max_entries(session->skel_->maps.events,
@@ -192,6 +200,37 @@ LostCounts BpfSession::lost() const {
   LostCounts total{};
   sum_percpu_counters(bpf_map__fd(skel_->maps.lost), total);
   return total;
+}
+
+std::vector<std::pair<wp_metric_key, wp_metric_value>> BpfSession::metric_entries() const {
+  const int fd = bpf_map__fd(skel_->maps.metrics);
+  const int cpus = libbpf_num_possible_cpus();
+  std::vector<std::pair<wp_metric_key, wp_metric_value>> entries;
+  if (fd < 0 || cpus <= 0) return entries;
+  std::vector<wp_metric_value> per_cpu(static_cast<std::size_t>(cpus));
+  wp_metric_key key{}, next{};
+  const void* previous = nullptr;  // null: the first key
+  while (bpf_map_get_next_key(fd, previous, &next) == 0) {
+    key = next;
+    previous = &key;
+    if (bpf_map_lookup_elem(fd, &key, per_cpu.data()) != 0) continue;  // deleted meanwhile
+    wp_metric_value total{};
+    for (const auto& v : per_cpu) {
+      for (std::size_t i = 0; i < std::size(total.buckets); ++i) total.buckets[i] += v.buckets[i];
+      total.sum_ns += v.sum_ns;
+      total.bytes += v.bytes;
+      total.dirtied_ops += v.dirtied_ops;
+      total.dirtied_pages += v.dirtied_pages;
+    }
+    entries.emplace_back(key, total);
+  }
+  return entries;
+}
+
+std::uint64_t BpfSession::metrics_overflow() const {
+  std::array<std::uint64_t, 1> total{};
+  sum_percpu_counters(bpf_map__fd(skel_->maps.metrics_overflow), total);
+  return total[0];
 }
 
 UntracedCounts BpfSession::untraced_calls() const {

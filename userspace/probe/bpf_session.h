@@ -11,6 +11,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "decode/decoder.h"
@@ -51,6 +52,12 @@ struct KernelFilter {
   bool offcpu_stacks = false;
   // blk-throttle's throtl_pending_timer_fn, from kallsyms (0: unknown, its hook planned out).
   std::uint64_t throtl_timer_fn = 0;
+  // writepath serve: aggregate in the kernel (bpf/metrics.bpf.c); plain writes are emitted only
+  // when at least metrics_slow_ns slow (0: not for that) or kept 1 in metrics_sample (0: none).
+  bool metrics = false;
+  std::uint32_t metrics_sample = 0;
+  Nanos metrics_slow_ns = 0;
+  bool metrics_comm = false;  // key write and sync metrics by the caller's name too
   // Size of the ring buffer, set before load: rounded up to a power of two of at least a
   // page, as the kernel requires (0: the size compiled into the BPF object).
   std::uint64_t ring_bytes = 0;
@@ -80,6 +87,10 @@ class BpfSession {
   // Detaches every program; records already in the ring buffer stay readable.
   void detach();
   LostCounts lost() const;
+  // writepath serve: every entry of the kernel's metrics map, its per-CPU values summed; and
+  // the observations that found the map full. Safe from any thread.
+  std::vector<std::pair<wp_metric_key, wp_metric_value>> metric_entries() const;
+  std::uint64_t metrics_overflow() const;
   // The untraced calls of traced processes counted so far (0 where no counter is attached).
   UntracedCounts untraced_calls() const;
   bool add_tgid(std::uint32_t tgid);

@@ -23,7 +23,7 @@ struct ServeOptions {
   std::size_t max_comms = 20;
   // 1 in this many plain writes goes through the stitcher, for the time-to-durable histogram.
   std::uint32_t durability_sample = 16;
-  std::uint64_t buffer_bytes = 0;  // ring buffer size (0: the default)
+  std::uint64_t buffer_bytes = 0;    // ring buffer size (0: the default)
   std::optional<Nanos> duration_ns;  // stop after this long (tests); none: until SIGTERM/SIGINT
   bool stacks = true;                // with slow_ns: the kernel stacks of slow calls
 };
@@ -36,6 +36,9 @@ struct ListenAddress {
   bool loopback = false;
 };
 ListenAddress parse_listen(const std::string& text);
+// Why the address cannot be listened on (the kernel's words: "Address already in use"), ""
+// when a socket binds and listens there.
+std::string bind_error(const ListenAddress& address);
 
 // Runs until SIGTERM/SIGINT (or the duration); SIGHUP reopens the slow-call log. Returns the
 // exit code; throws Failure for bad usage and runtime failures.

@@ -5,10 +5,13 @@
 
 namespace wp {
 
-ListenAddress parse_listen(const std::string& text) { return ListenAddress{.host = text}; }
+ListenAddress parse_listen(const std::string& text) {
+  return ListenAddress{.host = text};
+}
 
 int run_serve(const ServeOptions&) {
-  throw Failure(kExitRuntime, "serve is not in this static build (prometheus-cpp has no static library)");
+  throw Failure(kExitRuntime,
+                "serve is not in this static build (prometheus-cpp has no static library)");
 }
 
 }  // namespace wp

@@ -1,0 +1,352 @@
+// `writepath serve` against a real Prometheus (Debian's `prometheus`, started here) scraping it:
+// what Prometheus's HTTP API answers is compared with what `trace --format json` measured of
+// the very same calls (trace runs the workload while serve watches the whole machine).
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <regex>
+#include <set>
+#include <thread>
+
+#include "harness.h"
+
+namespace wp::testing {
+namespace {
+
+// A TCP port nothing listens on now (the kernel's pick for port 0).
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa));
+  socklen_t len = sizeof(sa);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len);
+  ::close(fd);
+  return ntohs(sa.sin_port);
+}
+
+// `curl -sf URL [ARGS…]`: its output, or nullopt when the request failed.
+std::optional<std::string> curl(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"curl", "-sS", "-f", "--max-time", "10"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  RunResult r = run(argv);
+  if (r.exit_code != 0) return std::nullopt;
+  return r.out;
+}
+
+std::optional<std::string> scrape(int port) {
+  return curl({"http://127.0.0.1:" + std::to_string(port) + "/metrics"});
+}
+
+// A Prometheus server of its own, scraping 127.0.0.1:target every second.
+class Prometheus {
+ public:
+  explicit Prometheus(int target) : port_(free_port()) {
+    char templ[] = "/tmp/wp_prom.XXXXXX";
+    dir_ = ::mkdtemp(templ);
+    std::ofstream(dir_ / "prometheus.yml")
+        << "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+        << "scrape_configs:\n  - job_name: writepath\n    static_configs:\n"
+        << "      - targets: ['127.0.0.1:" << target << "']\n";
+    server_ = std::make_unique<Background>(std::vector<std::string>{
+        "prometheus", "--config.file=" + (dir_ / "prometheus.yml").string(),
+        "--storage.tsdb.path=" + (dir_ / "data").string(),
+        "--web.listen-address=127.0.0.1:" + std::to_string(port_), "--log.level=warn"});
+  }
+  ~Prometheus() {
+    server_.reset();
+    fs::remove_all(dir_);
+  }
+  bool ready() {
+    return wait_until([this] { return curl({url("/-/ready")}).has_value(); },
+                      std::chrono::seconds(60));
+  }
+  // An instant query's samples: label set → value (NaN stays NaN).
+  std::vector<std::pair<json, double>> query(const std::string& promql) {
+    std::vector<std::pair<json, double>> samples;
+    auto body = curl({url("/api/v1/query"), "--data-urlencode", "query=" + promql});
+    if (!body) return samples;
+    json doc = json::parse(*body, nullptr, false);
+    if (doc.is_discarded() || doc["status"] != "success") return samples;
+    for (const auto& r : doc["data"]["result"])
+      samples.emplace_back(r["metric"], std::stod(r["value"][1].get<std::string>()));
+    return samples;
+  }
+  // The one value of a query that sums to a single sample; nullopt when there is none.
+  std::optional<double> value(const std::string& promql) {
+    auto samples = query(promql);
+    if (samples.size() != 1) return std::nullopt;
+    return samples[0].second;
+  }
+  std::string url(const std::string& path) const {
+    return "http://127.0.0.1:" + std::to_string(port_) + path;
+  }
+  std::string log() const { return server_->err(); }
+
+ private:
+  int port_;
+  fs::path dir_;
+  std::unique_ptr<Background> server_;
+};
+
+// Nearest-rank percentile of the values.
+double percentile(std::vector<double> values, double q) {
+  std::sort(values.begin(), values.end());
+  const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(values.size())));
+  return values[std::max<std::size_t>(rank, 1) - 1];
+}
+
+class Serve : public ScratchExt4 {
+ protected:
+  // The loop device's name ("loop3"): the device label of the scratch file system's calls.
+  static std::string loop_name() { return fs::path(loop_).filename().string(); }
+
+  static std::unique_ptr<Background> start_serve(int port, std::vector<std::string> extra = {}) {
+    std::vector<std::string> argv = {tool("writepath"), "serve", "--listen",
+                                     "127.0.0.1:" + std::to_string(port)};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    auto serve = std::make_unique<Background>(argv);
+    EXPECT_TRUE(serve->wait_for_stderr("serving write-path metrics")) << serve->err();
+    return serve;
+  }
+};
+
+TEST_F(Serve, PrometheusSeesTheFsyncFlushPhaseAndTheDirectWritesTraceMeasured) {
+  const int port = free_port();
+  auto serve = start_serve(port);
+  Prometheus prometheus(port);
+  ASSERT_TRUE(prometheus.ready()) << prometheus.log();
+  ASSERT_TRUE(wait_until([&] { return prometheus.value("up{job=\"writepath\"}") == 1.0; },
+                         std::chrono::seconds(60)))
+      << prometheus.log();
+
+  // The WAL loop and the O_DIRECT writer, each under `trace` for the figures to compare with.
+  constexpr int kSyncs = 150, kDirect = 120;
+  RunResult wal = trace_workload("fsync-each", file("wal"), kSyncs);
+  ASSERT_EQ(wal.exit_code, 0) << wal.err;
+  RunResult direct = run({tool("writepath"), "trace", "--format", "json", "--", tool("wp_workload"),
+                          "direct", file("direct"), std::to_string(kDirect), "65536"});
+  ASSERT_EQ(direct.exit_code, 0) << direct.err;
+
+  std::vector<double> trace_flush_s;
+  int trace_syncs = 0;
+  for (const auto& s : of_type(json_lines(wal.out), "sync")) {
+    ++trace_syncs;
+    const double flush = u64(s["phases"]["flush_ns"]) / 1e9;
+    if (flush > 0) trace_flush_s.push_back(flush);
+  }
+  ASSERT_EQ(trace_syncs, kSyncs);
+  ASSERT_FALSE(trace_flush_s.empty()) << "no fsync waited on a cache flush";
+  int trace_direct = 0, trace_direct_dirtied = 0;
+  std::uint64_t trace_direct_bytes = 0;
+  for (const auto& w : of_type(json_lines(direct.out), "write")) {
+    if (!w["direct"].get<bool>()) continue;
+    ++trace_direct;
+    trace_direct_bytes += u64(w["bytes"]);
+    if (u64(w["pages_dirtied"]) > 0) ++trace_direct_dirtied;
+  }
+  ASSERT_EQ(trace_direct, kDirect);
+
+  const std::string dev = "device=\"" + loop_name() + "\"";
+  // Counts are exact: the kernel counted the same calls trace saw.
+  const std::string direct_count =
+      "sum(writepath_write_latency_seconds_count{io=\"direct\"," + dev + "})";
+  ASSERT_TRUE(wait_until([&] { return prometheus.value(direct_count) == kDirect; },
+                         std::chrono::seconds(30)))
+      << direct_count << " = " << prometheus.value(direct_count).value_or(-1);
+  EXPECT_EQ(prometheus.value("sum(writepath_written_bytes_total{io=\"direct\"," + dev + "})"),
+            static_cast<double>(trace_direct_bytes));
+  EXPECT_EQ(prometheus.value("sum(writepath_direct_writes_dirtied_total{" + dev + "})").value_or(0),
+            trace_direct_dirtied);
+  const std::string sync_count =
+      "sum(writepath_sync_latency_seconds_count{call=\"fsync\"," + dev + "})";
+  EXPECT_TRUE(wait_until([&] { return prometheus.value(sync_count) == kSyncs; }))
+      << sync_count << " = " << prometheus.value(sync_count).value_or(-1);
+  // The flush phase: every sync that had one is counted, and its p99 is trace's within the
+  // buckets' resolution (1-2-5 steps: a factor of 2.5 at most).
+  const std::string flush_count =
+      "sum(writepath_sync_phase_seconds_count{phase=\"flush\"," + dev + "})";
+  EXPECT_TRUE(wait_until([&] { return prometheus.value(flush_count) == trace_flush_s.size(); }))
+      << flush_count << " = " << prometheus.value(flush_count).value_or(-1) << ", trace "
+      << trace_flush_s.size();
+  const std::string flush_p99 =
+      "histogram_quantile(0.99, sum by (le) (writepath_sync_phase_seconds_bucket{phase=\"flush\"," +
+      dev + "}))";
+  const auto prom_p99 = prometheus.value(flush_p99);
+  ASSERT_TRUE(prom_p99.has_value()) << flush_p99;
+  const double trace_p99 = percentile(trace_flush_s, 0.99);
+  EXPECT_GT(*prom_p99, trace_p99 / 3) << "trace's p99 " << trace_p99;
+  EXPECT_LT(*prom_p99, trace_p99 * 3) << "trace's p99 " << trace_p99;
+  std::cout << "flush phase p99: Prometheus " << *prom_p99 << " s, trace " << trace_p99
+            << " s over " << trace_flush_s.size() << " fsyncs; O_DIRECT writes: " << kDirect
+            << "\n";
+
+  // The device's requests and flushes were timed too.
+  EXPECT_GT(prometheus.value("sum(writepath_flush_latency_seconds_count{" + dev + "})").value_or(0),
+            0);
+  EXPECT_GT(
+      prometheus.value("sum(writepath_request_service_seconds_count{op=\"write\"," + dev + "})")
+          .value_or(0),
+      kDirect - 1);
+  EXPECT_EQ(serve->stop(SIGTERM), 0) << serve->err();
+}
+
+TEST_F(Serve, EveryMetricTheDashboardNamesIsExported) {
+  const int port = free_port();
+  auto serve = start_serve(port);
+  auto text = scrape(port);
+  ASSERT_TRUE(text.has_value());
+  std::set<std::string> exported;
+  std::regex family("^# TYPE (\\S+) (\\S+)");
+  std::istringstream in(*text);
+  for (std::string line; std::getline(in, line);) {
+    std::smatch m;
+    if (!std::regex_search(line, m, family)) continue;
+    exported.insert(m[1]);
+    if (m[2] == "histogram")
+      for (const char* suffix : {"_bucket", "_sum", "_count"}) exported.insert(m[1].str() + suffix);
+  }
+  ASSERT_GT(exported.size(), 10u) << *text;
+  const std::string dashboard =
+      slurp(fs::path(WRITEPATH_SOURCE_DIR) / "deploy/grafana/writepath.json");
+  json doc = json::parse(dashboard, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded());
+  // The metric names in every query: panel targets' `expr`, template variables' `query`.
+  std::vector<std::string> queries;
+  std::function<void(const json&)> walk = [&](const json& node) {
+    if (node.is_array())
+      for (const auto& child : node) walk(child);
+    if (!node.is_object()) return;
+    for (const auto& [key, child] : node.items()) {
+      if ((key == "expr" || key == "query" || key == "definition") && child.is_string())
+        queries.push_back(child.get<std::string>());
+      walk(child);
+    }
+  };
+  walk(doc);
+  std::set<std::string> named;
+  std::regex metric("writepath_[a-z0-9_]+");
+  for (const auto& q : queries)
+    for (auto it = std::sregex_iterator(q.begin(), q.end(), metric); it != std::sregex_iterator();
+         ++it)
+      named.insert(it->str());
+  ASSERT_FALSE(named.empty());
+  for (const auto& name : named) EXPECT_TRUE(exported.count(name)) << name << " is not in /metrics";
+  EXPECT_EQ(serve->stop(SIGTERM), 0) << serve->err();
+}
+
+TEST_F(Serve, SlowCallsGoToTheLogAndSighupReopensIt) {
+  const int port = free_port();
+  const std::string log = (root_ / "slow.jsonl").string();
+  // Every fsync on this journaled loop ext4 takes well over 100 us.
+  auto serve = start_serve(port, {"--slow", "100us", "--slow-log", log, "--slow-rate", "1000"});
+  RunResult first = run({tool("wp_workload"), "fsync-each", file("slow1"), "20"});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  auto lines_in = [](const std::string& path) {
+    std::vector<json> items;
+    for (const auto& j : json_lines(slurp(path)))
+      if (j["comm"] == "wp_workload" && j["type"] == "sync") items.push_back(j);
+    return items;
+  };
+  ASSERT_TRUE(wait_until([&] { return lines_in(log).size() >= 20; })) << slurp(log);
+  for (const auto& item : lines_in(log)) {
+    EXPECT_GE(u64(item["latency_ns"]), 100'000u);
+    EXPECT_TRUE(item["causes"].is_object()) << item.dump();
+  }
+  // As logrotate does: rename, then SIGHUP; the next lines go to a new file of the old name.
+  fs::rename(log, log + ".1");
+  ::kill(serve->pid(), SIGHUP);
+  ASSERT_TRUE(wait_until([&] { return fs::exists(log); })) << serve->err();
+  RunResult second = run({tool("wp_workload"), "fsync-each", file("slow2"), "10"});
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_TRUE(wait_until([&] { return lines_in(log).size() >= 10; })) << slurp(log);
+  const auto text = scrape(port);
+  ASSERT_TRUE(text.has_value());
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(*text, m, std::regex("\nwritepath_slow_calls_total (\\d+)")));
+  EXPECT_GE(std::stoul(m[1]), 30u);
+  EXPECT_EQ(serve->stop(SIGTERM), 0) << serve->err();
+}
+
+TEST_F(Serve, DirtyThrottlePausesAreCountedAsTraceCountsThem) {
+  const int port = free_port();
+  auto serve = start_serve(port);
+  RunResult load = run({tool("writepath"), "trace", "--format", "json", "--", tool("writepath"),
+                        "load", "dirty-throttle", "--dirty-limit", "16M", "--background", "8M",
+                        "--flood", "128M", "--duration", "2s", "--dir", file("dt")});
+  ASSERT_EQ(load.exit_code, 0) << load.err;
+  std::uint64_t trace_pauses = 0;
+  for (const auto& item : json_lines(load.out))
+    if (item["type"] == "write") trace_pauses += u64(item["throttle_events"]);
+  ASSERT_GT(trace_pauses, 0u) << "the flood was never throttled";
+  const auto text = scrape(port);
+  ASSERT_TRUE(text.has_value());
+  std::uint64_t served = 0;
+  std::regex count("\nwritepath_dirty_throttle_pause_seconds_count\\{[^}]*\\} (\\d+)");
+  for (auto it = std::sregex_iterator(text->begin(), text->end(), count);
+       it != std::sregex_iterator(); ++it)
+    served += std::stoull((*it)[1]);
+  // serve sees the whole machine: at least every pause trace saw of its command.
+  EXPECT_GE(served, trace_pauses);
+  EXPECT_EQ(serve->stop(SIGTERM), 0) << serve->err();
+}
+
+TEST_F(Serve, BadListenAndATakenPortAreOneLineErrors) {
+  for (const std::string bad :
+       {"nowhere", "127.0.0.1:0", "127.0.0.1:70000", "host.example:80", "[::1:9441"}) {
+    RunResult r = run({tool("writepath"), "serve", "--listen", bad});
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.err;
+    EXPECT_EQ(line_count(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find("--listen " + bad), std::string::npos) << r.err;
+  }
+  // A port already taken.
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)), 0);
+  ASSERT_EQ(::listen(fd, 1), 0);
+  socklen_t len = sizeof(sa);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len);
+  const std::string taken = "127.0.0.1:" + std::to_string(ntohs(sa.sin_port));
+  RunResult r = run({tool("writepath"), "serve", "--listen", taken});
+  ::close(fd);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.err, "writepath: cannot listen on " + taken + ": Address already in use\n");
+}
+
+TEST_F(Serve, ScrapesWhileItDetachesGetWholeAnswersOrARefusal) {
+  const int port = free_port();
+  auto serve = start_serve(port);
+  std::atomic<bool> stop{false};
+  std::atomic<int> whole{0}, refused{0}, partial{0};
+  std::thread scraper([&] {
+    while (!stop) {
+      auto text = scrape(port);
+      if (!text)
+        ++refused;
+      else if (text->find("# TYPE writepath_agent_resident_memory_bytes gauge") !=
+               std::string::npos)
+        ++whole;
+      else
+        ++partial;
+    }
+  });
+  ASSERT_TRUE(wait_until([&] { return whole > 3; }));
+  EXPECT_EQ(serve->stop(SIGTERM), 0) << serve->err();
+  ASSERT_TRUE(wait_until([&] { return refused > 0; }));
+  stop = true;
+  scraper.join();
+  EXPECT_EQ(partial, 0);
+  EXPECT_EQ(line_count(serve->err()), 1) << serve->err();  // the "serving" line, nothing else
+}
+
+}  // namespace
+}  // namespace wp::testing
