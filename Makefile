@@ -55,8 +55,9 @@ test: $(DEPS_STAMP) build
 demo: $(DEPS_STAMP) build
 	@bash scripts/demo.sh $(BUILD)
 
-# writepath beside bpftrace and perf trace, then hook variants, soak, saturation and replay
-# (bench/run.sh; ~15 min; ROUNDS, COUNT, SOAK_SECONDS… scale it). Installs the peers itself.
+# writepath beside bpftrace and perf trace, then hook variants, soak, saturation, replay,
+# scenarios, stacks and serve (bench/run.sh; ~30 min; ROUNDS, COUNT, SOAK_SECONDS,
+# SERVE_SOAK_SECONDS… scale it). Installs the peers itself.
 bench: $(DEPS_STAMP) build
 	@bash bench/run.sh all $(BUILD)
 

@@ -9,23 +9,26 @@
 #                 eager over lazy load, the throttled logger's p99 over p50): the ratios
 #   stacks        --min-latency's off-CPU stacks on vs --no-stacks, on slow fdatasyncs and on
 #                 fast cached pwrites, beside an offcputime-like bpftrace (kstack on sched_switch)
+#   serve         the always-on agent beside trace and a bpftrace histogram (traced writes and a
+#                 bystander), then its RSS over a long soak while /metrics is scraped
 # Usage: bash bench/run.sh [all|SECTION…] [BUILD_DIR]   (build dir default `build`)
 # The machine is shared and noisy, so runs are interleaved (column order reversed every other
 # round) and each figure is the median over rounds of the ratio to the untraced run of the
 # same round. Sizes scale with ROUNDS, COUNT, GETPPID_COUNT, FSYNC_COUNT, SOAK_SECONDS,
-# SOAK_RATE, SAT_COUNT, REPLAY_COUNT, SCENARIO_ROUNDS, STACKS_MIN_LATENCY (defaults below:
-# about 17 minutes for `all`).
+# SOAK_RATE, SAT_COUNT, REPLAY_COUNT, SCENARIO_ROUNDS, STACKS_MIN_LATENCY, SERVE_SOAK_SECONDS
+# (defaults below: about 30 minutes for `all`). A section that fails its bound (serve's RSS)
+# says so in one line and the run exits non-zero after the summary.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
-all_sections=(side-by-side variants soak saturation replay scenarios stacks)
+all_sections=(side-by-side variants soak saturation replay scenarios stacks serve)
 sections=()
 build=build
 for arg in "$@"; do
   case $arg in
     all) sections+=("${all_sections[@]}") ;;
-    side-by-side | variants | soak | saturation | replay | scenarios | stacks) sections+=("$arg") ;;
-    -h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    side-by-side | variants | soak | saturation | replay | scenarios | stacks | serve) sections+=("$arg") ;;
+    -h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "bench: unknown option $arg" >&2; exit 2 ;;
     *) build=$arg ;;
   esac
@@ -46,7 +49,13 @@ attach_timeout=${ATTACH_TIMEOUT:-60}   # seconds a background tracer may take to
 # The stacks section's threshold: every fdatasync on the loop device is slower, no cached
 # pwrite is (so the pwrite loop's calls cost the check at their exit and nothing more).
 stacks_min_latency=${STACKS_MIN_LATENCY:-100us}
+serve_soak_seconds=${SERVE_SOAK_SECONDS:-600}  # serve under the logger, scraped every 15 s
+serve_rss_limit_kib=$((100 * 1024))           # the soak fails if the agent ends above this
 
+if [[ ! $serve_soak_seconds =~ ^[1-9][0-9]*$ ]]; then
+  echo "bench: SERVE_SOAK_SECONDS must be a whole number of seconds above 0, not '$serve_soak_seconds'" >&2
+  exit 2
+fi
 if [[ $(id -u) -ne 0 ]]; then
   echo "bench: tracing needs root" >&2
   exit 1
@@ -85,12 +94,19 @@ trap 'stop_background; scratch_fs_remove' EXIT
 bg_start() {
   local log=$1 pattern=$2
   shift 2
+  : >"$log"  # exists before the first grep below, however late the job opens it
   "$@" >"$log" 2>&1 &
   bg_pid=$!
-  local deadline=$((SECONDS + attach_timeout))
-  until grep -q -- "$pattern" "$log"; do
+  bg_wait_ready "$log" "$1 did not attach" grep -q -- "$pattern" "$log"
+}
+# LOG WHAT CHECK…: wait until CHECK succeeds; fail, saying WHAT and LOG's last lines, if the
+# background tracer exits first or attach_timeout passes.
+bg_wait_ready() {
+  local log=$1 what=$2 deadline=$((SECONDS + attach_timeout))
+  shift 2
+  until "$@"; do
     if ! kill -0 "$bg_pid" 2>/dev/null || ((SECONDS >= deadline)); then
-      echo "bench: $1 did not attach: $(tail -n 2 "$log" | tr '\n' ' ')" >&2
+      echo "bench: $what: $(tail -n 2 "$log" | tr '\n' ' ')" >&2
       stop_background
       return 1
     fi
@@ -127,6 +143,20 @@ ratio() {  # A B: A / B, or "fail" when either is not a number
   awk -v a="$1" -v b="$2" 'BEGIN {
     if (a !~ /^[0-9.eE+-]+$/ || b !~ /^[0-9.eE+-]+$/ || b == 0) print "fail"; else printf "%.3f\n", a / b }'
 }
+# "A1 A2 …" "B1 B2 …" (one figure a round): the median over rounds of Ai / Bi. Runs of one
+# round are close in time, so the machine's drift cancels.
+median_ratio() {
+  local a=($1) b=($2) ratios=() r
+  for ((r = 0; r < ${#a[@]}; r++)); do ratios+=("$(ratio "${a[r]}" "${b[r]:-}")"); done
+  median "${ratios[@]}"
+}
+# ROUND COLUMN…: the columns in the order round ROUND runs them, reversed every other round
+# so that no column always runs first (on a cold cache) or last.
+column_order() {
+  local round=$1
+  shift
+  if ((round % 2 == 0)); then printf '%s\n' "$@"; else printf '%s\n' "$@" | tac; fi
+}
 fmt_ratio() { [[ $1 == fail ]] && echo "fail" || awk -v r="$1" 'BEGIN {printf "%.2f×", r}'; }
 fmt_ns() { [[ $1 =~ ^[0-9.eE+-]+$ ]] && awk -v v="$1" 'BEGIN {printf (v >= 100 ? "%.0f" : "%.1f"), v}' || echo "$1"; }
 mib() { [[ $1 =~ ^[0-9]+$ ]] && awk -v k="$1" 'BEGIN {printf "%.1f MiB", k / 1024}' || echo "$1"; }
@@ -146,6 +176,22 @@ recording_field() {
   summary_field "$1" "$work/recording-summary.json"
 }
 now() { date +%s.%N; }
+
+# ROUND WORKLOAD AFTER COLUMN…: one round of WORKLOAD under each COLUMN in column_order,
+# appending each ns/op to the caller's ns_of[COLUMN] and then calling AFTER COLUMN (the
+# caller's per-run figures: its output is in $work/COLUMN.out); prints the round's line.
+run_round() {
+  local round=$1 workload=$2 after=$3 order c ns line="round $1 $2:"
+  shift 3
+  mapfile -t order < <(column_order "$round" "$@")
+  for c in "${order[@]}"; do
+    ns=$(run_column "$c" "$workload")
+    ns_of[$c]+="$ns "
+    line+=" $c $ns"
+    "$after" "$c"
+  done
+  echo "$line ns/op"
+}
 
 # ---- section 1: side by side -------------------------------------------------------------------
 columns=(untraced wp-trace wp-bystander wp-record wp-min-latency bpftrace perf-trace)
@@ -205,6 +251,13 @@ run_column() {
         ns=$("${cmd[@]}" 2>"$work/err") || ns=""
         bg_stop INT
       fi ;;
+    wp-serve)
+      # Its last scrape goes to $out: the agent's own counters for the run.
+      if serve_start "$work/serve.log"; then
+        ns=$("${cmd[@]}" 2>"$work/err") || ns=""
+        scrape "$out" || : >"$out"
+        bg_stop TERM
+      fi ;;
     perf-trace) ns=$(perf trace -e pwrite64 -o "$out" -- "${cmd[@]}" 2>"$work/err") || ns="" ;;
   esac
   if [[ ! $ns =~ ^[0-9.]+$ ]]; then
@@ -223,7 +276,7 @@ side_by_side() {
     declare -A ns_of=() lost_of=()
     local order
     for ((r = 0; r < rounds; r++)); do
-      if ((r % 2 == 0)); then order=("${columns[@]}"); else order=($(printf '%s\n' "${columns[@]}" | tac)); fi
+      mapfile -t order < <(column_order "$r" "${columns[@]}")
       declare -A this=()
       for c in "${order[@]}"; do
         this[$c]=$(run_column "$c" "$workload")
@@ -240,12 +293,9 @@ side_by_side() {
       echo "$line"
       unset this
     done
-    # Median of each round's ratio: runs of one round are close in time, so drift cancels.
     local row="| $workload | $(fmt_ns "$(median ${ns_of[untraced]})") |"
     for c in "${columns[@]:1}"; do
-      local u=(${ns_of[untraced]}) v=(${ns_of[$c]}) ratios=()
-      for ((r = 0; r < rounds; r++)); do ratios+=("$(ratio "${v[r]}" "${u[r]}")"); done
-      row+=" $(fmt_ratio "$(median "${ratios[@]}")") |"
+      row+=" $(fmt_ratio "$(median_ratio "${ns_of[$c]}" "${ns_of[untraced]}")") |"
     done
     rows+=("$row")
     local note="$workload:"
@@ -513,6 +563,10 @@ declare -A stacks_title=(
   [wp-stacks]="--min-latency (stacks)"
   [bpftrace-offcpu]="bpftrace kstack on sched_switch"
 )
+count_slow_calls() {  # COLUMN: the slow calls its trace kept (its items): the stacks were taken
+  [[ $1 == wp-* ]] && slow_of[$1]+="$(grep -c '"causes"' "$work/$1.out" 2>/dev/null || echo 0) "
+  return 0
+}
 stacks() {
   echo "== stacks: $rounds rounds; --min-latency $stacks_min_latency; pwrite COUNT=$count, pwrite+fdatasync FSYNC_COUNT=$fsync_count"
   local columns=("${stacks_columns[@]}") no_stacks=1
@@ -525,32 +579,14 @@ stacks() {
   local rows=() notes=()
   for workload in fdatasync pwrite; do
     declare -A ns_of=() slow_of=()
-    local order
-    for ((r = 0; r < rounds; r++)); do
-      if ((r % 2 == 0)); then order=("${columns[@]}"); else order=($(printf '%s\n' "${columns[@]}" | tac)); fi
-      local line="round $r $workload:"
-      for c in "${order[@]}"; do
-        local ns
-        ns=$(run_column "$c" "$workload")
-        ns_of[$c]+="$ns "
-        line+=" $c $ns"
-        # Slow calls the trace kept (its items), to show the stacks were taken.
-        [[ $c == wp-* ]] && slow_of[$c]+="$(grep -c '"causes"' "$work/$c.out" 2>/dev/null || echo 0) "
-      done
-      echo "$line ns/op"
-    done
+    for ((r = 0; r < rounds; r++)); do run_round "$r" "$workload" count_slow_calls "${columns[@]}"; done
     local row="| $workload | $(fmt_ns "$(median ${ns_of[untraced]})") |"
     for c in "${stacks_columns[@]:1}"; do
       if [[ -z ${ns_of[$c]:-} ]]; then row+=" n/a |"; continue; fi
-      local u=(${ns_of[untraced]}) v=(${ns_of[$c]}) ratios=()
-      for ((r = 0; r < rounds; r++)); do ratios+=("$(ratio "${v[r]}" "${u[r]}")"); done
-      row+=" $(fmt_ratio "$(median "${ratios[@]}")") |"
+      row+=" $(fmt_ratio "$(median_ratio "${ns_of[$c]}" "${ns_of[untraced]}")") |"
     done
-    local no_ratios=() u=(${ns_of[untraced]})
     if ((no_stacks)); then
-      local s=(${ns_of[wp-stacks]}) n=(${ns_of[wp-no-stacks]})
-      for ((r = 0; r < rounds; r++)); do no_ratios+=("$(ratio "${s[r]}" "${n[r]}")"); done
-      row+=" $(fmt_ratio "$(median "${no_ratios[@]}")") |"
+      row+=" $(fmt_ratio "$(median_ratio "${ns_of[wp-stacks]}" "${ns_of[wp-no-stacks]}")") |"
     else
       row+=" n/a |"
     fi
@@ -575,6 +611,188 @@ stacks() {
   } >>"$summary"
 }
 
+# ---- section 8: serve -----------------------------------------------------------------------
+# The always-on agent watches every write of the machine, so its cost is paid by processes
+# nobody asked about: the table puts it beside trace (asked about the loop, or about PID 1 for
+# the bystander row) and beside what an operator would run instead, a machine-wide bpftrace
+# write latency histogram. The soak then runs it under a steady logger for a long time while
+# /metrics is scraped as Prometheus would, and fails if the agent ends above its RSS bound.
+serve_columns=(untraced wp-trace wp-serve bpftrace)
+serve_scrape_every=15  # seconds between scrapes: Prometheus's usual interval
+serve_rss_every=10     # seconds between samples of the agent's VmRSS
+
+free_port() {  # a loopback TCP port nothing listens on, below the ephemeral range
+  local port
+  while :; do
+    port=$((10000 + RANDOM % 20000))
+    [[ -z $(ss -Htln "sport = :$port") ]] && { echo "$port"; return; }
+  done
+}
+# LOG: start `writepath serve` on a free port (in serve_port) in the background; return once
+# /metrics answers and its programs are attached, or fail if it exits or takes longer than
+# attach_timeout.
+serve_port=""
+serve_start() {
+  local log=$1
+  serve_port=$(free_port)
+  "$wp" serve --listen "127.0.0.1:$serve_port" >"$log" 2>&1 &
+  bg_pid=$!
+  bg_wait_ready "$log" "writepath serve did not answer on 127.0.0.1:$serve_port" \
+    curl -sf -o /dev/null --max-time 2 "http://127.0.0.1:$serve_port/metrics" || return 1
+  wait_attached "$bg_pid" prog_id || { stop_background; return 1; }
+}
+scrape() {  # FILE: /metrics of the running serve into FILE
+  curl -sf --max-time 10 -o "$1" "http://127.0.0.1:$serve_port/metrics"
+}
+metric_sum() {  # NAME FILE: NAME's samples in a scrape, summed over their label sets
+  awk -v n="$1" 'index($0, n " ") == 1 || index($0, n "{") == 1 {s += $NF; found = 1}
+    END {if (found) printf "%.0f\n", s}' "$2" 2>/dev/null
+}
+sum_of() { local t=0 v; for v in "$@"; do [[ $v =~ ^[0-9]+$ ]] && t=$((t + v)); done; echo "$t"; }
+
+note_serve_counters() {  # COLUMN: serve's own counters at the end of its run
+  if [[ $1 == wp-serve ]]; then
+    events+=("$(metric_sum writepath_events_total "$work/wp-serve.out")")
+    lost+=("$(metric_sum writepath_lost_events_total "$work/wp-serve.out")")
+  fi
+}
+serve_side_by_side() {
+  echo "== serve side by side: $rounds rounds; pwrite COUNT=$count, pwrite+fdatasync FSYNC_COUNT=$fsync_count, getppid GETPPID_COUNT=$getppid_count"
+  local rows=() notes=()
+  for workload in pwrite fdatasync getppid; do
+    local columns=("${serve_columns[@]}") label=$workload
+    # The bystander: trace is asked about PID 1 while the loop runs; serve and bpftrace watch
+    # the whole machine either way.
+    [[ $workload == getppid ]] && columns=(untraced wp-bystander wp-serve bpftrace) label="getppid (bystander)"
+    declare -A ns_of=()
+    local events=() lost=()
+    for ((r = 0; r < rounds; r++)); do run_round "$r" "$workload" note_serve_counters "${columns[@]}"; done
+    local traced=${columns[1]}
+    rows+=("| $label | $(fmt_ns "$(median ${ns_of[untraced]})") | $(fmt_ratio "$(median_ratio "${ns_of[$traced]}" "${ns_of[untraced]}")") | $(fmt_ratio "$(median_ratio "${ns_of[wp-serve]}" "${ns_of[untraced]}")") | $(fmt_ratio "$(median_ratio "${ns_of[bpftrace]}" "${ns_of[untraced]}")") | $(fmt_ratio "$(median_ratio "${ns_of[wp-serve]}" "${ns_of[$traced]}")") |")
+    notes+=("$workload: events $(median "${events[@]}") per run, lost $(sum_of "${lost[@]}")")
+    unset ns_of
+  done
+  {
+    echo "### writepath serve beside trace and bpftrace (median of $rounds interleaved rounds; ratio = time per op / untraced)"
+    echo
+    echo "| workload | untraced ns/op | writepath trace | writepath serve | bpftrace pwrite64 hist | serve / trace |"
+    echo "|---|---:|---:|---:|---:|---:|"
+    printf '%s\n' "${rows[@]}"
+    echo
+    echo "pwrite: 4 KiB pwrite over a cached 1 MiB file, $count per run; fdatasync: 4 KiB pwrite +"
+    echo "fdatasync, $fsync_count per run, ext4 with journal on a loop device; both under \`trace -- CMD\`."
+    echo "getppid: $getppid_count calls by a process no tracer is asked about (trace: \`trace -p 1\`)."
+    echo "serve: \`serve --listen 127.0.0.1:PORT\` with its defaults, machine-wide, started and"
+    echo "answering /metrics before the loop, SIGTERM after it; bpftrace: the pwrite64 latency"
+    echo "hist(), machine-wide. serve's counters at the end of each run (writepath_events_total,"
+    echo "writepath_lost_events_total, all rounds): $(printf '%s; ' "${notes[@]}" | sed 's/; $//')."
+    echo
+  } >>"$summary"
+}
+
+serve_soak() {
+  echo "== serve soak: SERVE_SOAK_SECONDS=$serve_soak_seconds, logger at SOAK_RATE=$soak_rate writes/s; /metrics every ${serve_scrape_every} s, VmRSS every ${serve_rss_every} s"
+  local title="### writepath serve soak: logger at $soak_rate writes/s for $serve_soak_seconds s, /metrics scraped every $serve_scrape_every s"
+  if ! serve_start "$work/serve-soak.log"; then
+    failures+=("serve soak: writepath serve did not start")
+    printf '%s\n\nwritepath serve did not start.\n\n' "$title" >>"$summary"
+    return
+  fi
+  local agent=$bg_pid
+  mkdir -p "$SCRATCH_MNT/soak"
+  # The logger keeps its rotated files until it exits (4.8 GB a minute at 20k writes/s): it
+  # runs in chunks of at most 60 s, each removing its files, so a long soak fits the scratch fs.
+  (
+    left=$serve_soak_seconds
+    while ((left > 0)); do
+      chunk=$((left < 60 ? left : 60))
+      "$bin/wp_bench_logger" "$SCRATCH_MNT/soak" "$soak_rate" "$chunk" || exit 1
+      left=$((left - chunk))
+    done
+  ) >"$work/serve-soak.logger" 2>"$work/serve-soak.err" &
+  local logger=$! start=$SECONDS next_rss=0 next_scrape=0 samples=() scrapes=0 scrape_failures=0
+  local rss
+  while kill -0 "$logger" 2>/dev/null && kill -0 "$agent" 2>/dev/null; do
+    local t=$((SECONDS - start))
+    if ((t >= next_rss)); then
+      rss=$(awk '/^VmRSS/ {print $2}' "/proc/$agent/status" 2>/dev/null || true)
+      [[ -n $rss ]] && samples+=("$rss")
+      next_rss=$((next_rss + serve_rss_every))
+    fi
+    if ((t >= next_scrape)); then
+      if scrape "$work/serve-soak.metrics"; then scrapes=$((scrapes + 1)); else scrape_failures=$((scrape_failures + 1)); fi
+      next_scrape=$((next_scrape + serve_scrape_every))
+    fi
+    sleep 0.5
+  done
+  local logger_rc=0
+  wait "$logger" || logger_rc=$?
+  ((logger_rc == 0)) || echo "bench: serve soak logger exited $logger_rc: $(tail -n 2 "$work/serve-soak.err" | tr '\n' ' ')" >&2
+  # The last sample and scrape after the load, then the agent's own shutdown.
+  local hwm="" agent_rc=0
+  if kill -0 "$agent" 2>/dev/null; then
+    rss=$(awk '/^VmRSS/ {print $2}' "/proc/$agent/status" 2>/dev/null || true)
+    [[ -n $rss ]] && samples+=("$rss")
+    hwm=$(awk '/^VmHWM/ {print $2}' "/proc/$agent/status" 2>/dev/null || true)
+    if scrape "$work/serve-soak.metrics"; then scrapes=$((scrapes + 1)); else scrape_failures=$((scrape_failures + 1)); fi
+    kill -TERM "$agent" 2>/dev/null || true
+  else
+    failures+=("serve soak: writepath serve exited during the soak: $(tail -n 1 "$work/serve-soak.log")")
+  fi
+  wait "$agent" || agent_rc=$?
+  bg_pid=""
+  ((agent_rc == 0)) || echo "bench: serve soak: writepath serve exited $agent_rc: $(tail -n 2 "$work/serve-soak.log" | tr '\n' ' ')" >&2
+
+  local n=${#samples[@]} first=n/a peak=n/a last=n/a growth=n/a
+  if ((n > 0)); then
+    first=${samples[0]} last=${samples[n - 1]}
+    peak=$(printf '%s\n' "${samples[@]}" | sort -n | tail -n 1)
+  fi
+  if ((n >= 2)); then  # mean RSS of the second half of the samples over the first half's
+    growth=$(printf '%s\n' "${samples[@]}" | awk -v h=$((n / 2)) '
+      {v[NR] = $1} END {
+        for (i = 1; i <= h; i++) a += v[i]
+        for (i = NR - h + 1; i <= NR; i++) b += v[i]
+        a /= h; b /= h
+        printf "%+.1f MiB (%+.1f%%)", (b - a) / 1024, (a > 0 ? 100 * (b - a) / a : 0) }')
+  fi
+  local metrics=$work/serve-soak.metrics events lost series gauge achieved
+  events=$(metric_sum writepath_events_total "$metrics")
+  lost=$(metric_sum writepath_lost_events_total "$metrics")
+  gauge=$(metric_sum writepath_agent_resident_memory_bytes "$metrics")
+  series=$(grep -cv '^#' "$metrics" 2>/dev/null || echo 0)
+  achieved=$(awk '/writes in/ {w += $1; s += $4} END {if (s > 0) printf "%.0f", w / s}' "$work/serve-soak.logger")
+  [[ -n $gauge ]] && gauge=$(mib $((gauge / 1024)))
+  echo "serve soak: RSS first $(mib "$first"), peak $(mib "$peak") (VmHWM $(mib "${hwm:-n/a}")), last $(mib "$last"), second half over first $growth; $n samples; scrapes $scrapes ok, $scrape_failures failed; events ${events:-?}, lost ${lost:-?}, series $series, logger ${achieved:-?} writes/s"
+  if [[ $last =~ ^[0-9]+$ ]] && ((last > serve_rss_limit_kib)); then
+    failures+=("serve soak: the agent's last RSS $(mib "$last") is above $(mib "$serve_rss_limit_kib")")
+  elif [[ ! $last =~ ^[0-9]+$ ]]; then
+    failures+=("serve soak: no RSS sample of the agent")
+  fi
+  {
+    echo "$title"
+    echo
+    echo "| first RSS | peak RSS | VmHWM | last RSS | 2nd half − 1st half (mean) | agent's RSS gauge | series | events | lost | scrapes ok / failed | logger writes/s |"
+    echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    echo "| $(mib "$first") | $(mib "$peak") | $(mib "${hwm:-n/a}") | $(mib "$last") | $growth | ${gauge:-n/a} | $series | ${events:-?} | ${lost:-?} | $scrapes / $scrape_failures | ${achieved:-?} |"
+    echo
+    echo "VmRSS sampled every $serve_rss_every s ($n samples, the last after the load); the gauge,"
+    echo "series (sample lines), events and lost are from the last scrape. Bound: last RSS ≤ $(mib "$serve_rss_limit_kib")."
+    echo
+  } >>"$summary"
+}
+
+serve_section() {
+  if ! "$wp" serve --help >/dev/null 2>&1; then
+    failures+=("serve: $wp has no serve command")
+    printf '### writepath serve\n\n%s has no serve command: not measured.\n\n' "$wp" >>"$summary"
+    return
+  fi
+  serve_side_by_side
+  serve_soak
+}
+
+failures=()  # one line each: a section that failed its bound
 started=$SECONDS
 for section in "${sections[@]}"; do
   case $section in
@@ -585,6 +803,7 @@ for section in "${sections[@]}"; do
     replay) replay ;;
     scenarios) scenarios ;;
     stacks) stacks ;;
+    serve) serve_section ;;
   esac
 done
 
@@ -592,3 +811,7 @@ echo
 echo "## writepath bench summary ($(uname -r), $(nproc) CPUs, $((SECONDS - started)) s)"
 echo
 cat "$summary"
+if ((${#failures[@]})); then
+  printf 'bench: %s\n' "${failures[@]}" >&2
+  exit 1
+fi
