@@ -49,6 +49,13 @@ struct MetricNamers {
   std::function<std::optional<std::string>(std::uint64_t)> cgroup_path;  // "/system.slice/x"
 };
 
+// The cardinality bound: a cgroup gets a label value of its own (its cgroup v2 path, or
+// "id:<N>" when the path is not known) when first seen while fewer than max_cgroups have one,
+// the most active first among those first seen in one scrape (observations, then bytes), and
+// keeps it for the agent's lifetime, so that counters never move between series; every later
+// cgroup, however busy, is "other" (cgroup id 0, not known, too). The same for comm with
+// max_comms. A family so has at most (max_cgroups + 1) x (max_comms + 1) series per device,
+// file system and io/call value.
 struct MetricLabelOptions {
   // Cgroups that get a label value of their own, at most; every other cgroup is "other".
   std::size_t max_cgroups = 20;
@@ -65,6 +72,8 @@ struct MetricInfo {
   prometheus::MetricType type;
   std::vector<std::string> labels;
   std::string help;
+  // With MetricLabelOptions::comm, "comm" follows `labels` (the write and sync families).
+  bool comm = false;
 };
 // Every family collect() can return, in a fixed order.
 const std::vector<MetricInfo>& metric_catalogue();
