@@ -126,8 +126,9 @@ wp::OutputFormat output_format(const std::string& name, const std::string& outpu
 }
 
 // --buffer-size: a size from one page to 1 GiB ("" is the default).
-std::uint64_t ring_buffer_bytes(const std::string& text) {
-  if (text.empty()) return wp::kDefaultRingBytes;
+std::uint64_t ring_buffer_bytes(const std::string& text,
+                                std::uint64_t default_bytes = wp::kDefaultRingBytes) {
+  if (text.empty()) return default_bytes;
   auto size = wp::size_option("--buffer-size", text, "M");
   if (!size || *size < 4096 || *size > (1ull << 30))
     throw wp::Failure(wp::kExitUsage,
@@ -182,7 +183,7 @@ CLI::App* add_serve(CLI::App& app, ServeArgs& a) {
   serve
       ->add_option("--buffer-size", a.buffer_size,
                    fmt::format("Kernel ring buffer size, 4K to 1G (default: {})",
-                               wp::size_text(wp::kDefaultRingBytes)))
+                               wp::size_text(wp::kServeRingBytes)))
       ->type_name("SIZE");
   serve->add_option("--duration", a.duration, "Stop after this long (default: until SIGTERM)")
       ->type_name("DURATION");
@@ -419,7 +420,7 @@ int main(int argc, char** argv) {
         throw wp::Failure(wp::kExitUsage, "--slow-log: only with --slow (what it writes)");
       o.stacks = !serve_args.no_stacks;
       o.duration_ns = wp::duration_option("--duration", serve_args.duration, "s");
-      o.buffer_bytes = ring_buffer_bytes(serve_args.buffer_size);
+      o.buffer_bytes = ring_buffer_bytes(serve_args.buffer_size, wp::kServeRingBytes);
       return wp::run_serve(o);
     }
     if (*report) {

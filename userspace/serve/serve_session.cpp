@@ -168,7 +168,7 @@ int run_serve(const ServeOptions& options) {
   filter.metrics_comm = options.comm_labels;
   filter.causes_min_ns = options.slow_ns;
   filter.offcpu_stacks = options.stacks;
-  filter.ring_bytes = options.buffer_bytes ? options.buffer_bytes : kDefaultRingBytes;
+  filter.ring_bytes = options.buffer_bytes;
 
   WriteMetrics metrics(MetricLabelOptions{.max_cgroups = options.max_cgroups,
                                           .comm = options.comm_labels,

@@ -34,9 +34,9 @@ struct KernelMetricRow {
 struct ServeCounters {
   std::vector<KernelMetricRow> rows;
   std::array<std::uint64_t, WP_HOOK_COUNT> lost{};  // records lost per hook (ring buffer full)
-  std::uint64_t metrics_overflow = 0;  // kernel updates that found the metrics map full
-  std::uint64_t events = 0;            // records the agent decoded
-  std::uint64_t slow_calls = 0;        // slow calls written to the slow-call log
+  std::uint64_t metrics_overflow = 0;    // kernel updates that found the metrics map full
+  std::uint64_t events = 0;              // records the agent decoded
+  std::uint64_t slow_calls = 0;          // slow calls written to the slow-call log
   std::uint64_t slow_calls_dropped = 0;  // slow calls over the log's rate limit
   double agent_cpu_seconds = 0;          // the agent's own CPU time (user + system)
   std::uint64_t agent_rss_bytes = 0;     // the agent's resident set
