@@ -133,6 +133,32 @@ TEST_F(StitcherTest, SplitPieceAloneLeavesRemainderPagesPending) {
   EXPECT_EQ(w[0].pages_pending, 2u);
 }
 
+// The kernel side walks at most a few bvecs of a split clone (it has no bvec count of its
+// own): a piece whose extents stop short takes its pages from its parent's complete list.
+TEST_F(StitcherTest, TruncatedSplitPieceTakesItsPagesFromItsParent) {
+  for (std::uint64_t page = 0; page < 64; ++page) {
+    feed(write_call(1000 + page * 10, 1005 + page * 10, page * 4096, 4096, 1));
+  }
+  feed(page_bio(5000, 0xb1, 2048, 0, 64));  // the whole run, one exact extent
+  BioEvent piece = page_bio(5001, 0xb9, 2048, 0, 17);
+  piece.bytes = 40 * 4096;  // 40 pages, of which its own walk listed 17
+  piece.bio_flags |= bio_flag::kTruncated;
+  piece.kind = BioKind::Split;
+  feed(piece);
+  BioEvent remainder = page_bio(5002, 0xb1, 2048 + 40 * 8, 40, 24);
+  feed(remainder);
+  io(0x71, 2048, 40 * 4096, 5100, 5500);
+  io(0x72, 2048 + 40 * 8, 24 * 4096, 5100, 5600);
+  flush(0xf1, 5700, 5800);
+  auto w = writes();
+  ASSERT_EQ(w.size(), 64u);
+  for (const auto& write : w) {
+    EXPECT_EQ(write.state, WriteState::Durable) << "offset " << write.call.pos;
+    EXPECT_EQ(write.durable_ns, Nanos{5800});
+  }
+  EXPECT_EQ(stitcher_.stats().orphan_bios, 0u);
+}
+
 TEST_F(StitcherTest, PartialCompletionsAddUp) {
   feed(write_call(1000, 2000, 0, 8192, 2));
   feed(page_bio(5000, 0xb1, 2048, 0, 2));

@@ -143,7 +143,16 @@ void BlockTracker::on_bio(const BioEvent& ev) {
       Bio& p = *parent;
       const std::uint64_t offset = (ev.sector - p.ev.sector) * kSectorSize;
       bio->queued_ns = p.queued_ns;
-      if (!has_file_pages(ev) && !(ev.bio_flags & bio_flag::kAnon)) {
+      // The piece's own walk of its bvecs can stop short (a clone has no bvec count of its
+      // own, so the kernel side bounds its walk): its parent's complete extent list, sliced,
+      // is then the exact one.
+      const bool piece_exact =
+          has_file_pages(ev) && !(ev.bio_flags & (bio_flag::kTruncated | bio_flag::kMixed));
+      const bool parent_exact =
+          has_file_pages(p.ev) && !(p.ev.bio_flags & (bio_flag::kTruncated | bio_flag::kMixed));
+      if ((!has_file_pages(ev) && !(ev.bio_flags & bio_flag::kAnon)) ||
+          (!piece_exact && parent_exact)) {
+        bio->ev.bio_flags &= static_cast<std::uint8_t>(~bio_flag::kTruncated);
         slice_extents(p.ev, offset, ev.bytes, bio->ev);
       }
       // The parent becomes the remainder (splits cut from the front; a piece from the back
