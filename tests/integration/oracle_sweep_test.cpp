@@ -1,0 +1,186 @@
+// The randomized sweep: each round draws, from its seed, a file system (ext4 with journal, xfs,
+// btrfs), an I/O scheduler, max_sectors_kb, the disk's write cache and a write pattern (engine,
+// block size, sequential or random, how it syncs), runs oracle_writer under `writepath trace`
+// on a fresh loop device, and holds every verdict against the oracle (oracle.h). A failing round
+// prints its seed: WRITEPATH_SWEEP_SEEDS=SEED reruns exactly it. make test runs the fixed seeds
+// below; WRITEPATH_SWEEP_ROUNDS=N adds N more drawn from the clock (their seeds are printed).
+#include <chrono>
+#include <set>
+#include <fstream>
+#include <random>
+
+#include "harness.h"
+#include "oracle.h"
+
+namespace wp::testing {
+namespace {
+
+struct Round {
+  std::uint64_t seed = 0;
+  std::string fs, scheduler, write_cache, engine, sync;
+  unsigned max_sectors_kb = 1280;
+  std::size_t bs = 4096;
+  long count = 1;
+  bool sequential = true;
+  long every = 1;
+
+  std::string describe() const {
+    return "seed " + std::to_string(seed) + ": " + fs + ", " + scheduler + ", max_sectors_kb " +
+           std::to_string(max_sectors_kb) + ", " + write_cache + ", " + engine + " " +
+           std::to_string(bs) + " B x " + std::to_string(count) +
+           (sequential ? " sequential" : " random") + ", " + sync +
+           (sync == "fsync" || sync == "fdatasync" ? " every " + std::to_string(every) : "");
+  }
+};
+
+template <class T>
+const T& pick(std::mt19937_64& rng, const std::vector<T>& from) {
+  return from[std::uniform_int_distribution<std::size_t>(0, from.size() - 1)(rng)];
+}
+
+Round draw(std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  Round r;
+  r.seed = seed;
+  r.fs = pick<std::string>(rng, {"ext4", "xfs", "btrfs"});
+  r.scheduler = pick<std::string>(rng, {"none", "mq-deadline", "kyber", "bfq"});
+  r.max_sectors_kb = pick<unsigned>(rng, {4, 8, 16, 64, 128, 256, 512, 1024, 1280});
+  r.write_cache = pick<std::string>(rng, {"write back", "write back", "write through"});
+  r.engine = pick<std::string>(rng, {"pwrite", "pwrite", "write", "direct", "mmap"});
+  const std::vector<std::size_t> sizes = r.engine == "direct"
+                                             ? std::vector<std::size_t>{4096, 16384, 65536,
+                                                                        262144, 1 << 20}
+                                             : std::vector<std::size_t>{512, 1024, 4096, 4096,
+                                                                        8192, 65536, 1 << 20,
+                                                                        4 << 20};
+  r.bs = pick(rng, sizes);
+  r.sequential = r.engine == "write" || std::uniform_int_distribution<int>(0, 1)(rng) == 1;
+  r.sync = pick<std::string>(rng, {"end-fsync", "end-fsync", "fsync", "fdatasync", "none"});
+  if (r.engine == "mmap" && r.sync == "fdatasync") r.sync = "fsync";  // msync either way
+  // At most 8 MiB, and at most 256 syncs: each costs a journal commit and a flush.
+  const std::size_t total = std::uniform_int_distribution<std::size_t>(1, 8)(rng) << 20;
+  r.count = static_cast<long>(std::max<std::size_t>(1, total / r.bs));
+  r.every = std::uniform_int_distribution<long>(1, 16)(rng);
+  if (r.sync == "fsync" || r.sync == "fdatasync") {
+    r.count = std::min<long>(r.count, 256 * r.every);
+  }
+  return r;
+}
+
+std::vector<std::uint64_t> seeds() {
+  if (const char* fixed = std::getenv("WRITEPATH_SWEEP_SEEDS")) {
+    std::vector<std::uint64_t> out;
+    std::istringstream in(fixed);
+    for (std::string s; std::getline(in, s, ',');)
+      if (!s.empty()) out.push_back(std::stoull(s));
+    return out;
+  }
+  std::vector<std::uint64_t> out = {11, 23, 37, 41, 53, 67, 79, 83, 97, 101, 113, 127};
+  if (const char* more = std::getenv("WRITEPATH_SWEEP_ROUNDS")) {
+    std::mt19937_64 clock_rng(
+        static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
+    for (long i = 0; i < std::stol(more); ++i) out.push_back(clock_rng() % 1000000);
+  }
+  return out;
+}
+
+bool write_sysfs(const std::string& path, const std::string& value) {
+  std::ofstream out(path);
+  out << value;
+  out.flush();
+  return static_cast<bool>(out);
+}
+
+std::string mkfs_of(const std::string& type) {
+  if (type == "ext4") return "mkfs.ext4 -q -F";
+  if (type == "xfs") return "mkfs.xfs -q -f";
+  return "mkfs.btrfs -q -f";
+}
+
+struct Tally {
+  std::size_t rounds = 0, writes = 0, syncs = 0, pages = 0, violations = 0;
+};
+
+// One round: returns its violations (each line prefixed by nothing; the caller adds the seed).
+std::vector<std::string> run_round(const Round& r, Tally& tally) {
+  ScratchFs disk(r.fs, mkfs_of(r.fs));
+  if (!disk.ready()) return {"could not make a " + r.fs + " on a loop device"};
+  const std::string queue = "/sys/block/" + disk.loop_name() + "/queue/";
+  if (!write_sysfs(queue + "scheduler", r.scheduler) ||
+      !write_sysfs(queue + "max_sectors_kb", std::to_string(r.max_sectors_kb)) ||
+      !write_sysfs(queue + "write_cache", r.write_cache)) {
+    return {"could not set the queue knobs of " + disk.loop_name()};
+  }
+  const fs::path scratch = fs::temp_directory_path() / ("wp_oracle_" + std::to_string(r.seed));
+  fs::create_directories(scratch);
+  const std::string log = (scratch / "truth.log").string();
+  const std::string trace = (scratch / "trace.jsonl").string();
+  const std::string file = disk.file("data");
+  const oracle::DiskCounters before = oracle::disk_counters(disk.loop_name());
+  RunResult res = run({writepath(), "trace", "--dev", disk.disk(), "--format", "json", "-o", trace,
+                       "--", (build_dir() / "wp_oracle_writer").string(), file, log, r.engine,
+                       std::to_string(r.bs), std::to_string(r.count), r.sequential ? "1" : "0",
+                       r.sync, std::to_string(r.every), std::to_string(r.seed)});
+  const oracle::DiskCounters after = oracle::disk_counters(disk.loop_name());
+  if (res.exit_code != 0) return {"trace exited " + std::to_string(res.exit_code) + ": " + res.err};
+  const std::vector<json> items = json_lines(slurp(trace));
+  const oracle::Truth truth = oracle::read_truth(log);
+  const oracle::FileItems f = oracle::items_of(items, file);
+
+  std::vector<std::string> v;
+  auto add = [&](const std::string& check, std::vector<std::string> found) {
+    for (auto& line : found) v.push_back(check + ": " + line);
+  };
+  const json summary = items.empty() ? json::object() : items.back();
+  if (summary.value("type", "") != "summary") {
+    v.push_back("no summary line");
+  } else if (summary.value("lost", 0) != 0) {
+    // Lost records make verdicts incomplete, never wrong: the round says so and checks the rest.
+    v.push_back("records lost: " + std::to_string(summary.value("lost", 0)));
+  }
+  if (r.engine == "mmap") {
+    if (f.writes.empty() && !truth.stores.empty()) v.push_back("calls: no mmap item");
+  } else {
+    add("calls", oracle::check_calls(truth, f));
+  }
+  add("pages", oracle::check_pages(f));
+  add("times", oracle::check_times(f));
+  add("sync contract", oracle::check_sync_contract(f));
+  add("page cache", oracle::check_page_cache(truth, f));
+  // The flushes the syncs list happened on the disk: never more than it completed.
+  std::set<std::pair<std::int64_t, std::int64_t>> flushes;
+  for (const json& s : f.syncs)
+    for (const json& fl : s["flushes"])
+      if (fl["sector"].is_null())
+        flushes.emplace(oracle::i64(fl["issue_ns"]), oracle::i64(fl["complete_ns"]));
+  if (flushes.size() > after.flushes - before.flushes) {
+    v.push_back("diskstats: the syncs list " + std::to_string(flushes.size()) +
+                " flushes, the disk completed " + std::to_string(after.flushes - before.flushes));
+  }
+  ++tally.rounds;
+  tally.writes += f.writes.size();
+  tally.syncs += f.syncs.size();
+  tally.pages += truth.pages.size();
+  tally.violations += v.size();
+  if (v.empty()) fs::remove_all(scratch);
+  return v;
+}
+
+TEST(OracleSweep, EveryVerdictHoldsAgainstTheKernelsOwnTruth) {
+  WP_REQUIRE_ROOT();
+  Tally tally;
+  for (std::uint64_t seed : seeds()) {
+    const Round r = draw(seed);
+    const std::vector<std::string> v = run_round(r, tally);
+    std::printf("[ sweep    ] %s: %zu violations\n", r.describe().c_str(), v.size());
+    std::string shown;
+    for (std::size_t i = 0; i < v.size() && i < 12; ++i) shown += "\n  " + v[i];
+    EXPECT_TRUE(v.empty()) << r.describe() << " (rerun: WRITEPATH_SWEEP_SEEDS=" << seed
+                           << ")" << shown;
+  }
+  std::printf("[ sweep    ] %zu rounds, %zu writes, %zu syncs, %zu pages checked, %zu violations\n",
+              tally.rounds, tally.writes, tally.syncs, tally.pages, tally.violations);
+}
+
+}  // namespace
+}  // namespace wp::testing
