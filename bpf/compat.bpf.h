@@ -207,6 +207,18 @@ static __always_inline __u32 wp_folio_nr_pages(struct folio *folio)
 	return order < 20 ? 1u << order : 1;
 }
 
+/* A write dirtied no more pages than its bytes span: the pages of large folios it only
+ * partly covers are dirtied with it but are not its own (see wp_write_pages_in). */
+static __always_inline __u32 wp_dirtied_within(__u32 pages, __u64 pos, __s64 ret)
+{
+	__u64 span;
+
+	if (ret <= 0 || pos == (__u64)-1)
+		return pages;
+	span = ((pos + ret - 1) >> WP_PAGE_SHIFT) - (pos >> WP_PAGE_SHIFT) + 1;
+	return pages < span ? pages : (__u32)span;
+}
+
 /* The folio a page belongs to: compound_head with bit 0 set points to the head page. */
 static __always_inline struct folio *wp_page_folio(struct page *page, __u32 *page_in_folio)
 {

@@ -28,6 +28,35 @@ static __always_inline void wp_add_dirty(struct wp_task_state *st, __u32 pages)
 	st->dirty_folios += 1;
 }
 
+/* The pages of `folio` that the thread's write covers. A large folio (ext4 since v6.16, xfs,
+ * btrfs) is dirtied whole, so an 8 KiB write into a 1 MiB folio dirties 256 pages of which 2
+ * are the write's. Where the bytes go is known here for a positional write; for write(2) the
+ * file position and for O_APPEND the file's size are still those of the write's start (both
+ * move only once it is done; an append's size grows folio by folio, so its window can reach a
+ * folio past its end: the exit clamps the total to the pages its bytes span). */
+static __always_inline __u32 wp_write_pages_in(struct wp_task_state *st, struct folio *folio)
+{
+	__u32 nr = wp_folio_nr_pages(folio);
+	__u64 start = st->pos, first, last, lo, hi, index;
+
+	struct file *file = (struct file *)st->file;
+
+	if (nr == 1 || !st->count)
+		return nr;
+	if (file && (st->file_flags & WP_FILE_APPEND))
+		start = BPF_CORE_READ(file, f_inode, i_size);
+	else if (file && start == (__u64)-1)
+		start = BPF_CORE_READ(file, f_pos);
+	if (start == (__u64)-1)
+		return nr;
+	index = BPF_CORE_READ(folio, index);
+	first = start >> WP_PAGE_SHIFT;
+	last = (start + st->count - 1) >> WP_PAGE_SHIFT;
+	lo = index > first ? index : first;
+	hi = index + nr - 1 < last ? index + nr - 1 : last;
+	return hi >= lo ? (__u32)(hi - lo + 1) : nr;
+}
+
 /* A struct file mapping `mapping` (as a scalar), for its path: the file of the first VMA in
  * its i_mmap tree (its leftmost node), or 0. */
 static __always_inline __u64 wp_mapped_file(struct address_space *mapping)
@@ -112,7 +141,7 @@ int BPF_PROG(wp_dirty_folio, struct folio *folio, struct address_space *mapping)
 	struct wp_task_state *st = wp_writer_state();
 
 	if (st)
-		wp_add_dirty(st, wp_folio_nr_pages(folio));
+		wp_add_dirty(st, wp_write_pages_in(st, folio));
 	else if (!wp_add_iowq_dirty(wp_folio_nr_pages(folio)))
 		wp_emit_mmap_dirty(folio, mapping);
 	return 0;

@@ -200,7 +200,7 @@ static __always_inline void wp_emit_call(struct wp_task_state *st, long ret)
 		if (end >= 0)
 			r->pos = ret > 0 && end >= ret ? end - ret : end;
 	}
-	r->pages_dirtied = st->pages_dirtied;
+	r->pages_dirtied = wp_dirtied_within(st->pages_dirtied, r->pos, ret);
 	r->dirty_folios = st->dirty_folios;
 	r->fs_dev = st->fs_dev;
 	r->throttle_ns = st->throttle_ns;
@@ -825,7 +825,7 @@ static __always_inline int wp_uring_complete(struct io_kiocb *req, __s32 res)
 
 		r->pos = res > 0 && end >= res ? end - res : end;
 	}
-	r->pages_dirtied = op->pages_dirtied;
+	r->pages_dirtied = wp_dirtied_within(op->pages_dirtied, r->pos, res);
 	r->dirty_folios = op->dirty_folios;
 	r->throttle_ns = op->throttle_ns;
 	r->throttle_events = op->throttle_events;

@@ -17,6 +17,9 @@ namespace {
 
 struct Round {
   std::uint64_t seed = 0;
+  bool fio = false;  // fio runs the pattern (its own JSON counts the calls), else oracle_writer
+  int jobs = 1;      // fio's numjobs: a file each
+  bool direct = false;
   std::string fs, scheduler, write_cache, engine, sync;
   unsigned max_sectors_kb = 1280;
   std::size_t bs = 4096;
@@ -26,7 +29,9 @@ struct Round {
 
   std::string describe() const {
     return "seed " + std::to_string(seed) + ": " + fs + ", " + scheduler + ", max_sectors_kb " +
-           std::to_string(max_sectors_kb) + ", " + write_cache + ", " + engine + " " +
+           std::to_string(max_sectors_kb) + ", " + write_cache + ", " +
+           (fio ? "fio " + std::to_string(jobs) + " jobs " + (direct ? "direct " : "") : "") +
+           engine + " " +
            std::to_string(bs) + " B x " + std::to_string(count) +
            (sequential ? " sequential" : " random") + ", " + sync +
            (sync == "fsync" || sync == "fdatasync" ? " every " + std::to_string(every) : "");
@@ -46,6 +51,19 @@ Round draw(std::uint64_t seed) {
   r.scheduler = pick<std::string>(rng, {"none", "mq-deadline", "kyber", "bfq"});
   r.max_sectors_kb = pick<unsigned>(rng, {4, 8, 16, 64, 128, 256, 512, 1024, 1280});
   r.write_cache = pick<std::string>(rng, {"write back", "write back", "write through"});
+  r.fio = std::uniform_int_distribution<int>(0, 2)(rng) == 0;
+  if (r.fio) {
+    r.engine = pick<std::string>(rng, {"psync", "io_uring", "libaio", "mmap"});
+    r.direct = r.engine != "mmap" && std::uniform_int_distribution<int>(0, 3)(rng) == 0;
+    r.jobs = std::uniform_int_distribution<int>(1, 4)(rng);
+    r.bs = pick<std::size_t>(rng, {4096, 4096, 16384, 65536, 1 << 20});
+    r.sequential = std::uniform_int_distribution<int>(0, 1)(rng) == 1;
+    r.sync = pick<std::string>(rng, {"end-fsync", "fsync", "fdatasync"});
+    r.count = static_cast<long>((std::uniform_int_distribution<std::size_t>(1, 4)(rng) << 20) / r.bs);
+    r.every = std::uniform_int_distribution<long>(1, 16)(rng);
+    if (r.sync != "end-fsync") r.count = std::max(1L, std::min<long>(r.count, 128 * r.every));
+    return r;
+  }
   r.engine = pick<std::string>(rng, {"pwrite", "pwrite", "write", "direct", "mmap"});
   const std::vector<std::size_t> sizes = r.engine == "direct"
                                              ? std::vector<std::size_t>{4096, 16384, 65536,
@@ -116,21 +134,60 @@ std::vector<std::string> run_round(const Round& r, Tally& tally) {
   const std::string log = (scratch / "truth.log").string();
   const std::string trace = (scratch / "trace.jsonl").string();
   const std::string file = disk.file("data");
+  const std::string fio_out = (scratch / "fio.json").string();
+  std::vector<std::string> argv = {writepath(), "trace", "--dev", disk.disk(), "--format", "json",
+                                   "-o", trace, "--"};
+  if (r.fio) {
+    const std::string sync = r.sync == "end-fsync" ? "--end_fsync=1"
+                             : r.sync == "fsync"   ? "--fsync=" + std::to_string(r.every)
+                                                   : "--fdatasync=" + std::to_string(r.every);
+    for (const std::string& a :
+         {std::string("fio"), std::string("--name=data"), "--directory=" + disk.mount_point(),
+          "--rw=" + std::string(r.sequential ? "write" : "randwrite"),
+          "--bs=" + std::to_string(r.bs), "--size=" + std::to_string(r.bs * r.count),
+          "--ioengine=" + r.engine, "--numjobs=" + std::to_string(r.jobs),
+          "--direct=" + std::string(r.direct ? "1" : "0"), sync, std::string("--iodepth=4"),
+          "--randseed=" + std::to_string(r.seed), std::string("--output-format=json"),
+          "--output=" + fio_out})
+      argv.push_back(a);
+  } else {
+    for (const std::string& a :
+         {(build_dir() / "wp_oracle_writer").string(), file, log, r.engine, std::to_string(r.bs),
+          std::to_string(r.count), std::string(r.sequential ? "1" : "0"), r.sync,
+          std::to_string(r.every), std::to_string(r.seed)})
+      argv.push_back(a);
+  }
   const oracle::DiskCounters before = oracle::disk_counters(disk.loop_name());
-  RunResult res = run({writepath(), "trace", "--dev", disk.disk(), "--format", "json", "-o", trace,
-                       "--", (build_dir() / "wp_oracle_writer").string(), file, log, r.engine,
-                       std::to_string(r.bs), std::to_string(r.count), r.sequential ? "1" : "0",
-                       r.sync, std::to_string(r.every), std::to_string(r.seed)});
+  RunResult res = run(argv);
   const oracle::DiskCounters after = oracle::disk_counters(disk.loop_name());
   if (res.exit_code != 0) return {"trace exited " + std::to_string(res.exit_code) + ": " + res.err};
   const std::vector<json> items = json_lines(slurp(trace));
-  const oracle::Truth truth = oracle::read_truth(log);
-  const oracle::FileItems f = oracle::items_of(items, file);
 
   std::vector<std::string> v;
   auto add = [&](const std::string& check, std::vector<std::string> found) {
     for (auto& line : found) v.push_back(check + ": " + line);
   };
+  // The files and what the workload itself says it did to each.
+  std::vector<std::pair<std::string, oracle::FileItems>> files;
+  if (r.fio) {
+    std::ifstream in(fio_out);
+    json report = json::parse(in, nullptr, false);
+    if (report.is_discarded() || !report.contains("jobs")) return {"fio wrote no JSON report"};
+    for (int job = 0; job < r.jobs; ++job) {
+      const std::string path = disk.file("data." + std::to_string(job) + ".0");
+      oracle::FileItems f = oracle::items_of(items, path);
+      const std::int64_t ios = report["jobs"][job]["write"]["total_ios"].get<std::int64_t>();
+      std::int64_t traced = 0;
+      for (const json& w : f.writes) traced += w["syscall"] != "mmap" ? 1 : 0;
+      if (r.engine != "mmap" && traced != ios) {
+        v.push_back("calls: " + path + ": fio counted " + std::to_string(ios) + " writes, " +
+                    std::to_string(traced) + " traced");
+      }
+      files.emplace_back(path, std::move(f));
+    }
+  }
+  const oracle::Truth truth = r.fio ? oracle::Truth{} : oracle::read_truth(log);
+  if (!r.fio) files.emplace_back(file, oracle::items_of(items, file));
   const json summary = items.empty() ? json::object() : items.back();
   if (summary.value("type", "") != "summary") {
     v.push_back("no summary line");
@@ -138,28 +195,30 @@ std::vector<std::string> run_round(const Round& r, Tally& tally) {
     // Lost records make verdicts incomplete, never wrong: the round says so and checks the rest.
     v.push_back("records lost: " + std::to_string(summary.value("lost", 0)));
   }
-  if (r.engine == "mmap") {
-    if (f.writes.empty() && !truth.stores.empty()) v.push_back("calls: no mmap item");
-  } else {
-    add("calls", oracle::check_calls(truth, f));
-  }
-  add("pages", oracle::check_pages(f));
-  add("times", oracle::check_times(f));
-  add("sync contract", oracle::check_sync_contract(f));
-  add("page cache", oracle::check_page_cache(truth, f));
-  // The flushes the syncs list happened on the disk: never more than it completed.
   std::set<std::pair<std::int64_t, std::int64_t>> flushes;
-  for (const json& s : f.syncs)
-    for (const json& fl : s["flushes"])
-      if (fl["sector"].is_null())
-        flushes.emplace(oracle::i64(fl["issue_ns"]), oracle::i64(fl["complete_ns"]));
+  for (const auto& [path, f] : files) {
+    if (!r.fio && r.engine == "mmap") {
+      if (f.writes.empty() && !truth.stores.empty()) v.push_back("calls: no mmap item");
+    } else if (!r.fio) {
+      add("calls", oracle::check_calls(truth, f));
+    }
+    add("pages", oracle::check_pages(f));
+    add("times", oracle::check_times(f));
+    add("sync contract", oracle::check_sync_contract(f));
+    add("page cache", oracle::check_page_cache(truth, f));
+    // The flushes the syncs list happened on the disk: never more than it completed.
+    for (const json& s : f.syncs)
+      for (const json& fl : s["flushes"])
+        if (fl["sector"].is_null())
+          flushes.emplace(oracle::i64(fl["issue_ns"]), oracle::i64(fl["complete_ns"]));
+    tally.writes += f.writes.size();
+    tally.syncs += f.syncs.size();
+  }
   if (flushes.size() > after.flushes - before.flushes) {
     v.push_back("diskstats: the syncs list " + std::to_string(flushes.size()) +
                 " flushes, the disk completed " + std::to_string(after.flushes - before.flushes));
   }
   ++tally.rounds;
-  tally.writes += f.writes.size();
-  tally.syncs += f.syncs.size();
   tally.pages += truth.pages.size();
   tally.violations += v.size();
   if (v.empty()) fs::remove_all(scratch);

@@ -1,0 +1,91 @@
+// Verdicts the oracle (oracle.h) found wrong, each pinned by a real run of the command that
+// showed it: dd's own record count and exit status, the sync contract and the page counts.
+#include "harness.h"
+#include "oracle.h"
+
+namespace wp::testing {
+namespace {
+
+// `writepath trace --dev DISK --format json -- CMD…`: the items of `path`, and the summary.
+struct Traced {
+  oracle::FileItems file;
+  json summary;
+};
+Traced trace_of(const ScratchFs& disk, const std::string& path,
+                const std::vector<std::string>& command) {
+  std::vector<std::string> argv = {writepath(), "trace", "--dev", disk.disk(), "--format", "json",
+                                   "--"};
+  argv.insert(argv.end(), command.begin(), command.end());
+  RunResult res = run(argv);
+  EXPECT_EQ(res.exit_code, 0) << res.err;
+  std::vector<json> items = json_lines(res.out);
+  Traced t;
+  t.file = oracle::items_of(items, path);
+  if (!items.empty()) t.summary = items.back();
+  return t;
+}
+
+std::string join(const std::vector<std::string>& lines) {
+  std::string s;
+  for (std::size_t i = 0; i < lines.size() && i < 10; ++i) s += "\n  " + lines[i];
+  return s;
+}
+
+struct FsCase {
+  std::string type, mkfs;
+};
+
+class DdConvFsync : public ::testing::TestWithParam<FsCase> {};
+
+// dd bs=4k count=256 conv=fsync: the 1 MiB writeback bio is split (the loop device's limits),
+// and the split's front piece must take its pages from its parent's complete extent list
+// (StitcherTest.TruncatedSplitPieceTakesItsPagesFromItsParent): all 256 writes durable.
+TEST_P(DdConvFsync, EveryWriteIsDurableWhenTheFsyncReturns) {
+  WP_REQUIRE_ROOT();
+  ScratchFs disk(GetParam().type, GetParam().mkfs);
+  ASSERT_TRUE(disk.ready());
+  for (const auto& [bs, count] : {std::pair{"4k", 256}, std::pair{"64k", 64}}) {
+    const std::string path = disk.file(std::string("dd-") + bs);
+    Traced t = trace_of(disk, path,
+                        {"dd", "if=/dev/zero", "of=" + path, std::string("bs=") + bs,
+                         "count=" + std::to_string(count), "conv=fsync", "status=none"});
+    ASSERT_EQ(t.summary.value("lost", -1), 0);
+    ASSERT_EQ(t.file.writes.size(), static_cast<std::size_t>(count)) << bs;  // dd's own count
+    ASSERT_EQ(t.file.syncs.size(), 1u);
+    EXPECT_EQ(t.file.syncs[0]["ret"], 0);
+    const auto v = oracle::check_sync_contract(t.file);
+    EXPECT_TRUE(v.empty()) << GetParam().type << " bs=" << bs << join(v);
+    const auto p = oracle::check_pages(t.file);
+    EXPECT_TRUE(p.empty()) << join(p);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(FileSystems, DdConvFsync,
+                         ::testing::Values(FsCase{"ext4", "mkfs.ext4 -q -F"},
+                                           FsCase{"xfs", "mkfs.xfs -q -f"},
+                                           FsCase{"btrfs", "mkfs.btrfs -q -f"}),
+                         [](const auto& info) { return info.param.type; });
+
+// A large folio is dirtied whole, but a write dirtied only the pages its bytes span: an 8 KiB
+// overwrite of a file written in 1 MiB blocks (large folios) reports 2, not the folio's 256.
+TEST(VerdictRules, LargeFolioWriteDirtiesOnlyThePagesItsBytesSpan) {
+  WP_REQUIRE_ROOT();
+  ScratchFs disk("ext4", "mkfs.ext4 -q -F");
+  ASSERT_TRUE(disk.ready());
+  const std::string path = disk.file("big");
+  ASSERT_TRUE(sh("dd if=/dev/zero of=" + path + " bs=1M count=4 conv=fsync status=none"));
+  for (int seek : {10, 100, 300}) {
+    Traced t = trace_of(disk, path,
+                        {"dd", "if=/dev/zero", "of=" + path, "bs=8k", "count=1",
+                         "seek=" + std::to_string(seek), "conv=notrunc,fsync", "status=none"});
+    ASSERT_EQ(t.file.writes.size(), 1u);
+    const json& w = t.file.writes[0];
+    EXPECT_EQ(w["pages"], 2) << w.dump();
+    EXPECT_GE(w["pages_dirtied"].get<int>(), 1) << w.dump();
+    EXPECT_LE(w["pages_dirtied"].get<int>(), 2) << w.dump();
+    EXPECT_EQ(w["state"], "durable") << w.dump();
+  }
+}
+
+}  // namespace
+}  // namespace wp::testing
