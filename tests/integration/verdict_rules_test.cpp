@@ -87,5 +87,34 @@ TEST(VerdictRules, LargeFolioWriteDirtiesOnlyThePagesItsBytesSpan) {
   }
 }
 
+// A tmpfs (what /dev/shm and many /tmp are) never reaches a disk: dd's writes there are
+// memory only, none dirty, and its fsync returns having done no I/O.
+TEST(VerdictRules, WritesToTmpfsAreMemoryOnlyAndItsFsyncDoesNoIo) {
+  WP_REQUIRE_ROOT();
+  std::string dir = (fs::temp_directory_path() / "wp_tmpfs.XXXXXX").string();
+  ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+  ASSERT_TRUE(sh("mount -t tmpfs -o size=64m wp_tmpfs " + dir));
+  const std::string path = dir + "/shm";
+  RunResult res = run({writepath(), "trace", "--format", "json", "--", "dd", "if=/dev/zero",
+                       "of=" + path, "bs=4k", "count=32", "conv=fsync", "status=none"});
+  sh("umount " + dir);
+  fs::remove_all(dir);
+  ASSERT_EQ(res.exit_code, 0) << res.err;
+  const std::vector<json> items = json_lines(res.out);
+  const oracle::FileItems f = oracle::items_of(items, path);
+  ASSERT_EQ(f.writes.size(), 32u);  // dd's count
+  for (const json& w : f.writes) {
+    EXPECT_EQ(w["state"], "memory") << w.dump();
+    EXPECT_EQ(w["pages"], 1) << w.dump();
+    EXPECT_TRUE(w["requests"].empty()) << w.dump();
+  }
+  ASSERT_EQ(f.syncs.size(), 1u);
+  EXPECT_EQ(f.syncs[0]["ret"], 0);
+  EXPECT_TRUE(f.syncs[0]["requests"].empty());
+  EXPECT_TRUE(f.syncs[0]["flushes"].empty());
+  ASSERT_FALSE(items.empty());
+  EXPECT_GE(items.back().value("memory_only", 0), 32);
+}
+
 }  // namespace
 }  // namespace wp::testing

@@ -274,6 +274,31 @@ TEST_F(StitcherTest, FailedWriteIsEmittedAtOnce) {
   EXPECT_EQ(writes().size(), 1u);
 }
 
+// tmpfs, ramfs, hugetlbfs: no bio will ever carry the pages, so the write is complete at its
+// return, memory only, never dirty; a write to a disk-backed file beside it is unchanged.
+TEST_F(StitcherTest, WriteToAMemoryFileSystemIsMemoryOnlyAtItsReturn) {
+  constexpr DevT kTmpfs = make_dev(0, 27);
+  stitcher_.add_file_system(FileSystemInfo{kTmpfs, {}, {}, "tmpfs"});
+  SyscallEvent shm = write_call(1000, 1010, 4096, 8192, 2);
+  shm.dev = kTmpfs;
+  shm.fs_dev = 0;
+  shm.ino = 77;
+  feed(shm);
+  feed(write_call(1100, 1200, 0, 4096, 1));
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].state, WriteState::Memory);
+  EXPECT_EQ(w[0].pages, 2u);
+  EXPECT_EQ(w[0].pages_pending, 0u);
+  EXPECT_FALSE(w[0].written_ns);
+  EXPECT_FALSE(w[0].durable_ns);
+  EXPECT_EQ(stitcher_.stats().memory_only, 1u);
+  finish();
+  w = writes();
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_EQ(w[1].state, WriteState::Dirty);
+}
+
 TEST_F(StitcherTest, LostEventMarksPendingWritesIncomplete) {
   feed(write_call(1000, 2000, 0, 4096, 1));
   feed(LostEvent{2500, 3});

@@ -123,6 +123,7 @@ TraceSummary Pipeline::finish(Nanos duration_ns) {
   summary.aged_out = stats.aged_out;
   summary.evicted = stats.evicted;
   summary.discarded = stats.discarded;
+  summary.memory_only = stats.memory_only;
   summary.duration_ns = duration_ns;
   summary.sync_phases = sync_phases_;
   summary.direct_io = direct_io_;

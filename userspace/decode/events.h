@@ -400,6 +400,9 @@ struct FileSystemInfo {
   std::vector<DevT> aliases;  // other devices stat() reports for it (btrfs subvolumes)
   std::vector<DevT> disks;    // the whole disks its block devices are on
   std::string type;           // "btrfs", "ext4"…
+  // A file system in memory only (tmpfs, /dev/shm, ramfs, hugetlbfs): its pages never reach a
+  // disk and are gone at reboot.
+  bool memory_only() const { return type == "tmpfs" || type == "ramfs" || type == "hugetlbfs"; }
 };
 
 using Event = std::variant<SyscallEvent, BioEvent, RequestEvent, JournalEvent, ThrottleEvent,

@@ -163,6 +163,15 @@ std::vector<FileSystemInfo> list_file_systems(const std::string& mountinfo,
       out.push_back(std::move(fs_info));
       continue;
     }
+    if (FileSystemInfo memory{.dev = m.dev, .aliases = {}, .disks = {}, .type = m.type};
+        memory.memory_only()) {
+      // tmpfs, ramfs, hugetlbfs: listed with no disks, so that their writes are known to
+      // stay in memory.
+      if (std::none_of(out.begin(), out.end(),
+                       [&m](const FileSystemInfo& f) { return f.dev == m.dev; }))
+        out.push_back(std::move(memory));
+      continue;
+    }
     if (m.type != "btrfs") continue;
     auto known = std::find_if(out.begin(), out.end(),
                               [&m](const FileSystemInfo& f) { return f.dev == m.dev; });

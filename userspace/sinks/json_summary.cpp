@@ -72,7 +72,8 @@ void write_json(Emitter& e, const TraceSummary& t) {
            field("lost_by_hook", CountsByName{t.lost_by_hook}), field("writes", t.writes),
            field("fsyncs", t.fsyncs), field("incomplete", t.incomplete),
            field("aged_out", t.aged_out), field("evicted", t.evicted),
-           field("discarded", t.discarded), field("lost_share", Fraction{t.lost_share}),
+           field("discarded", t.discarded), field("memory_only", t.memory_only),
+           field("lost_share", Fraction{t.lost_share}),
            field("lost_advice", advice), field("duration_ns", t.duration_ns),
            field("fsync_phases", t.sync_phases), field("direct_io", t.direct_io.verdicts()),
            field("untraced_calls", CountsByName{t.untraced_calls}), field("hint", hint));

@@ -87,6 +87,7 @@ std::string format_update_line(const WriteTimeline& write, std::optional<ItemPro
       line += fmt::format("DIRTY {}/{} pages pending", write.pages_pending, write.pages);
       break;
     case WriteState::Failed: line += "FAILED"; break;
+    case WriteState::Memory: line += fmt::format("MEMORY ONLY ({}), no disk", pages); break;
   }
   if (at_end)
     line +=

@@ -181,6 +181,8 @@ std::string write_verdict(const WriteTimeline& write, BlockBuilder& block) {
       if (write.discarded_ns) verdict += " " + block.offset(*write.discarded_ns);
       return paint.red(verdict + ", never written");
     }
+    case WriteState::Memory:
+      return paint.yellow("MEMORY ONLY, never reaches a disk (lost at reboot)");
   }
   return write_state_name(write.state);
 }
@@ -378,6 +380,7 @@ std::string format_summary(const TraceSummary& totals, const SinkOptions& option
   std::string first = fmt::format("{}  writes {}  fsyncs {}  incomplete {}", paint.bold("summary"),
                                   totals.writes, totals.fsyncs, totals.incomplete);
   if (totals.discarded != 0) first += fmt::format("  discarded {}", totals.discarded);
+  if (totals.memory_only != 0) first += fmt::format("  memory-only {}", totals.memory_only);
   if (totals.aged_out != 0 || totals.evicted != 0) {
     std::vector<std::string> early;
     if (totals.aged_out != 0) early.push_back(fmt::format("{} aged out", totals.aged_out));

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "decode/events.h"
@@ -89,8 +90,11 @@ class DeviceTable {
   // else the one disk_of() names.
   std::vector<DevT> disks_of(DevT dev) const;
   bool volatile_cache(DevT disk) const;
+  // A file system kept in memory only (FileSystemInfo::memory_only).
+  bool memory_only(DevT dev) const { return memory_only_.contains(dev); }
 
  private:
+  std::unordered_set<DevT> memory_only_;
   std::unordered_map<DevT, DeviceInfo> devices_;
   std::unordered_map<DevT, std::vector<DevT>> fs_disks_;
   std::unordered_map<DevT, bool> disk_write_cache_;

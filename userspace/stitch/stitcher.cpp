@@ -24,6 +24,7 @@ const char* write_state_name(WriteState s) {
     case WriteState::Written: return "written";
     case WriteState::Durable: return "durable";
     case WriteState::Discarded: return "discarded";
+    case WriteState::Memory: return "memory";
   }
   return "";
 }

@@ -140,7 +140,9 @@ struct ThrottlePause {
 
 // Discarded: the page cache dropped the write's pages before writeback (truncate, unlink);
 // its data will never reach the disk.
-enum class WriteState : std::uint8_t { Failed, Dirty, Written, Durable, Discarded };
+// Memory: a write to a file system that lives in memory only (tmpfs, ramfs, hugetlbfs): its
+// data is never written to a disk and is lost at reboot; the state is final at its return.
+enum class WriteState : std::uint8_t { Failed, Dirty, Written, Durable, Discarded, Memory };
 const char* write_state_name(WriteState s);
 
 enum class DurableVia : std::uint8_t { None, Flush, Fua, NoWriteCache };

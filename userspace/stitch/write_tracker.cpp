@@ -274,7 +274,9 @@ void WriteTracker::emit_member(BatchIt it, std::uint32_t index, Eviction evictio
   emit_(std::move(tl));
 }
 
-void WriteTracker::emit_failed(const SyscallEvent& ev, CallExtras extras) {
+// A write whose state is final at its return: failed, or to a file system in memory only
+// (no bio will ever carry its pages: it is complete, and never dirty).
+void WriteTracker::emit_at_return(const SyscallEvent& ev, CallExtras extras, WriteState state) {
   WriteTimeline tl;
   tl.id = take_id();
   tl.call = ev;
@@ -282,7 +284,12 @@ void WriteTracker::emit_failed(const SyscallEvent& ev, CallExtras extras) {
   tl.throttles = std::move(extras.throttles);
   tl.direct = ev.file_flags & file_flag::kDirect;
   tl.sync = ev.file_flags & (file_flag::kSync | file_flag::kDsync);
-  tl.state = WriteState::Failed;
+  tl.state = state;
+  if (state == WriteState::Memory) {
+    tl.pages = ((ev.pos + static_cast<std::uint64_t>(ev.ret) - 1) >> kPageShift) -
+               (ev.pos >> kPageShift) + 1;
+    ++stats_.memory_only;
+  }
   tl.incomplete = loss_.within(ev.start_ns, ev.end_ns);
   if (tl.incomplete) ++stats_.incomplete;
   ++stats_.writes;
@@ -355,7 +362,11 @@ void WriteTracker::on_write(const SyscallEvent& ev, CallExtras extras) {
 
 void WriteTracker::track_write(const SyscallEvent& ev, CallExtras extras) {
   if (ev.ret <= 0) {
-    emit_failed(ev, std::move(extras));
+    emit_at_return(ev, std::move(extras), WriteState::Failed);
+    return;
+  }
+  if (devices_.memory_only(ev.fs_dev != 0 ? ev.fs_dev : ev.dev)) {
+    emit_at_return(ev, std::move(extras), WriteState::Memory);
     return;
   }
   if (!(ev.file_flags & file_flag::kDirect)) {

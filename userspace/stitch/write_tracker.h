@@ -215,7 +215,7 @@ class WriteTracker {
   void announce(MemberRef ref);
   void emit_member(BatchIt it, std::uint32_t index, Eviction eviction,
                    std::optional<Nanos> discarded_ns = std::nullopt);
-  void emit_failed(const SyscallEvent& ev, CallExtras extras);
+  void emit_at_return(const SyscallEvent& ev, CallExtras extras, WriteState state);
   std::vector<std::shared_ptr<Bio>> direct_bios(const SyscallEvent& ev) const;
   std::vector<std::shared_ptr<Bio>> aio_share(const SyscallEvent& ev,
                                               std::vector<std::shared_ptr<Bio>> bios);
