@@ -110,6 +110,35 @@ bool write_sysfs(const std::string& path, const std::string& value) {
   return static_cast<bool>(out);
 }
 
+// A loop device keeps its queue settings after it is detached: the next test to attach it
+// would inherit a round's write-through cache or 4 KiB requests. The knobs a round sets are put
+// back as they were, whatever the round does.
+class QueueKnobs {
+ public:
+  explicit QueueKnobs(std::string queue) : queue_(std::move(queue)) {
+    for (const char* knob : {"scheduler", "max_sectors_kb", "write_cache"}) {
+      std::string value = slurp(queue_ + knob);
+      if (std::string(knob) == "scheduler") {  // "none [mq-deadline] kyber": the bracketed one
+        const auto open = value.find('['), close = value.find(']');
+        value = open != std::string::npos && close > open
+                    ? value.substr(open + 1, close - open - 1)
+                    : std::string();
+      }
+      while (!value.empty() && (value.back() == '\n' || value.back() == ' ')) value.pop_back();
+      if (!value.empty()) saved_.emplace_back(knob, value);
+    }
+  }
+  ~QueueKnobs() {
+    for (const auto& [knob, value] : saved_) write_sysfs(queue_ + knob, value);
+  }
+  QueueKnobs(const QueueKnobs&) = delete;
+  QueueKnobs& operator=(const QueueKnobs&) = delete;
+
+ private:
+  std::string queue_;
+  std::vector<std::pair<std::string, std::string>> saved_;
+};
+
 std::string mkfs_of(const std::string& type) {
   if (type == "ext4") return "mkfs.ext4 -q -F";
   if (type == "xfs") return "mkfs.xfs -q -f";
@@ -125,6 +154,7 @@ std::vector<std::string> run_round(const Round& r, Tally& tally) {
   ScratchFs disk(r.fs, mkfs_of(r.fs));
   if (!disk.ready()) return {"could not make a " + r.fs + " on a loop device"};
   const std::string queue = "/sys/block/" + disk.loop_name() + "/queue/";
+  const QueueKnobs restore(queue);  // declared after `disk`: restored before it is detached
   if (!write_sysfs(queue + "scheduler", r.scheduler) ||
       !write_sysfs(queue + "max_sectors_kb", std::to_string(r.max_sectors_kb)) ||
       !write_sysfs(queue + "write_cache", r.write_cache)) {
