@@ -165,6 +165,7 @@ static __always_inline int wp_emit_bio(struct bio *bio, __u8 kind)
 	r->nr_extents = 0;
 	r->file_dev = 0;
 	r->ino = 0;
+	r->uring_tag = wp_current_uring_tag();
 	__builtin_memset(r->extents, 0, sizeof(r->extents));
 	wp_fill_extents(r, bio);
 	wp_submit(r, sizeof(*r));

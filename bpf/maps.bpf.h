@@ -248,6 +248,21 @@ static __always_inline struct wp_uring_op *wp_iowq_op(void)
 	return req ? bpf_map_lookup_elem(&uring_ops, &req) : NULL;
 }
 
+/* The io_uring op the current thread is issuing (inline, inside io_uring_enter, or as the
+ * io-wq worker running it), as the tag its bios carry: WP_URING_TAG of its start_ns, else 0. */
+static __always_inline __u32 wp_current_uring_tag(void)
+{
+	struct wp_task_state *st =
+	    bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), 0, 0);
+	struct wp_uring_op *op = NULL;
+
+	if (st && st->active && st->uring_req)
+		op = bpf_map_lookup_elem(&uring_ops, &st->uring_req);
+	if (!op)
+		op = wp_iowq_op();
+	return op ? WP_URING_TAG(op->start_ns) : 0;
+}
+
 /* Why the current thread is writing, for the bios it submits. */
 static __always_inline __u8 wp_current_why(void)
 {

@@ -48,6 +48,11 @@ typedef int64_t wp_s64;
 	WP_STATIC_ASSERT(sizeof(type) == (bytes), #type " must stay " #bytes " bytes")
 
 #define WP_RECORD_VERSION 1
+
+/* The tag a bio carries for the io_uring op it was queued for (wp_bio_record.uring_tag): the low
+ * 32 bits of the op's start_ns, never 0 (0 is "no op"). Ops of one thread in flight together
+ * were submitted nanoseconds apart, never 2^32 ns (4.3 s) apart to the nanosecond. */
+#define WP_URING_TAG(start_ns) ((wp_u32)(start_ns) ? (wp_u32)(start_ns) : 1u)
 #define WP_COMM_LEN 16
 #define WP_BIO_MAX_EXTENTS 8
 #define WP_PAGE_SHIFT 12
@@ -408,7 +413,10 @@ struct wp_bio_record {
 	wp_u8 nr_extents;
 	wp_u8 why;	 /* enum wp_why */
 	wp_u32 file_dev; /* dev_t of the pages' inode superblock */
-	wp_u32 pad2;
+	/* The io_uring op the bio was queued for (issued inline, or by the io-wq worker running
+	 * it): WP_URING_TAG() of the op's submission time, its record's start_ns; 0 for none. A
+	 * thread keeps several ops in flight, and their windows overlap. */
+	wp_u32 uring_tag;
 	wp_u64 ino;
 	char comm[WP_COMM_LEN];
 	struct wp_extent extents[WP_BIO_MAX_EXTENTS];

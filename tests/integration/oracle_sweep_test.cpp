@@ -177,11 +177,7 @@ std::vector<std::string> run_round(const Round& r, Tally& tally) {
           "--rw=" + std::string(r.sequential ? "write" : "randwrite"),
           "--bs=" + std::to_string(r.bs), "--size=" + std::to_string(r.bs * r.count),
           "--ioengine=" + r.engine, "--numjobs=" + std::to_string(r.jobs),
-          "--direct=" + std::string(r.direct ? "1" : "0"), sync,
-          // io_uring ops of one thread in flight together are not told apart yet (each takes
-          // every bio its thread queued in its window, and an io-wq fsync its worker's): an
-          // open defect the sweep found; libaio's iocbs are shared out in order and keep 4.
-          "--iodepth=" + std::string(r.engine == "io_uring" ? "1" : "4"),
+          "--direct=" + std::string(r.direct ? "1" : "0"), sync, std::string("--iodepth=4"),
           "--randseed=" + std::to_string(r.seed), std::string("--output-format=json"),
           "--output=" + fio_out})
       argv.push_back(a);

@@ -336,5 +336,26 @@ TEST_F(StitcherTest, IoUringFsyncOwnsTheBiosOfItsWorker) {
   EXPECT_EQ(phase_sum(s[0].phases), 1000u);
 }
 
+// The io-wq worker that runs an fsync also runs other ops of the ring (punted writes): a bio
+// tagged for another op is not the fsync's, though its worker queued it inside the call.
+TEST_F(StitcherTest, IoUringFsyncTakesNoBioTaggedForAnotherOp) {
+  constexpr std::uint32_t kWorker = 300;
+  BioEvent own = page_bio(1100, 0xb1, 2048, 0, 1, kWorker);
+  own.uring_tag = wp::stitch::uring_tag_of(1000);
+  BioEvent other = page_bio(1150, 0xb2, 4096, 9, 1, kWorker);
+  other.uring_tag = wp::stitch::uring_tag_of(1120);  // a punted write the worker ran meanwhile
+  feed(own);
+  feed(other);
+  io(0x71, 2048, 4096, 1200, 1300);
+  feed(issue(1250, 0x72, 4096, 4096));  // completes after the fsync returned
+  SyscallEvent call = sync_call(Syscall::IoUringFsync, 1000, 2000, kWorker);
+  call.via = WP_VIA_IO_URING | WP_VIA_IO_WQ;
+  feed(call);
+  auto s = syncs();
+  ASSERT_EQ(s.size(), 1u);
+  ASSERT_EQ(s[0].requests.size(), 1u);
+  EXPECT_EQ(s[0].requests[0].sector, 2048u);
+}
+
 }  // namespace
 }  // namespace wp::stitch_test

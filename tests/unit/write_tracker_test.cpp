@@ -1,4 +1,5 @@
 // Write tracker rules: buffered, O_DIRECT and failed writes, batches, loss, bounds.
+#include "stitch/io_state.h"
 #include "stitch_fixture.h"
 
 namespace wp::stitch_test {
@@ -647,6 +648,40 @@ TEST_F(StitcherTest, IoUringDirectWriteOwnsTheBiosOfTheThreadThatIssuedIt) {
   ASSERT_EQ(w[0].requests.size(), 1u);
   EXPECT_EQ(w[0].requests[0].sector, 4096u);
   EXPECT_EQ(w[0].written_ns, Nanos{1800});
+}
+
+// fio --ioengine=io_uring --direct=1 --iodepth=4: one thread keeps several writes in flight,
+// their submission-to-CQE windows overlap, and each bio carries the tag of the op it was
+// issued for: a write takes only its own, however its window lies.
+TEST_F(StitcherTest, IoUringDirectWritesInFlightTogetherTakeOnlyTheirOwnBios) {
+  auto tagged = [](Nanos ts, std::uint64_t ptr, std::uint64_t sector, Nanos op_start) {
+    BioEvent b = anon_bio(ts, ptr, sector, 16384, kWriterTid);
+    b.uring_tag = wp::stitch::uring_tag_of(op_start);
+    return b;
+  };
+  feed(tagged(1010, 0xb1, 0, 1000));     // op A, submitted at 1000
+  feed(tagged(1110, 0xb2, 32, 1100));    // op B, submitted at 1100
+  feed(tagged(1210, 0xb3, 64, 1200));    // op C, submitted at 1200
+  io(0x71, 0, 16384, 1300, 1400);
+  io(0x72, 32, 16384, 1300, 1500);
+  io(0x73, 64, 16384, 1300, 1600);
+  flush(0xf1, 1700, 1800);
+  for (auto [start, end, pos] : {std::tuple{1000, 1450, 0}, std::tuple{1100, 1550, 16384},
+                                 std::tuple{1200, 1650, 32768}}) {
+    SyscallEvent call = write_call(start, end, pos, 16384, 0);
+    call.syscall = Syscall::IoUringWrite;
+    call.via = WP_VIA_IO_URING;
+    call.file_flags |= file_flag::kDirect;
+    feed(call);
+  }
+  auto w = writes();
+  ASSERT_EQ(w.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    ASSERT_EQ(w[i].requests.size(), 1u) << i;
+    EXPECT_EQ(w[i].requests[0].sector, 32u * i) << i;
+    EXPECT_EQ(w[i].pages, 4u) << i;
+    EXPECT_LE(*w[i].written_ns, call_end(w[i].call)) << i;
+  }
 }
 
 }  // namespace

@@ -86,6 +86,7 @@ std::optional<Event> decode_bio(std::span<const std::byte> bytes) {
   e.bio_flags = r.bio_flags;
   e.file_dev = r.file_dev;
   e.ino = r.ino;
+  e.uring_tag = r.uring_tag;
   e.nr_extents = r.nr_extents;
   for (std::size_t i = 0; i < r.nr_extents; ++i)
     e.extents[i] = Extent{r.extents[i].index, r.extents[i].pages};

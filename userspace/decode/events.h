@@ -168,6 +168,8 @@ struct BioEvent {
   std::uint8_t bio_flags = 0;  // bio_flag::*
   DevT file_dev = 0;           // superblock device of the pages' inode
   std::uint64_t ino = 0;
+  // The io_uring op it was queued for: uring_tag_of() its record's start_ns; 0 for none.
+  std::uint32_t uring_tag = 0;
   std::uint8_t nr_extents = 0;
   std::array<Extent, kMaxBioExtents> extents{};
 };

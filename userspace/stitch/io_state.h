@@ -109,6 +109,18 @@ inline bool is_flush_bio(const BioEvent& b) {
   return b.op == ReqOp::Flush || b.bytes == 0;
 }
 
+// The tag of the io_uring op whose record has `start_ns`, as its bios carry it.
+inline std::uint32_t uring_tag_of(Nanos start_ns) {
+  return WP_URING_TAG(start_ns);
+}
+
+// A bio queued for another io_uring op than `call` (one of the thread's ops in flight beside
+// it) is not the call's. Syscalls keep every bio of their window: a thread's state can still
+// name its last op after that op's inline issue ended.
+inline bool bio_of_another_uring_op(const BioEvent& bio, const SyscallEvent& call) {
+  return call.via != 0 && bio.uring_tag != 0 && bio.uring_tag != uring_tag_of(call.start_ns);
+}
+
 inline bool has_file_pages(const BioEvent& b) {
   return b.ino != 0 && b.nr_extents > 0 && !(b.bio_flags & (bio_flag::kAnon | bio_flag::kNoFile));
 }

@@ -70,6 +70,7 @@ SyncTimeline SyncAssembler::assemble(const SyscallEvent& ev) const {
       const Bio& bio = **b;
       if (bio.ev.ts < start) break;
       if (bio.ev.ts > end || is_flush_bio(bio.ev)) continue;
+      if (bio_of_another_uring_op(bio.ev, ev)) continue;
       // Writeback submission is of data; metadata bios are the journal's (below).
       if (!(bio.ev.flags & req_flag::kMeta) && (!last_bio || bio.ev.ts > *last_bio))
         last_bio = bio.ev.ts;

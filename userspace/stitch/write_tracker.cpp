@@ -307,6 +307,7 @@ std::vector<std::shared_ptr<Bio>> WriteTracker::direct_bios(const SyscallEvent& 
     if (bio.ts < ev.start_ns) break;
     if (bio.ts > ev.end_ns || is_flush_bio(bio) || !is_data_op(bio.op)) continue;
     if (bio.bdev != ev.dev && bio.disk != disk) continue;
+    if (bio_of_another_uring_op(bio, ev)) continue;
     found.push_back(*b);
   }
   std::reverse(found.begin(), found.end());
