@@ -26,16 +26,25 @@ struct wp_path_key {
 	__u32 pad;
 };
 
-/* Files already resolved; the value is the struct inode they were resolved for, so an inode
- * number reused by a new file (a new struct inode) is resolved again, a rename (the same
- * inode) is not. Evicted least recently used: a file met again after that costs one more
- * walk and record. */
+/* What a file was resolved for: its struct inode, and its name as its dentry holds it (the
+ * name's hash and length, and the parent dentry). An inode number reused by a new file is
+ * resolved again (a new struct inode, or a freed one reused under another name), and so is a
+ * file renamed or moved to another directory (d_move changes its dentry's name and parent):
+ * PostgreSQL's WAL segments are written as xlogtemp.N and renamed, rsync writes .name.XXXXXX.
+ * A rename of a directory above it is not seen (its own dentry keeps name and parent). */
+struct wp_path_seen {
+	__u64 inode;
+	__u64 name;
+};
+
+/* Files already resolved. Evicted least recently used: a file met again after that costs one
+ * more walk and record. */
 #define WP_PATH_CACHE_ENTRIES 16384
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, WP_PATH_CACHE_ENTRIES);
 	__type(key, struct wp_path_key);
-	__type(value, __u64);
+	__type(value, struct wp_path_seen);
 } file_paths SEC(".maps");
 
 /* The record is built here (552 bytes do not fit the 512-byte BPF stack), with room after it
@@ -76,22 +85,24 @@ __noinline int wp_emit_file_path(__u64 file_ptr, __u32 dev, __u64 ino)
 	struct dentry *dentry;
 	struct mount *mnt;
 	struct inode *inode;
-	__u64 inode_ptr, *seen;
+	struct wp_path_seen now, *seen;
 	__u32 zero = 0, off = 0, components = 0;
 	bool reached_root = false;
 
 	if (!file)
 		return 0;
 	inode = BPF_CORE_READ(file, f_inode);
-	inode_ptr = (__u64)inode;
+	dentry = BPF_CORE_READ(file, f_path.dentry);
+	now.inode = (__u64)inode;
+	now.name = BPF_CORE_READ(dentry, d_name.hash_len) ^
+		   ((__u64)BPF_CORE_READ(dentry, d_parent) * 0x9e3779b97f4a7c15ull);
 	seen = bpf_map_lookup_elem(&file_paths, &key);
-	if (seen && *seen == inode_ptr)
+	if (seen && seen->inode == now.inode && seen->name == now.name)
 		return 0;
 	scratch = bpf_map_lookup_elem(&path_scratch, &zero);
 	if (!scratch)
 		return 0;
 	rec = &scratch->rec;
-	dentry = BPF_CORE_READ(file, f_path.dentry);
 	vfsmnt = BPF_CORE_READ(file, f_path.mnt);
 	if (!dentry || !vfsmnt)
 		return 0;
@@ -149,7 +160,7 @@ __noinline int wp_emit_file_path(__u64 file_ptr, __u32 dev, __u64 ino)
 			bpf_map_delete_elem(&file_paths, &key);
 		return 0;
 	}
-	bpf_map_update_elem(&file_paths, &key, &inode_ptr, BPF_ANY);
+	bpf_map_update_elem(&file_paths, &key, &now, BPF_ANY);
 	return 1;
 }
 

@@ -1,5 +1,7 @@
 // Verdicts the oracle (oracle.h) found wrong, each pinned by a real run of the command that
 // showed it: dd's own record count and exit status, the sync contract and the page counts.
+#include <map>
+
 #include "harness.h"
 #include "oracle.h"
 
@@ -114,6 +116,45 @@ TEST(VerdictRules, WritesToTmpfsAreMemoryOnlyAndItsFsyncDoesNoIo) {
   EXPECT_TRUE(f.syncs[0]["flushes"].empty());
   ASSERT_FALSE(items.empty());
   EXPECT_GE(items.back().value("memory_only", 0), 32);
+}
+
+// A file written under a temporary name and renamed (PostgreSQL's xlogtemp.N, rsync's
+// .name.XXXXXX) is named by its new path from the rename on, as /proc/PID/fd names it; a new
+// file that takes a deleted file's inode number is named by its own path.
+TEST(VerdictRules, ItemsAreNamedByThePathTheirFileHadWhenTheCallRan) {
+  WP_REQUIRE_ROOT();
+  ScratchFs disk("ext4", "mkfs.ext4 -q -F");
+  ASSERT_TRUE(disk.ready());
+  const std::string dir = disk.mount_point();
+  const std::string fd_log = dir + "/../fd.log";  // not on the traced disk
+  // Each write is followed by what /proc/self/fd says of its fd at that moment.
+  const std::string script =
+      "cd " + dir + " && exec 3>xlogtemp.1 && echo one >&3 && readlink /proc/$$/fd/3 >>" +
+      fd_log + " && mv xlogtemp.1 segment.1 && echo two >&3 && readlink /proc/$$/fd/3 >>" +
+      fd_log + " && exec 3>&- && echo x >old && ino=$(stat -c %i old) && rm old && sync && " +
+      "echo y >new && readlink -f new >>" + fd_log + " && stat -c %i new >>" + fd_log +
+      " && echo $ino >>" + fd_log;
+  RunResult res = run({writepath(), "trace", "--dev", disk.disk(), "--format", "json", "--",
+                       "sh", "-c", script});
+  ASSERT_EQ(res.exit_code, 0) << res.err;
+  std::istringstream truth(slurp(fd_log));
+  std::string before_rename, after_rename, new_path, new_ino, old_ino;
+  std::getline(truth, before_rename);
+  std::getline(truth, after_rename);
+  std::getline(truth, new_path);
+  std::getline(truth, new_ino);
+  std::getline(truth, old_ino);
+  ASSERT_EQ(fs::path(after_rename).filename(), "segment.1");
+  std::map<std::uint64_t, std::string> by_id;  // items leave when final: order them by call
+  for (const json& o : json_lines(res.out))
+    if (o["type"] == "write" && o["path"].is_string()) by_id[o["id"]] = o["path"];
+  std::vector<std::string> write_paths;
+  for (const auto& [id, path] : by_id) write_paths.push_back(path);
+  // echo one, echo two, echo x, echo y: in order of their calls.
+  ASSERT_EQ(write_paths.size(), 4u) << res.out;
+  EXPECT_EQ(write_paths[0], before_rename);
+  EXPECT_EQ(write_paths[1], after_rename);
+  EXPECT_EQ(write_paths[3], new_path) << "old inode " << old_ino << ", new " << new_ino;
 }
 
 }  // namespace

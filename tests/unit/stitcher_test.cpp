@@ -1,3 +1,4 @@
+#include <algorithm>
 // The stitcher as a whole: names of its states and phases, and the dispatcher's bounds.
 #include "stitch_fixture.h"
 
@@ -104,6 +105,26 @@ TEST_F(StitcherTest, FileResolvedAfreshTakesItsNewPathForLaterItems) {
   ASSERT_EQ(s.size(), 2u);
   EXPECT_EQ(s[0].call.path, "/mnt/a");
   EXPECT_EQ(s[1].call.path, "/mnt/b");
+}
+
+// A write still pending when its file is renamed (xlogtemp.N written, fsynced later, renamed
+// to a WAL segment) keeps the path its call had; the writes after the rename (the kernel sends
+// the new path with the first of them) take the new one, in a batch of their own.
+TEST_F(StitcherTest, PendingWriteKeepsThePathItsCallHadAcrossARename) {
+  feed(file_path(90, "/db/pg_wal/xlogtemp.7"));
+  feed(write_call(100, 110, 0, 4096, 1));
+  feed(file_path(190, "/db/pg_wal/000000010000000000000003"));
+  feed(write_call(200, 210, 4096, 4096, 1));
+  feed(page_bio(300, 0xb1, 2048, 0, 2));
+  io(0x71, 2048, 8192, 310, 320);
+  flush(0xf1, 330, 340);
+  auto w = writes();
+  ASSERT_EQ(w.size(), 2u);
+  std::sort(w.begin(), w.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  EXPECT_EQ(w[0].call.path, "/db/pg_wal/xlogtemp.7");
+  EXPECT_EQ(w[1].call.path, "/db/pg_wal/000000010000000000000003");
+  EXPECT_EQ(w[0].state, WriteState::Durable);
+  EXPECT_EQ(w[1].state, WriteState::Durable);
 }
 
 TEST_F(StitcherTest, SyncWithoutAFileHasNoPath) {

@@ -14,7 +14,7 @@ void FileNames::on_file_path(const FilePathEvent& ev) {
 }
 
 void FileNames::name(SyscallEvent& call) const {
-  if (call.ino == 0) return;
+  if (call.ino == 0 || !call.path.empty()) return;
   const auto it = paths_.find(InodeKey{call.dev, call.ino});
   if (it != paths_.end()) call.path = it->second.path;
 }

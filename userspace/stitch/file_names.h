@@ -22,7 +22,7 @@ class FileNames {
   // A path record: (dev, ino) is called this from now on (a later record for the same file is
   // the kernel resolving it afresh, e.g. an inode number reused by a new file).
   void on_file_path(const FilePathEvent& ev);
-  // Sets call.path from the table; leaves it empty when no path is known for its file.
+  // Sets call.path from the table unless it has one; leaves it empty when no path is known.
   void name(SyscallEvent& call) const;
   std::size_t size() const { return paths_.size(); }
 

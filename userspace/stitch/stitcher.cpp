@@ -92,7 +92,8 @@ struct Stitcher::State : stitch::BlockListener {
     hand_out(std::move(s));
   }
 
-  // Every item leaves through here, named after its file's path record, if one came.
+  // Every item leaves through here, named after its file's path record, if one came: the
+  // path its call record arrived under, else (a mapping's stores) the latest.
   void hand_out(Timeline&& t) {
     name(t);
     (*emit)(std::move(t));
@@ -151,6 +152,9 @@ struct Stitcher::State : stitch::BlockListener {
             now = std::max(now, ev.end_ns);
             SyscallEvent call = ev;
             call.cgroup_id = cgroup_of(ev.pid, ev.tid);
+            // Named as the file is called now: a write still pending after a rename keeps
+            // the name it was written under.
+            names.name(call);
             on_syscall(call);
           } else {
             now = std::max(now, ev.ts);

@@ -188,6 +188,7 @@ WriteTimeline WriteTracker::timeline_of(const Batch& b, Member& m, bool snapshot
   call.pid = b.pid;
   call.tid = b.tid;
   call.comm = b.comm;
+  call.path = b.path;
   call.syscall = m.syscall;
   call.via = m.via;
   call.fd = b.fd;
@@ -340,6 +341,7 @@ WriteTracker::BatchIt WriteTracker::new_batch(const SyscallEvent& ev, Member m) 
   b.pid = ev.pid;
   b.tid = ev.tid;
   b.comm = ev.comm;
+  b.path = ev.path;
   b.fd = ev.fd;
   b.dev = ev.dev;
   b.ino = ev.ino;

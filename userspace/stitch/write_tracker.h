@@ -126,6 +126,7 @@ struct Batch {
   std::uint32_t pid = 0;
   std::uint32_t tid = 0;
   std::string comm;
+  std::string path;  // the file's path when its writes' records arrived (a rename: a new batch)
   int fd = -1;
   DevT dev = 0;
   std::uint64_t ino = 0;
@@ -153,7 +154,7 @@ struct Batch {
   bool same_writer(const SyscallEvent& ev) const {
     return pid == ev.pid && tid == ev.tid && fd == ev.fd && dev == ev.dev && ino == ev.ino &&
            file_flags == ev.file_flags && call_flags == ev.call_flags &&
-           cgroup_id == ev.cgroup_id && comm == ev.comm;
+           cgroup_id == ev.cgroup_id && comm == ev.comm && path == ev.path;
   }
 };
 
