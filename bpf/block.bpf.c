@@ -230,7 +230,7 @@ static __always_inline int wp_emit_request(struct request *rq, __u8 event, int e
 	r->flags = wp_req_flags(opf);
 	r->bytes = event == WP_RQ_COMPLETE ? nr_bytes : BPF_CORE_READ(rq, __data_len);
 	r->sector = BPF_CORE_READ(rq, __sector);
-	r->error = error;
+	r->error = wp_blk_status_errno(error);
 	r->tid = wp_current_tid();
 	r->event = event;
 	__builtin_memset(r->pad, 0, sizeof(r->pad));

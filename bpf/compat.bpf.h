@@ -207,6 +207,37 @@ static __always_inline __u32 wp_folio_nr_pages(struct folio *folio)
 	return order < 20 ? 1u << order : 1;
 }
 
+/* block_rq_complete passes a blk_status_t (a small positive code, v4.13+), not an errno: the
+ * classic tracepoint's format converts it with blk_status_to_errno(), tp_btf and raw_tp see it
+ * raw. The codes are #defines (no BTF); these have kept their values since they were added
+ * (blk_types.h, the blk_errors[] table): NOTSUPP 1, TIMEOUT 2, NOSPC 3, TRANSPORT 4, TARGET 5,
+ * RESV_CONFLICT 6 (NEXUS before v6.5), MEDIUM 7, PROTECTION 8, RESOURCE 9, IOERR 10,
+ * DM_REQUEUE 11, AGAIN 12, DEV_RESOURCE 13, ZONE_OPEN 14, ZONE_ACTIVE 15, OFFLINE 16 (v5.18),
+ * DURATION_LIMIT 17 (v6.5). Anything else is what the kernel reports it as: -EIO. */
+static __always_inline int wp_blk_status_errno(int status)
+{
+	switch (status) {
+	case 0: return 0;
+	case 1: return -95;  /* EOPNOTSUPP */
+	case 2: return -110; /* ETIMEDOUT */
+	case 3: return -28;  /* ENOSPC */
+	case 4: return -67;  /* ENOLINK */
+	case 5: return -121; /* EREMOTEIO */
+	case 6: return -52;  /* EBADE */
+	case 7: return -61;  /* ENODATA */
+	case 8: return -84;  /* EILSEQ */
+	case 9: return -12;  /* ENOMEM */
+	case 11: return -78; /* EREMCHG */
+	case 12: return -11; /* EAGAIN */
+	case 13: return -16; /* EBUSY */
+	case 14: return -109; /* ETOOMANYREFS */
+	case 15: return -75; /* EOVERFLOW */
+	case 16: return -19; /* ENODEV */
+	case 17: return -62; /* ETIME */
+	default: return status < 0 ? status : -5; /* EIO */
+	}
+}
+
 /* A write dirtied no more pages than its bytes span: the pages of large folios it only
  * partly covers are dirtied with it but are not its own (see wp_write_pages_in). */
 static __always_inline __u32 wp_dirtied_within(__u32 pages, __u64 pos, __s64 ret)

@@ -2,7 +2,8 @@
 // goes, what it did and what the kernel answered, so that the test can hold the tracer's
 // verdicts against truths the tracer did not compute:
 //   write OFFSET BYTES RET START_NS END_NS       one line per write call (CLOCK_MONOTONIC)
-//   sync NAME RET START_NS END_NS                 one per sync call (fsync, fdatasync, msync)
+//   sync NAME RET START_NS END_NS                 one per sync call (fsync, fdatasync, msync;
+//                                                 RET -errno when it failed)
 //   store FIRST_PAGE PAGES START_NS END_NS        stores into a shared mapping
 //   pages T0_NS T1_NS                             then per page of the file, from cachestat(2):
 //   page INDEX CACHED DIRTY WRITEBACK             its state between T0 and T1
@@ -129,13 +130,13 @@ int main(int argc, char** argv) {
         ret = fdatasync(fd);
         name = "fdatasync";
       }
-      fprintf(log, "sync %s %d %lld %lld\n", name, ret, s, now_ns());
+      fprintf(log, "sync %s %d %lld %lld\n", name, ret < 0 ? -errno : ret, s, now_ns());
     }
   }
   if (strcmp(sync_mode, "end-fsync") == 0) {
     const long long s = now_ns();
     const int ret = fsync(fd);
-    fprintf(log, "sync fsync %d %lld %lld\n", ret, s, now_ns());
+    fprintf(log, "sync fsync %d %lld %lld\n", ret < 0 ? -errno : ret, s, now_ns());
   }
 
   // The kernel's own account of every page, as the workload ends (still traced).

@@ -1,6 +1,11 @@
 // Verdicts the oracle (oracle.h) found wrong, each pinned by a real run of the command that
 // showed it: dd's own record count and exit status, the sync contract and the page counts.
 #include <map>
+#include <cstring>
+#include <set>
+#include <sys/sysmacros.h>
+#include <sys/stat.h>
+#include <fcntl.h>
 
 #include "harness.h"
 #include "oracle.h"
@@ -155,6 +160,98 @@ TEST(VerdictRules, ItemsAreNamedByThePathTheirFileHadWhenTheCallRan) {
   EXPECT_EQ(write_paths[0], before_rename);
   EXPECT_EQ(write_paths[1], after_rename);
   EXPECT_EQ(write_paths[3], new_path) << "old inode " << old_ino << ", new " << new_ino;
+}
+
+// fsyncgate on a thin-provisioned disk: a loop device over a sparse file on a 48 MiB tmpfs runs
+// out of space under writeback. The writes whose pages the failed requests carried are lost,
+// the fsync that returned ENOSPC (the workload's own log) lists exactly them, the summary counts
+// them, and what the disk holds (read back with O_DIRECT, past the page cache) agrees: a lost
+// write's block is not its data, a written one's is.
+TEST(VerdictRules, WritesLostToAFullThinDiskAreLostAndTheFailedFsyncNamesThem) {
+  WP_REQUIRE_ROOT();
+  std::string root = (fs::temp_directory_path() / "wp_thin.XXXXXX").string();
+  ASSERT_NE(::mkdtemp(root.data()), nullptr);
+  const std::string backing = root + "/backing", mnt = root + "/mnt";
+  fs::create_directories(backing);
+  fs::create_directories(mnt);
+  ASSERT_TRUE(sh("mount -t tmpfs -o size=48m wp_thin " + backing));
+  std::string loop;
+  struct Cleanup {
+    std::string root, backing, mnt;
+    std::string* loop;
+    ~Cleanup() {
+      sh("umount " + mnt + " 2>/dev/null");
+      if (!loop->empty()) sh("losetup -d " + *loop);
+      sh("umount " + backing);
+      fs::remove_all(root);
+    }
+  } cleanup{root, backing, mnt, &loop};
+  ASSERT_TRUE(sh("truncate -s 512M " + backing + "/disk.img"));
+  RunResult attach = run({"losetup", "--find", "--show", backing + "/disk.img"});
+  loop = attach.out.substr(0, attach.out.find('\n'));
+  ASSERT_FALSE(loop.empty()) << attach.err;
+  ASSERT_TRUE(sh("mkfs.ext4 -q -F " + loop + " && mount " + loop + " " + mnt));
+  struct stat st {};
+  ASSERT_EQ(::stat(loop.c_str(), &st), 0);
+  const std::string disk = std::to_string(major(st.st_rdev)) + ":" + std::to_string(minor(st.st_rdev));
+
+  const std::string file = mnt + "/data", log = root + "/truth.log";
+  constexpr int kBlocks = 80;
+  RunResult res = run({writepath(), "trace", "--dev", disk, "--format", "json", "--",
+                       (build_dir() / "wp_oracle_writer").string(), file, log, "pwrite",
+                       std::to_string(1 << 20), std::to_string(kBlocks), "1", "end-fsync", "1",
+                       "1"});
+  ASSERT_EQ(res.exit_code, 0) << res.err;
+  const oracle::Truth truth = oracle::read_truth(log);
+  ASSERT_EQ(truth.syncs.size(), 1u);
+  ASSERT_EQ(truth.syncs[0].ret, -ENOSPC) << "the disk did not run out of space";
+  const std::vector<json> items = json_lines(res.out);
+  const oracle::FileItems f = oracle::items_of(items, file);
+  const auto calls = oracle::check_calls(truth, f);
+  EXPECT_TRUE(calls.empty()) << join(calls);
+  ASSERT_EQ(f.writes.size(), static_cast<std::size_t>(kBlocks));
+
+  // What the disk holds, block by block, bypassing the page cache.
+  const int fd = ::open(file.c_str(), O_RDONLY | O_DIRECT);
+  ASSERT_GE(fd, 0);
+  void* buf = nullptr;
+  ASSERT_EQ(::posix_memalign(&buf, 4096, 1 << 20), 0);
+  std::set<std::uint64_t> lost_ids;
+  std::size_t lost = 0, on_disk = 0;
+  for (const json& w : f.writes) {
+    const std::int64_t off = w["offset"].get<std::int64_t>();
+    const ssize_t n = ::pread(fd, buf, 1 << 20, off);
+    const bool holds_data =
+        n == (1 << 20) && static_cast<char*>(buf)[0] == 'o' &&
+        std::memcmp(buf, static_cast<char*>(buf) + 1, (1 << 20) - 1) == 0;
+    const std::string state = w["state"];
+    if (state == "lost") {
+      ++lost;
+      lost_ids.insert(w["id"].get<std::uint64_t>());
+      EXPECT_FALSE(holds_data) << "reported lost, but the disk holds its data: " << w.dump();
+      EXPECT_EQ(w["lost_error"], "ENOSPC") << w.dump();
+      EXPECT_FALSE(w["requests"].empty()) << w.dump();
+    } else {
+      // Written to the device; ext4 may still have failed to convert its extent from
+      // unwritten once the journal aborted (the kernel log's "potential data loss"): then the
+      // disk holds it but the file reads zeros there. The converse must hold.
+      if (holds_data) ++on_disk;
+      EXPECT_TRUE(state == "written" || state == "durable") << w.dump();
+    }
+  }
+  ::free(buf);
+  ::close(fd);
+  EXPECT_GT(lost, 0u);
+  EXPECT_GT(on_disk, 0u);
+  ASSERT_EQ(f.syncs.size(), 1u);
+  const json& sync = f.syncs[0];
+  EXPECT_EQ(sync["error"], "ENOSPC");
+  std::set<std::uint64_t> listed;
+  for (const json& id : sync["lost_writes"]) listed.insert(id.get<std::uint64_t>());
+  EXPECT_EQ(listed, lost_ids);
+  EXPECT_FALSE(sync["loss_unreported"].get<bool>());
+  EXPECT_EQ(items.back()["lost_writes"].get<std::size_t>(), lost);
+  EXPECT_EQ(items.back()["lost_bytes"].get<std::size_t>(), lost << 20);
 }
 
 }  // namespace

@@ -176,20 +176,58 @@ TEST_F(StitcherTest, PartialCompletionsAddUp) {
   EXPECT_EQ(w[0].durable_ns, Nanos{5700});
 }
 
-TEST_F(StitcherTest, ErrorCompletionDoesNotWritePages) {
+// A request completing with an error wrote none of its pages, and the end of writeback left
+// them clean: the writes whose pages it carried are lost (fsyncgate), with the request, its
+// error and its time; a write whose pages it did not carry is untouched. The next sync of the
+// file takes the loss: a failed one reports it, one that returned 0 is flagged.
+TEST_F(StitcherTest, ErrorCompletionLosesTheWritesWhosePagesItCarried) {
+  feed(write_call(1000, 2000, 0, 8192, 2));     // pages 0-1
+  feed(write_call(2100, 2200, 8192, 4096, 1));  // page 2
+  feed(page_bio(5000, 0xb1, 2048, 1, 1));       // carries page 1 only
+  feed(issue(5100, 0x71, 2048, 4096));
+  RequestEvent failed = complete(5500, 0x71, 2048, 4096);
+  failed.error = -28;  // ENOSPC: a thin-provisioned disk out of space
+  feed(failed);
+  flush(0xf1, 5600, 5700);
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].state, WriteState::Lost);
+  EXPECT_EQ(w[0].call.pos, 0u);
+  EXPECT_EQ(w[0].lost_ns, Nanos{5500});
+  EXPECT_EQ(w[0].lost_error, -28);
+  ASSERT_EQ(w[0].requests.size(), 1u);
+  EXPECT_EQ(w[0].requests[0].error, -28);
+  EXPECT_FALSE(w[0].written_ns);
+  EXPECT_EQ(stitcher_.stats().lost_writes, 1u);
+  EXPECT_EQ(stitcher_.stats().lost_bytes, 8192u);
+
+  SyscallEvent first = sync_call(Syscall::Fsync, 6000, 6100, kWriterTid);
+  first.ret = -28;
+  feed(first);
+  feed(sync_call(Syscall::Fsync, 6200, 6300, kWriterTid));
+  auto s = syncs();
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0].lost_writes, std::vector<std::uint64_t>{w[0].id});
+  EXPECT_FALSE(s[0].loss_unreported);
+  EXPECT_TRUE(s[1].lost_writes.empty());  // errseq: reported once
+  finish();
+  w = writes();
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_EQ(w[1].state, WriteState::Dirty);
+}
+
+TEST_F(StitcherTest, SyncReturningZeroAfterALossIsFlagged) {
   feed(write_call(1000, 2000, 0, 4096, 1));
   feed(page_bio(5000, 0xb1, 2048, 0, 1));
   feed(issue(5100, 0x71, 2048, 4096));
   RequestEvent failed = complete(5500, 0x71, 2048, 4096);
   failed.error = -5;
   feed(failed);
-  flush(0xf1, 5600, 5700);
-  finish();
-  auto w = writes();
-  ASSERT_EQ(w.size(), 1u);
-  EXPECT_EQ(w[0].state, WriteState::Dirty);
-  EXPECT_EQ(w[0].pages_pending, 1u);
-  EXPECT_TRUE(w[0].requests.empty());
+  feed(sync_call(Syscall::Fsync, 6000, 6100, kWriterTid));  // returned 0
+  auto s = syncs();
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].lost_writes.size(), 1u);
+  EXPECT_TRUE(s[0].loss_unreported);
 }
 
 TEST_F(StitcherTest, FlushCompletingWithoutIssueEvent) {
@@ -376,6 +414,11 @@ struct Heard : BlockListener {
   std::vector<Data> data;
   std::vector<Flush> flushes;
   std::vector<Nanos> fua_done;
+  std::vector<Data> failed;
+  void data_failed(const std::shared_ptr<Request>& r, const std::vector<std::shared_ptr<Bio>>& bios,
+                   Nanos ts) override {
+    failed.push_back({r->tl.sector, bios.size(), ts});
+  }
   void data_completed(const std::shared_ptr<Request>& r,
                       const std::vector<std::shared_ptr<Bio>>& bios, Nanos ts) override {
     data.push_back({r->tl.sector, bios.size(), ts});

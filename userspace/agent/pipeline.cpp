@@ -124,6 +124,8 @@ TraceSummary Pipeline::finish(Nanos duration_ns) {
   summary.evicted = stats.evicted;
   summary.discarded = stats.discarded;
   summary.memory_only = stats.memory_only;
+  summary.lost_writes = stats.lost_writes;
+  summary.lost_bytes = stats.lost_bytes;
   summary.duration_ns = duration_ns;
   summary.sync_phases = sync_phases_;
   summary.direct_io = direct_io_;

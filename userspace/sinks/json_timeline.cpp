@@ -158,6 +158,7 @@ void write_json(Emitter& e, const WriteTimeline& write, const JsonItemLine& line
            field("pages_pending", write.pages_pending), field("requests", write.requests),
            field("written_ns", write.written_ns), field("durable_ns", write.durable_ns),
            field("durable_via", via), field("discarded_ns", write.discarded_ns),
+           field("lost_ns", write.lost_ns), field("lost_error", Errno{write.lost_error}),
            field("incomplete", write.incomplete), field("causes", write.causes),
            field("throttle_pauses", write.throttles));
   e.end_object();
@@ -174,7 +175,8 @@ void write_json(Emitter& e, const SyncTimeline& sync, const JsonItemLine& line) 
            field("segments", sync.segments), field("requests", sync.requests),
            field("flushes", sync.flushes), field("journal_commits", sync.commits),
            field("incomplete", sync.incomplete), field("causes", sync.causes),
-           field("journal_requests", sync.journal_requests));
+           field("journal_requests", sync.journal_requests),
+           field("lost_writes", sync.lost_writes), field("loss_unreported", sync.loss_unreported));
   e.end_object();
 }
 

@@ -33,6 +33,8 @@ struct TraceSummary {
   std::uint64_t evicted = 0;     // of which emitted early: over the pending-writes cap
   std::uint64_t discarded = 0;   // writes whose pages the page cache dropped before writeback
   std::uint64_t memory_only = 0; // writes to a file system in memory only (tmpfs, ramfs)
+  std::uint64_t lost_writes = 0; // writes whose writeback failed
+  std::uint64_t lost_bytes = 0;
   Nanos duration_ns = 0;         // wall time traced
   SyncPhaseSummary sync_phases;  // every sync call's phases: percentiles and histograms
   DirectIoSummary direct_io;     // O_DIRECT verdict per process and file

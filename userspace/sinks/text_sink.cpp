@@ -183,6 +183,12 @@ std::string write_verdict(const WriteTimeline& write, BlockBuilder& block) {
     }
     case WriteState::Memory:
       return paint.yellow("MEMORY ONLY, never reaches a disk (lost at reboot)");
+    case WriteState::Lost: {
+      std::string verdict = "LOST";
+      if (write.lost_ns) verdict += " " + block.offset(*write.lost_ns);
+      return paint.red(verdict + fmt::format(": writeback failed ({}), never written",
+                                             errno_name(write.lost_error)));
+    }
   }
   return write_state_name(write.state);
 }
@@ -381,6 +387,8 @@ std::string format_summary(const TraceSummary& totals, const SinkOptions& option
                                   totals.writes, totals.fsyncs, totals.incomplete);
   if (totals.discarded != 0) first += fmt::format("  discarded {}", totals.discarded);
   if (totals.memory_only != 0) first += fmt::format("  memory-only {}", totals.memory_only);
+  if (totals.lost_writes != 0)
+    first += fmt::format("  LOST {} writes ({})", totals.lost_writes, human_bytes(totals.lost_bytes));
   if (totals.aged_out != 0 || totals.evicted != 0) {
     std::vector<std::string> early;
     if (totals.aged_out != 0) early.push_back(fmt::format("{} aged out", totals.aged_out));

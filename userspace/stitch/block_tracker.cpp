@@ -368,7 +368,9 @@ void BlockTracker::on_complete(const RequestEvent& ev) {
       tl.error = ev.error;
       tl.complete_ns = ev.ts;
       r->data_done = true;
+      std::vector<std::shared_ptr<Bio>> bios = std::move(r->bios);
       r->bios.clear();  // its pages were not written
+      if (is_data_op(tl.op)) listener_.data_failed(r, bios, ev.ts);
       return;
     }
     if (ev.bytes == 0 && tl.bytes != 0) {

@@ -23,6 +23,10 @@ class BlockListener {
   // it carried.
   virtual void data_completed(const std::shared_ptr<Request>& r,
                               const std::vector<std::shared_ptr<Bio>>& bios, Nanos ts) = 0;
+  // Data request `r` completed with an error at `ts` (its tl.error): the pages `bios` carried
+  // were not written, and the page cache no longer holds them dirty (writeback ended).
+  virtual void data_failed(const std::shared_ptr<Request>& r,
+                           const std::vector<std::shared_ptr<Bio>>& bios, Nanos ts) = 0;
   // A cache flush on `disk` completed. `covers_earlier`: a real FLUSH request, which makes
   // durable every data request that completed before it started; false: the post-flush of a
   // PREFLUSH/FUA data request `request`, recorded for syncs only.

@@ -25,6 +25,7 @@ const char* write_state_name(WriteState s) {
     case WriteState::Durable: return "durable";
     case WriteState::Discarded: return "discarded";
     case WriteState::Memory: return "memory";
+    case WriteState::Lost: return "lost";
   }
   return "";
 }
@@ -65,6 +66,10 @@ struct Stitcher::State : stitch::BlockListener {
     durability.data_completed(r, ts);
     for (const auto& bio : bios) writes.bio_written(*bio, r);
   }
+  void data_failed(const std::shared_ptr<stitch::Request>& r,
+                   const std::vector<std::shared_ptr<stitch::Bio>>& bios, Nanos ts) override {
+    for (const auto& bio : bios) writes.bio_failed(*bio, r, ts);
+  }
   void flush_completed(DevT disk, Nanos start, Nanos end, const RequestTimeline& request,
                        bool covers_earlier) override {
     durability.flush_completed(disk, start, end, request, covers_earlier);
@@ -85,6 +90,10 @@ struct Stitcher::State : stitch::BlockListener {
     }
     SyncTimeline s = syncs.assemble(ev);
     s.id = writes.take_id();
+    if (ev.ino != 0) {
+      s.lost_writes = writes.take_lost(ev.dev, ev.ino, call_end(ev));
+      s.loss_unreported = ev.ret == 0 && !s.lost_writes.empty();
+    }
     s.causes = std::move(extras.causes);
     if (loss.within(ev.start_ns, ev.end_ns)) s.incomplete = true;
     if (s.incomplete) ++stats.incomplete;

@@ -142,7 +142,9 @@ struct ThrottlePause {
 // its data will never reach the disk.
 // Memory: a write to a file system that lives in memory only (tmpfs, ramfs, hugetlbfs): its
 // data is never written to a disk and is lost at reboot; the state is final at its return.
-enum class WriteState : std::uint8_t { Failed, Dirty, Written, Durable, Discarded, Memory };
+// Lost: writeback of its pages failed (a request completed with an error): its data will never
+// reach the disk, and only one sync of the file will say so (errseq).
+enum class WriteState : std::uint8_t { Failed, Dirty, Written, Durable, Discarded, Memory, Lost };
 const char* write_state_name(WriteState s);
 
 enum class DurableVia : std::uint8_t { None, Flush, Fua, NoWriteCache };
@@ -164,6 +166,8 @@ struct WriteTimeline {
   std::optional<Nanos> written_ns;
   std::optional<Nanos> durable_ns;
   std::optional<Nanos> discarded_ns;  // state Discarded: when its last pending pages were dropped
+  std::optional<Nanos> lost_ns;       // state Lost: when the request that failed completed
+  int lost_error = 0;                 // state Lost: that request's error (-errno)
   DurableVia durable_via = DurableVia::None;
   bool incomplete = false;           // records were lost or the item aged out while pending
   std::optional<SlowCauses> causes;  // with --min-latency, for calls that slow
@@ -181,6 +185,11 @@ struct SyncTimeline {
   std::vector<RequestTimeline> journal_requests;
   std::vector<RequestTimeline> flushes;  // flushes on the device completing inside the call
   std::vector<JournalCommit> commits;    // journal commits on the device overlapping the call
+  // The file's writes whose writeback failed before the call ended and that no earlier sync of
+  // the file was told of, by id: a failed sync reported their loss; one that returned 0 did
+  // not (errseq: the error went to another sync, another file description, or nowhere).
+  std::vector<std::uint64_t> lost_writes;
+  bool loss_unreported = false;  // returned 0 with lost_writes
   bool incomplete = false;
   std::optional<SlowCauses> causes;  // with --min-latency, for calls that slow
 };

@@ -89,7 +89,8 @@ void WriteTracker::bio_written(Bio& bio, const std::shared_ptr<Request>& r) {
 // once, so each member counts each page once); members left with none are `done`.
 void WriteTracker::take_pages(Batch& b, std::uint64_t lo, std::uint64_t hi,
                               const std::shared_ptr<Request>* written_by,
-                              std::vector<std::uint32_t>& done) {
+                              std::vector<std::uint32_t>& done,
+                              std::vector<std::uint32_t>* touched) {
   // Members are ordered by first page; one overlapping [lo, hi] starts in
   // [lo - max_member_span, hi].
   const std::uint64_t from = lo > b.max_member_span ? lo - b.max_member_span : 0;
@@ -103,9 +104,80 @@ void WriteTracker::take_pages(Batch& b, std::uint64_t lo, std::uint64_t hi,
     if (a > z) continue;
     const auto index = static_cast<std::uint32_t>(m - b.members.begin());
     if (written_by != nullptr) add_request(b, index, *written_by);
+    if (touched != nullptr) touched->push_back(index);
     m->pages_left -= static_cast<std::uint32_t>(std::min<std::uint64_t>(m->pages_left, z - a + 1));
     if (m->pages_left == 0) done.push_back(index);
   }
+}
+
+// A failed request's pages were not written and are no longer dirty: the end of writeback
+// cleared them (the kernel records the error in the mapping, for one sync to report). Every
+// write with a page in it lost its data, whatever its other pages do.
+void WriteTracker::bio_failed(Bio& bio, const std::shared_ptr<Request>& r, Nanos ts) {
+  const Loss loss{ts, r->tl.error};
+  for (BatchId id : bio.direct_writers) {
+    auto it = batches_.find(id);
+    if (it == batches_.end() || it->second.members.empty()) continue;
+    add_request(it->second, 0, r);
+    if (it->second.members[0].state == WriteState::Dirty) lose(it, 0, loss);
+  }
+  bio.direct_writers.clear();
+  if (!has_file_pages(bio.ev)) return;
+  auto file_it = files_.find(InodeKey{bio.ev.file_dev, bio.ev.ino});
+  if (file_it == files_.end()) return;
+  const std::vector<BatchId> candidates = file_it->second.batches;
+  for (BatchId id : candidates) {
+    auto it = batches_.find(id);
+    if (it == batches_.end()) continue;
+    Batch& b = it->second;
+    if (bio.queued_ns < b.max_start) continue;
+    std::vector<std::uint32_t> done, touched;
+    for (std::size_t i = 0; i < bio.ev.nr_extents && i < kMaxBioExtents; ++i) {
+      const Extent& e = bio.ev.extents[i];
+      if (e.pages == 0) continue;
+      const std::uint64_t first = e.index;
+      const std::uint64_t last = e.index + e.pages - 1;
+      if (last < b.min_page || first > b.max_page) continue;
+      b.remaining.remove_each(first, last, [&](std::uint64_t lo, std::uint64_t hi) {
+        take_pages(b, lo, hi, &r, done, &touched);
+      });
+    }
+    if (b.remaining.empty()) unindex(it->first, b);
+    std::sort(touched.begin(), touched.end());
+    touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+    // The batch is erased with its last live member: lose the highest index last.
+    for (std::uint32_t index : touched) {
+      auto again = batches_.find(id);
+      if (again == batches_.end()) break;
+      const Member& m = again->second.members[index];
+      if (!m.emitted && m.state == WriteState::Dirty) lose(again, index, loss);
+    }
+  }
+}
+
+void WriteTracker::lose(BatchIt it, std::uint32_t index, const Loss& loss) {
+  Member& m = it->second.members[index];
+  m.state = WriteState::Lost;
+  ++stats_.lost_writes;
+  stats_.lost_bytes += static_cast<std::uint64_t>(std::max(0, m.ret));
+  auto& file = lost_by_file_[InodeKey{it->second.dev, it->second.ino}];
+  file.push_back(LostWrite{m.seq, loss.ts});
+  if (file.size() > kMaxLostPerFile) file.pop_front();
+  if (lost_by_file_.size() > kMaxFilesWithLosses) lost_by_file_.erase(lost_by_file_.begin());
+  emit_member(it, index, Eviction::None, std::nullopt, loss);
+}
+
+std::vector<std::uint64_t> WriteTracker::take_lost(DevT dev, std::uint64_t ino, Nanos until) {
+  std::vector<std::uint64_t> ids;
+  auto it = lost_by_file_.find(InodeKey{dev, ino});
+  if (it == lost_by_file_.end()) return ids;
+  auto& file = it->second;
+  while (!file.empty() && file.front().ts <= until) {
+    ids.push_back(file.front().id);
+    file.pop_front();
+  }
+  if (file.empty()) lost_by_file_.erase(it);
+  return ids;
 }
 
 // A discard taking a write's last pending pages ends it: nothing it dirtied is left to write.
@@ -248,12 +320,16 @@ WriteTimeline WriteTracker::timeline_of(const Batch& b, Member& m, bool snapshot
 }
 
 void WriteTracker::emit_member(BatchIt it, std::uint32_t index, Eviction eviction,
-                               std::optional<Nanos> discarded_ns) {
+                               std::optional<Nanos> discarded_ns, std::optional<Loss> lost) {
   Batch& b = it->second;
   Member& m = b.members[index];
   if (m.emitted) return;
   WriteTimeline tl = timeline_of(b, m);
   tl.discarded_ns = discarded_ns;
+  if (lost) {
+    tl.lost_ns = lost->ts;
+    tl.lost_error = lost->error;
+  }
   if (eviction != Eviction::None) {
     tl.incomplete = true;
     ++(eviction == Eviction::AgedOut ? stats_.aged_out : stats_.evicted);

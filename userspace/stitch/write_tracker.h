@@ -182,6 +182,11 @@ class WriteTracker {
   void on_mmap_dirty(const MmapDirtyEvent& ev);
   // A data request completed: `bio` is one of its bios.
   void bio_written(Bio& bio, const std::shared_ptr<Request>& r);
+  // A data request failed: the writes whose pages (or O_DIRECT bios) `bio` carried are lost.
+  void bio_failed(Bio& bio, const std::shared_ptr<Request>& r, Nanos ts);
+  // The writes of file (dev, ino) lost by `until` that no sync was told of yet, by id: a sync
+  // of the file takes them (errseq: one sync reports a writeback error).
+  std::vector<std::uint64_t> take_lost(DevT dev, std::uint64_t ino, Nanos until);
   // A dirty folio left the page cache unwritten: writes whose pending pages it held lose them;
   // those left with none pending are discarded.
   void pages_discarded(const DiscardEvent& ev);
@@ -207,7 +212,13 @@ class WriteTracker {
 
   void add_request(Batch& b, std::uint32_t index, const std::shared_ptr<Request>& r);
   void take_pages(Batch& b, std::uint64_t lo, std::uint64_t hi,
-                  const std::shared_ptr<Request>* written_by, std::vector<std::uint32_t>& done);
+                  const std::shared_ptr<Request>* written_by, std::vector<std::uint32_t>& done,
+                  std::vector<std::uint32_t>* touched = nullptr);
+  struct Loss {
+    Nanos ts = 0;
+    int error = 0;
+  };
+  void lose(BatchIt it, std::uint32_t index, const Loss& loss);
   void become_written(BatchIt it, std::uint32_t index);
   void unindex(BatchId id, Batch& b);
   // `snapshot`: the member stays pending, so what it keeps (its throttle pauses) is copied.
@@ -215,7 +226,8 @@ class WriteTracker {
   void track_write(const SyscallEvent& ev, CallExtras extras);
   void announce(MemberRef ref);
   void emit_member(BatchIt it, std::uint32_t index, Eviction eviction,
-                   std::optional<Nanos> discarded_ns = std::nullopt);
+                   std::optional<Nanos> discarded_ns = std::nullopt,
+                   std::optional<Loss> lost = std::nullopt);
   void emit_at_return(const SyscallEvent& ev, CallExtras extras, WriteState state);
   std::vector<std::shared_ptr<Bio>> direct_bios(const SyscallEvent& ev) const;
   std::vector<std::shared_ptr<Bio>> aio_share(const SyscallEvent& ev,
@@ -259,6 +271,14 @@ class WriteTracker {
     std::size_t bios_taken = 0;
   };
   AioCall aio_call_;
+  // Lost writes per file, until a sync of the file takes them (bounded: the oldest go first).
+  struct LostWrite {
+    std::uint64_t id = 0;
+    Nanos ts = 0;
+  };
+  std::unordered_map<InodeKey, std::deque<LostWrite>, InodeKeyHash> lost_by_file_;
+  static constexpr std::size_t kMaxLostPerFile = 4096;
+  static constexpr std::size_t kMaxFilesWithLosses = 1024;
   // finish(): the arrival order of what was pending when it was first called, and how far it got.
   std::vector<std::tuple<std::uint64_t, BatchId, std::uint32_t>> finish_order_;
   std::size_t finish_next_ = 0;
