@@ -336,6 +336,24 @@ TEST_F(StitcherTest, IoUringFsyncOwnsTheBiosOfItsWorker) {
   EXPECT_EQ(phase_sum(s[0].phases), 1000u);
 }
 
+// btrfs writes dirty btree pages out from inside an fsync or msync without waiting for them:
+// a request of the thread's bios still in flight when the call returned is not the sync's.
+TEST_F(StitcherTest, SyncOwnsOnlyTheRequestsOfItsBiosThatCompletedBeforeItReturned) {
+  feed(page_bio(1100, 0xb1, 2048, 0, 1, kWriterTid));
+  BioEvent meta = page_bio(1150, 0xb2, 4096, 9, 1, kWriterTid);
+  meta.flags |= req_flag::kMeta;
+  feed(meta);
+  io(0x71, 2048, 4096, 1200, 1300);
+  feed(issue(1250, 0x72, 4096, 4096));  // completes after the call returned
+  feed(sync_call(Syscall::Fsync, 1000, 2000, kWriterTid));
+  auto s = syncs();
+  ASSERT_EQ(s.size(), 1u);
+  ASSERT_EQ(s[0].requests.size(), 1u);
+  EXPECT_EQ(s[0].requests[0].sector, 2048u);
+  EXPECT_TRUE(s[0].journal_requests.empty());
+  EXPECT_EQ(phase_sum(s[0].phases), 1000u);
+}
+
 // The io-wq worker that runs an fsync also runs other ops of the ring (punted writes): a bio
 // tagged for another op is not the fsync's, though its worker queued it inside the call.
 TEST_F(StitcherTest, IoUringFsyncTakesNoBioTaggedForAnotherOp) {

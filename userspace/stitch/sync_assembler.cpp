@@ -74,6 +74,12 @@ SyncTimeline SyncAssembler::assemble(const SyscallEvent& ev) const {
       // Writeback submission is of data; metadata bios are the journal's (below).
       if (!(bio.ev.flags & req_flag::kMeta) && (!last_bio || bio.ev.ts > *last_bio))
         last_bio = bio.ev.ts;
+      // A request still in flight when the call returned was not waited for: writeback the
+      // thread only kicked off (btrfs writes dirty btree pages out from inside a sync and
+      // does not wait for them), not part of what the sync made safe.
+      if (bio.request && !bio.request->lost_tracking &&
+          (!bio.request->tl.complete_ns || *bio.request->tl.complete_ns > end))
+        continue;
       if (bio.request && bio.request->tl.op != ReqOp::Flush &&
           seen.insert(bio.request.get()).second) {
         requests.push_back(bio.request);
