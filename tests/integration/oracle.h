@@ -32,7 +32,14 @@ struct Call {
 struct PageState {
   std::uint64_t cached = 0, dirty = 0, writeback = 0;
 };
+// The disk's own counters: /proc/diskstats' writes, sectors written and flushes completed
+// (fields 5, 7 and 16).
+struct DiskCounters {
+  std::uint64_t writes = 0, write_sectors = 0, flushes = 0;
+};
+
 struct Truth {
+  std::optional<DiskCounters> disk_start, disk_end;  // as the workload began and ended
   std::vector<Call> writes;  // write calls, in order
   std::vector<Call> stores;  // stores into the mapping
   std::vector<Call> syncs;
@@ -64,6 +71,11 @@ inline Truth read_truth(const std::string& path) {
       std::int64_t a = 0, b = 0;
       f >> a >> b;
       t.pages_window = {a, b};
+    } else if (tag == "disk") {
+      std::string when;
+      DiskCounters d;
+      f >> when >> d.writes >> d.write_sectors >> d.flushes;
+      (when == "start" ? t.disk_start : t.disk_end) = d;
     } else if (tag == "page") {
       std::size_t index = 0;
       PageState p;
@@ -280,10 +292,6 @@ inline std::vector<std::string> check_page_cache(const Truth& t, const FileItems
   return v;
 }
 
-// The disk's own counters: /proc/diskstats' writes and flushes completed (fields 5 and 16).
-struct DiskCounters {
-  std::uint64_t writes = 0, write_sectors = 0, flushes = 0;
-};
 inline DiskCounters disk_counters(const std::string& name) {
   std::ifstream in("/proc/diskstats");
   std::string line;
@@ -298,6 +306,32 @@ inline DiskCounters disk_counters(const std::string& name) {
     return DiskCounters{field[5], field[7], field[16]};
   }
   return {};
+}
+
+// The summary's totals for the disk against diskstats: at least what the disk completed while
+// the workload ran (`inner`, read by it, inside the trace), at most what it completed from
+// before the tracer attached to after it detached (`outer`). Every request counts, whether an
+// item claimed it or not.
+inline std::vector<std::string> check_disk_totals(const json& summary, const std::string& disk,
+                                                  const std::optional<DiskCounters>& inner,
+                                                  const DiskCounters& outer) {
+  std::vector<std::string> v;
+  if (!summary.contains("disks")) return {"the summary has no disks"};
+  const json totals = summary["disks"].value(disk, json::object());
+  const std::uint64_t writes = totals.value("write_requests", 0ull);
+  const std::uint64_t bytes = totals.value("write_bytes", 0ull);
+  const std::uint64_t flushes = totals.value("flush_requests", 0ull);
+  auto within = [&](const char* what, std::uint64_t traced, std::uint64_t lo, std::uint64_t hi) {
+    if (traced < lo || traced > hi)
+      v.push_back(std::string(what) + ": traced " + std::to_string(traced) + ", diskstats " +
+                  std::to_string(lo) + (lo == hi ? "" : ".." + std::to_string(hi)));
+  };
+  const DiskCounters none{};
+  const DiskCounters& in = inner ? *inner : none;
+  within("write requests", writes, in.writes, outer.writes);
+  within("bytes written", bytes, in.write_sectors * 512, outer.write_sectors * 512);
+  within("flush requests", flushes, in.flushes, outer.flushes);
+  return v;
 }
 
 }  // namespace wp::testing::oracle

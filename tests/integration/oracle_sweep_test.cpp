@@ -188,6 +188,7 @@ std::vector<std::string> run_round(const Round& r, Tally& tally) {
           std::to_string(r.every), std::to_string(r.seed)})
       argv.push_back(a);
   }
+  ::setenv("WP_ORACLE_DISK", disk.loop_name().c_str(), 1);  // the workload reads its diskstats
   const oracle::DiskCounters before = oracle::disk_counters(disk.loop_name());
   RunResult res = run(argv);
   const oracle::DiskCounters after = oracle::disk_counters(disk.loop_name());
@@ -245,6 +246,16 @@ std::vector<std::string> run_round(const Round& r, Tally& tally) {
     tally.writes += f.writes.size();
     tally.syncs += f.syncs.size();
   }
+  std::optional<oracle::DiskCounters> inner;
+  if (truth.disk_start && truth.disk_end) {
+    inner = oracle::DiskCounters{truth.disk_end->writes - truth.disk_start->writes,
+                                 truth.disk_end->write_sectors - truth.disk_start->write_sectors,
+                                 truth.disk_end->flushes - truth.disk_start->flushes};
+  }
+  const oracle::DiskCounters outer{after.writes - before.writes,
+                                   after.write_sectors - before.write_sectors,
+                                   after.flushes - before.flushes};
+  add("diskstats", oracle::check_disk_totals(summary, disk.disk(), inner, outer));
   if (flushes.size() > after.flushes - before.flushes) {
     v.push_back("diskstats: the syncs list " + std::to_string(flushes.size()) +
                 " flushes, the disk completed " + std::to_string(after.flushes - before.flushes));

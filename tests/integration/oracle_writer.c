@@ -7,6 +7,8 @@
 //   store FIRST_PAGE PAGES START_NS END_NS        stores into a shared mapping
 //   pages T0_NS T1_NS                             then per page of the file, from cachestat(2):
 //   page INDEX CACHED DIRTY WRITEBACK             its state between T0 and T1
+//   disk WHEN WRITES SECTORS FLUSHES              with WP_ORACLE_DISK=NAME: that disk's
+//                                                 /proc/diskstats as it starts and ends
 //
 // usage: oracle_writer FILE LOG ENGINE BS COUNT SEQUENTIAL SYNC EVERY SEED
 //   ENGINE: pwrite | write | direct | mmap
@@ -56,6 +58,23 @@ static uint64_t next_random(uint64_t* state) {
   return x * 0x2545F4914F6CDD1DULL;
 }
 
+// The disk's completed writes, sectors written and flushes (diskstats fields 5, 7 and 16).
+static void log_disk(FILE* log, const char* when) {
+  const char* name = getenv("WP_ORACLE_DISK");
+  FILE* in = name ? fopen("/proc/diskstats", "r") : NULL;
+  if (in == NULL) return;
+  char line[512], dev[64];
+  while (fgets(line, sizeof(line), in)) {
+    unsigned long long f[17] = {0};
+    if (sscanf(line, "%*u %*u %63s %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
+               dev, &f[1], &f[2], &f[3], &f[4], &f[5], &f[6], &f[7], &f[8], &f[9], &f[10], &f[11],
+               &f[12], &f[13], &f[14], &f[15], &f[16]) >= 17 &&
+        strcmp(dev, name) == 0)
+      fprintf(log, "disk %s %llu %llu %llu\n", when, f[5], f[7], f[16]);
+  }
+  fclose(in);
+}
+
 static int fail(const char* what) {
   fprintf(stderr, "oracle_writer: %s: %s\n", what, strerror(errno));
   return 1;
@@ -83,6 +102,8 @@ int main(int argc, char** argv) {
 
   FILE* log = fopen(argv[2], "w");
   if (log == NULL) return fail("log");
+  log_disk(log, "start");
+  fflush(log);
   int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | (direct ? O_DIRECT : 0), 0644);
   if (fd < 0) return fail("open");
   const size_t size = bs * (size_t)count;
@@ -157,6 +178,7 @@ int main(int argc, char** argv) {
               (unsigned long long)state[p].nr_dirty, (unsigned long long)state[p].nr_writeback);
     }
   }
+  log_disk(log, "end");
   if (fclose(log) != 0) return fail("log");
   if (map != NULL) munmap(map, size);
   close(fd);

@@ -288,6 +288,23 @@ TEST_F(StitcherTest, EmptyPreflushWriteOnReusedPointerIsNotThatRequestsFlushSequ
   EXPECT_EQ(stitcher_.stats().unmatched_completes, unmatched);  // (another empty write)
 }
 
+// The summary's per-disk totals count what /proc/diskstats counts, item or not: each write
+// request once when done (a failed one too; an empty PREFLUSH write the flush machinery
+// completed, as a write of no sectors), its bytes, each FLUSH request.
+TEST_F(StitcherTest, DiskTotalsCountEveryCompletedRequestAsDiskstatsDoes) {
+  io(0x71, 2048, 8192, 100, 200);  // no bio, no item: still the disk's
+  feed(issue(300, 0x72, 4096, 4096));
+  RequestEvent failed = complete(400, 0x72, 4096, 4096);
+  failed.error = -5;
+  feed(failed);
+  flush(0xf1, 500, 600);
+  feed(complete(700, 0x71, 0, 0));  // an empty PREFLUSH write completing on a reused pointer
+  const DiskTotals& d = stitcher_.stats().disks.at(kDisk);
+  EXPECT_EQ(d.write_requests, 3u);
+  EXPECT_EQ(d.write_bytes, 12288u);
+  EXPECT_EQ(d.flush_requests, 1u);
+}
+
 TEST_F(StitcherTest, CompleteForUnknownRequestPointerLinksNothing) {
   feed(write_call(1000, 2000, 0, 4096, 1));
   feed(page_bio(5000, 0xb1, 2048, 0, 1));

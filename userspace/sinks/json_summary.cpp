@@ -1,4 +1,6 @@
 // The JSON Lines object of the end-of-trace summary.
+#include <fmt/format.h>
+
 #include <string>
 
 #include "sinks/json_emitter.h"
@@ -18,6 +20,20 @@ void write_json(Emitter& e, const NonEmptyBuckets& b) {
     if (!buckets[i]) continue;
     e.key_text(std::to_string(i == 0 ? 0 : Nanos{1} << i));
     e.value(buckets[i]);
+  }
+  e.end_object();
+}
+
+// Per disk, what it completed: {"7:1": {"write_requests", "write_bytes", "flush_requests"}}.
+struct DiskTotalsByDev {
+  const std::map<DevT, DiskTotals>& disks;
+};
+void write_json(Emitter& e, const DiskTotalsByDev& d) {
+  e.start_object();
+  for (const auto& [dev, t] : d.disks) {
+    e.key_text(fmt::format("{}:{}", dev_major(dev), dev_minor(dev)));
+    e.object(field("write_requests", t.write_requests), field("write_bytes", t.write_bytes),
+             field("flush_requests", t.flush_requests));
   }
   e.end_object();
 }
@@ -74,6 +90,7 @@ void write_json(Emitter& e, const TraceSummary& t) {
            field("aged_out", t.aged_out), field("evicted", t.evicted),
            field("discarded", t.discarded), field("memory_only", t.memory_only),
            field("lost_writes", t.lost_writes), field("lost_bytes", t.lost_bytes),
+           field("disks", DiskTotalsByDev{t.disks}),
            field("lost_share", Fraction{t.lost_share}),
            field("lost_advice", advice), field("duration_ns", t.duration_ns),
            field("fsync_phases", t.sync_phases), field("direct_io", t.direct_io.verdicts()),

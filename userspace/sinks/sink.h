@@ -15,6 +15,7 @@
 #include "common/wall_clock.h"
 #include "decode/events.h"
 #include "stitch/stitcher.h"
+#include "stitch/stitcher.h"
 #include "stitch/timeline.h"
 
 namespace wp {
@@ -35,6 +36,7 @@ struct TraceSummary {
   std::uint64_t memory_only = 0; // writes to a file system in memory only (tmpfs, ramfs)
   std::uint64_t lost_writes = 0; // writes whose writeback failed
   std::uint64_t lost_bytes = 0;
+  std::map<DevT, DiskTotals> disks;  // every request completed, per disk
   Nanos duration_ns = 0;         // wall time traced
   SyncPhaseSummary sync_phases;  // every sync call's phases: percentiles and histograms
   DirectIoSummary direct_io;     // O_DIRECT verdict per process and file

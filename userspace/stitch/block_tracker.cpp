@@ -321,7 +321,9 @@ void BlockTracker::on_complete(const RequestEvent& ev) {
                     !(it->second->tl.flags & (req_flag::kPreflush | req_flag::kFua))));
   if (empty_preflush_write) {
     // Its cache flush went out as an FF request of its own, already counted as a flush:
-    // this completion only ends the old lifetime (whose flush sequence it is not).
+    // this completion only ends the old lifetime (whose flush sequence it is not). The disk
+    // still counts it, as a write of no sectors.
+    ++stats_.disks[ev.disk].write_requests;
     if (matches) active_.erase(it);
     return;
   }
@@ -337,6 +339,7 @@ void BlockTracker::on_complete(const RequestEvent& ev) {
     r->tl.error = ev.error;
     r->data_done = true;
     ++stats_.requests;
+    ++stats_.disks[ev.disk].flush_requests;
     Disk& disk = disks_[ev.disk];
     claim_flush_bios(r, disk, ev.ts);
     r->bios.clear();
@@ -351,6 +354,7 @@ void BlockTracker::on_complete(const RequestEvent& ev) {
   RequestTimeline& tl = r->tl;
 
   if (tl.op == ReqOp::Flush) {
+    ++stats_.disks[ev.disk].flush_requests;
     active_.erase(it);  // a flush request is done at its completion; the pointer gets reused
     tl.complete_ns = ev.ts;
     tl.error = ev.error;
@@ -365,6 +369,7 @@ void BlockTracker::on_complete(const RequestEvent& ev) {
 
   if (!r->data_done) {
     if (ev.error != 0) {
+      count_write(tl);
       tl.error = ev.error;
       tl.complete_ns = ev.ts;
       r->data_done = true;
@@ -393,7 +398,17 @@ void BlockTracker::on_complete(const RequestEvent& ev) {
   ++stats_.unmatched_completes;
 }
 
+// diskstats' writes: a request counts once, when it is done (STAT_WRITE: writes and
+// write-zeroes; discards are counted apart).
+void BlockTracker::count_write(const RequestTimeline& tl) {
+  if (tl.op != ReqOp::Write && tl.op != ReqOp::WriteZeroes) return;
+  DiskTotals& d = stats_.disks[tl.disk];
+  ++d.write_requests;
+  d.write_bytes += tl.bytes;
+}
+
 void BlockTracker::complete_data(const std::shared_ptr<Request>& r, Nanos ts) {
+  count_write(r->tl);
   r->data_done = true;
   r->tl.complete_ns = ts;
   std::vector<std::shared_ptr<Bio>> bios = std::move(r->bios);

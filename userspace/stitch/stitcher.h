@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -28,6 +29,15 @@ struct StitchLimits {
   std::size_t max_history_per_key = 4096;
 };
 
+// What one disk completed during the trace, counted as /proc/diskstats counts it: write
+// requests (writes and write-zeroes, errors included), their bytes, and FLUSH requests.
+struct DiskTotals {
+  std::uint64_t write_requests = 0;
+  std::uint64_t write_bytes = 0;
+  std::uint64_t flush_requests = 0;
+  bool operator==(const DiskTotals&) const = default;
+};
+
 struct StitchStats {
   std::uint64_t writes = 0;      // write timelines emitted
   std::uint64_t syncs = 0;       // sync timelines emitted
@@ -43,6 +53,9 @@ struct StitchStats {
   std::uint64_t orphan_bios = 0;  // bios no request claimed before they aged out
   // Completions that matched no request lifetime (e.g. its issue record was lost): not linked.
   std::uint64_t unmatched_completes = 0;
+  // Every request the block hooks saw complete, per disk, whether an item claimed it or not
+  // (jbd2's checkpoints inside a rename, other processes' writeback on the traced disk).
+  std::map<DevT, DiskTotals> disks;
 };
 
 // What happens to a write before it is complete, for output that shows items as they go:
