@@ -63,25 +63,36 @@ void WriteTracker::bio_written(Bio& bio, const std::shared_ptr<Request>& r) {
   for (BatchId id : candidates) {
     auto it = batches_.find(id);
     if (it == batches_.end()) continue;
-    Batch& b = it->second;
-    // Writeback queued before its writes started carried older contents.
-    if (bio.queued_ns < b.max_start) continue;
     std::vector<std::uint32_t> done;
-    for (std::size_t i = 0; i < bio.ev.nr_extents && i < kMaxBioExtents; ++i) {
-      const Extent& e = bio.ev.extents[i];
-      if (e.pages == 0) continue;
-      const std::uint64_t first = e.index;
-      const std::uint64_t last = e.index + e.pages - 1;
-      if (last < b.min_page || first > b.max_page) continue;
-      b.remaining.remove_each(first, last, [&](std::uint64_t lo, std::uint64_t hi) {
-        take_pages(b, lo, hi, &r, done);
-      });
-    }
-    if (b.remaining.empty()) unindex(it->first, b);
+    if (!take_bio_pages(it, bio, r, done, nullptr)) continue;
+    Batch& b = it->second;
     for (std::uint32_t index : done) {
       if (b.members[index].state == WriteState::Dirty) become_written(it, index);
     }
   }
+}
+
+// The pages of `bio`'s extents leave batch `it`'s pending set, carried by `r`: the members
+// left with none are `done`, and every member holding one is `touched` (when asked). False
+// when the bio cannot carry the batch's data: queued before its latest write started, it
+// carried older contents.
+bool WriteTracker::take_bio_pages(BatchIt it, const Bio& bio, const std::shared_ptr<Request>& r,
+                                  std::vector<std::uint32_t>& done,
+                                  std::vector<std::uint32_t>* touched) {
+  Batch& b = it->second;
+  if (bio.queued_ns < b.max_start) return false;
+  for (std::size_t i = 0; i < bio.ev.nr_extents && i < kMaxBioExtents; ++i) {
+    const Extent& e = bio.ev.extents[i];
+    if (e.pages == 0) continue;
+    const std::uint64_t first = e.index;
+    const std::uint64_t last = e.index + e.pages - 1;
+    if (last < b.min_page || first > b.max_page) continue;
+    b.remaining.remove_each(first, last, [&](std::uint64_t lo, std::uint64_t hi) {
+      take_pages(b, lo, hi, &r, done, touched);
+    });
+  }
+  if (b.remaining.empty()) unindex(it->first, b);
+  return true;
 }
 
 // Pages [lo, hi] of batch `b` left its pending set, written by `*written_by` (or discarded
@@ -129,20 +140,8 @@ void WriteTracker::bio_failed(Bio& bio, const std::shared_ptr<Request>& r, Nanos
   for (BatchId id : candidates) {
     auto it = batches_.find(id);
     if (it == batches_.end()) continue;
-    Batch& b = it->second;
-    if (bio.queued_ns < b.max_start) continue;
     std::vector<std::uint32_t> done, touched;
-    for (std::size_t i = 0; i < bio.ev.nr_extents && i < kMaxBioExtents; ++i) {
-      const Extent& e = bio.ev.extents[i];
-      if (e.pages == 0) continue;
-      const std::uint64_t first = e.index;
-      const std::uint64_t last = e.index + e.pages - 1;
-      if (last < b.min_page || first > b.max_page) continue;
-      b.remaining.remove_each(first, last, [&](std::uint64_t lo, std::uint64_t hi) {
-        take_pages(b, lo, hi, &r, done, &touched);
-      });
-    }
-    if (b.remaining.empty()) unindex(it->first, b);
+    if (!take_bio_pages(it, bio, r, done, &touched)) continue;
     std::sort(touched.begin(), touched.end());
     touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
     // The batch is erased with its last live member: lose the highest index last.

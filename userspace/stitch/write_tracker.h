@@ -214,6 +214,8 @@ class WriteTracker {
   void take_pages(Batch& b, std::uint64_t lo, std::uint64_t hi,
                   const std::shared_ptr<Request>* written_by, std::vector<std::uint32_t>& done,
                   std::vector<std::uint32_t>* touched = nullptr);
+  bool take_bio_pages(BatchIt it, const Bio& bio, const std::shared_ptr<Request>& r,
+                      std::vector<std::uint32_t>& done, std::vector<std::uint32_t>* touched);
   struct Loss {
     Nanos ts = 0;
     int error = 0;
