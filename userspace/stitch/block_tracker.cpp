@@ -348,6 +348,12 @@ void BlockTracker::on_complete(const RequestEvent& ev) {
   }
   if (!matches) {
     ++stats_.unmatched_completes;  // no lifetime: never guess which request it was
+    // The disk completed it all the same (its issue record went before the trace, or its
+    // pointer's lifetime was closed by a reuse): the totals count it.
+    if (ev.op == ReqOp::Write || ev.op == ReqOp::WriteZeroes) {
+      ++stats_.disks[ev.disk].write_requests;
+      stats_.disks[ev.disk].write_bytes += ev.bytes;
+    }
     return;
   }
   std::shared_ptr<Request> r = it->second;
