@@ -249,6 +249,27 @@ class ScratchExt4 : public ::testing::Test {
   static inline bool mounted_ = false;
 };
 
+// A disk's own counters: /proc/diskstats' writes, sectors written and flushes completed
+// (fields 5, 7 and 16 after the name; Documentation/admin-guide/iostats.rst, Linux 5.5+).
+struct DiskCounters {
+  std::uint64_t writes = 0, write_sectors = 0, flushes = 0;
+};
+inline DiskCounters disk_counters(const std::string& name) {
+  std::ifstream in("/proc/diskstats");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string major_no, minor_no, dev;
+    fields >> major_no >> minor_no >> dev;
+    if (dev != name) continue;
+    std::vector<std::uint64_t> field(17, 0);
+    for (int i = 1; i <= 16 && (fields >> field[i]); ++i) {
+    }
+    return DiskCounters{field[5], field[7], field[16]};
+  }
+  return {};
+}
+
 // A file system of `type` made by `mkfs` on a fresh 512 MiB loop device, mounted with
 // `options` (mount -o; none if empty) for as long as it lives.
 class ScratchFs {
@@ -295,23 +316,8 @@ class ScratchFs {
     if (::stat(mount_point().c_str(), &st) != 0) return "";
     return std::to_string(major(st.st_dev)) + ":" + std::to_string(minor(st.st_dev));
   }
-  // Flush requests completed on the loop device: /proc/diskstats' field 16 after the name
-  // (Documentation/admin-guide/iostats.rst; Linux 5.5+).
-  std::uint64_t flushes_completed() const {
-    std::ifstream in("/proc/diskstats");
-    std::string line;
-    while (std::getline(in, line)) {
-      std::istringstream fields(line);
-      std::string major_no, minor_no, name;
-      fields >> major_no >> minor_no >> name;
-      if (name != loop_name()) continue;
-      std::uint64_t value = 0;
-      for (int field = 1; field <= 16; ++field)
-        if (!(fields >> value)) return 0;
-      return value;
-    }
-    return 0;
-  }
+  // Flush requests completed on the loop device (diskstats' field 16).
+  std::uint64_t flushes_completed() const { return disk_counters(loop_name()).flushes; }
 
  private:
   fs::path root_;

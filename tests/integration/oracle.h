@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "harness.h"
+
 namespace wp::testing::oracle {
 
 using nlohmann::json;
@@ -32,12 +34,6 @@ struct Call {
 struct PageState {
   std::uint64_t cached = 0, dirty = 0, writeback = 0;
 };
-// The disk's own counters: /proc/diskstats' writes, sectors written and flushes completed
-// (fields 5, 7 and 16).
-struct DiskCounters {
-  std::uint64_t writes = 0, write_sectors = 0, flushes = 0;
-};
-
 struct Truth {
   std::optional<DiskCounters> disk_start, disk_end;  // as the workload began and ended
   std::vector<Call> writes;  // write calls, in order
@@ -290,22 +286,6 @@ inline std::vector<std::string> check_page_cache(const Truth& t, const FileItems
   }
   if (reported > 20) v.push_back("... " + std::to_string(reported - 20) + " more");
   return v;
-}
-
-inline DiskCounters disk_counters(const std::string& name) {
-  std::ifstream in("/proc/diskstats");
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream f(line);
-    std::string major_no, minor_no, dev;
-    f >> major_no >> minor_no >> dev;
-    if (dev != name) continue;
-    std::vector<std::uint64_t> field(17, 0);
-    for (int i = 1; i <= 16 && (f >> field[i]); ++i) {
-    }
-    return DiskCounters{field[5], field[7], field[16]};
-  }
-  return {};
 }
 
 // The summary's totals for the disk against diskstats: at least what the disk completed while

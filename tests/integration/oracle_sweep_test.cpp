@@ -189,9 +189,9 @@ std::vector<std::string> run_round(const Round& r, Tally& tally) {
       argv.push_back(a);
   }
   ::setenv("WP_ORACLE_DISK", disk.loop_name().c_str(), 1);  // the workload reads its diskstats
-  const oracle::DiskCounters before = oracle::disk_counters(disk.loop_name());
+  const DiskCounters before = disk_counters(disk.loop_name());
   RunResult res = run(argv);
-  const oracle::DiskCounters after = oracle::disk_counters(disk.loop_name());
+  const DiskCounters after = disk_counters(disk.loop_name());
   if (res.exit_code != 0) return {"trace exited " + std::to_string(res.exit_code) + ": " + res.err};
   const std::vector<json> items = json_lines(slurp(trace));
 
@@ -246,13 +246,13 @@ std::vector<std::string> run_round(const Round& r, Tally& tally) {
     tally.writes += f.writes.size();
     tally.syncs += f.syncs.size();
   }
-  std::optional<oracle::DiskCounters> inner;
+  std::optional<DiskCounters> inner;
   if (truth.disk_start && truth.disk_end) {
-    inner = oracle::DiskCounters{truth.disk_end->writes - truth.disk_start->writes,
+    inner = DiskCounters{truth.disk_end->writes - truth.disk_start->writes,
                                  truth.disk_end->write_sectors - truth.disk_start->write_sectors,
                                  truth.disk_end->flushes - truth.disk_start->flushes};
   }
-  const oracle::DiskCounters outer{after.writes - before.writes,
+  const DiskCounters outer{after.writes - before.writes,
                                    after.write_sectors - before.write_sectors,
                                    after.flushes - before.flushes};
   add("diskstats", oracle::check_disk_totals(summary, disk.disk(), inner, outer, r.fs != "btrfs"));
