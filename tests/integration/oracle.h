@@ -36,8 +36,8 @@ struct PageState {
 };
 struct Truth {
   std::optional<DiskCounters> disk_start, disk_end;  // as the workload began and ended
-  std::vector<Call> writes;  // write calls, in order
-  std::vector<Call> stores;  // stores into the mapping
+  std::vector<Call> writes;                          // write calls, in order
+  std::vector<Call> stores;                          // stores into the mapping
   std::vector<Call> syncs;
   std::optional<std::pair<std::int64_t, std::int64_t>> pages_window;  // cachestat's T0, T1
   std::vector<PageState> pages;
@@ -100,7 +100,9 @@ inline FileItems items_of(const std::vector<json>& items, const std::string& pat
     if (o["type"] == "write") f.writes.push_back(o);
     if (o["type"] == "fsync") f.syncs.push_back(o);
   }
-  auto by_start = [](const json& a, const json& b) { return i64(a["start_ns"]) < i64(b["start_ns"]); };
+  auto by_start = [](const json& a, const json& b) {
+    return i64(a["start_ns"]) < i64(b["start_ns"]);
+  };
   std::sort(f.writes.begin(), f.writes.end(), by_start);
   std::sort(f.syncs.begin(), f.syncs.end(), by_start);
   return f;
@@ -122,8 +124,8 @@ inline std::vector<std::string> check_calls(const Truth& t, const FileItems& f) 
   for (const json& w : f.writes)
     if (w["syscall"] != "mmap") calls.push_back(w);
   if (calls.size() != t.writes.size()) {
-    v.push_back("write items: " + std::to_string(calls.size()) + ", write calls logged: " +
-                std::to_string(t.writes.size()));
+    v.push_back("write items: " + std::to_string(calls.size()) +
+                ", write calls logged: " + std::to_string(t.writes.size()));
   }
   for (std::size_t i = 0; i < std::min(calls.size(), t.writes.size()); ++i) {
     const json& w = calls[i];
@@ -134,14 +136,13 @@ inline std::vector<std::string> check_calls(const Truth& t, const FileItems& f) 
     }
   }
   if (f.syncs.size() != t.syncs.size()) {
-    v.push_back("sync items: " + std::to_string(f.syncs.size()) + ", sync calls logged: " +
-                std::to_string(t.syncs.size()));
+    v.push_back("sync items: " + std::to_string(f.syncs.size()) +
+                ", sync calls logged: " + std::to_string(t.syncs.size()));
   }
   for (std::size_t i = 0; i < std::min(f.syncs.size(), t.syncs.size()); ++i) {
     if (f.syncs[i]["syscall"] != t.syncs[i].kind || i64(f.syncs[i]["ret"]) != t.syncs[i].ret) {
       v.push_back("sync " + std::to_string(i) + ": logged " + t.syncs[i].kind + " ret " +
-                  std::to_string(t.syncs[i].ret) + ", traced " +
-                  f.syncs[i].value("syscall", "?"));
+                  std::to_string(t.syncs[i].ret) + ", traced " + f.syncs[i].value("syscall", "?"));
     }
   }
   return v;
@@ -160,8 +161,8 @@ inline std::vector<std::string> check_pages(const FileItems& f) {
                   std::to_string(spanned) + ": " + brief(w));
     }
     if (i64(w["pages_dirtied"]) > spanned) {
-      v.push_back("pages_dirtied " + std::to_string(i64(w["pages_dirtied"])) +
-                  " beyond the " + std::to_string(spanned) + " its bytes span: " + brief(w));
+      v.push_back("pages_dirtied " + std::to_string(i64(w["pages_dirtied"])) + " beyond the " +
+                  std::to_string(spanned) + " its bytes span: " + brief(w));
     }
   }
   return v;
@@ -280,8 +281,8 @@ inline std::vector<std::string> check_page_cache(const Truth& t, const FileItems
                i64((*w)["written_ns"]) < t0) {
       if (++reported <= 20)
         v.push_back("page " + std::to_string(page) + " still " +
-                    (k.dirty ? "dirty" : "under writeback") + " at T0, yet written before: " +
-                    brief(*w));
+                    (k.dirty ? "dirty" : "under writeback") +
+                    " at T0, yet written before: " + brief(*w));
     }
   }
   if (reported > 20) v.push_back("... " + std::to_string(reported - 20) + " more");

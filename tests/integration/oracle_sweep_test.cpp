@@ -5,9 +5,9 @@
 // prints its seed: WRITEPATH_SWEEP_SEEDS=SEED reruns exactly it. make test runs the fixed seeds
 // below; WRITEPATH_SWEEP_ROUNDS=N adds N more drawn from the clock (their seeds are printed).
 #include <chrono>
-#include <set>
 #include <fstream>
 #include <random>
+#include <set>
 
 #include "harness.h"
 #include "oracle.h"
@@ -31,8 +31,7 @@ struct Round {
     return "seed " + std::to_string(seed) + ": " + fs + ", " + scheduler + ", max_sectors_kb " +
            std::to_string(max_sectors_kb) + ", " + write_cache + ", " +
            (fio ? "fio " + std::to_string(jobs) + " jobs " + (direct ? "direct " : "") : "") +
-           engine + " " +
-           std::to_string(bs) + " B x " + std::to_string(count) +
+           engine + " " + std::to_string(bs) + " B x " + std::to_string(count) +
            (sequential ? " sequential" : " random") + ", " + sync +
            (sync == "fsync" || sync == "fdatasync" ? " every " + std::to_string(every) : "");
   }
@@ -59,18 +58,17 @@ Round draw(std::uint64_t seed) {
     r.bs = pick<std::size_t>(rng, {4096, 4096, 16384, 65536, 1 << 20});
     r.sequential = std::uniform_int_distribution<int>(0, 1)(rng) == 1;
     r.sync = pick<std::string>(rng, {"end-fsync", "fsync", "fdatasync"});
-    r.count = static_cast<long>((std::uniform_int_distribution<std::size_t>(1, 4)(rng) << 20) / r.bs);
+    r.count =
+        static_cast<long>((std::uniform_int_distribution<std::size_t>(1, 4)(rng) << 20) / r.bs);
     r.every = std::uniform_int_distribution<long>(1, 16)(rng);
     if (r.sync != "end-fsync") r.count = std::max(1L, std::min<long>(r.count, 128 * r.every));
     return r;
   }
   r.engine = pick<std::string>(rng, {"pwrite", "pwrite", "write", "direct", "mmap"});
-  const std::vector<std::size_t> sizes = r.engine == "direct"
-                                             ? std::vector<std::size_t>{4096, 16384, 65536,
-                                                                        262144, 1 << 20}
-                                             : std::vector<std::size_t>{512, 1024, 4096, 4096,
-                                                                        8192, 65536, 1 << 20,
-                                                                        4 << 20};
+  const std::vector<std::size_t> sizes =
+      r.engine == "direct"
+          ? std::vector<std::size_t>{4096, 16384, 65536, 262144, 1 << 20}
+          : std::vector<std::size_t>{512, 1024, 4096, 4096, 8192, 65536, 1 << 20, 4 << 20};
   r.bs = pick(rng, sizes);
   r.sequential = r.engine == "write" || std::uniform_int_distribution<int>(0, 1)(rng) == 1;
   r.sync = pick<std::string>(rng, {"end-fsync", "end-fsync", "fsync", "fdatasync", "none"});
@@ -120,9 +118,8 @@ class QueueKnobs {
       std::string value = slurp(queue_ + knob);
       if (std::string(knob) == "scheduler") {  // "none [mq-deadline] kyber": the bracketed one
         const auto open = value.find('['), close = value.find(']');
-        value = open != std::string::npos && close > open
-                    ? value.substr(open + 1, close - open - 1)
-                    : std::string();
+        value = open != std::string::npos && close > open ? value.substr(open + 1, close - open - 1)
+                                                          : std::string();
       }
       while (!value.empty() && (value.back() == '\n' || value.back() == ' ')) value.pop_back();
       if (!value.empty()) saved_.emplace_back(knob, value);
@@ -166,8 +163,8 @@ std::vector<std::string> run_round(const Round& r, Tally& tally) {
   const std::string trace = (scratch / "trace.jsonl").string();
   const std::string file = disk.file("data");
   const std::string fio_out = (scratch / "fio.json").string();
-  std::vector<std::string> argv = {writepath(), "trace", "--dev", disk.disk(), "--format", "json",
-                                   "-o", trace, "--"};
+  std::vector<std::string> argv = {writepath(), "trace", "--dev", disk.disk(), "--format",
+                                   "json",      "-o",    trace,   "--"};
   if (r.fio) {
     const std::string sync = r.sync == "end-fsync" ? "--end_fsync=1"
                              : r.sync == "fsync"   ? "--fsync=" + std::to_string(r.every)
@@ -249,12 +246,11 @@ std::vector<std::string> run_round(const Round& r, Tally& tally) {
   std::optional<DiskCounters> inner;
   if (truth.disk_start && truth.disk_end) {
     inner = DiskCounters{truth.disk_end->writes - truth.disk_start->writes,
-                                 truth.disk_end->write_sectors - truth.disk_start->write_sectors,
-                                 truth.disk_end->flushes - truth.disk_start->flushes};
+                         truth.disk_end->write_sectors - truth.disk_start->write_sectors,
+                         truth.disk_end->flushes - truth.disk_start->flushes};
   }
-  const DiskCounters outer{after.writes - before.writes,
-                                   after.write_sectors - before.write_sectors,
-                                   after.flushes - before.flushes};
+  const DiskCounters outer{after.writes - before.writes, after.write_sectors - before.write_sectors,
+                           after.flushes - before.flushes};
   add("diskstats", oracle::check_disk_totals(summary, disk.disk(), inner, outer, r.fs != "btrfs"));
   if (flushes.size() > after.flushes - before.flushes) {
     v.push_back("diskstats: the syncs list " + std::to_string(flushes.size()) +
@@ -276,8 +272,8 @@ TEST(OracleSweep, EveryVerdictHoldsAgainstTheKernelsOwnTruth) {
     std::printf("[ sweep    ] %s: %zu violations\n", r.describe().c_str(), v.size());
     std::string shown;
     for (std::size_t i = 0; i < v.size() && i < 12; ++i) shown += "\n  " + v[i];
-    EXPECT_TRUE(v.empty()) << r.describe() << " (rerun: WRITEPATH_SWEEP_SEEDS=" << seed
-                           << ")" << shown;
+    EXPECT_TRUE(v.empty()) << r.describe() << " (rerun: WRITEPATH_SWEEP_SEEDS=" << seed << ")"
+                           << shown;
   }
   std::printf("[ sweep    ] %zu rounds, %zu writes, %zu syncs, %zu pages checked, %zu violations\n",
               tally.rounds, tally.writes, tally.syncs, tally.pages, tally.violations);

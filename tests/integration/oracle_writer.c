@@ -66,7 +66,9 @@ static void log_disk(FILE* log, const char* when) {
   char line[512], dev[64];
   while (fgets(line, sizeof(line), in)) {
     unsigned long long f[17] = {0};
-    if (sscanf(line, "%*u %*u %63s %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
+    if (sscanf(line,
+               "%*u %*u %63s %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu "
+               "%llu %llu",
                dev, &f[1], &f[2], &f[3], &f[4], &f[5], &f[6], &f[7], &f[8], &f[9], &f[10], &f[11],
                &f[12], &f[13], &f[14], &f[15], &f[16]) >= 17 &&
         strcmp(dev, name) == 0)
@@ -82,8 +84,7 @@ static int fail(const char* what) {
 
 int main(int argc, char** argv) {
   if (argc != 10) {
-    fprintf(stderr,
-            "usage: oracle_writer FILE LOG ENGINE BS COUNT SEQUENTIAL SYNC EVERY SEED\n");
+    fprintf(stderr, "usage: oracle_writer FILE LOG ENGINE BS COUNT SEQUENTIAL SYNC EVERY SEED\n");
     return 2;
   }
   const char* path = argv[1];

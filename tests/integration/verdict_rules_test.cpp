@@ -1,11 +1,11 @@
 // Verdicts the oracle (oracle.h) found wrong, each pinned by a real run of the command that
 // showed it: dd's own record count and exit status, the sync contract and the page counts.
-#include <map>
-#include <cstring>
-#include <set>
-#include <sys/sysmacros.h>
-#include <sys/stat.h>
 #include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <cstring>
+#include <map>
+#include <set>
 
 #include "harness.h"
 #include "oracle.h"
@@ -20,8 +20,8 @@ struct Traced {
 };
 Traced trace_of(const ScratchFs& disk, const std::string& path,
                 const std::vector<std::string>& command) {
-  std::vector<std::string> argv = {writepath(), "trace", "--dev", disk.disk(), "--format", "json",
-                                   "--"};
+  std::vector<std::string> argv = {writepath(), "trace", "--dev", disk.disk(),
+                                   "--format",  "json",  "--"};
   argv.insert(argv.end(), command.begin(), command.end());
   RunResult res = run(argv);
   EXPECT_EQ(res.exit_code, 0) << res.err;
@@ -134,13 +134,13 @@ TEST(VerdictRules, ItemsAreNamedByThePathTheirFileHadWhenTheCallRan) {
   const std::string fd_log = dir + "/../fd.log";  // not on the traced disk
   // Each write is followed by what /proc/self/fd says of its fd at that moment.
   const std::string script =
-      "cd " + dir + " && exec 3>xlogtemp.1 && echo one >&3 && readlink /proc/$$/fd/3 >>" +
-      fd_log + " && mv xlogtemp.1 segment.1 && echo two >&3 && readlink /proc/$$/fd/3 >>" +
-      fd_log + " && exec 3>&- && echo x >old && ino=$(stat -c %i old) && rm old && sync && " +
+      "cd " + dir + " && exec 3>xlogtemp.1 && echo one >&3 && readlink /proc/$$/fd/3 >>" + fd_log +
+      " && mv xlogtemp.1 segment.1 && echo two >&3 && readlink /proc/$$/fd/3 >>" + fd_log +
+      " && exec 3>&- && echo x >old && ino=$(stat -c %i old) && rm old && sync && " +
       "echo y >new && readlink -f new >>" + fd_log + " && stat -c %i new >>" + fd_log +
       " && echo $ino >>" + fd_log;
-  RunResult res = run({writepath(), "trace", "--dev", disk.disk(), "--format", "json", "--",
-                       "sh", "-c", script});
+  RunResult res = run(
+      {writepath(), "trace", "--dev", disk.disk(), "--format", "json", "--", "sh", "-c", script});
   ASSERT_EQ(res.exit_code, 0) << res.err;
   std::istringstream truth(slurp(fd_log));
   std::string before_rename, after_rename, new_path, new_ino, old_ino;
@@ -193,14 +193,15 @@ TEST(VerdictRules, WritesLostToAFullThinDiskAreLostAndTheFailedFsyncNamesThem) {
   ASSERT_TRUE(sh("mkfs.ext4 -q -F " + loop + " && mount " + loop + " " + mnt));
   struct stat st {};
   ASSERT_EQ(::stat(loop.c_str(), &st), 0);
-  const std::string disk = std::to_string(major(st.st_rdev)) + ":" + std::to_string(minor(st.st_rdev));
+  const std::string disk =
+      std::to_string(major(st.st_rdev)) + ":" + std::to_string(minor(st.st_rdev));
 
   const std::string file = mnt + "/data", log = root + "/truth.log";
   constexpr int kBlocks = 80;
-  RunResult res = run({writepath(), "trace", "--dev", disk, "--format", "json", "--",
-                       (build_dir() / "wp_oracle_writer").string(), file, log, "pwrite",
-                       std::to_string(1 << 20), std::to_string(kBlocks), "1", "end-fsync", "1",
-                       "1"});
+  RunResult res =
+      run({writepath(), "trace", "--dev", disk, "--format", "json", "--",
+           (build_dir() / "wp_oracle_writer").string(), file, log, "pwrite",
+           std::to_string(1 << 20), std::to_string(kBlocks), "1", "end-fsync", "1", "1"});
   ASSERT_EQ(res.exit_code, 0) << res.err;
   const oracle::Truth truth = oracle::read_truth(log);
   ASSERT_EQ(truth.syncs.size(), 1u);
@@ -221,9 +222,8 @@ TEST(VerdictRules, WritesLostToAFullThinDiskAreLostAndTheFailedFsyncNamesThem) {
   for (const json& w : f.writes) {
     const std::int64_t off = w["offset"].get<std::int64_t>();
     const ssize_t n = ::pread(fd, buf, 1 << 20, off);
-    const bool holds_data =
-        n == (1 << 20) && static_cast<char*>(buf)[0] == 'o' &&
-        std::memcmp(buf, static_cast<char*>(buf) + 1, (1 << 20) - 1) == 0;
+    const bool holds_data = n == (1 << 20) && static_cast<char*>(buf)[0] == 'o' &&
+                            std::memcmp(buf, static_cast<char*>(buf) + 1, (1 << 20) - 1) == 0;
     const std::string state = w["state"];
     if (state == "lost") {
       ++lost;

@@ -659,15 +659,15 @@ TEST_F(StitcherTest, IoUringDirectWritesInFlightTogetherTakeOnlyTheirOwnBios) {
     b.uring_tag = wp::stitch::uring_tag_of(op_start);
     return b;
   };
-  feed(tagged(1010, 0xb1, 0, 1000));     // op A, submitted at 1000
-  feed(tagged(1110, 0xb2, 32, 1100));    // op B, submitted at 1100
-  feed(tagged(1210, 0xb3, 64, 1200));    // op C, submitted at 1200
+  feed(tagged(1010, 0xb1, 0, 1000));   // op A, submitted at 1000
+  feed(tagged(1110, 0xb2, 32, 1100));  // op B, submitted at 1100
+  feed(tagged(1210, 0xb3, 64, 1200));  // op C, submitted at 1200
   io(0x71, 0, 16384, 1300, 1400);
   io(0x72, 32, 16384, 1300, 1500);
   io(0x73, 64, 16384, 1300, 1600);
   flush(0xf1, 1700, 1800);
-  for (auto [start, end, pos] : {std::tuple{1000, 1450, 0}, std::tuple{1100, 1550, 16384},
-                                 std::tuple{1200, 1650, 32768}}) {
+  for (auto [start, end, pos] :
+       {std::tuple{1000, 1450, 0}, std::tuple{1100, 1550, 16384}, std::tuple{1200, 1650, 32768}}) {
     SyscallEvent call = write_call(start, end, pos, 16384, 0);
     call.syscall = Syscall::IoUringWrite;
     call.via = WP_VIA_IO_URING;

@@ -90,8 +90,7 @@ void write_json(Emitter& e, const TraceSummary& t) {
            field("aged_out", t.aged_out), field("evicted", t.evicted),
            field("discarded", t.discarded), field("memory_only", t.memory_only),
            field("lost_writes", t.lost_writes), field("lost_bytes", t.lost_bytes),
-           field("disks", DiskTotalsByDev{t.disks}),
-           field("lost_share", Fraction{t.lost_share}),
+           field("disks", DiskTotalsByDev{t.disks}), field("lost_share", Fraction{t.lost_share}),
            field("lost_advice", advice), field("duration_ns", t.duration_ns),
            field("fsync_phases", t.sync_phases), field("direct_io", t.direct_io.verdicts()),
            field("untraced_calls", CountsByName{t.untraced_calls}), field("hint", hint));

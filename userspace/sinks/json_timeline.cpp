@@ -175,8 +175,8 @@ void write_json(Emitter& e, const SyncTimeline& sync, const JsonItemLine& line) 
            field("segments", sync.segments), field("requests", sync.requests),
            field("flushes", sync.flushes), field("journal_commits", sync.commits),
            field("incomplete", sync.incomplete), field("causes", sync.causes),
-           field("journal_requests", sync.journal_requests),
-           field("lost_writes", sync.lost_writes), field("loss_unreported", sync.loss_unreported));
+           field("journal_requests", sync.journal_requests), field("lost_writes", sync.lost_writes),
+           field("loss_unreported", sync.loss_unreported));
   e.end_object();
 }
 

@@ -15,7 +15,6 @@
 #include "common/wall_clock.h"
 #include "decode/events.h"
 #include "stitch/stitcher.h"
-#include "stitch/stitcher.h"
 #include "stitch/timeline.h"
 
 namespace wp {
@@ -25,22 +24,22 @@ struct TraceSummary {
   std::uint64_t events = 0;                           // records decoded
   std::uint64_t lost = 0;                             // records lost (ring buffer full), all hooks
   std::map<std::string, std::uint64_t> lost_by_hook;  // hook name → records lost there
-  double lost_share = 0;         // lost / (events + lost): 0 when nothing was lost
-  std::string lost_advice;       // what to do about the losses ("" when nothing was lost)
-  std::uint64_t writes = 0;      // write timelines emitted
-  std::uint64_t fsyncs = 0;      // sync timelines emitted (every sync kind)
-  std::uint64_t incomplete = 0;  // timelines emitted incomplete
-  std::uint64_t aged_out = 0;    // of which emitted early: pending longer than the age limit
-  std::uint64_t evicted = 0;     // of which emitted early: over the pending-writes cap
-  std::uint64_t discarded = 0;   // writes whose pages the page cache dropped before writeback
-  std::uint64_t memory_only = 0; // writes to a file system in memory only (tmpfs, ramfs)
-  std::uint64_t lost_writes = 0; // writes whose writeback failed
+  double lost_share = 0;          // lost / (events + lost): 0 when nothing was lost
+  std::string lost_advice;        // what to do about the losses ("" when nothing was lost)
+  std::uint64_t writes = 0;       // write timelines emitted
+  std::uint64_t fsyncs = 0;       // sync timelines emitted (every sync kind)
+  std::uint64_t incomplete = 0;   // timelines emitted incomplete
+  std::uint64_t aged_out = 0;     // of which emitted early: pending longer than the age limit
+  std::uint64_t evicted = 0;      // of which emitted early: over the pending-writes cap
+  std::uint64_t discarded = 0;    // writes whose pages the page cache dropped before writeback
+  std::uint64_t memory_only = 0;  // writes to a file system in memory only (tmpfs, ramfs)
+  std::uint64_t lost_writes = 0;  // writes whose writeback failed
   std::uint64_t lost_bytes = 0;
   std::map<DevT, DiskTotals> disks;  // every request completed, per disk
-  Nanos duration_ns = 0;         // wall time traced
-  SyncPhaseSummary sync_phases;  // every sync call's phases: percentiles and histograms
-  DirectIoSummary direct_io;     // O_DIRECT verdict per process and file
-  std::string hint;              // what the trace likely missed and how to see it ("": none)
+  Nanos duration_ns = 0;             // wall time traced
+  SyncPhaseSummary sync_phases;      // every sync call's phases: percentiles and histograms
+  DirectIoSummary direct_io;         // O_DIRECT verdict per process and file
+  std::string hint;                  // what the trace likely missed and how to see it ("": none)
   // Calls of traced processes that write by ways the trace does not stitch (copy_file_range,
   // the ring's unstitched ops, ...), counted in the kernel; only the calls counted on this kernel,
   // zeros included.

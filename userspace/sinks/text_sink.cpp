@@ -388,7 +388,8 @@ std::string format_summary(const TraceSummary& totals, const SinkOptions& option
   if (totals.discarded != 0) first += fmt::format("  discarded {}", totals.discarded);
   if (totals.memory_only != 0) first += fmt::format("  memory-only {}", totals.memory_only);
   if (totals.lost_writes != 0)
-    first += fmt::format("  LOST {} writes ({})", totals.lost_writes, human_bytes(totals.lost_bytes));
+    first +=
+        fmt::format("  LOST {} writes ({})", totals.lost_writes, human_bytes(totals.lost_bytes));
   if (totals.aged_out != 0 || totals.evicted != 0) {
     std::vector<std::string> early;
     if (totals.aged_out != 0) early.push_back(fmt::format("{} aged out", totals.aged_out));
