@@ -354,6 +354,33 @@ static __always_inline __u32 wp_inode_dev(struct inode *inode)
 	return fs_dev;
 }
 
+#define WP_OVERLAYFS_SUPER_MAGIC 0x794c7630UL
+
+/* The inode whose page cache a file's writes land in. overlayfs (every container's root) keeps
+ * none of its own: a write to an overlay file goes to the file of the upper layer, whose inode
+ * the page cache, the requests and the journal name, so the trace follows that one. An overlay
+ * inode is the vfs_inode of a struct ovl_inode whose __upperdentry is the upper file once it
+ * was copied up (open for writing and truncate copy up; a file still only in a lower layer is
+ * read-only and stays itself). struct ovl_inode and its __upperdentry have been there since
+ * v4.13; the file-side helpers around them did not stay (ovl_real_fdget, struct ovl_file in 6.13,
+ * backing_file in 6.6), which is why the inode is read, not the file. overlay may be a module
+ * (Debian's 6.1): CO-RE then relocates against its BTF, and a kernel without it never gets
+ * here. */
+static __always_inline struct inode *wp_backing_inode(struct inode *inode)
+{
+	if (bpf_core_type_exists(struct ovl_inode) &&
+	    BPF_CORE_READ(inode, i_sb, s_magic) == WP_OVERLAYFS_SUPER_MAGIC) {
+		struct ovl_inode *oi =
+		    (void *)inode - bpf_core_field_offset(struct ovl_inode, vfs_inode);
+		struct dentry *upper = BPF_CORE_READ(oi, __upperdentry);
+		struct inode *real = upper ? BPF_CORE_READ(upper, d_inode) : NULL;
+
+		if (real)
+			return real;
+	}
+	return inode;
+}
+
 /* The disk under a superblock, for --dev filtering of syscalls (0 for tmpfs and friends). */
 static __always_inline __u32 wp_inode_disk(struct inode *inode)
 {

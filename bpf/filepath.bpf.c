@@ -70,6 +70,29 @@ static __always_inline bool wp_file_deleted(struct dentry *dentry, struct inode 
 	return BPF_CORE_READ(inode, i_nlink) == 0;
 }
 
+/* After the path record of a file opened through overlayfs (`inode`, the file's own, is not the
+ * backing dev/ino the records name): what stat() shows the application. False when it could
+ * not be sent. */
+static __always_inline bool wp_emit_file_view(struct inode *inode, __u32 dev, __u64 ino)
+{
+	struct wp_file_view_record v = {};
+
+	if (BPF_CORE_READ(inode, i_sb, s_magic) != WP_OVERLAYFS_SUPER_MAGIC)
+		return true;
+	v.view_dev = wp_inode_dev(inode);
+	v.view_ino = BPF_CORE_READ(inode, i_ino);
+	if (v.view_dev == dev && v.view_ino == ino)
+		return true;
+	v.h.type = WP_REC_FILE_VIEW;
+	v.h.size = sizeof(v);
+	v.h.version = WP_RECORD_VERSION;
+	v.h.cpu = bpf_get_smp_processor_id();
+	v.h.ts_ns = bpf_ktime_get_ns();
+	v.dev = dev;
+	v.ino = ino;
+	return bpf_ringbuf_output(&events, &v, sizeof(v), BPF_RB_NO_WAKEUP) == 0;
+}
+
 /* Emits the path record of `file` (a struct file *) for (dev, ino) unless the cache says it
  * went out already. A global function: the verifier checks its bounded walk once, instead of
  * in every syscall exit program it would be inlined into (those are near the 6.1 verifier's
@@ -153,7 +176,8 @@ __noinline int wp_emit_file_path(__u64 file_ptr, __u32 dev, __u64 ino)
 	rec->len = off;
 	rec->components = components;
 	/* The record that names the file follows at once and decides the wakeup. */
-	if (bpf_ringbuf_output(&events, rec, sizeof(*rec), BPF_RB_NO_WAKEUP)) {
+	if (bpf_ringbuf_output(&events, rec, sizeof(*rec), BPF_RB_NO_WAKEUP) ||
+	    !wp_emit_file_view(inode, dev, ino)) {
 		wp_count_lost(WP_HOOK_FILE_PATH);
 		/* Not remembered: the file's next record tries again. */
 		if (seen)

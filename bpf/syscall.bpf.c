@@ -37,14 +37,16 @@ static __always_inline bool wp_resolve_file(struct wp_task_state *st, struct fil
 	else if (mode == WP_S_IFBLK)
 		st->cached_kind = WP_FILE_BLOCKDEV;
 	/* The page cache belongs to f_mapping->host: the file's own inode for regular files,
-	 * the bdev inode for a block device node. */
-	host = BPF_CORE_READ(file, f_mapping, host);
+	 * the bdev inode for a block device node; an overlay file's is its upper file's. */
+	host = wp_backing_inode(BPF_CORE_READ(file, f_mapping, host));
 	st->cached_dev = wp_inode_dev(host);
 	st->cached_fs_dev = wp_inode_fs_dev(host);
 	if (st->cached_fs_dev == st->cached_dev)
 		st->cached_fs_dev = 0;
 	st->cached_ino = BPF_CORE_READ(host, i_ino);
-	if (cfg_file_ino && (st->cached_ino != cfg_file_ino || st->cached_dev != cfg_file_dev))
+	/* --file names the file as stat() shows it: an overlay file's own (dev, ino) passes too. */
+	if (cfg_file_ino && (st->cached_ino != cfg_file_ino || st->cached_dev != cfg_file_dev) &&
+	    (BPF_CORE_READ(inode, i_ino) != cfg_file_ino || wp_inode_dev(inode) != cfg_file_dev))
 		return false;
 	if (!wp_inode_on_filtered_disk(host, st->cached_dev))
 		return false;

@@ -79,6 +79,7 @@ enum wp_record_type {
 	WP_REC_FILE_PATH = 12, /* the path of a file (dev, ino), once per file the trace meets */
 	WP_REC_CGROUP = 13,  /* the cgroup a traced thread is in, when first seen or changed */
 	WP_REC_OFFCPU = 14,  /* where a slow call slept: stacks, wakers, lock and reclaim waits */
+	WP_REC_FILE_VIEW = 15, /* a stacked file (overlayfs) over its backing file, after its path */
 	/* 9: reserved. io_uring ops travel as WP_REC_SYSCALL with a WP_SYS_IO_URING_* value. */
 };
 
@@ -624,6 +625,20 @@ struct wp_file_path_record {
 	wp_u8 pad[7];
 	char names[WP_PATH_BYTES];
 };
+
+/* A file the application reaches through a stacking file system (overlayfs: every container's
+ * root) whose pages, requests and journal are another file's: the upper file of the file
+ * system below. Records name the backing file (dev, ino: the page cache's own inode); this
+ * says what stat() shows the application. Sent right after the backing file's path record,
+ * whose path is the one the application opened. */
+struct wp_file_view_record {
+	struct wp_record_header h;
+	wp_u64 ino;	 /* the backing (upper) file's inode, as the records name it */
+	wp_u64 view_ino; /* the stacked file's inode number, as stat() reports it */
+	wp_u32 dev;	 /* the backing file's dev_t */
+	wp_u32 view_dev; /* the stacked file system's dev_t (overlayfs: an anonymous device) */
+};
+WP_ASSERT_SIZE(struct wp_file_view_record, 40);
 
 /* writepath serve: metrics the kernel side aggregates itself (the `metrics` map, maps.bpf.h),
  * read by the agent at scrape time. One entry per label set; each holds a latency histogram

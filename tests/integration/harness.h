@@ -270,6 +270,23 @@ inline DiskCounters disk_counters(const std::string& name) {
   return {};
 }
 
+// A mount made by a shell command (`mount …`) at `point`, unmounted when it goes.
+class Mounted {
+ public:
+  Mounted(const std::string& command, std::string point)
+      : point_(std::move(point)), ok_(sh(command)) {}
+  ~Mounted() {
+    if (ok_) sh("umount " + point_);
+  }
+  Mounted(const Mounted&) = delete;
+  Mounted& operator=(const Mounted&) = delete;
+  bool ok() const { return ok_; }
+
+ private:
+  std::string point_;
+  bool ok_;
+};
+
 // A file system of `type` made by `mkfs` on a fresh 512 MiB loop device, mounted with
 // `options` (mount -o; none if empty) for as long as it lives.
 class ScratchFs {

@@ -1,11 +1,13 @@
 // The randomized sweep: each round draws, from its seed, a file system (ext4 with journal, xfs,
-// btrfs), an I/O scheduler, max_sectors_kb, the disk's write cache and a write pattern (engine,
-// block size, sequential or random, how it syncs), runs oracle_writer under `writepath trace`
+// btrfs), an I/O scheduler, max_sectors_kb, the disk's write cache, a write pattern (engine,
+// block size, sequential or random, how it syncs) and whether it writes through an overlay
+// mount on that file system (a container's root), runs oracle_writer under `writepath trace`
 // on a fresh loop device, and holds every verdict against the oracle (oracle.h). A failing round
 // prints its seed: WRITEPATH_SWEEP_SEEDS=SEED reruns exactly it. make test runs the fixed seeds
 // below; WRITEPATH_SWEEP_ROUNDS=N adds N more drawn from the clock (their seeds are printed).
 #include <chrono>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -26,10 +28,12 @@ struct Round {
   long count = 1;
   bool sequential = true;
   long every = 1;
+  bool overlay = false;  // the files are written through an overlay whose upper layer is on fs
 
   std::string describe() const {
-    return "seed " + std::to_string(seed) + ": " + fs + ", " + scheduler + ", max_sectors_kb " +
-           std::to_string(max_sectors_kb) + ", " + write_cache + ", " +
+    return "seed " + std::to_string(seed) + ": " + fs + (overlay ? " under overlay" : "") + ", " +
+           scheduler + ", max_sectors_kb " + std::to_string(max_sectors_kb) + ", " + write_cache +
+           ", " +
            (fio ? "fio " + std::to_string(jobs) + " jobs " + (direct ? "direct " : "") : "") +
            engine + " " + std::to_string(bs) + " B x " + std::to_string(count) +
            (sequential ? " sequential" : " random") + ", " + sync +
@@ -42,7 +46,23 @@ const T& pick(std::mt19937_64& rng, const std::vector<T>& from) {
   return from[std::uniform_int_distribution<std::size_t>(0, from.size() - 1)(rng)];
 }
 
+// Whether a round writes through an overlay: drawn apart from the rest, so that a seed keeps
+// the pattern it had before overlay rounds existed. One round in four; never mmap stores
+// (through an overlay they are named by the upper file's path, not the overlay's).
+bool draw_overlay(const Round& r) {
+  std::mt19937_64 rng(r.seed ^ 0x6f7665726c6179ull);
+  return std::uniform_int_distribution<int>(0, 3)(rng) == 0 && r.engine != "mmap";
+}
+
+Round draw_pattern(std::uint64_t seed);
+
 Round draw(std::uint64_t seed) {
+  Round r = draw_pattern(seed);
+  r.overlay = draw_overlay(r);
+  return r;
+}
+
+Round draw_pattern(std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   Round r;
   r.seed = seed;
@@ -161,7 +181,20 @@ std::vector<std::string> run_round(const Round& r, Tally& tally) {
   fs::create_directories(scratch);
   const std::string log = (scratch / "truth.log").string();
   const std::string trace = (scratch / "trace.jsonl").string();
-  const std::string file = disk.file("data");
+  // Through an overlay: lower, upper and work directories on the disk's file system, merged
+  // beside the round's scratch files; the workload's files are the merged ones.
+  const std::string merged = (scratch / "merged").string();
+  std::optional<Mounted> overlay;
+  if (r.overlay) {
+    for (const char* d : {"lower", "upper", "work"}) fs::create_directories(disk.file(d));
+    fs::create_directories(merged);
+    overlay.emplace("mount -t overlay overlay -o lowerdir=" + disk.file("lower") + ",upperdir=" +
+                        disk.file("upper") + ",workdir=" + disk.file("work") + " " + merged,
+                    merged);
+    if (!overlay->ok()) return {"could not mount an overlay on the " + r.fs};
+  }
+  const std::string dir = r.overlay ? merged : disk.mount_point();
+  const std::string file = dir + "/data";
   const std::string fio_out = (scratch / "fio.json").string();
   std::vector<std::string> argv = {writepath(), "trace", "--dev", disk.disk(), "--format",
                                    "json",      "-o",    trace,   "--"};
@@ -170,7 +203,7 @@ std::vector<std::string> run_round(const Round& r, Tally& tally) {
                              : r.sync == "fsync"   ? "--fsync=" + std::to_string(r.every)
                                                    : "--fdatasync=" + std::to_string(r.every);
     for (const std::string& a :
-         {std::string("fio"), std::string("--name=data"), "--directory=" + disk.mount_point(),
+         {std::string("fio"), std::string("--name=data"), "--directory=" + dir,
           "--rw=" + std::string(r.sequential ? "write" : "randwrite"),
           "--bs=" + std::to_string(r.bs), "--size=" + std::to_string(r.bs * r.count),
           "--ioengine=" + r.engine, "--numjobs=" + std::to_string(r.jobs),
@@ -186,6 +219,7 @@ std::vector<std::string> run_round(const Round& r, Tally& tally) {
       argv.push_back(a);
   }
   ::setenv("WP_ORACLE_DISK", disk.loop_name().c_str(), 1);  // the workload reads its diskstats
+  ::setenv("WP_ORACLE_PAGES_OF", r.overlay ? disk.file("upper/data").c_str() : "", 1);
   const DiskCounters before = disk_counters(disk.loop_name());
   RunResult res = run(argv);
   const DiskCounters after = disk_counters(disk.loop_name());
@@ -203,7 +237,7 @@ std::vector<std::string> run_round(const Round& r, Tally& tally) {
     json report = json::parse(in, nullptr, false);
     if (report.is_discarded() || !report.contains("jobs")) return {"fio wrote no JSON report"};
     for (int job = 0; job < r.jobs; ++job) {
-      const std::string path = disk.file("data." + std::to_string(job) + ".0");
+      const std::string path = dir + "/data." + std::to_string(job) + ".0";
       oracle::FileItems f = oracle::items_of(items, path);
       const std::int64_t ios = report["jobs"][job]["write"]["total_ios"].get<std::int64_t>();
       std::int64_t traced = 0;
@@ -259,6 +293,7 @@ std::vector<std::string> run_round(const Round& r, Tally& tally) {
   ++tally.rounds;
   tally.pages += truth.pages.size();
   tally.violations += v.size();
+  overlay.reset();  // unmounted before its mount point goes
   if (v.empty()) fs::remove_all(scratch);
   return v;
 }

@@ -9,6 +9,7 @@
 //   page INDEX CACHED DIRTY WRITEBACK             its state between T0 and T1
 //   disk WHEN WRITES SECTORS FLUSHES              with WP_ORACLE_DISK=NAME: that disk's
 //                                                 /proc/diskstats as it starts and ends
+// With WP_ORACLE_PAGES_OF=PATH, cachestat asks PATH (an overlay file's upper file) instead.
 //
 // usage: oracle_writer FILE LOG ENGINE BS COUNT SEQUENTIAL SYNC EVERY SEED
 //   ENGINE: pwrite | write | direct | mmap
@@ -161,7 +162,12 @@ int main(int argc, char** argv) {
     fprintf(log, "sync fsync %d %lld %lld\n", ret < 0 ? -errno : ret, s, now_ns());
   }
 
-  // The kernel's own account of every page, as the workload ends (still traced).
+  // The kernel's own account of every page, as the workload ends (still traced). Through an
+  // overlay the pages are the upper file's (WP_ORACLE_PAGES_OF): the overlay's own file has
+  // no page cache to ask.
+  const char* pages_of = getenv("WP_ORACLE_PAGES_OF");
+  const int pages_fd = pages_of != NULL && *pages_of ? open(pages_of, O_RDONLY) : fd;
+  if (pages_fd < 0) return fail("open WP_ORACLE_PAGES_OF");
   const long long t0 = now_ns();
   const size_t pages = (size + 4095) / 4096;
   struct cachestat* state = calloc(pages, sizeof(*state));
@@ -169,7 +175,7 @@ int main(int argc, char** argv) {
   int have_cachestat = 1;
   for (size_t p = 0; p < pages && have_cachestat; ++p) {
     struct cachestat_range range = {p * 4096, 4096};
-    if (syscall(__NR_cachestat, fd, &range, &state[p], 0) != 0) have_cachestat = 0;
+    if (syscall(__NR_cachestat, pages_fd, &range, &state[p], 0) != 0) have_cachestat = 0;
   }
   const long long t1 = now_ns();
   if (have_cachestat) {
@@ -182,6 +188,7 @@ int main(int argc, char** argv) {
   log_disk(log, "end");
   if (fclose(log) != 0) return fail("log");
   if (map != NULL) munmap(map, size);
+  if (pages_fd != fd) close(pages_fd);
   close(fd);
   return 0;
 }

@@ -51,7 +51,8 @@ class CgroupTreeTest : public ::testing::Test {
                           .root = "/",
                           .mount_point = root_.string(),
                           .type = "cgroup2",
-                          .source = "cgroup2"}};
+                          .source = "cgroup2",
+                          .options = "rw"}};
   }
   void TearDown() override { fs::remove_all(base_); }
 

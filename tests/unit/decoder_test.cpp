@@ -144,6 +144,28 @@ TEST(Decoder, FilePathRecordJoinsItsComponentsRootFirst) {
   EXPECT_STREQ(hook_counter_name(WP_HOOK_FILE_PATH), "file-path");
 }
 
+TEST(Decoder, FileViewRecordSaysWhatTheOverlayShowsOfItsBackingFile) {
+  wp_file_view_record r{};
+  r.h = {WP_REC_FILE_VIEW, sizeof(r), WP_RECORD_VERSION, 0, 400};
+  r.dev = make_dev(7, 1);
+  r.ino = 17;
+  r.view_dev = make_dev(0, 39);
+  r.view_ino = 16;
+  Decoder decoder;
+  auto event = decoder.decode(bytes_of(r));
+  ASSERT_TRUE(event && std::holds_alternative<FileViewEvent>(*event));
+  const auto& v = std::get<FileViewEvent>(*event);
+  EXPECT_EQ(v.ts, Nanos{400});
+  EXPECT_EQ(v.dev, make_dev(7, 1));
+  EXPECT_EQ(v.ino, 17u);
+  EXPECT_EQ(v.view_dev, make_dev(0, 39));
+  EXPECT_EQ(v.view_ino, 16u);
+  // No backing inode or no overlay device: not a view of anything.
+  r.view_dev = 0;
+  EXPECT_FALSE(decoder.decode(bytes_of(r)).has_value());
+  EXPECT_EQ(decoder.stats().malformed, 1u);
+}
+
 TEST(Decoder, DeletedFilePathSaysSoAsProcDoes) {
   const FilePathEvent p = decoded_path(path_record({"gone", "tmp"}, WP_PATH_DELETED));
   EXPECT_TRUE(p.deleted);

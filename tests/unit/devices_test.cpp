@@ -3,6 +3,8 @@
 #include "probe/devices.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -139,6 +141,70 @@ TEST_F(FileSystemsTest, NestedStackIsWalkedToItsLeafDisks) {
   EXPECT_EQ(all[0].disks, (std::vector<DevT>{make_dev(8, 0), make_dev(8, 16)}));
   EXPECT_EQ(all[1].dev, make_dev(9, 0));
   EXPECT_EQ(all[1].disks, (std::vector<DevT>{make_dev(8, 0), make_dev(8, 16)}));
+}
+
+// An overlay's upper directory is its upperdir= option (a comma in it escaped); none for an
+// overlay of lower layers only or another file system.
+TEST(OverlayUpperDir, IsTheUpperdirOptionUnescaped) {
+  MountEntry m;
+  m.type = "overlay";
+  m.options = "rw,lowerdir=/l1:/l2,upperdir=/var/a\\054b/upper,workdir=/var/work,uuid=on";
+  EXPECT_EQ(overlay_upper_dir(m), "/var/a,b/upper");
+  m.options = "ro,lowerdir=/l1:/l2";
+  EXPECT_FALSE(overlay_upper_dir(m).has_value());
+  m.type = "ext4";
+  m.options = "rw,upperdir=/x";
+  EXPECT_FALSE(overlay_upper_dir(m).has_value());
+  // parse_mountinfo keeps the super options.
+  const auto mounts = parse_mountinfo(
+      "90 29 0:39 / /merged rw,relatime - overlay overlay rw,lowerdir=/l,upperdir=/u,workdir=/w\n");
+  ASSERT_EQ(mounts.size(), 1u);
+  EXPECT_EQ(mounts[0].options, "rw,lowerdir=/l,upperdir=/u,workdir=/w");
+  EXPECT_EQ(overlay_upper_dir(mounts[0]), "/u");
+}
+
+// A file under an overlay mount point maps to the same relative path in its upper directory
+// once it exists there (copied up); a file outside the mount, or not in the upper layer, to
+// nothing.
+TEST_F(FileSystemsTest, OverlayFileMapsToItsUpperFileOnceCopiedUp) {
+  fs::create_directories(root_ / "merged/dir");
+  fs::create_directories(root_ / "upper/dir");
+  write(root_ / "merged/dir/copied", "x");
+  write(root_ / "upper/dir/copied", "x");
+  write(root_ / "merged/dir/lower-only", "x");
+  struct stat st {};
+  ASSERT_EQ(::stat(root_.c_str(), &st), 0);
+  MountEntry m;
+  m.dev = make_dev(major(st.st_dev), minor(st.st_dev));  // the directory stands in for it
+  m.root = "/";
+  m.mount_point = (root_ / "merged").string();
+  m.type = "overlay";
+  m.options = "rw,lowerdir=/l,upperdir=" + (root_ / "upper").string() + ",workdir=/w";
+  EXPECT_EQ(overlay_upper_file((root_ / "merged/dir/copied").string(), {m}),
+            (root_ / "upper/dir/copied").string());
+  EXPECT_EQ(overlay_upper_file((root_ / "merged/dir/../dir/copied").string(), {m}),
+            (root_ / "upper/dir/copied").string());
+  EXPECT_FALSE(overlay_upper_file((root_ / "merged/dir/lower-only").string(), {m}).has_value());
+  EXPECT_FALSE(overlay_upper_file((root_ / "upper/dir/copied").string(), {m}).has_value());
+  m.type = "ext4";
+  EXPECT_FALSE(overlay_upper_file((root_ / "merged/dir/copied").string(), {m}).has_value());
+}
+
+// An overlay is listed with the disk of the file system its upper directory is on.
+TEST_F(FileSystemsTest, OverlayIsMappedToTheDiskOfItsUpperLayer) {
+  fs::create_directories(root_ / "upper");
+  struct stat st {};
+  ASSERT_EQ(::stat((root_ / "upper").c_str(), &st), 0);
+  const std::string upper_dev =
+      std::to_string(major(st.st_dev)) + ":" + std::to_string(minor(st.st_dev));
+  disk("vdz", upper_dev);  // the temporary directory's device, as this sysfs has it
+  mountinfo("90 29 0:39 / " + mount_point() + " rw - overlay overlay rw,lowerdir=/l,upperdir=" +
+            (root_ / "upper").string() + ",workdir=/w\n");
+  const auto all = found();
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].dev, make_dev(0, 39));
+  EXPECT_EQ(all[0].type, "overlay");
+  EXPECT_EQ(all[0].disks, (std::vector<DevT>{make_dev(major(st.st_dev), minor(st.st_dev))}));
 }
 
 TEST(ParseDev, TakesMajorColonMinorOnly) {

@@ -231,6 +231,21 @@ TEST(JsonSink, ItemsCarryTheirCgroupPathOrNull) {
   EXPECT_EQ(json_of(write)["cgroup"], "/system.slice/x.service");
 }
 
+// An overlay file: dev and ino as stat() shows them to the application, the upper file (whose
+// pages and requests the item's are) under "backing"; null for a file that is its own.
+TEST(JsonSink, AnOverlayFileShowsItsOwnDevAndItsBackingFile) {
+  WriteTimeline write = durable_write();
+  EXPECT_TRUE(json_of(write).contains("backing"));
+  EXPECT_TRUE(json_of(write)["backing"].is_null());
+  write.call.view_dev = make_dev(0, 39);
+  write.call.view_ino = 16;
+  const json object = json_of(write);
+  EXPECT_EQ(object["dev"], "0:39");
+  EXPECT_EQ(object["ino"], 16);
+  EXPECT_EQ(object["backing"], json({{"dev", "7:0"}, {"ino", 12}}));
+  EXPECT_EQ(object["requests"][0]["dev"], "7:0");
+}
+
 TEST(JsonSink, RequestListsTheOtherThreadsWhoseBiosItCarried) {
   EXPECT_EQ(json_of(durable_write())["requests"][0]["other_submitters"], json::array());
   RequestTimeline request = data_request();

@@ -85,6 +85,39 @@ TEST_F(StitcherTest, ItemsCarryThePathOfTheirFile) {
   EXPECT_EQ(s[0].call.path, "/mnt/data/logs/app.log");
 }
 
+// A write through an overlay is stitched by its upper file (the records' dev and ino) and
+// carries the overlay's own dev and ino from the view record after the path; a later path
+// record without a view (the upper file opened directly) names the file without it.
+TEST_F(StitcherTest, OverlayItemsCarryTheViewThatFollowedTheirPath) {
+  feed(file_path(90, "/merged/app.log"));
+  feed(FileViewEvent{91, kPart, kIno, make_dev(0, 39), 16});
+  feed(write_call(100, 200, 0, 4096, 1));
+  feed(sync_call(Syscall::Fsync, 300, 400, kWriterTid));
+  feed(file_path(450, "/upper/app.log"));
+  feed(write_call(500, 600, 4096, 4096, 1));
+  finish();
+  auto w = writes();
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_EQ(w[0].call.path, "/merged/app.log");
+  EXPECT_EQ(w[0].call.view_dev, make_dev(0, 39));
+  EXPECT_EQ(w[0].call.view_ino, 16u);
+  EXPECT_EQ(w[0].call.dev, kPart);
+  EXPECT_EQ(w[0].call.ino, kIno);
+  EXPECT_EQ(w[1].call.path, "/upper/app.log");
+  EXPECT_EQ(w[1].call.view_dev, 0u);
+  auto s = syncs();
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].call.view_dev, make_dev(0, 39));
+  // A view of a file no path named is dropped.
+  stitch::FileNames names;
+  names.on_file_view(FileViewEvent{1, kPart, kIno + 7, make_dev(0, 39), 3});
+  SyscallEvent unnamed;
+  unnamed.dev = kPart;
+  unnamed.ino = kIno + 7;
+  names.name(unnamed);
+  EXPECT_EQ(unnamed.view_dev, 0u);
+}
+
 TEST_F(StitcherTest, PathOfADeletedFileSaysDeleted) {
   feed(file_path(90, "/mnt/data/tmp.bin", kIno, true));
   feed(write_call(100, 200, 0, 4096, 1));

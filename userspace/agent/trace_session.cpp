@@ -206,6 +206,13 @@ KernelFilter build_filter(const TraceOptions& options, UniqueFd& cgroup_dir) {
     struct stat st {};
     if (::stat(options.file->c_str(), &st) != 0)
       throw Failure(kExitUsage, fmt::format("--file {}: {}", *options.file, errno_text()));
+    // A file of an overlay mount that was copied up is followed as its upper file, which its
+    // pages, requests and stores name (its calls pass either way); one still only in a lower
+    // layer gets an upper file when first opened for writing, and passes by its overlay inode.
+    if (const auto upper = overlay_upper_file(*options.file, read_mountinfo()))
+      if (::stat(upper->c_str(), &st) != 0)
+        throw Failure(kExitUsage, fmt::format("--file {}: its upper file {}: {}", *options.file,
+                                              *upper, errno_text()));
     filter.file_dev = kernel_dev(st.st_dev);
     filter.file_ino = st.st_ino;
   }

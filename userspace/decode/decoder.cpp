@@ -244,6 +244,12 @@ std::optional<Event> decode_file_path(std::span<const std::byte> bytes) {
   return e;
 }
 
+std::optional<Event> decode_file_view(std::span<const std::byte> bytes) {
+  wp_file_view_record r;
+  if (!read_record(bytes, r) || r.ino == 0 || r.view_dev == 0) return std::nullopt;
+  return FileViewEvent{r.h.ts_ns, r.dev, r.ino, r.view_dev, r.view_ino};
+}
+
 std::optional<Event> decode_cgroup(std::span<const std::byte> bytes) {
   wp_cgroup_record r;
   if (!read_record(bytes, r) || r.cgroup_id == 0) return std::nullopt;
@@ -349,6 +355,7 @@ std::optional<Event> Decoder::decode(std::span<const std::byte> record) {
         case WP_REC_MMAP_DIRTY: event = decode_mmap_dirty(bytes); break;
         case WP_REC_FS_LOG: event = decode_fs_log(bytes); break;
         case WP_REC_FILE_PATH: event = decode_file_path(bytes); break;
+        case WP_REC_FILE_VIEW: event = decode_file_view(bytes); break;
         case WP_REC_CGROUP: event = decode_cgroup(bytes); break;
         case WP_REC_OFFCPU: event = decode_offcpu(bytes); break;
         default: break;

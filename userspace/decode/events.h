@@ -104,6 +104,11 @@ struct SyscallEvent {
   Nanos throttle_ns = 0;
   std::uint32_t throttle_events = 0;
   std::uint32_t writeback_waits = 0;
+  // A file reached through overlayfs: what stat() shows the application (the overlay's own
+  // device and inode), while dev and ino are the upper file's, where its pages, requests and
+  // journal are. Set by the stitcher from the FileViewEvent, like path; 0 for other files.
+  DevT view_dev = 0;
+  std::uint64_t view_ino = 0;
   // The file's path ("/mnt/data/log", "… (deleted)"): never decoded from this record, set by
   // the stitcher from the FilePathEvent of (dev, ino) when the item is handed out; empty when
   // none arrived (lost, or a trace recorded before paths were).
@@ -379,6 +384,16 @@ struct FilePathEvent {
   bool truncated = false;
 };
 
+// A file (dev, ino) that the application reaches through overlayfs as (view_dev, view_ino):
+// sent right after the file's FilePathEvent, whose path is the one the application opened.
+struct FileViewEvent {
+  Nanos ts = 0;
+  DevT dev = 0;  // the backing (upper) file, as the other records name it
+  std::uint64_t ino = 0;
+  DevT view_dev = 0;  // the overlay's, as stat() reports them
+  std::uint64_t view_ino = 0;
+};
+
 // Records were lost (ring buffer full) just before this point of the stream.
 struct LostEvent {
   Nanos ts = 0;
@@ -409,6 +424,6 @@ struct FileSystemInfo {
 
 using Event = std::variant<SyscallEvent, BioEvent, RequestEvent, JournalEvent, ThrottleEvent,
                            NvmeEvent, LostEvent, CausesEvent, DiscardEvent, MmapDirtyEvent,
-                           FsLogEvent, FilePathEvent, CgroupEvent, OffCpuEvent>;
+                           FsLogEvent, FilePathEvent, FileViewEvent, CgroupEvent, OffCpuEvent>;
 
 }  // namespace wp

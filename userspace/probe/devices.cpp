@@ -59,6 +59,7 @@ std::vector<MountEntry> parse_mountinfo(const std::string& text) {
     }
     MountEntry m;
     if (!(fields >> m.type >> m.source)) continue;
+    fields >> m.options;
     auto dev = parse_dev(majmin);
     if (!dev) continue;
     m.dev = *dev;
@@ -190,7 +191,62 @@ std::vector<FileSystemInfo> list_file_systems(const std::string& mountinfo,
         std::find(known->aliases.begin(), known->aliases.end(), alias) == known->aliases.end())
       known->aliases.push_back(alias);
   }
+  // An overlay's writes land in its upper layer's files: its disks are that file system's (the
+  // disk under a plain disk or partition, else the disks listed above for it).
+  for (const MountEntry& m : read_mountinfo(mountinfo)) {
+    const auto upper = overlay_upper_dir(m);
+    struct stat st {};
+    if (!upper || ::stat(upper->c_str(), &st) != 0 ||
+        std::any_of(out.begin(), out.end(),
+                    [&m](const FileSystemInfo& f) { return f.dev == m.dev; }))
+      continue;
+    const DevT upper_dev = make_dev(major(st.st_dev), minor(st.st_dev));
+    FileSystemInfo overlay;
+    overlay.dev = m.dev;
+    overlay.type = m.type;
+    if (const auto below = find_file_system(upper_dev, out)) {
+      overlay.disks = below->disks;
+    } else {
+      for (const auto& b : block)
+        if (b.dev == upper_dev) overlay.disks.push_back(b.disk);
+    }
+    out.push_back(std::move(overlay));
+  }
   return out;
+}
+
+std::optional<std::string> overlay_upper_dir(const MountEntry& mount) {
+  if (mount.type != "overlay") return std::nullopt;
+  // Options are comma-separated; a comma inside a path is shown escaped (\054).
+  std::istringstream options(mount.options);
+  for (std::string option; std::getline(options, option, ',');)
+    if (option.rfind("upperdir=", 0) == 0) return unescape_mount_path(option.substr(9));
+  return std::nullopt;
+}
+
+std::optional<std::string> overlay_upper_file(const std::string& path,
+                                              const std::vector<MountEntry>& mounts) {
+  struct stat st {};
+  std::error_code ec;
+  const fs::path file = fs::canonical(path, ec);
+  if (ec || ::stat(file.c_str(), &st) != 0) return std::nullopt;
+  const DevT dev = make_dev(major(st.st_dev), minor(st.st_dev));
+  // The overlay mount the file is under: the deepest mount point above it with its device.
+  const MountEntry* best = nullptr;
+  for (const MountEntry& m : mounts) {
+    if (m.type != "overlay" || m.dev != dev) continue;
+    const fs::path rel = file.lexically_relative(m.mount_point);
+    if (rel.empty() || *rel.begin() == "..") continue;
+    if (!best || m.mount_point.size() > best->mount_point.size()) best = &m;
+  }
+  if (!best) return std::nullopt;
+  const auto upper = overlay_upper_dir(*best);
+  if (!upper) return std::nullopt;
+  const fs::path candidate = (fs::path(*upper) / fs::path(best->root).relative_path() /
+                              file.lexically_relative(best->mount_point))
+                                 .lexically_normal();
+  if (!fs::exists(candidate, ec)) return std::nullopt;
+  return candidate.string();
 }
 
 std::optional<FileSystemInfo> find_file_system(DevT dev, const std::vector<FileSystemInfo>& all) {

@@ -21,6 +21,7 @@ struct MountEntry {
   std::string mount_point;
   std::string type;
   std::string source;
+  std::string options;  // the super options, as the file system shows them (escaped)
 };
 // Every well-formed line of a mountinfo file's text, in order.
 std::vector<MountEntry> parse_mountinfo(const std::string& text);
@@ -39,13 +40,23 @@ std::optional<DeviceInfo> find_block_device(const std::string& spec,
 // and one whose superblock device is an anonymous one. btrfs: its devices are listed under
 // /sys/fs/btrfs/<fsid>/devices, and stat() reports each subvolume's own anonymous device
 // (the mount points' are the aliases; a subvolume reached without a mount of its own is only
-// known by the superblock device the syscall records also carry).
+// known by the superblock device the syscall records also carry). An overlay mount is listed
+// with the disks of the file system its upper directory is on.
 std::vector<FileSystemInfo> list_file_systems(const std::string& mountinfo = "/proc/self/mountinfo",
                                               const std::string& sysfs = "/sys");
 
 // The sysfs names of the devices at the bottom of a stacked block device ("dm-0" → {"nvme0n1p2"}),
 // from /sys/class/block/<name>/slaves recursively; {name} for a device built on nothing.
 std::vector<std::string> leaf_devices(const std::string& name, const std::string& sysfs = "/sys");
+
+// An overlay mount's upper directory (its "upperdir=" option); nullopt for an overlay of lower
+// layers only, and for any other file system.
+std::optional<std::string> overlay_upper_dir(const MountEntry& mount);
+
+// The upper file under `path` when `path` is a file of an overlay mount in `mounts` that has
+// been copied up (its pages, requests and journal are that file's); nullopt otherwise.
+std::optional<std::string> overlay_upper_file(const std::string& path,
+                                              const std::vector<MountEntry>& mounts);
 
 // The file system `dev` (its superblock device or an alias) names, if list_file_systems()
 // has it.

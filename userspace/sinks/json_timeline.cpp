@@ -113,15 +113,29 @@ void write_json(Emitter& e, const Fd& f) {
   e.value(f.fd);
 }
 
-// Who made the call, on which file: the first keys of every syscall object, then the item's
+// The file under an overlay file: {"dev", "ino"} of the upper file its pages and requests are
+// in; null for a file that is its own.
+struct Backing {
+  const SyscallEvent& call;
+};
+
+void write_json(Emitter& e, const Backing& b) {
+  if (b.call.view_dev == 0) return e.value(std::nullopt);
+  e.object(field("dev", Device{b.call.dev}), field("ino", b.call.ino));
+}
+
+// Who made the call, on which file (dev and ino as stat() shows them to the caller, and the
+// backing file when that is another): the first keys of every syscall object, then the item's
 // id (and, in the live stream, its event).
 void call_identity(Emitter& e, const char* type, std::uint64_t id, const SyscallEvent& call,
                    const JsonItemLine& line) {
   e.fields(field("type", type), field("pid", call.pid), field("tid", call.tid),
            field("comm", call.comm), field("syscall", call_name(call)),
            field("io_uring", uring_issue_name(call.via)), field("fd", Fd{call.fd}),
-           field("dev", DeviceOrNull{call.dev}), field("ino", call.ino),
+           field("dev", DeviceOrNull{call.view_dev ? call.view_dev : call.dev}),
+           field("ino", call.view_dev ? call.view_ino : call.ino),
            field("path", call.path.empty() ? std::nullopt : std::optional{call.path}),
+           field("backing", Backing{call}),
            field("cgroup",
                  call.cgroup.empty() ? std::nullopt : std::optional<std::string_view>(call.cgroup)),
            field("id", id));

@@ -309,6 +309,18 @@ class PerfettoSink::Writer {
 
   // ---- timelines ----
 
+  // The call's file as the caller sees it, and the upper file under an overlay one.
+  static void add_file_args(Slice& slice, const SyscallEvent& call) {
+    const DevT dev = call.view_dev ? call.view_dev : call.dev;
+    if (dev != 0) slice.args.push_back({"dev", dev_string(dev)});
+    slice.args.push_back({"ino", std::uint64_t{call.view_dev ? call.view_ino : call.ino}});
+    if (!call.path.empty()) slice.args.push_back({"path", call.path});
+    if (call.view_dev != 0) {
+      slice.args.push_back({"backing_dev", dev_string(call.dev)});
+      slice.args.push_back({"backing_ino", std::uint64_t{call.ino}});
+    }
+  }
+
   void add_item(const WriteTimeline& write) {
     const SyscallEvent& call = write.call;
     Slice slice;
@@ -316,9 +328,7 @@ class PerfettoSink::Writer {
     slice.end = call_end(call);
     const std::uint64_t bytes = call.ret > 0 ? static_cast<std::uint64_t>(call.ret) : call.count;
     slice.name = std::string(call_name(call)) + " " + human_bytes(bytes);
-    slice.args.push_back({"dev", dev_string(call.dev)});
-    slice.args.push_back({"ino", std::uint64_t{call.ino}});
-    if (!call.path.empty()) slice.args.push_back({"path", call.path});
+    add_file_args(slice, call);
     slice.args.push_back({"offset", std::uint64_t{call.pos}});
     slice.args.push_back({"bytes", bytes});
     if (call.ret < 0) slice.args.push_back({"error", errno_name(static_cast<int>(call.ret))});
@@ -346,9 +356,7 @@ class PerfettoSink::Writer {
     slice.begin = start;
     slice.end = end;
     slice.name = call_name(call);
-    if (call.dev != 0) slice.args.push_back({"dev", dev_string(call.dev)});
-    slice.args.push_back({"ino", std::uint64_t{call.ino}});
-    if (!call.path.empty()) slice.args.push_back({"path", call.path});
+    add_file_args(slice, call);
     slice.args.push_back({"ret", std::int64_t{call.ret}});
     for (const SyncPhaseInfo& phase : kSyncPhases)
       slice.args.emplace_back(phase.json_key, std::uint64_t{sync.phases.*phase.total});

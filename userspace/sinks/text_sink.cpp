@@ -102,6 +102,10 @@ std::string call_identity(const SyscallEvent& call, const Painter& paint, bool s
   if (call.fd >= 0) text += fmt::format(" fd {}", call.fd);
   if (!call.path.empty()) {
     text += fmt::format(" {}", printable_comm(call.path));
+    // An overlay file: the disk sees its upper file.
+    if (call.view_dev != 0)
+      text += fmt::format(" (overlay {} over dev {} ino {})", dev_string(call.view_dev),
+                          dev_string(call.dev), call.ino);
   } else {
     if (call.dev != 0) text += fmt::format(" dev {}", dev_string(call.dev));
     if (call.ino != 0) text += fmt::format(" ino {}", call.ino);

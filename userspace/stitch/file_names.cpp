@@ -9,14 +9,27 @@ void FileNames::on_file_path(const FilePathEvent& ev) {
   if (ev.ino == 0) return;
   auto& entry = paths_[InodeKey{ev.dev, ev.ino}];
   entry.path = ev.path;
+  // A path record starts the file afresh: reached through an overlay only if a view follows.
+  entry.view_dev = 0;
+  entry.view_ino = 0;
   entry.seq = next_seq_++;
   if (paths_.size() > max_files_) trim();
+}
+
+void FileNames::on_file_view(const FileViewEvent& ev) {
+  const auto it = paths_.find(InodeKey{ev.dev, ev.ino});
+  if (it == paths_.end()) return;
+  it->second.view_dev = ev.view_dev;
+  it->second.view_ino = ev.view_ino;
 }
 
 void FileNames::name(SyscallEvent& call) const {
   if (call.ino == 0 || !call.path.empty()) return;
   const auto it = paths_.find(InodeKey{call.dev, call.ino});
-  if (it != paths_.end()) call.path = it->second.path;
+  if (it == paths_.end()) return;
+  call.path = it->second.path;
+  call.view_dev = it->second.view_dev;
+  call.view_ino = it->second.view_ino;
 }
 
 void FileNames::trim() {

@@ -22,13 +22,18 @@ class FileNames {
   // A path record: (dev, ino) is called this from now on (a later record for the same file is
   // the kernel resolving it afresh, e.g. an inode number reused by a new file).
   void on_file_path(const FilePathEvent& ev);
-  // Sets call.path from the table unless it has one; leaves it empty when no path is known.
+  // What the file just named is to the application (overlayfs): follows its path record.
+  void on_file_view(const FileViewEvent& ev);
+  // Sets call.path (and the overlay view) from the table unless it has one; leaves it empty
+  // when no path is known.
   void name(SyscallEvent& call) const;
   std::size_t size() const { return paths_.size(); }
 
  private:
   struct Entry {
     std::string path;
+    DevT view_dev = 0;  // from a FileViewEvent after the path: an overlay file's own
+    std::uint64_t view_ino = 0;
     std::uint64_t seq = 0;  // insertion order, for the bound
   };
   void trim();

@@ -184,6 +184,7 @@ struct Stitcher::State : stitch::BlockListener {
             }
             if constexpr (std::is_same_v<T, CgroupEvent>) on_cgroup(ev);
             if constexpr (std::is_same_v<T, FilePathEvent>) names.on_file_path(ev);
+            if constexpr (std::is_same_v<T, FileViewEvent>) names.on_file_view(ev);
           }
         },
         event);

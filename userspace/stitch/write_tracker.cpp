@@ -265,6 +265,8 @@ WriteTimeline WriteTracker::timeline_of(const Batch& b, Member& m, bool snapshot
   call.fd = b.fd;
   call.dev = b.dev;
   call.ino = b.ino;
+  call.view_dev = b.view_dev;
+  call.view_ino = b.view_ino;
   call.cgroup_id = b.cgroup_id;
   call.file_flags = b.file_flags;
   call.call_flags = b.call_flags;
@@ -420,6 +422,8 @@ WriteTracker::BatchIt WriteTracker::new_batch(const SyscallEvent& ev, Member m) 
   b.fd = ev.fd;
   b.dev = ev.dev;
   b.ino = ev.ino;
+  b.view_dev = ev.view_dev;
+  b.view_ino = ev.view_ino;
   b.cgroup_id = ev.cgroup_id;
   b.file_flags = ev.file_flags;
   b.call_flags = ev.call_flags;

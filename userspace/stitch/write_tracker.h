@@ -130,6 +130,8 @@ struct Batch {
   int fd = -1;
   DevT dev = 0;
   std::uint64_t ino = 0;
+  DevT view_dev = 0;  // an overlay file's own, as its calls said (SyscallEvent::view_dev)
+  std::uint64_t view_ino = 0;
   std::uint64_t cgroup_id = 0;
   std::uint32_t file_flags = 0;
   std::uint32_t call_flags = 0;   // call_flag::*; kMmapStore: a process's stores into a mapping
@@ -154,7 +156,8 @@ struct Batch {
   bool same_writer(const SyscallEvent& ev) const {
     return pid == ev.pid && tid == ev.tid && fd == ev.fd && dev == ev.dev && ino == ev.ino &&
            file_flags == ev.file_flags && call_flags == ev.call_flags &&
-           cgroup_id == ev.cgroup_id && comm == ev.comm && path == ev.path;
+           cgroup_id == ev.cgroup_id && comm == ev.comm && path == ev.path &&
+           view_dev == ev.view_dev && view_ino == ev.view_ino;
   }
 };
 
