@@ -216,6 +216,10 @@ static __always_inline int wp_emit_request(struct request *rq, __u8 event, int e
 
 	if (cfg_metrics && event != WP_RQ_INSERT)
 		wp_time_request(rq, event, op, wp_rq_disk(rq), nr_bytes);
+	/* Every failed write counts, whether or not its issue was timed: lost data. */
+	if (cfg_metrics && event == WP_RQ_COMPLETE && error && op == WP_OP_WRITE)
+		wp_metric_add(WP_METRIC_WHAT(WP_METRIC_WRITE_ERROR, 0), wp_rq_disk(rq), 0, nr_bytes,
+			      0);
 	if (op == WP_OP_READ)
 		return 0;
 	disk = wp_rq_disk(rq);

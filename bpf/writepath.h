@@ -650,6 +650,8 @@ enum wp_metric {
 	WP_METRIC_THROTTLE = 3, /* one balance_dirty_pages pause; sub 0, dev 0 */
 	WP_METRIC_REQUEST = 4,	/* a block request, issue to completion; sub: WP_OP_*, dev: disk */
 	WP_METRIC_FLUSH = 5,	/* a FLUSH request, issue to completion; sub 0, dev: disk */
+	WP_METRIC_WRITE_ERROR = 6, /* a write request completed with an error; sub 0, dev: disk,
+				    * bytes: what it failed to write; no latency (all in bucket 0) */
 };
 
 /* Histogram bucket upper bounds in ns: 1-2-5 steps from 1 us to 10 s, then +Inf. */

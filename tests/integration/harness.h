@@ -270,6 +270,63 @@ inline DiskCounters disk_counters(const std::string& name) {
   return {};
 }
 
+// `losetup --find --show IMAGE`: the loop device it attached ("/dev/loop3"), "" if none.
+inline std::string attach_loop(const std::string& image) {
+  FILE* p = ::popen(("losetup --find --show " + image).c_str(), "r");
+  if (p == nullptr) return "";
+  char name[64] = {};
+  if (std::fgets(name, sizeof(name), p) == nullptr) name[0] = 0;
+  ::pclose(p);
+  return std::string(name, strcspn(name, "\n"));
+}
+
+// A device node's "major:minor" ("" when it cannot be statted).
+inline std::string device_number(const std::string& node) {
+  struct stat st {};
+  if (::stat(node.c_str(), &st) != 0) return "";
+  return std::to_string(major(st.st_rdev)) + ":" + std::to_string(minor(st.st_rdev));
+}
+
+// A thin-provisioned disk: a loop device over a 512 MiB sparse file on a 48 MiB tmpfs, with an
+// ext4 on it. Writeback runs it out of space: its write requests fail (ENOSPC) once about
+// 40 MiB are on it. Taken apart when it goes.
+class ThinDisk {
+ public:
+  ThinDisk() {
+    std::string root = (fs::temp_directory_path() / "wp_thin.XXXXXX").string();
+    if (::mkdtemp(root.data()) == nullptr) return;
+    root_ = root;
+    fs::create_directories(root_ / "backing");
+    fs::create_directories(root_ / "mnt");
+    if (!(backing_mounted_ = sh("mount -t tmpfs -o size=48m wp_thin " + backing()))) return;
+    if (!sh("truncate -s 512M " + backing() + "/disk.img")) return;
+    if ((loop_ = attach_loop(backing() + "/disk.img")).empty()) return;
+    mounted_ = sh("mkfs.ext4 -q -F " + loop_ + " && mount " + loop_ + " " + mount_point());
+  }
+  ~ThinDisk() {
+    if (mounted_) sh("umount " + mount_point());
+    if (!loop_.empty()) sh("losetup -d " + loop_);
+    if (backing_mounted_) sh("umount " + backing());
+    if (!root_.empty()) fs::remove_all(root_);
+  }
+  ThinDisk(const ThinDisk&) = delete;
+  ThinDisk& operator=(const ThinDisk&) = delete;
+
+  bool ready() const { return mounted_; }
+  std::string mount_point() const { return (root_ / "mnt").string(); }
+  std::string file(const std::string& name) const { return (root_ / "mnt" / name).string(); }
+  std::string scratch(const std::string& name) const { return (root_ / name).string(); }
+  std::string loop_name() const { return fs::path(loop_).filename().string(); }
+  // The loop device's "major:minor".
+  std::string disk() const { return device_number(loop_); }
+
+ private:
+  std::string backing() const { return (root_ / "backing").string(); }
+  fs::path root_;
+  std::string loop_;
+  bool backing_mounted_ = false, mounted_ = false;
+};
+
 // A mount made by a shell command (`mount …`) at `point`, unmounted when it goes.
 class Mounted {
  public:
@@ -299,13 +356,7 @@ class ScratchFs {
     fs::create_directories(root_ / "mnt");
     const std::string image = (root_ / "fs.img").string();
     if (!sh("truncate -s 512M " + image) || !sh(mkfs + " " + image + " >/dev/null 2>&1")) return;
-    FILE* p = ::popen(("losetup --find --show " + image).c_str(), "r");
-    if (p == nullptr) return;
-    char name[64] = {};
-    if (std::fgets(name, sizeof(name), p) == nullptr) name[0] = 0;
-    ::pclose(p);
-    loop_ = std::string(name, strcspn(name, "\n"));
-    if (loop_.empty()) return;
+    if ((loop_ = attach_loop(image)).empty()) return;
     mounted_ = sh("mount -t " + type + (options.empty() ? "" : " -o " + options) + " " + loop_ +
                   " " + mount_point());
   }
@@ -322,11 +373,7 @@ class ScratchFs {
   std::string file(const std::string& name) const { return (root_ / "mnt" / name).string(); }
   std::string loop_name() const { return fs::path(loop_).filename().string(); }
   // The loop device's "major:minor".
-  std::string disk() const {
-    struct stat st {};
-    if (::stat(loop_.c_str(), &st) != 0) return "";
-    return std::to_string(major(st.st_rdev)) + ":" + std::to_string(minor(st.st_rdev));
-  }
+  std::string disk() const { return device_number(loop_); }
   // What stat() says of the mount point's device.
   std::string stat_dev() const {
     struct stat st {};

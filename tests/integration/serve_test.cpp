@@ -8,7 +8,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <fstream>
 #include <functional>
 #include <regex>
 #include <set>
@@ -297,6 +299,62 @@ TEST_F(Serve, DirtyThrottlePausesAreCountedAsTraceCountsThem) {
     served += std::stoull((*it)[1]);
   // serve sees the whole machine: at least every pause trace saw of its command.
   EXPECT_GE(served, trace_pauses);
+  EXPECT_EQ(serve->stop(SIGTERM), 0) << serve->err();
+}
+
+// The value of the series of `family` whose labels include device="DEVICE", 0 when absent.
+double served_value(const std::string& text, const std::string& family, const std::string& device) {
+  std::regex series("\n" + family + "\\{[^}]*device=\"" + device + "\"[^}]*\\} ([0-9.e+]+)");
+  double total = 0;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), series);
+       it != std::sregex_iterator(); ++it)
+    total += std::stod((*it)[1]);
+  return total;
+}
+
+// fsyncgate under serve: a thin-provisioned disk runs out of space under writeback (the
+// workload's fsync returns ENOSPC, the kernel logs the failed requests). serve, following every
+// write (--durability-sample 1), counts the disk's failed write requests and the writes they
+// lost, by device: at least one of each, no more lost writes than the workload made.
+TEST_F(Serve, WritesLostToAFullThinDiskAreCountedByDevice) {
+  ThinDisk thin;
+  ASSERT_TRUE(thin.ready());
+  const int port = free_port();
+  auto serve = start_serve(port, {"--durability-sample", "1"});
+  const std::string marker =
+      "writepath-test: thin disk " + thin.loop_name() + " " + std::to_string(::getpid()) + "\n";
+  { std::ofstream("/dev/kmsg") << marker; }
+  constexpr int kBlocks = 80;
+  const std::string log = thin.scratch("truth.log");
+  RunResult res =
+      run({tool("wp_oracle_writer"), thin.file("data"), log, "pwrite", std::to_string(1 << 20),
+           std::to_string(kBlocks), "1", "end-fsync", "1", "1"});
+  ASSERT_EQ(res.exit_code, 0) << res.err;
+  ASSERT_NE(slurp(log).find("sync fsync " + std::to_string(-ENOSPC) + " "), std::string::npos)
+      << "the disk did not run out of space: " << slurp(log);
+
+  // The kernel's own account: its log names failed requests of this disk after the marker
+  // (blk_print_req_error: "critical space allocation error, dev loopN, sector …" for ENOSPC).
+  const std::string kernel_log = run({"dmesg"}).out;
+  const auto since = kernel_log.find(marker.substr(0, marker.size() - 1));
+  ASSERT_NE(since, std::string::npos) << "the marker is not in the kernel log";
+  EXPECT_NE(kernel_log.find(" error, dev " + thin.loop_name() + ", sector", since),
+            std::string::npos)
+      << kernel_log.substr(since);
+
+  double lost = 0, failed = 0, lost_bytes = 0;
+  for (int tries = 0; tries < 50 && (lost == 0 || failed == 0); ++tries) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    const auto text = scrape(port);
+    ASSERT_TRUE(text.has_value());
+    lost = served_value(*text, "writepath_lost_writes_total", thin.loop_name());
+    lost_bytes = served_value(*text, "writepath_lost_write_bytes_total", thin.loop_name());
+    failed = served_value(*text, "writepath_failed_write_requests_total", thin.loop_name());
+  }
+  EXPECT_GE(failed, 1);
+  EXPECT_GE(lost, 1);
+  EXPECT_LE(lost, kBlocks);
+  EXPECT_DOUBLE_EQ(lost_bytes, lost * (1 << 20));
   EXPECT_EQ(serve->stop(SIGTERM), 0) << serve->err();
 }
 

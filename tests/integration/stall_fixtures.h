@@ -14,13 +14,6 @@
 
 namespace wp::testing {
 
-// "major:minor" of a block device node.
-inline std::string device_number(const std::string& node) {
-  struct stat st {};
-  if (::stat(node.c_str(), &st) != 0) return "";
-  return std::to_string(major(st.st_rdev)) + ":" + std::to_string(minor(st.st_rdev));
-}
-
 inline std::string first_line(const std::string& text) {
   return text.substr(0, text.find('\n'));
 }

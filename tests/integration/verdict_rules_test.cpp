@@ -169,34 +169,11 @@ TEST(VerdictRules, ItemsAreNamedByThePathTheirFileHadWhenTheCallRan) {
 // write's block is not its data, a written one's is.
 TEST(VerdictRules, WritesLostToAFullThinDiskAreLostAndTheFailedFsyncNamesThem) {
   WP_REQUIRE_ROOT();
-  std::string root = (fs::temp_directory_path() / "wp_thin.XXXXXX").string();
-  ASSERT_NE(::mkdtemp(root.data()), nullptr);
-  const std::string backing = root + "/backing", mnt = root + "/mnt";
-  fs::create_directories(backing);
-  fs::create_directories(mnt);
-  ASSERT_TRUE(sh("mount -t tmpfs -o size=48m wp_thin " + backing));
-  std::string loop;
-  struct Cleanup {
-    std::string root, backing, mnt;
-    std::string* loop;
-    ~Cleanup() {
-      sh("umount " + mnt + " 2>/dev/null");
-      if (!loop->empty()) sh("losetup -d " + *loop);
-      sh("umount " + backing);
-      fs::remove_all(root);
-    }
-  } cleanup{root, backing, mnt, &loop};
-  ASSERT_TRUE(sh("truncate -s 512M " + backing + "/disk.img"));
-  RunResult attach = run({"losetup", "--find", "--show", backing + "/disk.img"});
-  loop = attach.out.substr(0, attach.out.find('\n'));
-  ASSERT_FALSE(loop.empty()) << attach.err;
-  ASSERT_TRUE(sh("mkfs.ext4 -q -F " + loop + " && mount " + loop + " " + mnt));
-  struct stat st {};
-  ASSERT_EQ(::stat(loop.c_str(), &st), 0);
-  const std::string disk =
-      std::to_string(major(st.st_rdev)) + ":" + std::to_string(minor(st.st_rdev));
+  ThinDisk thin;
+  ASSERT_TRUE(thin.ready());
+  const std::string disk = thin.disk();
 
-  const std::string file = mnt + "/data", log = root + "/truth.log";
+  const std::string file = thin.file("data"), log = thin.scratch("truth.log");
   constexpr int kBlocks = 80;
   RunResult res =
       run({writepath(), "trace", "--dev", disk, "--format", "json", "--",

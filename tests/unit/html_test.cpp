@@ -4,6 +4,8 @@
 // nothing, durations and sizes come labelled, and the slowest-N cap keeps what it says.
 #include <gtest/gtest.h>
 
+#include <cerrno>
+
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -304,6 +306,35 @@ WriteTimeline slow_write(Nanos start, Nanos latency) {
   WriteTimeline write = write_at(start, latency);
   write.causes = slow_fsync_causes(start);
   return write;
+}
+
+// A lost write: its state counted by state, when its writeback failed labelled like the other
+// times, and its error beside it; the summary's lost writes go to the page for its card.
+TEST(HtmlSink, ALostWriteIsCountedLabelledAndSummed) {
+  WriteTimeline lost = write_at(kStart, 10'000);
+  lost.state = WriteState::Lost;
+  lost.durable_ns.reset();
+  lost.durable_via = DurableVia::None;
+  lost.lost_ns = kStart + 2'000'000;
+  lost.lost_error = -ENOSPC;
+  lost.call.view_dev = make_dev(0, 39);
+  lost.call.view_ino = 16;
+  std::ostringstream out;
+  HtmlSink sink(out, HtmlOptions{});
+  sink.timeline(lost);
+  TraceSummary totals = totals_of({lost});
+  totals.lost_writes = 1;
+  totals.lost_bytes = 4096;
+  sink.summary(totals);
+  const json data = embedded_data(out.str());
+  EXPECT_EQ(data["writes_by_state"]["lost"], 1);
+  const json& write = data["writes"][0];
+  EXPECT_EQ(write["state"], "lost");
+  EXPECT_EQ(write["lost_error"], "ENOSPC");
+  EXPECT_EQ(write["labels"]["lost"], "+2.00ms");
+  EXPECT_EQ(write["backing"]["dev"], "7:0");
+  EXPECT_EQ(write["dev"], "0:39");
+  EXPECT_EQ(data["summary"]["lost_writes"], 1);
 }
 
 TEST(HtmlSink, WhyListsTheTenSlowestCallsWithNamedCausesSlowestFirst) {

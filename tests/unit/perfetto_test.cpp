@@ -5,6 +5,8 @@
 // timestamp on CLOCK_MONOTONIC.
 #include <gtest/gtest.h>
 
+#include <cerrno>
+
 #include <algorithm>
 #include <iterator>
 #include <map>
@@ -361,6 +363,35 @@ TEST(PerfettoSink, DiscardedWriteSaysSoWithItsTime) {
   EXPECT_EQ(writes[0]->args.at("state"), "discarded");
   EXPECT_EQ(writes[0]->args.at("discarded_ns"), "7000");
   EXPECT_EQ(writes[0]->args.count("durable_via"), 0u);
+}
+
+TEST(PerfettoSink, LostWriteSaysWhenAndWithWhichError) {
+  WriteTimeline lost = dirty_write(call(Syscall::Pwrite64, 1'000, 2'000, 0));
+  lost.state = WriteState::Lost;
+  lost.lost_ns = 9'000;
+  lost.lost_error = -EIO;
+  ParsedTrace parsed = parse(render({lost}));
+  ASSERT_TRUE(parsed.errors.empty()) << parsed.errors.front();
+  auto writes = parsed.named("pwrite64 4 KiB");
+  ASSERT_EQ(writes.size(), 1u);
+  EXPECT_EQ(writes[0]->args.at("state"), "lost");
+  EXPECT_EQ(writes[0]->args.at("lost_ns"), "9000");
+  EXPECT_EQ(writes[0]->args.at("lost_error"), "EIO");
+}
+
+// An overlay file: dev and ino as the application sees them, the upper file as backing_*.
+TEST(PerfettoSink, AnOverlayFileCarriesItsBackingFile) {
+  WriteTimeline write = dirty_write(call(Syscall::Pwrite64, 1'000, 2'000, 0));
+  write.call.view_dev = make_dev(0, 39);
+  write.call.view_ino = 16;
+  ParsedTrace parsed = parse(render({write}));
+  ASSERT_TRUE(parsed.errors.empty()) << parsed.errors.front();
+  auto writes = parsed.named("pwrite64 4 KiB");
+  ASSERT_EQ(writes.size(), 1u);
+  EXPECT_EQ(writes[0]->args.at("dev"), "0:39");
+  EXPECT_EQ(writes[0]->args.at("ino"), "16");
+  EXPECT_EQ(writes[0]->args.at("backing_dev"), dev_string(write.call.dev));
+  EXPECT_EQ(writes[0]->args.at("backing_ino"), std::to_string(write.call.ino));
 }
 
 TEST(PerfettoSink, ItemsCarryTheirFilesPathAsAnArg) {

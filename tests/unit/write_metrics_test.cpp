@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <prometheus/text_serializer.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -383,6 +384,43 @@ TEST(WriteMetrics, DurableWritesGiveTheirLagFromReturn) {
   EXPECT_TRUE(family(all, "writepath_write_latency_seconds").metric.empty());
   EXPECT_DOUBLE_EQ(family(all, "writepath_durability_sample_ratio").metric.at(0).gauge.value,
                    1.0 / 16);
+}
+
+// A write whose writeback failed counts in writepath_lost_writes_total (and its bytes), by the
+// device, file system and cgroup of its file; a durable one does not. The kernel's count of
+// failed write requests, every one of them, is its own family per disk.
+TEST(WriteMetrics, LostWritesAndFailedWriteRequestsAreCounted) {
+  WriteMetrics metrics({}, fake_namers());
+  SyscallEvent call =
+      syscall_event({.start_ns = 1 * kMs, .end_ns = 2 * kMs, .dev = kVda, .ret = 8192});
+  call.cgroup_id = 7;
+  WriteTimeline lost = dirty_write(call);
+  lost.state = WriteState::Lost;
+  lost.lost_ns = 5 * kMs;
+  lost.lost_error = -EIO;
+  metrics.observe(lost);
+  metrics.observe(lost);
+  metrics.observe(durable_write(call, write_request(kVda, 0, 8192, 3 * kMs, 4 * kMs), 5 * kMs));
+  ServeCounters counters;
+  KernelMetricRow failed = row(WP_METRIC_WRITE_ERROR, 0, kVda, 0);
+  failed.value.buckets[0] = 3;
+  failed.value.bytes = 3 << 20;
+  counters.rows.push_back(failed);
+  const auto all = metrics.collect(counters);
+  const MetricFamily& writes = family(all, "writepath_lost_writes_total");
+  ASSERT_EQ(writes.metric.size(), 1u);
+  EXPECT_DOUBLE_EQ(writes.metric[0].counter.value, 2);
+  EXPECT_EQ(label(writes.metric[0], "device"), "vda");
+  EXPECT_EQ(label(writes.metric[0], "fs"), "ext4");
+  EXPECT_EQ(label(writes.metric[0], "cgroup"), "/cg7");
+  EXPECT_DOUBLE_EQ(family(all, "writepath_lost_write_bytes_total").metric.at(0).counter.value,
+                   2 * 8192);
+  const MetricFamily& requests = family(all, "writepath_failed_write_requests_total");
+  ASSERT_EQ(requests.metric.size(), 1u);
+  EXPECT_DOUBLE_EQ(requests.metric[0].counter.value, 3);
+  EXPECT_EQ(label(requests.metric[0], "device"), "vda");
+  EXPECT_DOUBLE_EQ(family(all, "writepath_failed_write_bytes_total").metric.at(0).counter.value,
+                   3 << 20);
 }
 
 TEST(WriteMetrics, AgentCountersAreExported) {

@@ -39,6 +39,10 @@ enum Family : std::size_t {
   kRequestService,
   kRequestBytes,
   kFlushLatency,
+  kLostWrites,
+  kLostWriteBytes,
+  kFailedWriteRequests,
+  kFailedWriteBytes,
   kLostEvents,
   kEvents,
   kMetricsOverflow,
@@ -78,6 +82,7 @@ struct Aggregate {
   std::uint64_t bytes = 0;
   std::uint64_t dirtied_ops = 0;
   std::uint64_t dirtied_pages = 0;
+  std::uint64_t count = 0;  // the families that count without timing (lost, failed)
 };
 
 // Label values in the order of the family's MetricInfo::labels (then "comm" with comm labels).
@@ -93,6 +98,8 @@ struct SeriesSet {
   Series throttle;  // cgroup
   Series requests;  // device, op: service time, bytes
   Series flushes;   // device
+  Series lost;      // device, fs, cgroup: lost writes (count) and their bytes
+  Series failed;    // device: failed write requests (count) and their bytes
 };
 
 const char* io_name(bool direct) {
@@ -236,6 +243,27 @@ const std::vector<MetricInfo>& metric_catalogue() {
        {"device"},
        "Cache FLUSH request latency, issue to completion, per disk",
        false},
+      {"writepath_lost_writes_total",
+       T::Counter,
+       {"device", "fs", "cgroup"},
+       "Writes whose writeback failed (their data never reached the disk), among the writes the "
+       "agent stitches: every write with --durability-sample 1, else the sampled and slow ones",
+       false},
+      {"writepath_lost_write_bytes_total",
+       T::Counter,
+       {"device", "fs", "cgroup"},
+       "Bytes of those lost writes",
+       false},
+      {"writepath_failed_write_requests_total",
+       T::Counter,
+       {"device"},
+       "Block write requests that completed with an error, per disk (every one, not sampled)",
+       false},
+      {"writepath_failed_write_bytes_total",
+       T::Counter,
+       {"device"},
+       "Bytes of those failed write requests",
+       false},
       {"writepath_lost_events_total",
        T::Counter,
        {"hook"},
@@ -327,7 +355,12 @@ struct WriteMetrics::State {
 
 void WriteMetrics::State::observe_write(const WriteTimeline& write) {
   const SyscallEvent& call = write.call;
-  // A store into a mapping has no call to time: it is none of these families'.
+  if (write.state == WriteState::Lost) {
+    Aggregate& lost = stitched.lost[file_labels(call)];
+    lost.count += 1;
+    lost.bytes += bytes_written(call);
+  }
+  // A store into a mapping has no call to time: it is none of the other families'.
   if (is_mmap_store(call)) return;
   if (write.durable_ns) {
     const Nanos lag = elapsed_ns(call_end(call), *write.durable_ns);
@@ -421,6 +454,14 @@ SeriesSet WriteMetrics::State::with_kernel_rows(const std::vector<KernelMetricRo
         break;
       }
       case WP_METRIC_FLUSH: out.flushes[{device_name}].latency.add(row.value); break;
+      case WP_METRIC_WRITE_ERROR: {
+        Aggregate& a = out.failed[{device_name}];
+        Distribution d;
+        d.add(row.value);
+        a.count += d.count();
+        a.bytes += row.value.bytes;
+        break;
+      }
       default: break;  // a metric this agent does not know: a newer BPF object's
     }
   }
@@ -494,6 +535,14 @@ std::vector<MetricFamily> WriteMetrics::collect(const ServeCounters& counters) {
   for (const auto& [labels, a] : series.requests)
     add(kRequestBytes, labels, counter_metric(static_cast<double>(a.bytes)));
 
+  for (const auto& [labels, a] : series.lost) {
+    add(kLostWrites, labels, counter_metric(static_cast<double>(a.count)));
+    add(kLostWriteBytes, labels, counter_metric(static_cast<double>(a.bytes)));
+  }
+  for (const auto& [labels, a] : series.failed) {
+    add(kFailedWriteRequests, labels, counter_metric(static_cast<double>(a.count)));
+    add(kFailedWriteBytes, labels, counter_metric(static_cast<double>(a.bytes)));
+  }
   for (std::size_t hook = 0; hook < counters.lost.size(); ++hook)
     add(kLostEvents, {hook_counter_name(hook)},
         counter_metric(static_cast<double>(counters.lost[hook])));

@@ -86,6 +86,8 @@ json item_labels(const json& item, Nanos origin) {
       discarded != item.end() && discarded->is_number()) {
     labels["discarded"] = since(item, "discarded_ns", origin);
   }
+  if (auto lost = item.find("lost_ns"); lost != item.end() && lost->is_number())
+    labels["lost"] = since(item, "lost_ns", origin);
   for (const char* parts : {"phases", "causes"}) {  // causes is null unless --min-latency
     if (auto found = item.find(parts); found != item.end() && found->is_object())
       labels[parts] = duration_labels(*found);

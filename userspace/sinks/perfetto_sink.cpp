@@ -338,6 +338,10 @@ class PerfettoSink::Writer {
     slice.args.push_back({"pages_dirtied", std::uint64_t{call.pages_dirtied}});
     if (write.discarded_ns)
       slice.args.push_back({"discarded_ns", static_cast<std::uint64_t>(*write.discarded_ns)});
+    if (write.lost_ns) {
+      slice.args.push_back({"lost_ns", static_cast<std::uint64_t>(*write.lost_ns)});
+      slice.args.push_back({"lost_error", errno_name(write.lost_error)});
+    }
     if (write.direct) slice.args.push_back({"direct", std::string("yes")});
     if (write.incomplete) slice.args.push_back({"incomplete", std::string("yes")});
     if (!call.cgroup.empty()) slice.args.push_back({"cgroup", call.cgroup});

@@ -137,13 +137,18 @@ var STATES = [
   ['written', 'written: on the device, maybe only in its cache'],
   ['dirty', 'dirty: only in memory'],
   ['discarded', 'discarded: dropped from the cache unwritten (truncate, unlink)'],
+  ['memory', 'memory: a memory file system (tmpfs), never on a disk'],
+  ['lost', 'lost: its writeback failed, the data is not on the disk'],
   ['failed', 'failed']];
 
 function callName(d) { return d.syscall + ' by ' + d.comm; }
-// The file's path when the trace has it, else its device and inode.
+// The file's path when the trace has it, else its device and inode; an overlay file's upper
+// file after it.
 function fileText(d) {
-  if (d.path) return d.path;
-  return d.dev === null ? 'none' : 'device ' + d.dev + ', inode ' + d.ino;
+  var backing = d.backing ? ' (overlay ' + d.dev + ' over device ' + d.backing.dev +
+      ', inode ' + d.backing.ino + ')' : '';
+  if (d.path) return d.path + backing;
+  return d.dev === null ? 'none' : 'device ' + d.dev + ', inode ' + d.ino + backing;
 }
 
 function writeTip(d) {
@@ -152,6 +157,8 @@ function writeTip(d) {
       ? l.durable_after + ' after it returned' +
             (d.durable_via ? ' (via ' + d.durable_via + ')' : '')
       : d.state === 'discarded' ? 'never: discarded at ' + l.discarded
+      : d.state === 'lost' ? 'never: its writeback failed (' + d.lost_error + ') at ' + l.lost
+      : d.state === 'memory' ? 'never: it lives in memory only'
       : 'not by the end of the trace';
   var flags = [d.direct ? 'O_DIRECT' : null, d.sync ? 'O_SYNC' : null, d.append ? 'O_APPEND' : null]
                   .filter(Boolean).join(', ');
@@ -237,6 +244,8 @@ function drawHeader() {
   card(pageLabels.duration, 'traced for');
   card(fmtCount(summary.lost || 0), 'records lost', summary.lost > 0);
   card(fmtCount(summary.incomplete || 0), 'incomplete items', summary.incomplete > 0);
+  if (summary.lost_writes > 0)
+    card(fmtCount(summary.lost_writes), 'writes lost (writeback failed)', true);
   card(fmtCount(summary.events || 0), 'kernel events decoded');
 
   if (summary.lost > 0) {
