@@ -80,6 +80,7 @@ enum wp_record_type {
 	WP_REC_CGROUP = 13,  /* the cgroup a traced thread is in, when first seen or changed */
 	WP_REC_OFFCPU = 14,  /* where a slow call slept: stacks, wakers, lock and reclaim waits */
 	WP_REC_FILE_VIEW = 15, /* a stacked file (overlayfs) over its backing file, after its path */
+	WP_REC_FUSE = 16,    /* a FUSE daemon answered a traced call's write or fsync request */
 	/* 9: reserved. io_uring ops travel as WP_REC_SYSCALL with a WP_SYS_IO_URING_* value. */
 };
 
@@ -639,6 +640,23 @@ struct wp_file_view_record {
 	wp_u32 view_dev; /* the stacked file system's dev_t (overlayfs: an anonymous device) */
 };
 WP_ASSERT_SIZE(struct wp_file_view_record, 40);
+
+/* A write or fsync of a traced call on a FUSE file system is a request to the file system's
+ * daemon, which gets the data and answers; the kernel's part ends there. Sent when the daemon's
+ * answer arrives, by the daemon's thread (which it names), before the call returns. */
+struct wp_fuse_record {
+	struct wp_record_header h;
+	wp_u64 start_ns; /* the call that sent the request, of thread tid */
+	wp_u64 unique;	 /* the request's id on its connection */
+	wp_u32 tid;
+	wp_u32 opcode;	 /* FUSE_WRITE (16) or FUSE_FSYNC (20) */
+	wp_s32 error;	 /* the daemon's answer: 0 or -errno */
+	wp_u32 daemon_pid;
+	wp_u32 daemon_tid;
+	wp_u32 pad;
+	char daemon_comm[WP_COMM_LEN];
+};
+WP_ASSERT_SIZE(struct wp_fuse_record, 72);
 
 /* writepath serve: metrics the kernel side aggregates itself (the `metrics` map, maps.bpf.h),
  * read by the agent at scrape time. One entry per label set; each holds a latency histogram

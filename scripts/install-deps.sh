@@ -17,6 +17,7 @@ packages=(
   e2fsprogs util-linux  # mkfs.ext4, losetup for the scratch filesystems
   xfsprogs btrfs-progs  # the xfs and btrfs scratch filesystems of the journal and device tests
   fio strace python3    # independent counts for the write-path tests and scripts/coverage-matrix.sh
+  bindfs                # a real FUSE file system for the FUSE tests (its daemon answers the writes)
   qemu-system-x86 cpio file  # make vm-test: Debian 6.1 guest with an emulated NVMe disk
   dmsetup               # make vm-test: the guest's device-mapper stack over that disk
   chromium              # the HTML report's integration test renders it headless (no X needed)

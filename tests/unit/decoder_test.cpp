@@ -166,6 +166,32 @@ TEST(Decoder, FileViewRecordSaysWhatTheOverlayShowsOfItsBackingFile) {
   EXPECT_EQ(decoder.stats().malformed, 1u);
 }
 
+TEST(Decoder, FuseRecordNamesTheDaemonThatAnsweredACall) {
+  wp_fuse_record r{};
+  r.h = {WP_REC_FUSE, sizeof(r), WP_RECORD_VERSION, 0, 500};
+  r.start_ns = 100;
+  r.unique = 42;
+  r.tid = 77;
+  r.opcode = 16;
+  r.error = -5;
+  r.daemon_pid = 812;
+  r.daemon_tid = 813;
+  std::strcpy(r.daemon_comm, "bindfs");
+  Decoder decoder;
+  auto event = decoder.decode(bytes_of(r));
+  ASSERT_TRUE(event && std::holds_alternative<FuseReplyEvent>(*event));
+  const auto& f = std::get<FuseReplyEvent>(*event);
+  EXPECT_EQ(f.ts, Nanos{500});
+  EXPECT_EQ(f.tid, 77u);
+  EXPECT_EQ(f.start_ns, Nanos{100});
+  EXPECT_EQ(f.unique, 42u);
+  EXPECT_EQ(f.opcode, 16u);
+  EXPECT_EQ(f.error, -5);
+  EXPECT_EQ(f.daemon_pid, 812u);
+  EXPECT_EQ(f.daemon_tid, 813u);
+  EXPECT_EQ(f.daemon_comm, "bindfs");
+}
+
 TEST(Decoder, DeletedFilePathSaysSoAsProcDoes) {
   const FilePathEvent p = decoded_path(path_record({"gone", "tmp"}, WP_PATH_DELETED));
   EXPECT_TRUE(p.deleted);

@@ -150,15 +150,17 @@ inline FakeKernel with_current_prototypes() {
 }
 
 // The development machine: 6.18 in a VM whose kernel lists vfs_write in BTF but refuses to
-// load an fentry program (what kernel_caps' attach probe reports), no NVMe driver, and xfs
-// built in.
+// load an fentry program (what kernel_caps' attach probe reports), no NVMe driver, xfs and
+// fuse built in.
 inline FakeKernel kernel_6_18() {
   FakeKernel k = with_current_prototypes()
                      .fentry(false, "load: Operation not permitted")
                      .raw_tracepoint("io_uring_submit_req", 1)
                      .raw_tracepoint("io_uring_queue_async_work", 2)
                      .raw_tracepoint("io_uring_complete", 3)
-                     .raw_tracepoint("sched_process_exit", 2);
+                     .raw_tracepoint("sched_process_exit", 2)
+                     .raw_tracepoint("fuse_request_send", 1)
+                     .raw_tracepoint("fuse_request_end", 1);
   return with_xfs_log_tracepoints(with_jbd2_btf(k, ""), "");
 }
 

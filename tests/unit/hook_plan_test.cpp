@@ -76,6 +76,7 @@ TEST(HookPlan, ThisKernelUsesSyscallTracepointsAndTpBtf) {
       {"journal commit_logging", "tp_btf jbd2:jbd2_commit_logging", ""},
       {"journal end_commit", "tp_btf jbd2:jbd2_end_commit", ""},
       {"xfs log", "tp_btf xfs:xfs_log_force (+2)", ""},
+      {"fuse replies", "tp_btf fuse:fuse_request_send (+1)", ""},
       {"off-CPU time", "-", kNoCauses},
       {"sleep wakers", "-", kNoCauses},
       {"inode lock wait", "-", kNoCauses},

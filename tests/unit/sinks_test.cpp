@@ -246,6 +246,17 @@ TEST(JsonSink, AnOverlayFileShowsItsOwnDevAndItsBackingFile) {
   EXPECT_EQ(object["requests"][0]["dev"], "7:0");
 }
 
+TEST(JsonSink, AHandedWriteNamesItsFuseDaemon) {
+  WriteTimeline write = durable_write();
+  EXPECT_TRUE(json_of(write)["fuse_daemon"].is_null());
+  write.state = WriteState::Handed;
+  write.fuse = FuseDaemon{812, 813, "bindfs", -EIO};
+  const json object = json_of(write);
+  EXPECT_EQ(object["state"], "handed");
+  EXPECT_EQ(object["fuse_daemon"],
+            json({{"pid", 812}, {"tid", 813}, {"comm", "bindfs"}, {"error", "EIO"}}));
+}
+
 TEST(JsonSink, RequestListsTheOtherThreadsWhoseBiosItCarried) {
   EXPECT_EQ(json_of(durable_write())["requests"][0]["other_submitters"], json::array());
   RequestTimeline request = data_request();

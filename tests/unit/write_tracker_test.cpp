@@ -275,6 +275,46 @@ TEST_F(StitcherTest, FailedWriteIsEmittedAtOnce) {
   EXPECT_EQ(writes().size(), 1u);
 }
 
+// A write to a FUSE file system went to its daemon: handed at its return, naming the daemon
+// thread that answered its FUSE_WRITE when the kernel said (a reply to the thread's earlier
+// call does not count), and handed all the same on a FUSE mount without that word. Its
+// fsync names the daemon that answered the FUSE_FSYNC.
+TEST_F(StitcherTest, WriteToAFuseFileSystemIsHandedToTheDaemonThatAnswered) {
+  constexpr DevT kFuse = make_dev(0, 41);
+  stitcher_.add_file_system(FileSystemInfo{kFuse, {}, {}, "fuse"});
+  auto on_fuse = [](SyscallEvent ev) {
+    ev.dev = kFuse;
+    ev.fs_dev = 0;
+    ev.ino = 5;
+    return ev;
+  };
+  const FuseReplyEvent reply{990, kWriterTid, 1000, 7, 16, 0, 812, 813, "bindfs"};
+  feed(reply);
+  feed(on_fuse(write_call(1000, 1010, 0, 4096, 1)));
+  FuseReplyEvent stale = reply;
+  stale.start_ns = 1;  // an earlier call of the thread
+  feed(stale);
+  feed(on_fuse(write_call(1100, 1110, 4096, 4096, 1)));
+  FuseReplyEvent sync_reply = reply;
+  sync_reply.start_ns = 1200;
+  sync_reply.opcode = 20;
+  feed(sync_reply);
+  feed(on_fuse(sync_call(Syscall::Fsync, 1200, 1300, kWriterTid)));
+  auto w = writes();
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_EQ(w[0].state, WriteState::Handed);
+  ASSERT_TRUE(w[0].fuse);
+  EXPECT_EQ(*w[0].fuse, (FuseDaemon{812, 813, "bindfs", 0}));
+  EXPECT_EQ(w[0].pages, 1u);
+  EXPECT_TRUE(w[0].requests.empty());
+  EXPECT_EQ(w[1].state, WriteState::Handed);
+  EXPECT_FALSE(w[1].fuse);
+  auto s = syncs();
+  ASSERT_EQ(s.size(), 1u);
+  ASSERT_TRUE(s[0].fuse);
+  EXPECT_EQ(s[0].fuse->pid, 812u);
+}
+
 // tmpfs, ramfs, hugetlbfs: no bio will ever carry the pages, so the write is complete at its
 // return, memory only, never dirty; a write to a disk-backed file beside it is unchanged.
 TEST_F(StitcherTest, WriteToAMemoryFileSystemIsMemoryOnlyAtItsReturn) {

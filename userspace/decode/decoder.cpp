@@ -250,6 +250,14 @@ std::optional<Event> decode_file_view(std::span<const std::byte> bytes) {
   return FileViewEvent{r.h.ts_ns, r.dev, r.ino, r.view_dev, r.view_ino};
 }
 
+std::optional<Event> decode_fuse(std::span<const std::byte> bytes) {
+  wp_fuse_record r;
+  if (!read_record(bytes, r) || r.tid == 0) return std::nullopt;
+  return FuseReplyEvent{r.h.ts_ns,    r.tid,        r.start_ns,
+                        r.unique,     r.opcode,     r.error,
+                        r.daemon_pid, r.daemon_tid, comm_string(r.daemon_comm)};
+}
+
 std::optional<Event> decode_cgroup(std::span<const std::byte> bytes) {
   wp_cgroup_record r;
   if (!read_record(bytes, r) || r.cgroup_id == 0) return std::nullopt;
@@ -356,6 +364,7 @@ std::optional<Event> Decoder::decode(std::span<const std::byte> record) {
         case WP_REC_FS_LOG: event = decode_fs_log(bytes); break;
         case WP_REC_FILE_PATH: event = decode_file_path(bytes); break;
         case WP_REC_FILE_VIEW: event = decode_file_view(bytes); break;
+        case WP_REC_FUSE: event = decode_fuse(bytes); break;
         case WP_REC_CGROUP: event = decode_cgroup(bytes); break;
         case WP_REC_OFFCPU: event = decode_offcpu(bytes); break;
         default: break;

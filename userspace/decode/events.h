@@ -394,6 +394,20 @@ struct FileViewEvent {
   std::uint64_t view_ino = 0;
 };
 
+// A FUSE daemon answered the write or fsync request a traced call (tid, start_ns) sent it:
+// arrives before the call's own record.
+struct FuseReplyEvent {
+  Nanos ts = 0;
+  std::uint32_t tid = 0;
+  Nanos start_ns = 0;
+  std::uint64_t unique = 0;
+  std::uint32_t opcode = 0;  // FUSE_WRITE (16), FUSE_FSYNC (20)
+  int error = 0;             // the daemon's answer: 0 or -errno
+  std::uint32_t daemon_pid = 0;
+  std::uint32_t daemon_tid = 0;
+  std::string daemon_comm;
+};
+
 // Records were lost (ring buffer full) just before this point of the stream.
 struct LostEvent {
   Nanos ts = 0;
@@ -420,10 +434,14 @@ struct FileSystemInfo {
   // A file system in memory only (tmpfs, /dev/shm, ramfs, hugetlbfs): its pages never reach a
   // disk and are gone at reboot.
   bool memory_only() const { return type == "tmpfs" || type == "ramfs" || type == "hugetlbfs"; }
+  // A FUSE file system ("fuse", "fuse.sshfs"; not fuseblk, whose daemon writes a block
+  // device the trace may follow): its writes are handed to its daemon.
+  bool fuse() const { return type == "fuse" || type.rfind("fuse.", 0) == 0; }
 };
 
-using Event = std::variant<SyscallEvent, BioEvent, RequestEvent, JournalEvent, ThrottleEvent,
-                           NvmeEvent, LostEvent, CausesEvent, DiscardEvent, MmapDirtyEvent,
-                           FsLogEvent, FilePathEvent, FileViewEvent, CgroupEvent, OffCpuEvent>;
+using Event =
+    std::variant<SyscallEvent, BioEvent, RequestEvent, JournalEvent, ThrottleEvent, NvmeEvent,
+                 LostEvent, CausesEvent, DiscardEvent, MmapDirtyEvent, FsLogEvent, FilePathEvent,
+                 FileViewEvent, CgroupEvent, OffCpuEvent, FuseReplyEvent>;
 
 }  // namespace wp

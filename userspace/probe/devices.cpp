@@ -165,9 +165,9 @@ std::vector<FileSystemInfo> list_file_systems(const std::string& mountinfo,
       continue;
     }
     if (FileSystemInfo memory{.dev = m.dev, .aliases = {}, .disks = {}, .type = m.type};
-        memory.memory_only()) {
+        memory.memory_only() || memory.fuse()) {
       // tmpfs, ramfs, hugetlbfs: listed with no disks, so that their writes are known to
-      // stay in memory.
+      // stay in memory; FUSE, so that they are known to go to its daemon.
       if (std::none_of(out.begin(), out.end(),
                        [&m](const FileSystemInfo& f) { return f.dev == m.dev; }))
         out.push_back(std::move(memory));

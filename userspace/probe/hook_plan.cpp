@@ -204,6 +204,18 @@ std::vector<Hook> build_table() {
                  "",
                  -1}}});
 
+  // FUSE's request tracepoints (6.18 has them, Debian's 6.1 not): which daemon answered a
+  // call's write or fsync. Built in here, the fuse module's BTF on a modular kernel.
+  t.push_back({"fuse replies",
+               "fuse",
+               false,
+               {{{"wp_fuse_request_send", "wp_fuse_request_end"},
+                 K::TpBtf,
+                 "fuse",
+                 {"fuse_request_send", "fuse_request_end"},
+                 "fuse",
+                 1}}});
+
   // Only with --min-latency: it runs on every context switch of the machine.
   t.push_back({"off-CPU time",
                "sched",

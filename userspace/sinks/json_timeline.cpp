@@ -101,6 +101,12 @@ void write_json(Emitter& e, const SyncPhases& phases) {
   e.end_object();
 }
 
+// The FUSE daemon that answered: {"pid", "tid", "comm", "error"}.
+void write_json(Emitter& e, const FuseDaemon& d) {
+  e.object(field("pid", d.pid), field("tid", d.tid), field("comm", d.comm),
+           field("error", Errno{d.error}));
+}
+
 namespace {
 
 // A call's file descriptor, null for calls without one (sync(2)).
@@ -173,8 +179,8 @@ void write_json(Emitter& e, const WriteTimeline& write, const JsonItemLine& line
            field("written_ns", write.written_ns), field("durable_ns", write.durable_ns),
            field("durable_via", via), field("discarded_ns", write.discarded_ns),
            field("lost_ns", write.lost_ns), field("lost_error", Errno{write.lost_error}),
-           field("incomplete", write.incomplete), field("causes", write.causes),
-           field("throttle_pauses", write.throttles));
+           field("fuse_daemon", write.fuse), field("incomplete", write.incomplete),
+           field("causes", write.causes), field("throttle_pauses", write.throttles));
   e.end_object();
 }
 
@@ -190,7 +196,7 @@ void write_json(Emitter& e, const SyncTimeline& sync, const JsonItemLine& line) 
            field("flushes", sync.flushes), field("journal_commits", sync.commits),
            field("incomplete", sync.incomplete), field("causes", sync.causes),
            field("journal_requests", sync.journal_requests), field("lost_writes", sync.lost_writes),
-           field("loss_unreported", sync.loss_unreported));
+           field("loss_unreported", sync.loss_unreported), field("fuse_daemon", sync.fuse));
   e.end_object();
 }
 

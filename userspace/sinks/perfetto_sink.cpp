@@ -342,6 +342,9 @@ class PerfettoSink::Writer {
       slice.args.push_back({"lost_ns", static_cast<std::uint64_t>(*write.lost_ns)});
       slice.args.push_back({"lost_error", errno_name(write.lost_error)});
     }
+    if (write.fuse)
+      slice.args.push_back(
+          {"fuse_daemon", fmt::format("{} (pid {})", write.fuse->comm, write.fuse->pid)});
     if (write.direct) slice.args.push_back({"direct", std::string("yes")});
     if (write.incomplete) slice.args.push_back({"incomplete", std::string("yes")});
     if (!call.cgroup.empty()) slice.args.push_back({"cgroup", call.cgroup});

@@ -88,6 +88,9 @@ std::string format_update_line(const WriteTimeline& write, std::optional<ItemPro
       break;
     case WriteState::Failed: line += "FAILED"; break;
     case WriteState::Memory: line += fmt::format("MEMORY ONLY ({}), no disk", pages); break;
+    case WriteState::Handed:
+      line += "HANDED to the FUSE daemon" + fuse_daemon_text(write.fuse);
+      break;
     case WriteState::Lost:
       line += fmt::format("LOST: writeback failed ({})", errno_name(write.lost_error));
       break;

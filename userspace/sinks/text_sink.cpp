@@ -159,6 +159,18 @@ void add_request(BlockBuilder& block, const RequestTimeline& request, std::strin
   block.add(at, std::move(lines));
 }
 
+}  // namespace
+
+std::string fuse_daemon_text(const std::optional<FuseDaemon>& daemon) {
+  if (!daemon) return "";
+  std::string text =
+      fmt::format(" {} (pid {}/{})", printable_comm(daemon->comm), daemon->pid, daemon->tid);
+  if (daemon->error != 0) text += fmt::format(", which answered {}", errno_name(daemon->error));
+  return text;
+}
+
+namespace {
+
 std::string write_verdict(const WriteTimeline& write, BlockBuilder& block) {
   const Painter& paint = block.paint();
   switch (write.state) {
@@ -187,6 +199,9 @@ std::string write_verdict(const WriteTimeline& write, BlockBuilder& block) {
     }
     case WriteState::Memory:
       return paint.yellow("MEMORY ONLY, never reaches a disk (lost at reboot)");
+    case WriteState::Handed:
+      return paint.yellow("HANDED to the FUSE daemon" + fuse_daemon_text(write.fuse) +
+                          ", which decides where it goes");
     case WriteState::Lost: {
       std::string verdict = "LOST";
       if (write.lost_ns) verdict += " " + block.offset(*write.lost_ns);
@@ -326,6 +341,11 @@ std::string format_sync(const SyncTimeline& sync, const Painter& paint, bool sho
     if (!with.empty()) phase_text += fmt::format(" (overlaps {})", fmt::join(with, ", "));
   }
   if (!phase_text.empty()) block.add(std::nullopt, block.line(std::nullopt, "phases" + phase_text));
+  // A FUSE file's sync is the daemon's to do: the kernel only asked it.
+  if (sync.fuse)
+    block.add(std::nullopt,
+              block.line(std::nullopt, "handed to the FUSE daemon" + fuse_daemon_text(sync.fuse) +
+                                           ", which syncs (or not) on its own"));
 
   for (const RequestTimeline& request : sync.requests) add_request(block, request, "request");
   for (const RequestTimeline& request : sync.journal_requests)

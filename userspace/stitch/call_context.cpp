@@ -54,4 +54,16 @@ std::vector<ThrottlePause> CallContext::take_throttles(const SyscallEvent& ev) {
   return found;
 }
 
+std::optional<FuseDaemon> CallContext::take_fuse(const SyscallEvent& ev) {
+  const auto it = fuse_by_tid_.find(ev.tid);
+  if (it == fuse_by_tid_.end()) return std::nullopt;
+  std::optional<FuseDaemon> daemon;
+  // A reply to an earlier call of the thread (its record lost) is no answer to this one.
+  if (it->second.start_ns == ev.start_ns)
+    daemon = FuseDaemon{it->second.daemon_pid, it->second.daemon_tid, it->second.daemon_comm,
+                        it->second.error};
+  fuse_by_tid_.erase(it);
+  return daemon;
+}
+
 }  // namespace wp::stitch

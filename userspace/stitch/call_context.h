@@ -19,16 +19,21 @@ class CallContext {
   // Arrives just before the CausesEvent of the same call.
   void on_offcpu(const OffCpuEvent& ev) { offcpu_by_tid_[ev.tid] = ev; }
   void on_throttle(const ThrottleEvent& ev);
+  // A FUSE daemon answered a request of the thread's call in progress.
+  void on_fuse(const FuseReplyEvent& ev) { fuse_by_tid_[ev.tid] = ev; }
   // What was recorded for this call, taken out (a later call of the thread never sees it):
   // with its OffCpuEvent of the same tid and start, its sleeps and named waits (no chains).
   std::optional<SlowCauses> take_causes(const SyscallEvent& ev);
   std::vector<ThrottlePause> take_throttles(const SyscallEvent& ev);
+  // The daemon that answered this call's last FUSE request, taken out.
+  std::optional<FuseDaemon> take_fuse(const SyscallEvent& ev);
 
  private:
   static constexpr std::size_t kMaxPausesPerThread = 256;
   std::unordered_map<std::uint32_t, CausesEvent> causes_by_tid_;
   std::unordered_map<std::uint32_t, OffCpuEvent> offcpu_by_tid_;
   std::unordered_map<std::uint32_t, std::deque<ThrottlePause>> throttles_by_tid_;
+  std::unordered_map<std::uint32_t, FuseReplyEvent> fuse_by_tid_;
 };
 
 }  // namespace wp::stitch

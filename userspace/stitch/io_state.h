@@ -92,9 +92,12 @@ class DeviceTable {
   bool volatile_cache(DevT disk) const;
   // A file system kept in memory only (FileSystemInfo::memory_only).
   bool memory_only(DevT dev) const { return memory_only_.contains(dev); }
+  // A FUSE file system (FileSystemInfo::fuse): its writes go to its daemon.
+  bool fuse(DevT dev) const { return fuse_.contains(dev); }
 
  private:
   std::unordered_set<DevT> memory_only_;
+  std::unordered_set<DevT> fuse_;
   std::unordered_map<DevT, DeviceInfo> devices_;
   std::unordered_map<DevT, std::vector<DevT>> fs_disks_;
   std::unordered_map<DevT, bool> disk_write_cache_;

@@ -26,6 +26,7 @@ const char* write_state_name(WriteState s) {
     case WriteState::Discarded: return "discarded";
     case WriteState::Memory: return "memory";
     case WriteState::Lost: return "lost";
+    case WriteState::Handed: return "handed";
   }
   return "";
 }
@@ -81,7 +82,7 @@ struct Stitcher::State : stitch::BlockListener {
   // ---- calls ----
 
   void on_syscall(const SyscallEvent& ev) {
-    stitch::CallExtras extras{calls.take_causes(ev), {}};
+    stitch::CallExtras extras{calls.take_causes(ev), {}, calls.take_fuse(ev)};
     if (extras.causes) chains.link(ev, extras.causes->waits);
     if (is_write_syscall(ev.syscall)) {
       extras.throttles = calls.take_throttles(ev);
@@ -95,6 +96,7 @@ struct Stitcher::State : stitch::BlockListener {
       s.loss_unreported = ev.ret == 0 && !s.lost_writes.empty();
     }
     s.causes = std::move(extras.causes);
+    s.fuse = std::move(extras.fuse);
     if (loss.within(ev.start_ns, ev.end_ns)) s.incomplete = true;
     if (s.incomplete) ++stats.incomplete;
     ++stats.syncs;
@@ -175,6 +177,7 @@ struct Stitcher::State : stitch::BlockListener {
             if constexpr (std::is_same_v<T, LostEvent>) on_lost(ev);
             if constexpr (std::is_same_v<T, CausesEvent>) calls.on_causes(ev);
             if constexpr (std::is_same_v<T, OffCpuEvent>) calls.on_offcpu(ev);
+            if constexpr (std::is_same_v<T, FuseReplyEvent>) calls.on_fuse(ev);
             if constexpr (std::is_same_v<T, ThrottleEvent>) calls.on_throttle(ev);
             if constexpr (std::is_same_v<T, DiscardEvent>) writes.pages_discarded(ev);
             if constexpr (std::is_same_v<T, MmapDirtyEvent>) {

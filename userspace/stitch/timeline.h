@@ -144,11 +144,33 @@ struct ThrottlePause {
 // data is never written to a disk and is lost at reboot; the state is final at its return.
 // Lost: writeback of its pages failed (a request completed with an error): its data will never
 // reach the disk, and only one sync of the file will say so (errseq).
-enum class WriteState : std::uint8_t { Failed, Dirty, Written, Durable, Discarded, Memory, Lost };
+// Handed: a write to a FUSE file system: its data went to the file system's daemon (named in
+// WriteTimeline::fuse when the kernel's FUSE tracepoints say which answered), and what becomes
+// of it is the daemon's; final at its return.
+enum class WriteState : std::uint8_t {
+  Failed,
+  Dirty,
+  Written,
+  Durable,
+  Discarded,
+  Memory,
+  Lost,
+  Handed
+};
 const char* write_state_name(WriteState s);
 
 enum class DurableVia : std::uint8_t { None, Flush, Fua, NoWriteCache };
 const char* durable_via_name(DurableVia v);  // "flush", "fua", "no-write-cache", "" for None
+
+// The FUSE daemon thread that answered a call's request (its last one, for a call that sent
+// several), and its answer.
+struct FuseDaemon {
+  std::uint32_t pid = 0;
+  std::uint32_t tid = 0;
+  std::string comm;
+  int error = 0;  // 0 or -errno
+  bool operator==(const FuseDaemon&) const = default;
+};
 
 struct WriteTimeline {
   // The item's id, in arrival order among all items (writes and syncs) of the trace: the same
@@ -162,6 +184,7 @@ struct WriteTimeline {
   WriteState state = WriteState::Dirty;
   std::uint64_t pages = 0;  // pages the write covers (buffered) or carried by its bios (direct)
   std::uint64_t pages_pending = 0;  // pages not yet seen completing in a request
+  std::optional<FuseDaemon> fuse;   // state Handed: the daemon that answered, when known
   std::vector<RequestTimeline> requests;
   std::optional<Nanos> written_ns;
   std::optional<Nanos> durable_ns;
@@ -190,6 +213,8 @@ struct SyncTimeline {
   // not (errseq: the error went to another sync, another file description, or nowhere).
   std::vector<std::uint64_t> lost_writes;
   bool loss_unreported = false;  // returned 0 with lost_writes
+  // A sync of a FUSE file: the daemon that answered its FUSE_FSYNC (it syncs, or not, itself).
+  std::optional<FuseDaemon> fuse;
   bool incomplete = false;
   std::optional<SlowCauses> causes;  // with --min-latency, for calls that slow
 };

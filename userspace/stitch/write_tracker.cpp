@@ -360,13 +360,14 @@ void WriteTracker::emit_at_return(const SyscallEvent& ev, CallExtras extras, Wri
   tl.call = ev;
   tl.causes = std::move(extras.causes);
   tl.throttles = std::move(extras.throttles);
+  tl.fuse = std::move(extras.fuse);
   tl.direct = ev.file_flags & file_flag::kDirect;
   tl.sync = ev.file_flags & (file_flag::kSync | file_flag::kDsync);
   tl.state = state;
-  if (state == WriteState::Memory) {
+  if (state == WriteState::Memory || state == WriteState::Handed) {
     tl.pages = ((ev.pos + static_cast<std::uint64_t>(ev.ret) - 1) >> kPageShift) -
                (ev.pos >> kPageShift) + 1;
-    ++stats_.memory_only;
+    if (state == WriteState::Memory) ++stats_.memory_only;
   }
   tl.incomplete = loss_.within(ev.start_ns, ev.end_ns);
   if (tl.incomplete) ++stats_.incomplete;
@@ -449,6 +450,12 @@ void WriteTracker::track_write(const SyscallEvent& ev, CallExtras extras) {
   }
   if (devices_.memory_only(ev.fs_dev != 0 ? ev.fs_dev : ev.dev)) {
     emit_at_return(ev, std::move(extras), WriteState::Memory);
+    return;
+  }
+  // A FUSE daemon took the data (the kernel says which answered, or the file system is FUSE):
+  // no page of it is the kernel's to write back.
+  if (extras.fuse || devices_.fuse(ev.dev)) {
+    emit_at_return(ev, std::move(extras), WriteState::Handed);
     return;
   }
   if (!(ev.file_flags & file_flag::kDirect)) {

@@ -28,6 +28,7 @@ namespace wp::stitch {
 struct CallExtras {
   std::optional<SlowCauses> causes;
   std::vector<ThrottlePause> throttles;
+  std::optional<FuseDaemon> fuse;  // the FUSE daemon that answered the call's write
   // Dirty-throttling and writeback-wait figures of the call: zero for most writes, so a
   // pending write keeps them here, out of line, only when it has any.
   Nanos throttle_ns = 0;

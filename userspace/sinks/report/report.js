@@ -139,6 +139,7 @@ var STATES = [
   ['discarded', 'discarded: dropped from the cache unwritten (truncate, unlink)'],
   ['memory', 'memory: a memory file system (tmpfs), never on a disk'],
   ['lost', 'lost: its writeback failed, the data is not on the disk'],
+  ['handed', 'handed: to a FUSE daemon, which decides where it goes'],
   ['failed', 'failed']];
 
 function callName(d) { return d.syscall + ' by ' + d.comm; }
@@ -159,6 +160,8 @@ function writeTip(d) {
       : d.state === 'discarded' ? 'never: discarded at ' + l.discarded
       : d.state === 'lost' ? 'never: its writeback failed (' + d.lost_error + ') at ' + l.lost
       : d.state === 'memory' ? 'never: it lives in memory only'
+      : d.state === 'handed' ? 'not the kernel\'s to say: handed to the FUSE daemon' +
+            (d.fuse_daemon ? ' ' + d.fuse_daemon.comm + ' (pid ' + d.fuse_daemon.pid + ')' : '')
       : 'not by the end of the trace';
   var flags = [d.direct ? 'O_DIRECT' : null, d.sync ? 'O_SYNC' : null, d.append ? 'O_APPEND' : null]
                   .filter(Boolean).join(', ');
