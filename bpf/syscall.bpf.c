@@ -518,8 +518,8 @@ int BPF_PROG(wp_sys_exit, struct pt_regs *regs, long ret)
 }
 
 /* ---- preferred where ftrace function hooks work: fentry/fexit on the VFS ---------------
- * write(2)/pwrite64(2) through vfs_write() and fsync(2)/fdatasync(2) through
- * vfs_fsync_range(): the file comes as a typed argument (no fd-table walk) and only those
+ * write(2)/pwrite64(2) through vfs_write() and fsync(2) through vfs_fsync_range() (not
+ * fdatasync(2): see WP_SYSCALL_TABLE): the file comes as a typed argument (no fd-table walk) and only those
  * calls pay. The raw syscall programs then serve the remaining slots. Kernel callers of
  * the same functions (an O_SYNC write's own vfs_fsync_range, msync, kernel writers) are
  * told apart by the syscall the task is in. Which slots these serve is WP_VFS_SLOTS. */

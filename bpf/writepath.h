@@ -113,7 +113,9 @@ enum wp_hook {
  *   Name   the agent's Syscall::<Name>
  *   class  WRITE (data into a file) or SYNC (making data durable)
  *   vfs    1: also served by fentry/fexit on the VFS where those attach, a WRITE through
- *          vfs_write(), a SYNC through vfs_fsync_range()
+ *          vfs_write(), a SYNC through vfs_fsync_range(). Not fdatasync(2): Debian's 6.1
+ *          inlines vfs_fsync_range() into its do_fsync() (ext4_sync_file is called from
+ *          __x64_sys_fdatasync itself), so fentry there never sees it; fsync(2) calls it.
  * A slot is a row's position: bit i of cfg_raw_syscall_slots and entry i of
  * cfg_syscall_nr_plus1 are row i.
  */
@@ -124,7 +126,7 @@ enum wp_hook {
 	X(PWRITEV, 4, pwritev, Pwritev, WRITE, 0)                                                  \
 	X(PWRITEV2, 5, pwritev2, Pwritev2, WRITE, 0)                                               \
 	X(FSYNC, 16, fsync, Fsync, SYNC, 1)                                                        \
-	X(FDATASYNC, 17, fdatasync, Fdatasync, SYNC, 1)                                            \
+	X(FDATASYNC, 17, fdatasync, Fdatasync, SYNC, 0)                                            \
 	X(SYNC_FILE_RANGE, 18, sync_file_range, SyncFileRange, SYNC, 0)                            \
 	X(SYNCFS, 19, syncfs, Syncfs, SYNC, 0)                                                     \
 	X(SYNC, 20, sync, Sync, SYNC, 0)                                                           \

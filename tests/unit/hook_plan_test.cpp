@@ -52,8 +52,8 @@ const std::string kNoCauses = "only with --min-latency (slow-call causes)";
 TEST(HookPlan, ThisKernelUsesSyscallTracepointsAndTpBtf) {
   const HookPlan plan = plan_hooks(kernel_6_18(), PlanOptions{});
   const std::vector<Row> expected = {
-      {"write/sync syscalls", "tracepoint syscalls:sys_enter_write (+7)", kNoFentryHere},
-      {"other write/sync calls", "tracepoint syscalls:sys_enter_writev (+15)", ""},
+      {"write/sync syscalls", "tracepoint syscalls:sys_enter_write (+5)", kNoFentryHere},
+      {"other write/sync calls", "tracepoint syscalls:sys_enter_writev (+17)", ""},
       {"fork follow", "tp_btf sched:sched_process_fork", ""},
       {"process exit", "tp_btf sched:sched_process_exit", ""},
       {"io_uring submit", "tp_btf io_uring:io_uring_submit_req", ""},
@@ -176,9 +176,10 @@ TEST(HookPlan, Debian61UsesFentryAndNvmeTracepoints) {
   EXPECT_EQ(vfs.variant->programs,
             (std::vector<std::string>{"wp_vfs_write_enter", "wp_vfs_write_exit",
                                       "wp_vfs_fsync_enter", "wp_vfs_fsync_exit"}));
-  // fentry serves only write/pwrite64/fsync/fdatasync; the others stay on tracepoints.
+  // fentry serves only write/pwrite64/fsync; the others stay on tracepoints (fdatasync too:
+  // 6.1 inlines vfs_fsync_range into it).
   EXPECT_EQ(row(plan, "other write/sync calls"),
-            Row("other write/sync calls", "tracepoint syscalls:sys_enter_writev (+15)", ""));
+            Row("other write/sync calls", "tracepoint syscalls:sys_enter_writev (+17)", ""));
   EXPECT_EQ(plan.programs().count("wp_enter_write"), 0u);
   EXPECT_EQ(plan.programs().count("wp_enter_writev"), 1u);
   EXPECT_EQ(row(plan, "nvme submit"), Row("nvme submit", "tp_btf nvme:nvme_setup_cmd", ""));
@@ -190,7 +191,7 @@ TEST(HookPlan, Debian61UsesFentryAndNvmeTracepoints) {
 TEST(HookPlan, NoFentryOptionKeepsTheWritePathOnTracepoints) {
   const HookPlan plan = plan_hooks(kernel_6_1(), PlanOptions{.fentry = false});
   EXPECT_EQ(row(plan, "write/sync syscalls"),
-            Row("write/sync syscalls", "tracepoint syscalls:sys_enter_write (+7)",
+            Row("write/sync syscalls", "tracepoint syscalls:sys_enter_write (+5)",
                 "fentry: off (--no-fentry)"));
   EXPECT_EQ(plan.programs().count("wp_vfs_write_enter"), 0u);
   // The user's choice is named even where fentry would not attach anyway.
@@ -204,7 +205,7 @@ TEST(HookPlan, FentryNeedsTheFunctionInBtf) {
   kernel.no_function("vfs_fsync_range");
   const HookPlan plan = plan_hooks(kernel, PlanOptions{});
   EXPECT_EQ(row(plan, "write/sync syscalls"),
-            Row("write/sync syscalls", "tracepoint syscalls:sys_enter_write (+7)",
+            Row("write/sync syscalls", "tracepoint syscalls:sys_enter_write (+5)",
                 "fentry: no function vfs_fsync_range in BTF"));
 }
 
@@ -358,13 +359,13 @@ TEST(HookPlan, KernelWithoutSyscallTracepointsUsesTheRawSyscallPair) {
   EXPECT_FALSE(neither.runnable());
 }
 
-// With fentry serving four syscalls, the raw pair carries only the other six.
+// With fentry serving three syscalls, the raw pair carries only the others.
 TEST(HookPlan, RawSyscallPairServesOnlyTheSlotsFentryDoesNot) {
   const HookPlan plan = plan_hooks(kernel_6_1(), PlanOptions{.raw_syscalls = true});
   EXPECT_EQ(row(plan, "write/sync syscalls"),
             Row("write/sync syscalls", "fentry vfs_write (+3)", ""));
-  // write, pwrite64, fsync, fdatasync are slots 0, 1, 5, 6.
-  constexpr std::uint32_t kFentrySlots = (1u << 0) | (1u << 1) | (1u << 5) | (1u << 6);
+  // write, pwrite64, fsync are slots 0, 1, 5.
+  constexpr std::uint32_t kFentrySlots = (1u << 0) | (1u << 1) | (1u << 5);
   EXPECT_EQ(plan.raw_syscall_slots(), ((1u << WP_SYSCALL_SLOTS) - 1) & ~kFentrySlots);
 }
 
@@ -432,14 +433,14 @@ TEST(HookPlan, DisabledProgramsArePlannedAsIfTheyFailed) {
 
 TEST(HookPlan, DisabledSyscallProgramFailsItsWholeVariant) {
   PlanOptions options;
-  options.failed = {"wp_exit_fdatasync"};
+  options.failed = {"wp_exit_fsync"};
   const HookPlan plan = plan_hooks(kernel_6_18(), options);
   EXPECT_EQ(row(plan, "write/sync syscalls"),
             Row("write/sync syscalls", "tp_btf raw_syscalls:sys_enter (+1)",
-                kNoFentryHere + "; tracepoint: wp_exit_fdatasync failed to load or attach"));
+                kNoFentryHere + "; tracepoint: wp_exit_fsync failed to load or attach"));
   EXPECT_EQ(row(plan, "other write/sync calls"),
-            Row("other write/sync calls", "tracepoint syscalls:sys_enter_writev (+15)", ""));
-  constexpr std::uint32_t kVfsSlots = (1u << 0) | (1u << 1) | (1u << 5) | (1u << 6);
+            Row("other write/sync calls", "tracepoint syscalls:sys_enter_writev (+17)", ""));
+  constexpr std::uint32_t kVfsSlots = (1u << 0) | (1u << 1) | (1u << 5);
   EXPECT_EQ(plan.raw_syscall_slots(), kVfsSlots);
 }
 

@@ -87,8 +87,9 @@ TEST(SyscallTable, ValuesThatAreNoSyscallAreNeitherClass) {
 }
 
 TEST(SyscallTable, VfsSlotsAreTheCallsOfVfsWriteAndVfsFsyncRange) {
-  // fentry on vfs_write serves write/pwrite64, on vfs_fsync_range fsync/fdatasync; the
-  // vectored calls and the rest take other kernel paths.
+  // fentry on vfs_write serves write/pwrite64, on vfs_fsync_range fsync; the vectored calls
+  // and the rest take other kernel paths, and fdatasync may not call vfs_fsync_range at all
+  // (Debian's 6.1 inlines it: the VM suite's oracle round write-8k found it untraced).
   std::set<std::string> vfs_served;
   for (std::size_t i = 0; i < kSyscallSlots.size(); ++i) {
     const auto& slot = kSyscallSlots[i];
@@ -96,7 +97,7 @@ TEST(SyscallTable, VfsSlotsAreTheCallsOfVfsWriteAndVfsFsyncRange) {
     EXPECT_EQ(wp_syscall_uses_vfs(slot.value), slot.vfs) << slot.name;
     if (slot.vfs) vfs_served.insert(slot.name);
   }
-  EXPECT_EQ(vfs_served, (std::set<std::string>{"write", "pwrite64", "fsync", "fdatasync"}));
+  EXPECT_EQ(vfs_served, (std::set<std::string>{"write", "pwrite64", "fsync"}));
 }
 
 TEST(SyscallTable, SlotSyscallAndValueAgree) {

@@ -67,6 +67,34 @@ mount -o remount,sync $mnt
 run fua writepath trace --format json -- dd if=/dev/zero of=$mnt/f bs=4k count=4 oflag=direct conv=notrunc
 mount -o remount,async $mnt
 
+# ---- the oracle's rounds (tests/integration/oracle_sweep_test.cpp, smaller): each pattern
+# under writepath trace, its truth log (the workload's own calls and return codes, the disk's
+# diskstats as it starts and ends) after it as oracle-NAME-truth. 6.1 has no cachestat: the
+# truth has no page lines.
+export WP_ORACLE_DISK=nvme0n1
+oracle() {
+  round=$1 # not `name`: run() sets that
+  shift
+  run "oracle-$round" writepath trace --format json -- \
+    wp_oracle_writer "$mnt/o-$round" "/tmp/truth-$round" "$@"
+  echo "WP-OUT oracle-$round-truth"
+  cat "/tmp/truth-$round"
+  echo "WP-END oracle-$round-truth"
+}
+oracle pwrite-4k pwrite 4096 256 1 end-fsync 1 11
+oracle pwrite-64k-random pwrite 65536 64 0 fsync 4 23
+oracle write-8k write 8192 128 1 fdatasync 16 37
+oracle direct-16k direct 16384 64 0 fsync 8 41
+oracle mmap-4k mmap 4096 256 1 end-fsync 1 53
+unset WP_ORACLE_DISK
+# Which hook sees fdatasync(2) here: the fentry one and the syscall tracepoint one.
+run fdatasync-fentry writepath trace --format json -- \
+  wp_oracle_writer $mnt/fd1 /tmp/fd1 write 4096 4 1 fdatasync 1 7
+run fdatasync-no-fentry writepath trace --no-fentry --format json -- \
+  wp_oracle_writer $mnt/fd2 /tmp/fd2 write 4096 4 1 fdatasync 1 7
+run fsync-fentry writepath trace --format json -- \
+  wp_oracle_writer $mnt/fd3 /tmp/fd3 write 4096 4 1 fsync 1 7
+
 umount $mnt
 
 # ---- device-mapper: ext4 on dm-linear over the namespace's second half (run.sh made it) ----

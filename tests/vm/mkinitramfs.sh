@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
-# tests/vm/mkinitramfs.sh CACHE_DIR ROOT_DIR OUT.cpio.gz WRITEPATH WP_WORKLOAD
+# tests/vm/mkinitramfs.sh CACHE_DIR ROOT_DIR OUT.cpio.gz WRITEPATH WP_WORKLOAD WP_ORACLE_WRITER
 # Builds the guest's whole userland as one initramfs: busybox, dmsetup with its libraries, the
-# kernel modules setup.sh picked, /init, /guest-tests.sh and the two statically linked test
+# kernel modules setup.sh picked, /init, /guest-tests.sh and the three statically linked test
 # binaries. ROOT_DIR is the
 # staging tree; it is kept, so the host can check what the guest ran (bin/writepath).
 set -euo pipefail
 
 here=$(dirname "$(realpath "$0")")
-cache=$(realpath "${1:?usage: mkinitramfs.sh CACHE_DIR ROOT_DIR OUT.cpio.gz WRITEPATH WP_WORKLOAD}")
+cache=$(realpath "${1:?usage: mkinitramfs.sh CACHE_DIR ROOT_DIR OUT.cpio.gz WRITEPATH WP_WORKLOAD WP_ORACLE_WRITER}")
 root=$(realpath -m "${2:?}")
 out=$(realpath -m "${3:?}")
 writepath=${4:?}
 workload=${5:?}
+oracle_writer=${6:?}
 
-for binary in "$writepath" "$workload"; do
+for binary in "$writepath" "$workload" "$oracle_writer"; do
   if ! file -b "$binary" | grep -q 'statically linked'; then
     echo "vm-test: $binary is not statically linked (the guest has no shared libraries)" >&2
     exit 1
@@ -41,6 +42,7 @@ done
 # Debug info is most of writepath's size and the kernel unpacks the archive under TCG.
 strip --strip-debug -o "$root/bin/writepath" "$writepath"
 strip --strip-debug -o "$root/bin/wp_workload" "$workload"
+strip --strip-debug -o "$root/bin/wp_oracle_writer" "$oracle_writer"
 
 # No /dev/console needed: the kernel's built-in initramfs has one, unpacked before this.
 (cd "$root" && find . -mindepth 1 | LC_ALL=C sort | cpio -o -H newc --quiet) | gzip -1 >"$out"

@@ -17,7 +17,7 @@ since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; 
 elapsed() { since "$started"; }
 
 cmake --build "$build" -j "$(nproc)" \
-  --target writepath writepath_static wp_workload_static vm_tests >/dev/null
+  --target writepath writepath_static wp_workload_static wp_oracle_writer_static vm_tests >/dev/null
 
 setup_rc=0
 bash "$here/setup.sh" "$cache" || setup_rc=$?
@@ -29,7 +29,7 @@ esac
 
 mkdir -p "$work"
 bash "$here/mkinitramfs.sh" "$cache" "$work/root" "$work/initramfs.gz" \
-  "$build/writepath_static" "$build/wp_workload_static"
+  "$build/writepath_static" "$build/wp_workload_static" "$build/wp_oracle_writer_static"
 
 booted=$(date +%s.%N)
 vm_rc=0

@@ -6,7 +6,9 @@
 //   WRITEPATH_BUILD            the host build directory (writepath, bpf/writepath.bpf.o)
 #include <gtest/gtest.h>
 #include <stdio.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -17,6 +19,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "oracle.h"
 
 namespace {
 
@@ -541,6 +545,68 @@ TEST_P(DmDevFilter, SelectsTheWritesWithTheirRequests) {
 INSTANTIATE_TEST_SUITE_P(VmLog, DmDevFilter, ::testing::Values("dm-dev-dm", "dm-dev-nvme"),
                          [](const auto& info) {
                            return std::string(info.param) == "dm-dev-dm" ? "DmDevice" : "NvmeDisk";
+                         });
+
+// The oracle's rounds in the guest (guest-tests.sh `oracle`): Debian's 6.1 kernel, the NVMe
+// disk with its volatile cache and FUA, fentry. Each holds the trace's items of the file to the
+// workload's own log of its calls and return codes and to the disk's diskstats while it ran
+// (no cachestat before 6.5: no page-cache check here).
+class OracleRoundOnNvme : public VmLog, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(OracleRoundOnNvme, EveryVerdictHoldsAgainstTheWorkloadsOwnTruth) {
+  const std::string name = std::string("oracle-") + GetParam();
+  const GuestRun& traced = run(name);
+  ASSERT_EQ(traced.rc, 0) << joined(traced.err);
+  const GuestRun& truth_run = run(name + "-truth");
+  const fs::path truth_file =
+      fs::temp_directory_path() / ("wp_vm_truth_" + std::to_string(::getpid()) + "_" + GetParam());
+  {
+    std::ofstream out(truth_file);
+    out << joined(truth_run.out);
+  }
+  namespace oracle = wp::testing::oracle;
+  const oracle::Truth truth = oracle::read_truth(truth_file.string());
+  fs::remove(truth_file);
+  ASSERT_FALSE(truth.writes.empty() && truth.stores.empty()) << joined(truth_run.out);
+  const std::vector<json> items = json_lines(traced);
+  ASSERT_FALSE(items.empty());
+  const json& summary = items.back();
+  ASSERT_EQ(summary["type"], "summary");
+  ASSERT_EQ(summary["lost"], 0) << summary.dump();
+  const oracle::FileItems f = oracle::items_of(items, "/mnt/o-" + std::string(GetParam()));
+  std::vector<std::string> v;
+  auto add = [&v](const char* check, const std::vector<std::string>& found) {
+    for (const auto& line : found) v.push_back(std::string(check) + ": " + line);
+  };
+  if (truth.stores.empty())
+    add("calls", oracle::check_calls(truth, f));
+  else if (f.writes.empty())
+    v.push_back("calls: no mmap item");
+  add("pages", oracle::check_pages(f));
+  add("times", oracle::check_times(f));
+  add("sync contract", oracle::check_sync_contract(f));
+  // The disk did at least this while the workload ran; the trace ran longer (no upper bound).
+  ASSERT_TRUE(truth.disk_start && truth.disk_end);
+  const wp::testing::DiskCounters inner{
+      truth.disk_end->writes - truth.disk_start->writes,
+      truth.disk_end->write_sectors - truth.disk_start->write_sectors,
+      truth.disk_end->flushes - truth.disk_start->flushes};
+  const wp::testing::DiskCounters unbounded{~0ull, ~0ull, ~0ull};
+  add("diskstats", oracle::check_disk_totals(summary, kNvmeDev, inner, unbounded));
+  std::string report;
+  for (const auto& line : v) report += "\n  " + line;
+  EXPECT_TRUE(v.empty()) << name << ": " << f.writes.size() << " writes, " << f.syncs.size()
+                         << " syncs" << report;
+  EXPECT_FALSE(f.syncs.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(VmLog, OracleRoundOnNvme,
+                         ::testing::Values("pwrite-4k", "pwrite-64k-random", "write-8k",
+                                           "direct-16k", "mmap-4k"),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           std::replace(n.begin(), n.end(), '-', '_');
+                           return n;
                          });
 
 }  // namespace
