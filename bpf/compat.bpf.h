@@ -356,6 +356,12 @@ static __always_inline __u32 wp_inode_dev(struct inode *inode)
 
 #define WP_OVERLAYFS_SUPER_MAGIC 0x794c7630UL
 
+/* An inode of an overlayfs superblock: the overlay's own, which has no page cache. */
+static __always_inline bool wp_overlay_inode(struct inode *inode)
+{
+	return BPF_CORE_READ(inode, i_sb, s_magic) == WP_OVERLAYFS_SUPER_MAGIC;
+}
+
 /* The inode whose page cache a file's writes land in. overlayfs (every container's root) keeps
  * none of its own: a write to an overlay file goes to the file of the upper layer, whose inode
  * the page cache, the requests and the journal name, so the trace follows that one. An overlay
@@ -368,8 +374,7 @@ static __always_inline __u32 wp_inode_dev(struct inode *inode)
  * here. */
 static __always_inline struct inode *wp_backing_inode(struct inode *inode)
 {
-	if (bpf_core_type_exists(struct ovl_inode) &&
-	    BPF_CORE_READ(inode, i_sb, s_magic) == WP_OVERLAYFS_SUPER_MAGIC) {
+	if (bpf_core_type_exists(struct ovl_inode) && wp_overlay_inode(inode)) {
 		struct ovl_inode *oi =
 		    (void *)inode - bpf_core_field_offset(struct ovl_inode, vfs_inode);
 		struct dentry *upper = BPF_CORE_READ(oi, __upperdentry);

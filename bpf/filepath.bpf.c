@@ -77,7 +77,7 @@ static __always_inline bool wp_emit_file_view(struct inode *inode, __u32 dev, __
 {
 	struct wp_file_view_record v = {};
 
-	if (BPF_CORE_READ(inode, i_sb, s_magic) != WP_OVERLAYFS_SUPER_MAGIC)
+	if (!wp_overlay_inode(inode))
 		return true;
 	v.view_dev = wp_inode_dev(inode);
 	v.view_ino = BPF_CORE_READ(inode, i_ino);

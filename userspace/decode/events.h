@@ -120,6 +120,15 @@ struct SyscallEvent {
   std::string cgroup;
 };
 
+// The device and inode stat() shows the caller for the call's file: an overlay file's own,
+// else the file's (dev, ino).
+inline DevT stat_dev(const SyscallEvent& call) {
+  return call.view_dev ? call.view_dev : call.dev;
+}
+inline std::uint64_t stat_ino(const SyscallEvent& call) {
+  return call.view_dev ? call.view_ino : call.ino;
+}
+
 // What an item is called in the outputs: its syscall's name, or "mmap" for the pages a
 // process stored into a shared mapping (call_flag::kMmapStore).
 inline const char* call_name(const SyscallEvent& call) {

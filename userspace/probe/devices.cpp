@@ -144,7 +144,8 @@ std::vector<FileSystemInfo> list_file_systems(const std::string& mountinfo,
         fs_info.disks.push_back(*disk);
     std::sort(fs_info.disks.begin(), fs_info.disks.end());  // directory order is none
   };
-  for (const MountEntry& m : read_mountinfo(mountinfo)) {
+  const std::vector<MountEntry> mounts = read_mountinfo(mountinfo);
+  for (const MountEntry& m : mounts) {
     if (dev_major(m.dev) != 0) {
       // A file system on a stacked block device (dm-0, md0): its requests and flushes reach
       // the disks under the stack, so those are its disks. A plain disk or partition is not
@@ -193,7 +194,7 @@ std::vector<FileSystemInfo> list_file_systems(const std::string& mountinfo,
   }
   // An overlay's writes land in its upper layer's files: its disks are that file system's (the
   // disk under a plain disk or partition, else the disks listed above for it).
-  for (const MountEntry& m : read_mountinfo(mountinfo)) {
+  for (const MountEntry& m : mounts) {
     const auto upper = overlay_upper_dir(m);
     struct stat st {};
     if (!upper || ::stat(upper->c_str(), &st) != 0 ||

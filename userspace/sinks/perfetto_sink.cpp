@@ -311,9 +311,8 @@ class PerfettoSink::Writer {
 
   // The call's file as the caller sees it, and the upper file under an overlay one.
   static void add_file_args(Slice& slice, const SyscallEvent& call) {
-    const DevT dev = call.view_dev ? call.view_dev : call.dev;
-    if (dev != 0) slice.args.push_back({"dev", dev_string(dev)});
-    slice.args.push_back({"ino", std::uint64_t{call.view_dev ? call.view_ino : call.ino}});
+    if (stat_dev(call) != 0) slice.args.push_back({"dev", dev_string(stat_dev(call))});
+    slice.args.push_back({"ino", std::uint64_t{stat_ino(call)}});
     if (!call.path.empty()) slice.args.push_back({"path", call.path});
     if (call.view_dev != 0) {
       slice.args.push_back({"backing_dev", dev_string(call.dev)});
