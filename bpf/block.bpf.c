@@ -242,8 +242,61 @@ static __always_inline int wp_emit_request(struct request *rq, __u8 event, int e
 	return 0;
 }
 
+/* A write bio's completion, only when it failed: a failed request already says so, but a
+ * bio-based device (dm, md) fails bios that never become requests. block_bio_complete fires
+ * from bio_endio() for every bio block_bio_queue saw (blk-core marks them
+ * BIO_TRACE_COMPLETION, v4.14+); the successful ones, nearly all of them, cost a status test. */
+static __always_inline int wp_emit_bio_failure(struct bio *bio)
+{
+	__u8 status = BPF_CORE_READ(bio, bi_status);
+	__u32 opf, op, bdev, disk;
+	struct wp_request_record *r;
+
+	if (!status)
+		return 0;
+	opf = BPF_CORE_READ(bio, bi_opf);
+	op = wp_req_op(opf);
+	if (op != WP_OP_WRITE)
+		return 0;
+	wp_bio_devs(bio, &bdev, &disk);
+	if (cfg_disk && disk != cfg_disk && bdev != cfg_disk)
+		return 0;
+	r = wp_reserve(sizeof(*r), WP_REC_REQUEST, WP_HOOK_REQUEST);
+	if (!r)
+		return 0;
+	r->rq = (__u64)bio;
+	r->disk = disk;
+	r->op = op;
+	r->flags = wp_req_flags(opf);
+	r->bytes = BPF_CORE_READ(bio, bi_iter.bi_size);
+	r->sector = BPF_CORE_READ(bio, bi_iter.bi_sector);
+	r->error = wp_blk_status_errno(status);
+	r->tid = wp_current_tid();
+	r->event = WP_RQ_BIO_FAILED;
+	__builtin_memset(r->pad, 0, sizeof(r->pad));
+	wp_submit(r, sizeof(*r));
+	return 0;
+}
+
+SEC("tp_btf/block_bio_complete")
+int BPF_PROG(wp_bio_complete_btf, struct request_queue *q, struct bio *bio)
+{
+	WP_TP_ARG_OR_RETURN(bio);
+	return wp_emit_bio_failure(bio);
+}
+
+SEC("raw_tp/block_bio_complete")
+int BPF_PROG(wp_bio_complete_raw, struct request_queue *q, struct bio *bio)
+{
+	return wp_emit_bio_failure(bio);
+}
+
 SEC("tp_btf/block_bio_queue")
-int BPF_PROG(wp_bio_queue_btf, struct bio *bio) { return wp_emit_bio(bio, WP_BIO_QUEUE); }
+int BPF_PROG(wp_bio_queue_btf, struct bio *bio)
+{
+	WP_TP_ARG_OR_RETURN(bio);
+	return wp_emit_bio(bio, WP_BIO_QUEUE);
+}
 
 SEC("raw_tp/block_bio_queue")
 int BPF_PROG(wp_bio_queue_raw, struct bio *bio) { return wp_emit_bio(bio, WP_BIO_QUEUE); }
@@ -253,6 +306,7 @@ int BPF_PROG(wp_bio_queue_raw, struct bio *bio) { return wp_emit_bio(bio, WP_BIO
 SEC("tp_btf/block_split")
 int BPF_PROG(wp_bio_split_btf, struct bio *bio, unsigned int new_sector)
 {
+	WP_TP_ARG_OR_RETURN(bio);
 	return wp_emit_bio(bio, WP_BIO_SPLIT);
 }
 
@@ -267,6 +321,7 @@ int BPF_PROG(wp_bio_split_raw, struct bio *bio, unsigned int new_sector)
 SEC("tp_btf/block_rq_insert")
 int BPF_PROG(wp_rq_insert_btf, struct request *rq)
 {
+	WP_TP_ARG_OR_RETURN(rq);
 	return wp_emit_request(rq, WP_RQ_INSERT, 0, 0);
 }
 
@@ -283,7 +338,11 @@ int BPF_PROG(wp_rq_insert_raw_q, struct request_queue *q, struct request *rq)
 }
 
 SEC("tp_btf/block_rq_issue")
-int BPF_PROG(wp_rq_issue_btf, struct request *rq) { return wp_emit_request(rq, WP_RQ_ISSUE, 0, 0); }
+int BPF_PROG(wp_rq_issue_btf, struct request *rq)
+{
+	WP_TP_ARG_OR_RETURN(rq);
+	return wp_emit_request(rq, WP_RQ_ISSUE, 0, 0);
+}
 
 SEC("raw_tp/block_rq_issue")
 int BPF_PROG(wp_rq_issue_raw, struct request *rq) { return wp_emit_request(rq, WP_RQ_ISSUE, 0, 0); }
@@ -299,6 +358,7 @@ int BPF_PROG(wp_rq_issue_raw_q, struct request_queue *q, struct request *rq)
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(wp_rq_complete_btf, struct request *rq, int error, unsigned int nr_bytes)
 {
+	WP_TP_ARG_OR_RETURN(rq);
 	return wp_emit_request(rq, WP_RQ_COMPLETE, error, nr_bytes);
 }
 

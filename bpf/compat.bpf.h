@@ -15,6 +15,21 @@
 
 #define WP_PAGE_SIZE (1u << WP_PAGE_SHIFT)
 
+/* tp_btf arguments that may be NULL. Since 6.13 (and 6.12.y stable: Debian bookworm's 6.12)
+ * the verifier types every pointer argument of a tracepoint defined in a module, and of a few
+ * listed ones in vmlinux, as maybe-NULL (trusted_ptr_or_null_). Pointer arithmetic on one,
+ * which every BPF_CORE_READ is, is refused until it is NULL-checked, and one refused program
+ * fails the whole load: jbd2, fuse, nvme-core and xfs are modules in Debian's kernels, built
+ * in on others ("R3 pointer arithmetic on trusted_ptr_or_null_ prohibited" for
+ * jbd2_start_commit's journal on 6.12.117). So every tp_btf program NULL-checks the pointer
+ * arguments it reads before anything else: where they are typed non-NULL the branch is never
+ * taken. */
+#define WP_TP_ARG_OR_RETURN(p) \
+	do {                       \
+		if (!(p))          \
+			return 0;  \
+	} while (0)
+
 /* Kernel dev_t: MAJOR << 20 | MINOR (MINORBITS 20), what tracepoints print. */
 static __always_inline __u32 wp_mkdev(int major, int minor)
 {

@@ -58,6 +58,7 @@ int BPF_PROG(wp_fuse_request_send, const struct fuse_req *req)
 	struct wp_fuse_key key;
 	__u32 opcode;
 
+	WP_TP_ARG_OR_RETURN(req);
 	if (!st)
 		return 0;
 	opcode = BPF_CORE_READ(req, in.h.opcode);
@@ -74,10 +75,13 @@ int BPF_PROG(wp_fuse_request_send, const struct fuse_req *req)
 SEC("tp_btf/fuse_request_end")
 int BPF_PROG(wp_fuse_request_end, const struct fuse_req *req)
 {
-	struct wp_fuse_key key = wp_fuse_key_of(req);
-	struct wp_fuse_sender *sender = bpf_map_lookup_elem(&fuse_requests, &key);
+	struct wp_fuse_sender *sender;
 	struct wp_fuse_record *r;
+	struct wp_fuse_key key;
 
+	WP_TP_ARG_OR_RETURN(req);
+	key = wp_fuse_key_of(req);
+	sender = bpf_map_lookup_elem(&fuse_requests, &key);
 	if (!sender)
 		return 0;
 	r = wp_reserve(sizeof(*r), WP_REC_FUSE, WP_HOOK_SYSCALL);

@@ -58,6 +58,8 @@ int wp_jbd2_end_commit(struct trace_event_raw_jbd2_end_commit *ctx)
 	SEC("tp_btf/" #name)                                                                       \
 	int BPF_PROG(wp_##name##_btf, journal_t *journal, transaction_t *commit)                   \
 	{                                                                                          \
+		WP_TP_ARG_OR_RETURN(journal);                                                      \
+		WP_TP_ARG_OR_RETURN(commit);                                                       \
 		return wp_emit_commit(BPF_CORE_READ(journal, j_fs_dev, bd_dev),                    \
 				      BPF_CORE_READ(commit, t_tid), phase);                        \
 	}
@@ -129,6 +131,7 @@ int wp_xlog_iclog_sync_done(struct trace_event_raw_xlog_iclog_class *ctx)
 SEC("tp_btf/xfs_log_force")
 int BPF_PROG(wp_xfs_log_force_btf, struct xfs_mount *mp, xfs_lsn_t lsn, unsigned long caller_ip)
 {
+	WP_TP_ARG_OR_RETURN(mp);
 	if (!wp_in_traced_sync())
 		return 0;
 	return wp_emit_fs_log(BPF_CORE_READ(mp, m_super, s_dev), WP_XFS_LOG_FORCE, 0, (__u64)lsn);
@@ -137,6 +140,7 @@ int BPF_PROG(wp_xfs_log_force_btf, struct xfs_mount *mp, xfs_lsn_t lsn, unsigned
 SEC("tp_btf/xlog_iclog_sync")
 int BPF_PROG(wp_xlog_iclog_sync_btf, struct xlog_in_core *iclog, unsigned long caller_ip)
 {
+	WP_TP_ARG_OR_RETURN(iclog);
 	return wp_emit_fs_log(wp_iclog_dev(iclog), WP_XFS_ICLOG_SYNC,
 			      BPF_CORE_READ(iclog, ic_flags) & (WP_ICLOG_NEED_FLUSH | WP_ICLOG_NEED_FUA),
 			      wp_iclog_lsn(iclog));
@@ -145,6 +149,7 @@ int BPF_PROG(wp_xlog_iclog_sync_btf, struct xlog_in_core *iclog, unsigned long c
 SEC("tp_btf/xlog_iclog_sync_done")
 int BPF_PROG(wp_xlog_iclog_sync_done_btf, struct xlog_in_core *iclog, unsigned long caller_ip)
 {
+	WP_TP_ARG_OR_RETURN(iclog);
 	return wp_emit_fs_log(wp_iclog_dev(iclog), WP_XFS_ICLOG_DONE, 0, wp_iclog_lsn(iclog));
 }
 

@@ -88,12 +88,15 @@ static __always_inline int wp_emit_nvme(struct request *rq, void *sqe, __u8 even
 SEC("tp_btf/nvme_setup_cmd")
 int BPF_PROG(wp_nvme_setup_cmd, struct request *rq, void *cmd)
 {
+	WP_TP_ARG_OR_RETURN(rq);
+	WP_TP_ARG_OR_RETURN(cmd); /* struct nvme_command * in BTF: maybe-NULL too */
 	return wp_emit_nvme(rq, cmd, WP_NVME_SETUP);
 }
 
 SEC("tp_btf/nvme_complete_rq")
 int BPF_PROG(wp_nvme_complete_rq, struct request *rq)
 {
+	WP_TP_ARG_OR_RETURN(rq);
 	return wp_emit_nvme(rq, BPF_CORE_READ(wp_nvme_req(rq), cmd), WP_NVME_COMPLETE);
 }
 

@@ -138,8 +138,11 @@ static __always_inline bool wp_add_iowq_dirty(__u32 pages)
 SEC("tp_btf/writeback_dirty_folio")
 int BPF_PROG(wp_dirty_folio, struct folio *folio, struct address_space *mapping)
 {
-	struct wp_task_state *st = wp_writer_state();
+	struct wp_task_state *st;
 
+	WP_TP_ARG_OR_RETURN(folio);
+	WP_TP_ARG_OR_RETURN(mapping);
+	st = wp_writer_state();
 	if (st)
 		wp_add_dirty(st, wp_write_pages_in(st, folio));
 	else if (!wp_add_iowq_dirty(wp_folio_nr_pages(folio)))
@@ -225,9 +228,11 @@ int BPF_PROG(wp_wait_on_page_writeback, struct page *page, struct address_space 
 SEC("tp_btf/writeback_start")
 int BPF_PROG(wp_writeback_start, struct bdi_writeback *wb, struct wb_writeback_work *work)
 {
-	struct wp_task_state *st = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), 0,
-							BPF_LOCAL_STORAGE_GET_F_CREATE);
+	struct wp_task_state *st;
 
+	WP_TP_ARG_OR_RETURN(work);
+	st = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (st)
 		st->writeback_why = wp_writeback_why(BPF_CORE_READ(work, reason));
 	return 0;
@@ -252,13 +257,16 @@ int BPF_PROG(wp_writeback_written, struct bdi_writeback *wb, struct wb_writeback
 SEC("tp_btf/mm_filemap_delete_from_page_cache")
 int BPF_PROG(wp_discard_folio, struct folio *folio)
 {
-	struct address_space *mapping = BPF_CORE_READ(folio, mapping);
-	unsigned long index = BPF_CORE_READ(folio, index);
+	struct address_space *mapping;
 	struct wp_discard_record *r;
+	unsigned long index;
 	struct inode *host;
 	__u64 ino;
 	__u32 dev;
 
+	WP_TP_ARG_OR_RETURN(folio);
+	mapping = BPF_CORE_READ(folio, mapping);
+	index = BPF_CORE_READ(folio, index);
 	if (!mapping || ((unsigned long)mapping & 1))
 		return 0;
 	/* Reclaim drops clean folios here all the time: the dirty tag is checked first, so they

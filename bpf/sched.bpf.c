@@ -253,6 +253,8 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(wp_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
+	WP_TP_ARG_OR_RETURN(prev);
+	WP_TP_ARG_OR_RETURN(next);
 	wp_switch(ctx, preempt, prev, next, prev_state);
 	return 0;
 }
@@ -267,6 +269,8 @@ int BPF_PROG(wp_sched_switch_pre518, bool preempt, struct task_struct *prev,
 {
 	unsigned int state;
 
+	WP_TP_ARG_OR_RETURN(prev);
+	WP_TP_ARG_OR_RETURN(next);
 	if (bpf_core_field_exists(prev->__state))
 		state = BPF_CORE_READ(prev, __state);
 	else
@@ -281,10 +285,12 @@ int BPF_PROG(wp_sched_switch_pre518, bool preempt, struct task_struct *prev,
 SEC("tp_btf/sched_waking")
 int BPF_PROG(wp_sched_waking, struct task_struct *p)
 {
-	struct wp_offcpu_state *os = bpf_task_storage_get(&offcpu_state, p, 0, 0);
+	struct wp_offcpu_state *os;
 	struct task_struct *task;
 	long bytes;
 
+	WP_TP_ARG_OR_RETURN(p);
+	os = bpf_task_storage_get(&offcpu_state, p, 0, 0);
 	if (!os || !os->asleep || os->waker_set)
 		return 0;
 	os->waker_set = 1;
@@ -428,6 +434,7 @@ int BPF_PROG(wp_throtl_timer_start, struct timer_list *timer)
 {
 	struct wp_offcpu_state *os;
 
+	WP_TP_ARG_OR_RETURN(timer);
 	if (!cfg_throtl_timer_fn || (__u64)BPF_CORE_READ(timer, function) != cfg_throtl_timer_fn)
 		return 0;
 	os = wp_current_offcpu();

@@ -488,7 +488,8 @@ static __always_inline int wp_enter_args(__u32 syscall, unsigned long a0, unsign
 	case WP_SYS_MSYNC:
 		return wp_open_msync(a0, a1, (int)a2);
 	case WP_SYS_SYNC_FILE_RANGE:
-		return wp_enter(syscall, (int)a0, a1, a2);
+		return wp_enter_file(syscall, (int)a0, NULL, a1, a2,
+				     (a3 & WP_CALL_SFR_MASK) << WP_CALL_SFR_SHIFT);
 	case WP_SYS_SYNC:
 		return wp_enter(syscall, -1, 0, 0);
 	default: /* fsync, fdatasync, syncfs */
@@ -503,6 +504,7 @@ int BPF_PROG(wp_sys_enter, struct pt_regs *regs, long id)
 
 	if (!syscall)
 		return 0;
+	WP_TP_ARG_OR_RETURN(regs);
 	/* regs is BTF-typed here: plain loads, no probe reads. */
 	return wp_enter_args(syscall, PT_REGS_PARM1_SYSCALL(regs), PT_REGS_PARM2_SYSCALL(regs),
 			     PT_REGS_PARM3_SYSCALL(regs), PT_REGS_PARM4_SYSCALL(regs),
@@ -512,6 +514,7 @@ int BPF_PROG(wp_sys_enter, struct pt_regs *regs, long id)
 SEC("tp_btf/sys_exit")
 int BPF_PROG(wp_sys_exit, struct pt_regs *regs, long ret)
 {
+	WP_TP_ARG_OR_RETURN(regs);
 	if (!wp_traced_syscall(wp_regs_syscall_nr(regs)))
 		return 0;
 	return wp_exit(ret, true);
@@ -747,12 +750,14 @@ static __always_inline int wp_uring_submit(struct io_kiocb *req)
 SEC("tp_btf/io_uring_submit_req")
 int BPF_PROG(wp_uring_submit_req, struct io_kiocb *req)
 {
+	WP_TP_ARG_OR_RETURN(req);
 	return wp_uring_submit(req);
 }
 
 SEC("tp_btf/io_uring_submit_sqe")
 int BPF_PROG(wp_uring_submit_sqe, struct io_kiocb *req, bool force_nonblock)
 {
+	WP_TP_ARG_OR_RETURN(req);
 	return wp_uring_submit(req);
 }
 
@@ -842,6 +847,7 @@ out:
 SEC("tp_btf/io_uring_complete")
 int BPF_PROG(wp_uring_complete_cqe, struct io_ring_ctx *ring, void *req, struct io_uring_cqe *cqe)
 {
+	WP_TP_ARG_OR_RETURN(cqe);
 	return wp_uring_complete((struct io_kiocb *)req, BPF_CORE_READ(cqe, res));
 }
 
@@ -859,11 +865,14 @@ int BPF_PROG(wp_uring_complete_fields, void *ring, void *req, __u64 user_data, i
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(wp_fork, struct task_struct *parent, struct task_struct *child)
 {
-	__u32 parent_tgid = BPF_CORE_READ(parent, tgid);
-	__u32 child_tgid = BPF_CORE_READ(child, tgid);
 	__u8 traced = WP_TGID_TRACED;
+	__u32 parent_tgid, child_tgid;
 	__u8 *flags;
 
+	WP_TP_ARG_OR_RETURN(parent);
+	WP_TP_ARG_OR_RETURN(child);
+	parent_tgid = BPF_CORE_READ(parent, tgid);
+	child_tgid = BPF_CORE_READ(child, tgid);
 	if ((!cfg_filter_tgid && !cfg_comm_roots) || child_tgid == parent_tgid)
 		return 0;
 	flags = bpf_map_lookup_elem(&traced_tgids, &parent_tgid);

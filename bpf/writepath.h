@@ -295,6 +295,13 @@ enum wp_call_flags {
 	WP_CALL_AIO_PAST_BOUND = 0x1000,
 	WP_CALL_FLAGS_MASK = 0x1fff,
 };
+/* sync_file_range(2)'s flags, SYNC_FILE_RANGE_WAIT_BEFORE/WRITE/WAIT_AFTER (uapi 1, 2, 4;
+ * stable), are moved into the MS_* bits: a record is msync's or sync_file_range's, never both,
+ * and the agent reads those bits by the record's syscall. Not the RWF_* bits: RWF_DSYNC and
+ * RWF_SYNC would mark the call's file flags O_DSYNC/O_SYNC. */
+#define WP_CALL_SFR_SHIFT 8
+#define WP_CALL_SFR_MASK 0x7
+
 /* The record's call_flags carry an io_uring op's enum wp_via above the call's own flags (an
  * op has none), so both fit the two bytes the layout had spare. */
 #define WP_CALL_VIA_SHIFT 13
@@ -430,6 +437,10 @@ enum wp_request_event {
 	WP_RQ_INSERT = 1,
 	WP_RQ_ISSUE = 2,
 	WP_RQ_COMPLETE = 3,
+	/* A write bio completed with an error (block_bio_complete): rq holds the bio's pointer,
+	 * disk its device. A bio-based device (device-mapper, md) fails a bio without any request
+	 * (dm-flakey, the error target, a failed path): this is the failure the pages see. */
+	WP_RQ_BIO_FAILED = 4,
 };
 
 struct wp_request_record {

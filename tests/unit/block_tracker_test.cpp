@@ -176,6 +176,41 @@ TEST_F(StitcherTest, PartialCompletionsAddUp) {
   EXPECT_EQ(w[0].durable_ns, Nanos{5700});
 }
 
+// A bio-based device (device-mapper's flakey with error_writes, its error target) fails a bio
+// that no request ever held: its pages are lost as a failed request's are, the bio standing for
+// the request that failed. A bio a request claimed is left to that request (its own failure
+// came first). Found by the VM suite: all 16 writes stayed dirty after the fsync's EIO.
+TEST_F(StitcherTest, BioFailedWithoutARequestLosesTheWritesWhosePagesItCarried) {
+  feed(write_call(1000, 2000, 0, 8192, 2));  // pages 0-1
+  feed(page_bio(5000, 0xb1, 2048, 0, 2));
+  RequestEvent failed = rq(RequestEventKind::BioFailed, 5500, 0xb1, 2048, 8192);
+  failed.error = -5;
+  feed(failed);
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].state, WriteState::Lost);
+  EXPECT_EQ(w[0].lost_ns, Nanos{5500});
+  EXPECT_EQ(w[0].lost_error, -5);
+  ASSERT_EQ(w[0].requests.size(), 1u);
+  EXPECT_EQ(w[0].requests[0].error, -5);
+  EXPECT_EQ(w[0].requests[0].sector, 2048u);
+  EXPECT_EQ(w[0].requests[0].bytes, 8192u);
+  EXPECT_EQ(w[0].requests[0].queue_ns, Nanos{5000});
+  EXPECT_EQ(stitcher_.stats().failed_bios, 1u);
+  EXPECT_EQ(
+      stitcher_.stats().disks.count(kDisk) ? stitcher_.stats().disks.at(kDisk).write_requests : 0u,
+      0u);  // a bio is not a request of the disk's
+
+  // A bio claimed by a request that then completed: its late failure report links nothing.
+  feed(write_call(6000, 6100, 16384, 4096, 1));  // page 4
+  feed(page_bio(6200, 0xb2, 4096, 4, 1));
+  io(0x72, 4096, 4096, 6300, 6400);
+  RequestEvent late = rq(RequestEventKind::BioFailed, 6500, 0xb2, 4096, 4096);
+  late.error = -5;
+  feed(late);
+  EXPECT_EQ(stitcher_.stats().failed_bios, 1u);
+}
+
 // A request completing with an error wrote none of its pages, and the end of writeback left
 // them clean: the writes whose pages it carried are lost (fsyncgate), with the request, its
 // error and its time; a write whose pages it did not carry is untouched. The next sync of the
@@ -286,6 +321,26 @@ TEST_F(StitcherTest, EmptyPreflushWriteOnReusedPointerIsNotThatRequestsFlushSequ
   const auto unmatched = stitcher_.stats().unmatched_completes;
   feed(complete(6100, 0x71, 0, 0));
   EXPECT_EQ(stitcher_.stats().unmatched_completes, unmatched);  // (another empty write)
+}
+
+// The same on the pointer of a PREFLUSH/FUA write whose flush sequence has ended (its data,
+// then its zero-byte end): a second zero-byte completion is an empty PREFLUSH write, which the
+// disk counts as a write of no sectors. sqlite3 with synchronous=FULL on a loop-device ext4:
+// 33 of 1,873 write requests in diskstats were missing from the summary.
+TEST_F(StitcherTest, EmptyPreflushWriteAfterAFlushSequenceEndedIsCountedAsAWrite) {
+  RequestEvent commit = issue(100, 0x71, 4096, 4096);
+  commit.flags = req_flag::kPreflush | req_flag::kFua;
+  feed(commit);
+  feed(complete(200, 0x71, 4096, 4096));  // its data
+  feed(complete(300, 0x71, 0, 0));        // the end of its flush sequence
+  const DiskTotals before = stitcher_.stats().disks.at(kDisk);
+  EXPECT_EQ(before.write_requests, 1u);
+  const auto unmatched = stitcher_.stats().unmatched_completes;
+  feed(complete(400, 0x71, 0, 0));  // an empty PREFLUSH write, pointer 0x71 reused
+  const DiskTotals& after = stitcher_.stats().disks.at(kDisk);
+  EXPECT_EQ(after.write_requests, 2u);
+  EXPECT_EQ(after.write_bytes, 4096u);
+  EXPECT_EQ(stitcher_.stats().unmatched_completes, unmatched);
 }
 
 // The summary's per-disk totals count what /proc/diskstats counts, item or not: each write

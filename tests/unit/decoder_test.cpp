@@ -282,6 +282,30 @@ TEST(Decoder, SyscallRecordCarriesTheCallsFlags) {
   EXPECT_STREQ(call_name(call), "pwritev2");
 }
 
+// sync_file_range's SYNC_FILE_RANGE_* ride in the record's MS_* bits; the decoder names them
+// as that call's, never as msync's. PostgreSQL's writeback hint is _WRITE alone, which promises
+// nothing; the oracle holds a sync_file_range to its contract only with all three.
+TEST(Decoder, SyncFileRangeFlagsAreNamedAsThatCallsNotMsyncs) {
+  wp_syscall_record r{};
+  r.h = {WP_REC_SYSCALL, sizeof(r), WP_RECORD_VERSION, 0, 2000};
+  r.start_ns = 1000;
+  r.syscall = WP_SYS_SYNC_FILE_RANGE;
+  r.call_flags = (2 | 4) << WP_CALL_SFR_SHIFT;  // SYNC_FILE_RANGE_WRITE | _WAIT_AFTER
+  Decoder decoder;
+  auto event = decoder.decode(bytes_of(r));
+  ASSERT_TRUE(event);
+  const auto& call = std::get<SyscallEvent>(*event);
+  EXPECT_EQ(call.call_flags, call_flag::kSfrWrite | call_flag::kSfrWaitAfter);
+  const std::vector<const char*> names = call_flag_names(call.call_flags);
+  EXPECT_EQ(std::vector<std::string>(names.begin(), names.end()),
+            (std::vector<std::string>{"SYNC_FILE_RANGE_WRITE", "SYNC_FILE_RANGE_WAIT_AFTER"}));
+  r.syscall = WP_SYS_MSYNC;  // the same bits on msync's record are its MS_*
+  event = decoder.decode(bytes_of(r));
+  ASSERT_TRUE(event);
+  EXPECT_EQ(std::get<SyscallEvent>(*event).call_flags,
+            call_flag::kMsInvalidate | call_flag::kMsSync);
+}
+
 TEST(Decoder, DiscardRecordBecomesDiscardEventAndEmptyOneIsMalformed) {
   wp_discard_record r{};
   r.h = {WP_REC_DISCARD, sizeof(r), WP_RECORD_VERSION, 2, 1234};

@@ -130,6 +130,7 @@ inline FakeKernel with_current_prototypes() {
       .raw_tracepoint("mm_filemap_delete_from_page_cache", 1)
       .raw_tracepoint("block_bio_queue", 1)
       .raw_tracepoint("block_split", 2)
+      .raw_tracepoint("block_bio_complete", 2)
       .raw_tracepoint("block_rq_insert", 1)
       .raw_tracepoint("block_rq_issue", 1)
       .raw_tracepoint("block_rq_complete", 3)

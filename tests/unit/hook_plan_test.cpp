@@ -67,6 +67,7 @@ TEST(HookPlan, ThisKernelUsesSyscallTracepointsAndTpBtf) {
       {"flusher written", "tp_btf writeback:writeback_written", ""},
       {"bio queue", "tp_btf block:block_bio_queue", ""},
       {"bio split", "tp_btf block:block_split", ""},
+      {"bio failure", "tp_btf block:block_bio_complete", ""},
       {"request insert", "tp_btf block:block_rq_insert", ""},
       {"request issue", "tp_btf block:block_rq_issue", ""},
       {"request complete", "tp_btf block:block_rq_complete", ""},

@@ -167,8 +167,9 @@ TEST(Decoder, RequestEventValuesMapOntoTheirKinds) {
                                               &wp_request_record::event, &RequestEvent::kind,
                                               {{WP_RQ_INSERT, RequestEventKind::Insert},
                                                {WP_RQ_ISSUE, RequestEventKind::Issue},
-                                               {WP_RQ_COMPLETE, RequestEventKind::Complete}},
-                                              {0, 4});
+                                               {WP_RQ_COMPLETE, RequestEventKind::Complete},
+                                               {WP_RQ_BIO_FAILED, RequestEventKind::BioFailed}},
+                                              {0, 5});
 }
 
 TEST(Decoder, JournalPhaseValuesMapOntoTheirPhases) {

@@ -53,6 +53,11 @@ std::optional<Event> decode_syscall(std::span<const std::byte> bytes) {
   e.ino = r.ino;
   e.file_flags = r.file_flags;
   e.call_flags = r.call_flags & WP_CALL_FLAGS_MASK;
+  if (e.syscall == Syscall::SyncFileRange) {
+    const std::uint32_t sfr = (e.call_flags >> WP_CALL_SFR_SHIFT) & WP_CALL_SFR_MASK;
+    e.call_flags = (sfr & 1 ? call_flag::kSfrWaitBefore : 0) |
+                   (sfr & 2 ? call_flag::kSfrWrite : 0) | (sfr & 4 ? call_flag::kSfrWaitAfter : 0);
+  }
   e.via = static_cast<std::uint8_t>(r.call_flags >> WP_CALL_VIA_SHIFT);
   e.ret = r.ret;
   e.pos = r.pos;
@@ -96,7 +101,7 @@ std::optional<Event> decode_bio(std::span<const std::byte> bytes) {
 std::optional<Event> decode_request(std::span<const std::byte> bytes) {
   wp_request_record r;
   if (!read_record(bytes, r)) return std::nullopt;
-  if (r.event < WP_RQ_INSERT || r.event > WP_RQ_COMPLETE) return std::nullopt;
+  if (r.event < WP_RQ_INSERT || r.event > WP_RQ_BIO_FAILED) return std::nullopt;
   RequestEvent e;
   e.kind = static_cast<RequestEventKind>(r.event);
   e.ts = r.h.ts_ns;

@@ -31,6 +31,9 @@ std::vector<const char*> call_flag_names(std::uint32_t flags) {
       {call_flag::kMsSync, "MS_SYNC"},
       {call_flag::kAioVectored, "aio_vectored"},
       {call_flag::kAioPastBound, "aio_past_bound"},
+      {call_flag::kSfrWaitBefore, "SYNC_FILE_RANGE_WAIT_BEFORE"},
+      {call_flag::kSfrWrite, "SYNC_FILE_RANGE_WRITE"},
+      {call_flag::kSfrWaitAfter, "SYNC_FILE_RANGE_WAIT_AFTER"},
   };
   std::vector<const char*> names;
   for (const auto& [bit, name] : kNames) {

@@ -54,6 +54,11 @@ constexpr std::uint32_t kMsInvalidate = WP_CALL_MS_INVALIDATE;
 constexpr std::uint32_t kMsSync = WP_CALL_MS_SYNC;
 constexpr std::uint32_t kAioVectored = WP_CALL_AIO_VECTORED;
 constexpr std::uint32_t kAioPastBound = WP_CALL_AIO_PAST_BOUND;
+// sync_file_range's SYNC_FILE_RANGE_*, set by the decoder from the record's MS_* bits (which
+// carry them for that syscall, WP_CALL_SFR_SHIFT): above the 16 bits a record carries.
+constexpr std::uint32_t kSfrWaitBefore = 1u << 17;
+constexpr std::uint32_t kSfrWrite = 1u << 18;
+constexpr std::uint32_t kSfrWaitAfter = 1u << 19;
 // Set by the stitcher, never by the kernel (records carry 16 bits): the item is the pages a
 // process dirtied by storing into a shared mapping, not a syscall.
 constexpr std::uint32_t kMmapStore = 1u << 16;
@@ -192,6 +197,8 @@ enum class RequestEventKind : std::uint8_t {
   Insert = WP_RQ_INSERT,
   Issue = WP_RQ_ISSUE,
   Complete = WP_RQ_COMPLETE,
+  BioFailed = WP_RQ_BIO_FAILED,  // `rq` is the bio's pointer: no request was involved, or was
+                                 // but failed too (then the request's failure says it first)
 };
 
 struct RequestEvent {

@@ -158,6 +158,12 @@ std::vector<Hook> build_table() {
                false,
                {btf_or_raw("wp_bio_split_btf", K::TpBtf, "block", "block_split", 2),
                 btf_or_raw("wp_bio_split_raw", K::RawTp, "block", "block_split", 2)}});
+  // Write bios that failed: on a bio-based device (dm, md) the only failure there is.
+  t.push_back({"bio failure",
+               "block",
+               false,
+               {btf_or_raw("wp_bio_complete_btf", K::TpBtf, "block", "block_bio_complete", 2),
+                btf_or_raw("wp_bio_complete_raw", K::RawTp, "block", "block_bio_complete", 2)}});
   // v5.11 dropped the request_queue argument of block_rq_insert/issue: arity picks.
   for (const char* ev : {"insert", "issue"}) {
     std::string event = std::string("block_rq_") + ev;

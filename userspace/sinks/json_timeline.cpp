@@ -130,6 +130,17 @@ void write_json(Emitter& e, const Backing& b) {
   e.object(field("dev", Device{b.call.dev}), field("ino", b.call.ino));
 }
 
+// The byte range a sync_file_range(2) asked for: {"offset", "bytes"} (bytes 0: to the end of
+// the file); null for the syncs that take the whole file.
+struct SyncRange {
+  const SyscallEvent& call;
+};
+
+void write_json(Emitter& e, const SyncRange& r) {
+  if (r.call.syscall != Syscall::SyncFileRange) return e.value(std::nullopt);
+  e.object(field("offset", r.call.pos), field("bytes", r.call.count));
+}
+
 // Who made the call, on which file (dev and ino as stat() shows them to the caller, and the
 // backing file when that is another): the first keys of every syscall object, then the item's
 // id (and, in the live stream, its event).
@@ -190,12 +201,13 @@ void write_json(Emitter& e, const SyncTimeline& sync, const JsonItemLine& line) 
   call_times(e, call, line);
   // The segments say where each phase fell in time; the phases are their totals.
   e.fields(field("ret", call.ret), field("error", Errno{call.ret}),
-           field("call_flags", call_flag_names(call.call_flags)), field("phases", sync.phases),
-           field("segments", sync.segments), field("requests", sync.requests),
-           field("flushes", sync.flushes), field("journal_commits", sync.commits),
-           field("incomplete", sync.incomplete), field("causes", sync.causes),
-           field("journal_requests", sync.journal_requests), field("lost_writes", sync.lost_writes),
-           field("loss_unreported", sync.loss_unreported), field("fuse_daemon", sync.fuse));
+           field("call_flags", call_flag_names(call.call_flags)), field("range", SyncRange{call}),
+           field("phases", sync.phases), field("segments", sync.segments),
+           field("requests", sync.requests), field("flushes", sync.flushes),
+           field("journal_commits", sync.commits), field("incomplete", sync.incomplete),
+           field("causes", sync.causes), field("journal_requests", sync.journal_requests),
+           field("lost_writes", sync.lost_writes), field("loss_unreported", sync.loss_unreported),
+           field("fuse_daemon", sync.fuse));
   e.end_object();
 }
 

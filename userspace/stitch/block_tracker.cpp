@@ -288,6 +288,10 @@ void BlockTracker::on_request(const RequestEvent& ev) {
     on_complete(ev);
     return;
   }
+  if (ev.kind == RequestEventKind::BioFailed) {
+    on_bio_failed(ev);
+    return;
+  }
   std::shared_ptr<Request> r = lifetime_for_submit(ev);
   RequestTimeline& tl = r->tl;
   tl.op = ev.op;
@@ -311,14 +315,15 @@ void BlockTracker::on_request(const RequestEvent& ev) {
 void BlockTracker::on_complete(const RequestEvent& ev) {
   auto it = active_.find(ev.rq);
   const bool matches = it != active_.end() && it->second->tl.disk == ev.disk;
-  // A zero-byte write completing on a pointer whose last lifetime carried no PREFLUSH/FUA
-  // cannot be that request's flush-sequence end: it is an empty PREFLUSH write (what
-  // blkdev_issue_flush() submits) that the flush machinery completed without ever issuing
-  // it, reusing the pointer of an older, finished request.
+  // A zero-byte write completing on a pointer whose last lifetime carried no PREFLUSH/FUA, or
+  // whose flush sequence has already ended, cannot be that request's flush-sequence end: it is
+  // an empty PREFLUSH write (what blkdev_issue_flush() submits) that the flush machinery
+  // completed without ever issuing it, reusing the pointer of an older, finished request.
   const bool empty_preflush_write =
       ev.op == ReqOp::Write && ev.bytes == 0 &&
       (!matches || (it->second->data_done && it->second->tl.op == ReqOp::Write &&
-                    !(it->second->tl.flags & (req_flag::kPreflush | req_flag::kFua))));
+                    (!(it->second->tl.flags & (req_flag::kPreflush | req_flag::kFua)) ||
+                     it->second->flush_seq_done)));
   if (empty_preflush_write) {
     // Its cache flush went out as an FF request of its own, already counted as a flush:
     // this completion only ends the old lifetime (whose flush sequence it is not). The disk
@@ -402,6 +407,34 @@ void BlockTracker::on_complete(const RequestEvent& ev) {
     return;
   }
   ++stats_.unmatched_completes;
+}
+
+// A write bio that failed while no request held it: a bio-based device (dm-flakey, the error
+// target, md) failed it itself. Its pages are lost as a failed request's are, and the bio stands
+// for "the request that failed" (its device, sector, size, error and submitter). A bio a
+// request claimed is that request's: its failure, if any, came with the request's completion.
+void BlockTracker::on_bio_failed(const RequestEvent& ev) {
+  auto disk_it = disks_.find(ev.disk);
+  if (disk_it == disks_.end()) return;
+  Disk& disk = disk_it->second;
+  auto it = disk.pending_by_ptr.find(ev.rq);
+  if (it == disk.pending_by_ptr.end()) return;
+  std::shared_ptr<Bio> bio = it->second;
+  remove_pending(disk, *bio);
+  auto r = std::make_shared<Request>();
+  r->rq = ev.rq;
+  r->tl.disk = ev.disk;
+  r->tl.op = ev.op;
+  r->tl.sector = bio->ev.sector;
+  r->tl.bytes = bio->ev.bytes;
+  r->tl.error = ev.error;
+  r->tl.complete_ns = ev.ts;
+  r->data_done = true;
+  claim(r, bio);
+  ++stats_.failed_bios;
+  std::vector<std::shared_ptr<Bio>> bios = std::move(r->bios);
+  r->bios.clear();  // the bio points at its request: no cycle outlives the failure
+  listener_.data_failed(r, bios, ev.ts);
 }
 
 // diskstats' writes: a request counts once, when it is done (STAT_WRITE: writes and

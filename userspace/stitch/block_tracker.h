@@ -88,6 +88,7 @@ class BlockTracker {
   void claim_data_bios(const std::shared_ptr<Request>& r, Disk& disk);
   void claim_flush_bios(const std::shared_ptr<Request>& r, Disk& disk, Nanos until);
   void on_complete(const RequestEvent& ev);
+  void on_bio_failed(const RequestEvent& ev);
   void count_write(const RequestTimeline& tl);
   void complete_data(const std::shared_ptr<Request>& r, Nanos ts);
   void trim_nvme_before_issue(Nanos now);

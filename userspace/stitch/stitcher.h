@@ -51,6 +51,7 @@ struct StitchStats {
   std::uint64_t bios = 0;
   std::uint64_t requests = 0;
   std::uint64_t orphan_bios = 0;  // bios no request claimed before they aged out
+  std::uint64_t failed_bios = 0;  // write bios a bio-based device failed with no request
   // Completions that matched no request lifetime (e.g. its issue record was lost): not linked.
   std::uint64_t unmatched_completes = 0;
   // Every request the block hooks saw complete, per disk, whether an item claimed it or not
