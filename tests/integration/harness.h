@@ -254,8 +254,9 @@ class ScratchExt4 : public ::testing::Test {
 struct DiskCounters {
   std::uint64_t writes = 0, write_sectors = 0, flushes = 0;
 };
-inline DiskCounters disk_counters(const std::string& name) {
-  std::ifstream in("/proc/diskstats");
+// Of a copy of /proc/diskstats taken earlier (`text`), or of the file as it is now.
+inline DiskCounters disk_counters_in(const std::string& text, const std::string& name) {
+  std::istringstream in(text);
   std::string line;
   while (std::getline(in, line)) {
     std::istringstream fields(line);
@@ -268,6 +269,9 @@ inline DiskCounters disk_counters(const std::string& name) {
     return DiskCounters{field[5], field[7], field[16]};
   }
   return {};
+}
+inline DiskCounters disk_counters(const std::string& name) {
+  return disk_counters_in(slurp("/proc/diskstats"), name);
 }
 
 // `losetup --find --show IMAGE`: the loop device it attached ("/dev/loop3"), "" if none.

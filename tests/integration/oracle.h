@@ -187,9 +187,33 @@ inline std::vector<std::string> check_times(const FileItems& f) {
   return v;
 }
 
+// sync_file_range(2) promises durability never; with SYNC_FILE_RANGE_WAIT_BEFORE, _WRITE and
+// _WAIT_AFTER together (its man page: the only combination that writes out every dirty page of
+// the range, one under writeback at the call included) the range's pages are written by its
+// return. With fewer flags it promises nothing (PostgreSQL's writeback hints: _WRITE alone).
+inline bool has_flag(const json& item, const char* flag) {
+  if (!item.contains("call_flags") || !item["call_flags"].is_array()) return false;
+  for (const json& f : item["call_flags"])
+    if (f == flag) return true;
+  return false;
+}
+inline bool writes_out_range(const json& sync) {
+  return has_flag(sync, "SYNC_FILE_RANGE_WAIT_BEFORE") && has_flag(sync, "SYNC_FILE_RANGE_WRITE") &&
+         has_flag(sync, "SYNC_FILE_RANGE_WAIT_AFTER");
+}
+inline bool in_range(const json& sync, const json& write) {
+  if (!sync.contains("range") || !sync["range"].is_object()) return true;
+  const std::int64_t from = i64(sync["range"]["offset"]);
+  const std::int64_t bytes = i64(sync["range"]["bytes"]);
+  const std::int64_t off = i64(write["offset"]);
+  return off + i64(write["ret"]) > from && (bytes == 0 || off < from + bytes);
+}
+
 // The sync contract: when a sync returned 0, every write the file received before the call
 // began is durable by the call's end (or its pages were discarded), and every request and
-// flush the sync lists completed inside it. An O_SYNC/O_DSYNC write is durable when it returns.
+// flush the sync lists completed inside it; a sync_file_range that writes out its range (above)
+// leaves the writes in it written by its end. An O_SYNC/O_DSYNC write is durable when it
+// returns.
 inline std::vector<std::string> check_sync_contract(const FileItems& f) {
   std::vector<std::string> v;
   std::size_t reported = 0;
@@ -200,10 +224,23 @@ inline std::vector<std::string> check_sync_contract(const FileItems& f) {
     if (i64(s["ret"]) != 0) continue;
     const std::int64_t start = i64(s["start_ns"]);
     const std::int64_t end = i64(s["end_ns"]);
+    const bool range_sync = s.value("syscall", "") == "sync_file_range";
+    if (range_sync && !writes_out_range(s)) continue;
     for (const json& w : f.writes) {
       if (i64(w["end_ns"]) >= start || i64(w["ret"]) <= 0) continue;
       const std::string state = w["state"];
       if (state == "discarded") continue;
+      if (range_sync) {
+        if (!in_range(s, w) || w["syscall"] == "mmap") continue;
+        if (state != "written" && state != "durable") {
+          add("sync_file_range id " + std::to_string(s.value("id", 0)) +
+              " wrote out its range but " + brief(w));
+        } else if (i64(w["written_ns"]) > end) {
+          add("written " + std::to_string(i64(w["written_ns"]) - end) +
+              " ns after the sync_file_range that wrote it out returned: " + brief(w));
+        }
+        continue;
+      }
       if (state != "durable") {
         add(s.value("syscall", "?") + " id " + std::to_string(s.value("id", 0)) +
             " returned 0 but " + brief(w));

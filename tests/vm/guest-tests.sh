@@ -53,7 +53,7 @@ run buffered-fsync writepath trace --format json -- wp_workload buffered-fsync $
 run buffered-fsync-no-fentry \
   writepath trace --no-fentry --format json -- wp_workload buffered-fsync $mnt/b 16
 run direct writepath trace --format json -- wp_workload direct $mnt/d 16
-# --min-latency with stacks: the sleep-stack, waker and call-wide wait programs load on 6.1.
+# --min-latency with stacks: the sleep-stack, waker and call-wide wait programs load on the guest kernel.
 run slow-fsync-stacks writepath trace --min-latency 1us --format json -- \
   wp_workload fsync-each $mnt/s 8
 
@@ -69,7 +69,7 @@ mount -o remount,async $mnt
 
 # ---- the oracle's rounds (tests/integration/oracle_sweep_test.cpp, smaller): each pattern
 # under writepath trace, its truth log (the workload's own calls and return codes, the disk's
-# diskstats as it starts and ends) after it as oracle-NAME-truth. 6.1 has no cachestat: the
+# diskstats as it starts and ends) after it as oracle-NAME-truth. 6.1 has no cachestat (6.5+): the
 # truth has no page lines.
 export WP_ORACLE_DISK=nvme0n1
 oracle() {
@@ -122,4 +122,47 @@ else
   echo "WP-FAIL cannot mount /dev/dm-0"
 fi
 dmsetup --noudevsync remove wp-linear
+
+# ---- lost writes: ext4 on a dm device whose table is switched under it to fail writes ----
+# Each round has a fresh file system of its own (the namespace's halves: their earlier mounts
+# are gone by now) behind a dm device: linear while the file system is mounted and warmed,
+# then a table that fails the round's writeback with EIO. flakey: dm-flakey with error_writes
+# (up 0 s, down 3600 s: every write fails, reads pass). error: the error target (every I/O
+# fails; the file's inode, directory and bitmaps are cached by then). The host holds the lost
+# writes to the workload's own return codes and to the kernel log's lines for the file's inode.
+lost_round() {
+  round=$1 offset=$2 table=$3
+  dmsetup --noudevsync create "wp-$round" --table "0 524288 linear /dev/nvme0n1 $offset" || {
+    echo "WP-FAIL dmsetup create wp-$round"
+    return
+  }
+  faulty=/dev/dm-$(dmsetup info -c --noheadings -o minor "wp-$round")
+  # No ext4lazyinit work behind the round's back (zeroing inode tables, and since 5.9
+  # prefetching block bitmaps: under the error target its failed reads abort the journal
+  # before the workload writes anything), and no periodic journal commit inside the round.
+  if ! mount -t ext4 -o noinit_itable,no_prefetch_block_bitmaps,commit=300 "$faulty" $mnt; then
+    echo "WP-FAIL cannot mount $faulty"
+    dmsetup --noudevsync remove "wp-$round"
+    return
+  fi
+  # The file exists and is committed before writes fail: only the data written next is lost.
+  dd if=/dev/zero of=$mnt/lost bs=4k count=1 conv=fsync 2>/dev/null
+  sync
+  info "lost-ino $round $(stat -c %i $mnt/lost)"
+  { dmsetup --noudevsync suspend --nolockfs "wp-$round" && dmsetup --noudevsync reload "wp-$round" --table "$table" &&
+    dmsetup --noudevsync resume "wp-$round"; } || echo "WP-FAIL dmsetup reload wp-$round $table"
+  dmesg -c >/dev/null
+  run "lost-$round" writepath trace --format json -- \
+    wp_oracle_writer $mnt/lost "/tmp/truth-lost-$round" pwrite 65536 16 1 end-fsync 1 61
+  echo "WP-OUT lost-$round-truth"
+  cat "/tmp/truth-lost-$round"
+  echo "WP-END lost-$round-truth"
+  echo "WP-OUT lost-$round-kernel-log"
+  dmesg | grep -E "I/O error|EXT4-fs|Buffer I/O" | head -40
+  echo "WP-END lost-$round-kernel-log"
+  umount $mnt 2>/dev/null || umount -l $mnt
+  dmsetup --noudevsync remove "wp-$round" 2>/dev/null || dmsetup --noudevsync remove --force "wp-$round"
+}
+lost_round flakey 0 "0 524288 flakey /dev/nvme0n1 0 0 3600 1 error_writes"
+lost_round error 524288 "0 524288 error"
 exit 0

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # tests/vm/moddeps.sh MODULES_DIR NAME...
-# Prints the .ko files that load NAME... in a working order, dependencies first. Reads each
+# Prints the module files that load NAME... in a working order, dependencies first. Reads each
 # module's own "depends=" from its .modinfo section: the extracted package has no modules.dep
-# and the host's depmod would describe the host's kernel, not this one.
+# and the host's depmod would describe the host's kernel, not this one. Debian's 6.1 ships
+# plain .ko files, its 6.12 xz-compressed .ko.xz ones: either is read.
 set -euo pipefail
 
 modules_dir=${1:?usage: moddeps.sh MODULES_DIR NAME...}
@@ -11,13 +12,20 @@ shift
 declare -A ko_of visited
 # Module names use '_' where file names may use '-' (nvme-core.ko is nvme_core).
 while read -r ko; do
-  name=$(basename "$ko" .ko)
+  name=$(basename "${ko%.xz}" .ko)
   ko_of[${name//-/_}]=$ko
-done < <(find "$modules_dir" -name '*.ko')
+done < <(find "$modules_dir" -name '*.ko' -o -name '*.ko.xz')
 
 depends_of() {
-  objcopy -O binary --only-section=.modinfo "$1" /dev/stdout | tr '\0' '\n' |
+  local elf=$1 tmp=
+  if [[ $elf == *.xz ]]; then
+    tmp=$(mktemp)
+    xz -dc "$elf" >"$tmp"
+    elf=$tmp
+  fi
+  objcopy -O binary --only-section=.modinfo "$elf" /dev/stdout | tr '\0' '\n' |
     sed -n 's/^depends=//p' | tr ',' ' '
+  [[ -z $tmp ]] || rm -f "$tmp"
 }
 
 visit() {

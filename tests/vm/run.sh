@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/vm/run.sh CACHE_DIR INITRAMFS CONSOLE_LOG [TIMEOUT_S]
-# Boots the Debian 6.1 kernel from CACHE_DIR (setup.sh) with INITRAMFS as its whole userland,
+# Boots the Debian kernel in CACHE_DIR (setup.sh) with INITRAMFS as its whole userland,
 # under QEMU TCG (this machine's /dev/kvm is kvm-pvm and cannot run a stock kernel), with an
 # emulated NVMe controller whose namespace (/dev/nvme0n1, 259:0) holds two fresh ext4 with a
 # journal made here (busybox mke2fs in the guest would make ext2): one on its first 256 MiB,
