@@ -24,6 +24,7 @@ packages=(
   dmsetup               # make vm-test: the guest's device-mapper stack over that disk
   chromium              # the HTML report's integration test renders it headless (no X needed)
   nodejs                # the HTML report page's script: syntax check and a stub-DOM test
+  bpftrace linux-perf   # make bench: the bpftrace and perf trace columns beside writepath's
   dpkg-dev              # make package: CPack's Depends from dpkg-shlibdeps
   man-db groff-base gdb # the install tests: the man page renders, gdb finds the split debug info
 )
