@@ -206,12 +206,33 @@ static __always_inline void wp_time_request(struct request *rq, __u8 event, __u3
 		wp_metric_add(WP_METRIC_WHAT(WP_METRIC_FLUSH, 0), disk, now, 0, 0);
 }
 
+/* One request record: a request's event, or a failed bio's (`ptr` is then the bio). */
+static __always_inline void wp_send_request_record(__u64 ptr, __u8 event, __u32 disk, __u32 op,
+						   __u32 opf, __u32 bytes, __u64 sector,
+						   int status)
+{
+	struct wp_request_record *r = wp_reserve(sizeof(*r), WP_REC_REQUEST, WP_HOOK_REQUEST);
+
+	if (!r)
+		return;
+	r->rq = ptr;
+	r->disk = disk;
+	r->op = op;
+	r->flags = wp_req_flags(opf);
+	r->bytes = bytes;
+	r->sector = sector;
+	r->error = wp_blk_status_errno(status);
+	r->tid = wp_current_tid();
+	r->event = event;
+	__builtin_memset(r->pad, 0, sizeof(r->pad));
+	wp_submit(r, sizeof(*r));
+}
+
 static __always_inline int wp_emit_request(struct request *rq, __u8 event, int error,
 					   __u32 nr_bytes)
 {
 	__u32 opf = BPF_CORE_READ(rq, cmd_flags);
 	__u32 op = wp_req_op(opf);
-	struct wp_request_record *r;
 	__u32 disk;
 
 	if (cfg_metrics && event != WP_RQ_INSERT)
@@ -225,20 +246,9 @@ static __always_inline int wp_emit_request(struct request *rq, __u8 event, int e
 	disk = wp_rq_disk(rq);
 	if (cfg_disk && disk != cfg_disk)
 		return 0;
-	r = wp_reserve(sizeof(*r), WP_REC_REQUEST, WP_HOOK_REQUEST);
-	if (!r)
-		return 0;
-	r->rq = (__u64)rq;
-	r->disk = disk;
-	r->op = op;
-	r->flags = wp_req_flags(opf);
-	r->bytes = event == WP_RQ_COMPLETE ? nr_bytes : BPF_CORE_READ(rq, __data_len);
-	r->sector = BPF_CORE_READ(rq, __sector);
-	r->error = wp_blk_status_errno(error);
-	r->tid = wp_current_tid();
-	r->event = event;
-	__builtin_memset(r->pad, 0, sizeof(r->pad));
-	wp_submit(r, sizeof(*r));
+	wp_send_request_record((__u64)rq, event, disk, op, opf,
+			       event == WP_RQ_COMPLETE ? nr_bytes : BPF_CORE_READ(rq, __data_len),
+			       BPF_CORE_READ(rq, __sector), error);
 	return 0;
 }
 
@@ -250,7 +260,6 @@ static __always_inline int wp_emit_bio_failure(struct bio *bio)
 {
 	__u8 status = BPF_CORE_READ(bio, bi_status);
 	__u32 opf, op, bdev, disk;
-	struct wp_request_record *r;
 
 	if (!status)
 		return 0;
@@ -261,20 +270,9 @@ static __always_inline int wp_emit_bio_failure(struct bio *bio)
 	wp_bio_devs(bio, &bdev, &disk);
 	if (cfg_disk && disk != cfg_disk && bdev != cfg_disk)
 		return 0;
-	r = wp_reserve(sizeof(*r), WP_REC_REQUEST, WP_HOOK_REQUEST);
-	if (!r)
-		return 0;
-	r->rq = (__u64)bio;
-	r->disk = disk;
-	r->op = op;
-	r->flags = wp_req_flags(opf);
-	r->bytes = BPF_CORE_READ(bio, bi_iter.bi_size);
-	r->sector = BPF_CORE_READ(bio, bi_iter.bi_sector);
-	r->error = wp_blk_status_errno(status);
-	r->tid = wp_current_tid();
-	r->event = WP_RQ_BIO_FAILED;
-	__builtin_memset(r->pad, 0, sizeof(r->pad));
-	wp_submit(r, sizeof(*r));
+	wp_send_request_record((__u64)bio, WP_RQ_BIO_FAILED, disk, op, opf,
+			       BPF_CORE_READ(bio, bi_iter.bi_size),
+			       BPF_CORE_READ(bio, bi_iter.bi_sector), status);
 	return 0;
 }
 

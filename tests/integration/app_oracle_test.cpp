@@ -134,11 +134,10 @@ std::vector<std::string> run_app(const std::string& app, const std::string& scri
 
   // The disk: the summary's totals between what it completed while the application ran and
   // what it completed from before the trace to after it.
-  std::optional<DiskCounters> inner;
   const DiskCounters start = disk_counters_in(slurp(ds0), disk.loop_name());
   const DiskCounters end = disk_counters_in(slurp(ds1), disk.loop_name());
-  inner = DiskCounters{end.writes - start.writes, end.write_sectors - start.write_sectors,
-                       end.flushes - start.flushes};
+  const DiskCounters inner{end.writes - start.writes, end.write_sectors - start.write_sectors,
+                           end.flushes - start.flushes};
   const DiskCounters outer{after.writes - before.writes, after.write_sectors - before.write_sectors,
                            after.flushes - before.flushes};
   add("diskstats", oracle::check_disk_totals(summary, disk.disk(), inner, outer));

@@ -43,9 +43,10 @@ struct Truth {
   std::vector<PageState> pages;
 };
 
-inline Truth read_truth(const std::string& path) {
+// The log's text (as the workload wrote it, or as a VM guest printed it).
+inline Truth read_truth_text(const std::string& text) {
   Truth t;
-  std::ifstream in(path);
+  std::istringstream in(text);
   std::string line;
   while (std::getline(in, line)) {
     std::istringstream f(line);
@@ -81,6 +82,10 @@ inline Truth read_truth(const std::string& path) {
     }
   }
   return t;
+}
+
+inline Truth read_truth(const std::string& path) {
+  return read_truth_text(slurp(path));
 }
 
 inline std::int64_t i64(const json& v) {

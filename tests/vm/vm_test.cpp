@@ -569,14 +569,7 @@ namespace oracle = wp::testing::oracle;
 
 // The workload's log of its calls, as the guest printed it.
 oracle::Truth truth_of(const GuestRun& printed) {
-  const fs::path file = fs::temp_directory_path() / ("wp_vm_truth_" + std::to_string(::getpid()));
-  {
-    std::ofstream out(file);
-    out << joined(printed.out);
-  }
-  oracle::Truth truth = oracle::read_truth(file.string());
-  fs::remove(file);
-  return truth;
+  return oracle::read_truth_text(joined(printed.out));
 }
 
 TEST_P(OracleRoundOnNvme, EveryVerdictHoldsAgainstTheWorkloadsOwnTruth) {
