@@ -314,42 +314,34 @@ int BPF_PROG(wp_bio_split_raw, struct bio *bio, unsigned int new_sector)
 	return wp_emit_bio(bio, WP_BIO_SPLIT);
 }
 
-/* v5.11 (a54895fa057c, backported to 5.10.137) dropped the request_queue argument of
- * block_rq_insert/issue. The *_q variants take the old (q, rq) prototype. */
-SEC("tp_btf/block_rq_insert")
-int BPF_PROG(wp_rq_insert_btf, struct request *rq)
-{
-	WP_TP_ARG_OR_RETURN(rq);
-	return wp_emit_request(rq, WP_RQ_INSERT, 0, 0);
-}
+/* The three request events before completion, each a program per prototype: v5.11
+ * (a54895fa057c, backported to 5.10.137) dropped the request_queue argument of
+ * block_rq_insert/issue/requeue, and the *_q variants take the old (q, rq) one. */
+#define WP_REQUEST_EVENT_PROGRAMS(event, EVENT)                                                    \
+	SEC("tp_btf/block_rq_" #event)                                                             \
+	int BPF_PROG(wp_rq_##event##_btf, struct request *rq)                                      \
+	{                                                                                          \
+		WP_TP_ARG_OR_RETURN(rq);                                                           \
+		return wp_emit_request(rq, EVENT, 0, 0);                                           \
+	}                                                                                          \
+	SEC("raw_tp/block_rq_" #event)                                                             \
+	int BPF_PROG(wp_rq_##event##_raw, struct request *rq)                                      \
+	{                                                                                          \
+		return wp_emit_request(rq, EVENT, 0, 0);                                           \
+	}                                                                                          \
+	SEC("raw_tp/block_rq_" #event)                                                             \
+	int BPF_PROG(wp_rq_##event##_raw_q, struct request_queue *q, struct request *rq)           \
+	{                                                                                          \
+		return wp_emit_request(rq, EVENT, 0, 0);                                           \
+	}
 
-SEC("raw_tp/block_rq_insert")
-int BPF_PROG(wp_rq_insert_raw, struct request *rq)
-{
-	return wp_emit_request(rq, WP_RQ_INSERT, 0, 0);
-}
-
-SEC("raw_tp/block_rq_insert")
-int BPF_PROG(wp_rq_insert_raw_q, struct request_queue *q, struct request *rq)
-{
-	return wp_emit_request(rq, WP_RQ_INSERT, 0, 0);
-}
-
-SEC("tp_btf/block_rq_issue")
-int BPF_PROG(wp_rq_issue_btf, struct request *rq)
-{
-	WP_TP_ARG_OR_RETURN(rq);
-	return wp_emit_request(rq, WP_RQ_ISSUE, 0, 0);
-}
-
-SEC("raw_tp/block_rq_issue")
-int BPF_PROG(wp_rq_issue_raw, struct request *rq) { return wp_emit_request(rq, WP_RQ_ISSUE, 0, 0); }
-
-SEC("raw_tp/block_rq_issue")
-int BPF_PROG(wp_rq_issue_raw_q, struct request_queue *q, struct request *rq)
-{
-	return wp_emit_request(rq, WP_RQ_ISSUE, 0, 0);
-}
+WP_REQUEST_EVENT_PROGRAMS(insert, WP_RQ_INSERT)
+WP_REQUEST_EVENT_PROGRAMS(issue, WP_RQ_ISSUE)
+/* A requeued request is inserted and issued again under its pointer: without this event a
+ * second issue could not be told from a new request that reused the pointer of one whose
+ * completion the trace missed. Rare (a busy device, BLK_STS_RESOURCE), so it costs nothing. */
+WP_REQUEST_EVENT_PROGRAMS(requeue, WP_RQ_REQUEUE)
+#undef WP_REQUEST_EVENT_PROGRAMS
 
 /* Fires once per partial completion, and a second time with nr_bytes 0 when a PREFLUSH/FUA
  * data request's flush sequence ends (block/blk-flush.c). */

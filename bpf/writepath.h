@@ -441,6 +441,9 @@ enum wp_request_event {
 	 * disk its device. A bio-based device (device-mapper, md) fails a bio without any request
 	 * (dm-flakey, the error target, a failed path): this is the failure the pages see. */
 	WP_RQ_BIO_FAILED = 4,
+	/* The driver handed the request back (block_rq_requeue): it will be inserted and issued
+	 * again under the same pointer, as the same request. */
+	WP_RQ_REQUEUE = 5,
 };
 
 struct wp_request_record {

@@ -184,7 +184,7 @@ inline std::vector<std::string> check_times(const FileItems& f) {
     if (state == "durable" && i64(w["durable_ns"]) < i64(w["written_ns"])) {
       v.push_back("durable before written: " + brief(w));
     }
-    if (w["direct"].get<bool>() && w["syscall"] != "io_submit" &&
+    if (w["direct"].get<bool>() && w["syscall"] != "io_submit" && !w.value("incomplete", false) &&
         i64(w["written_ns"]) > i64(w["end_ns"])) {
       v.push_back("O_DIRECT write written after its call returned: " + brief(w));
     }
@@ -249,7 +249,8 @@ inline std::vector<std::string> check_sync_contract(const FileItems& f) {
       if (state != "durable") {
         add(s.value("syscall", "?") + " id " + std::to_string(s.value("id", 0)) +
             " returned 0 but " + brief(w));
-      } else if (i64(w["durable_ns"]) > end) {
+      } else if (i64(w["durable_ns"]) > end && !w.value("incomplete", false)) {
+        // (An incomplete write's durable time is an upper bound: check_incomplete.)
         add("durable " + std::to_string(i64(w["durable_ns"]) - end) + " ns after the " +
             s.value("syscall", "?") + " that covered it returned: " + brief(w));
       }
@@ -257,6 +258,7 @@ inline std::vector<std::string> check_sync_contract(const FileItems& f) {
     for (const char* list : {"requests", "flushes", "journal_requests"}) {
       if (!s.contains(list)) continue;
       for (const json& r : s[list]) {
+        if (r.value("complete_inferred", false)) continue;  // an upper bound: check_incomplete
         if (r["complete_ns"].is_null() || i64(r["complete_ns"]) > end) {
           add(std::string(list) + " of " + s.value("syscall", "?") + " id " +
               std::to_string(s.value("id", 0)) + " not complete by its end (sector " +
@@ -316,7 +318,7 @@ inline std::vector<std::string> check_page_cache(const Truth& t, const FileItems
         v.push_back("page " + std::to_string(page) + " clean in the page cache, its last write " +
                     brief(*w));
     } else if (!kernel_pending && (state == "written" || state == "durable") &&
-               i64((*w)["written_ns"]) > t1) {
+               i64((*w)["written_ns"]) > t1 && !(*w).value("incomplete", false)) {
       if (++reported <= 20)
         v.push_back("page " + std::to_string(page) + " clean at T1, written later: " + brief(*w));
     } else if (kernel_pending && (state == "written" || state == "durable") &&
@@ -329,6 +331,30 @@ inline std::vector<std::string> check_page_cache(const Truth& t, const FileItems
   }
   if (reported > 20) v.push_back("... " + std::to_string(reported - 20) + " more");
   return v;
+}
+
+// Incomplete items: the tracer says it cannot vouch for their times, and must say why. Each is
+// explained by records lost to a full ring buffer or by request completions the kernel did not
+// deliver (summary "missed_completions"); one missed completion touches the writes of one
+// request, at most `per_missed` of them.
+inline std::vector<std::string> check_incomplete(const std::vector<json>& items,
+                                                 const json& summary,
+                                                 std::uint64_t per_missed = 1024) {
+  std::uint64_t incomplete = 0;
+  for (const json& o : items)
+    if (o.value("type", "") != "summary" && o.value("incomplete", false)) ++incomplete;
+  const std::uint64_t lost = summary.value("lost", 0ull);
+  const std::uint64_t missed = summary.value("missed_completions", 0ull);
+  if (incomplete != summary.value("incomplete", 0ull))
+    return {"incomplete items " + std::to_string(incomplete) + ", the summary counts " +
+            std::to_string(summary.value("incomplete", 0ull))};
+  if (incomplete == 0 || lost > 0) return {};
+  if (missed == 0)
+    return {std::to_string(incomplete) + " incomplete items, nothing lost or missed"};
+  if (incomplete > missed * per_missed)
+    return {std::to_string(incomplete) + " incomplete items for " + std::to_string(missed) +
+            " missed completions"};
+  return {};
 }
 
 // The summary's totals for the disk against diskstats: at least what the disk completed while

@@ -258,6 +258,7 @@ std::vector<std::string> run_round(const Round& r, Tally& tally) {
     // Lost records make verdicts incomplete, never wrong: the round says so and checks the rest.
     v.push_back("records lost: " + std::to_string(summary.value("lost", 0)));
   }
+  add("incomplete", oracle::check_incomplete(items, summary));
   std::set<std::pair<std::int64_t, std::int64_t>> flushes;
   for (const auto& [path, f] : files) {
     if (!r.fio && r.engine == "mmap") {

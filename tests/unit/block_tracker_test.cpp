@@ -343,6 +343,96 @@ TEST_F(StitcherTest, EmptyPreflushWriteAfterAFlushSequenceEndedIsCountedAsAWrite
   EXPECT_EQ(stitcher_.stats().unmatched_completes, unmatched);
 }
 
+// The kernel sometimes runs no BPF program for a block_rq_complete event (6.18: completions in
+// a softirq on top of some tasks; ftrace of the same run has them). Pointer 0x71 is issued for
+// the write's pages and issued again for another request without a completion between: the
+// first completed unseen, no later than the second issue. It is completed then, counted, and
+// the write resting on it is incomplete: written and durable no earlier than the truth.
+TEST_F(StitcherTest, PointerIssuedAgainWithoutCompletionInfersTheMissedOne) {
+  feed(write_call(1000, 2000, 0, 4096, 1));
+  feed(page_bio(5000, 0xb1, 2048, 0, 1));
+  feed(issue(5100, 0x71, 2048, 4096));
+  feed(issue(6000, 0x71, 9000, 4096));  // a new request: the old one's completion never came
+  flush(0xf1, 6100, 6200);
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].state, WriteState::Durable);
+  EXPECT_EQ(w[0].written_ns, Nanos{6000});
+  EXPECT_EQ(w[0].durable_ns, Nanos{6200});
+  EXPECT_TRUE(w[0].incomplete);
+  ASSERT_EQ(w[0].requests.size(), 1u);
+  EXPECT_TRUE(w[0].requests[0].complete_inferred);
+  EXPECT_EQ(w[0].requests[0].complete_ns, Nanos{6000});
+  EXPECT_EQ(stitcher_.stats().missed_completions, 1u);
+  EXPECT_EQ(stitcher_.stats().disks.at(kDisk).write_requests, 1u);  // as diskstats counts it
+  EXPECT_EQ(stitcher_.stats().disks.at(kDisk).write_bytes, 4096u);
+  feed(complete(6300, 0x71, 9000, 4096));  // the second request's own completion
+  EXPECT_EQ(stitcher_.stats().disks.at(kDisk).write_requests, 2u);
+  EXPECT_EQ(stitcher_.stats().missed_completions, 1u);
+}
+
+// Near miss: a request the driver handed back (block_rq_requeue) is inserted and issued again
+// under its pointer as the same request, and completes once: nothing was missed.
+TEST_F(StitcherTest, RequeuedRequestIssuedAgainIsTheSameRequest) {
+  feed(write_call(1000, 2000, 0, 4096, 1));
+  feed(page_bio(5000, 0xb1, 2048, 0, 1));
+  feed(issue(5100, 0x71, 2048, 4096));
+  feed(rq(RequestEventKind::Requeue, 5150, 0x71, 2048, 4096));
+  feed(rq(RequestEventKind::Insert, 5160, 0x71, 2048, 4096));
+  feed(issue(5200, 0x71, 2048, 4096));
+  feed(complete(5300, 0x71, 2048, 4096));
+  flush(0xf1, 5400, 5500);
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].written_ns, Nanos{5300});
+  EXPECT_EQ(w[0].durable_ns, Nanos{5500});
+  EXPECT_FALSE(w[0].incomplete);
+  ASSERT_EQ(w[0].requests.size(), 1u);
+  EXPECT_EQ(w[0].requests[0].issue_ns, Nanos{5100});
+  EXPECT_FALSE(w[0].requests[0].complete_inferred);
+  EXPECT_EQ(stitcher_.stats().missed_completions, 0u);
+  EXPECT_EQ(stitcher_.stats().requests, 2u);  // the write and the flush
+}
+
+// The flush request is issued again while its last issue never completed: that flush ended
+// unseen, before the second issue. Data completed before it started is durable then, marked
+// incomplete (its durable time is an upper bound); the flushes count as diskstats counts them.
+TEST_F(StitcherTest, FlushIssuedAgainWithoutCompletionEndedBeforeTheSecondIssue) {
+  feed(write_call(1000, 2000, 0, 4096, 1));
+  feed(page_bio(5000, 0xb1, 2048, 0, 1));
+  io(0x71, 2048, 4096, 5100, 5500);
+  feed(flush_issue(5600, 0xf1));
+  feed(flush_issue(7000, 0xf1));
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].durable_ns, Nanos{7000});
+  EXPECT_TRUE(w[0].incomplete);
+  feed(flush_complete(7100, 0xf1));
+  EXPECT_EQ(stitcher_.stats().disks.at(kDisk).flush_requests, 2u);
+  EXPECT_EQ(stitcher_.stats().missed_completions, 1u);
+}
+
+// A PREFLUSH/FUA write whose data completion was not delivered: the zero-byte end of its flush
+// sequence comes only after its data completed, so its data is complete then, and the write is
+// durable by the FUA sequence at the same time, incomplete.
+TEST_F(StitcherTest, FlushSequenceEndWithoutDataCompletionInfersIt) {
+  feed(write_call(1000, 2000, 0, 4096, 1));
+  BioEvent bio = page_bio(5000, 0xb1, 2048, 0, 1);
+  bio.flags = req_flag::kPreflush | req_flag::kFua;
+  feed(bio);
+  feed(issue(5100, 0x71, 2048, 4096));
+  feed(complete(5900, 0x71, 2048, 0));  // the flush sequence's end; the data's was missed
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].state, WriteState::Durable);
+  EXPECT_EQ(w[0].written_ns, Nanos{5900});
+  EXPECT_EQ(w[0].durable_ns, Nanos{5900});
+  EXPECT_TRUE(w[0].incomplete);
+  EXPECT_EQ(stitcher_.stats().missed_completions, 1u);
+  EXPECT_EQ(stitcher_.stats().disks.at(kDisk).write_requests, 1u);
+  EXPECT_EQ(stitcher_.stats().unmatched_completes, 0u);
+}
+
 // The summary's per-disk totals count what /proc/diskstats counts, item or not: each write
 // request once when done (a failed one too; an empty PREFLUSH write the flush machinery
 // completed, as a write of no sectors), its bytes, each FLUSH request.

@@ -133,6 +133,7 @@ inline FakeKernel with_current_prototypes() {
       .raw_tracepoint("block_bio_complete", 2)
       .raw_tracepoint("block_rq_insert", 1)
       .raw_tracepoint("block_rq_issue", 1)
+      .raw_tracepoint("block_rq_requeue", 1)
       .raw_tracepoint("block_rq_complete", 3)
       .raw_tracepoint("sched_switch", 4)
       .raw_tracepoint("sched_waking", 1)
@@ -197,6 +198,7 @@ inline FakeKernel kernel_5_10() {
       .raw_tracepoint("block_split", 3)
       .raw_tracepoint("block_rq_insert", 2)
       .raw_tracepoint("block_rq_issue", 2)
+      .raw_tracepoint("block_rq_requeue", 2)
       .raw_tracepoint("sched_switch", 3)
       .no_raw_tracepoint("contention_begin")  // lock:contention_* came in 5.19
       .no_raw_tracepoint("contention_end")

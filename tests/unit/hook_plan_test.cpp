@@ -70,6 +70,7 @@ TEST(HookPlan, ThisKernelUsesSyscallTracepointsAndTpBtf) {
       {"bio failure", "tp_btf block:block_bio_complete", ""},
       {"request insert", "tp_btf block:block_rq_insert", ""},
       {"request issue", "tp_btf block:block_rq_issue", ""},
+      {"request requeue", "tp_btf block:block_rq_requeue", ""},
       {"request complete", "tp_btf block:block_rq_complete", ""},
       {"journal start_commit", "tp_btf jbd2:jbd2_start_commit", ""},
       {"journal commit_locking", "tp_btf jbd2:jbd2_commit_locking", ""},
@@ -219,6 +220,7 @@ TEST(HookPlan, Kernel510TakesRawTpForTheOldRequestPrototypeOrNothing) {
                                             "raw_tp: block_rq_issue takes 2 args, not 1"));
   EXPECT_EQ(plan.programs().count("wp_rq_issue_raw_q"), 1u);
   EXPECT_EQ(plan.programs().count("wp_rq_insert_raw_q"), 1u);
+  EXPECT_EQ(plan.programs().count("wp_rq_requeue_raw_q"), 1u);
   EXPECT_EQ(plan.programs().count("wp_rq_issue_raw"), 0u);
   EXPECT_EQ(row(plan, "request complete"),
             Row("request complete", "tp_btf block:block_rq_complete", ""));

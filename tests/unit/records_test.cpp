@@ -168,8 +168,9 @@ TEST(Decoder, RequestEventValuesMapOntoTheirKinds) {
                                               {{WP_RQ_INSERT, RequestEventKind::Insert},
                                                {WP_RQ_ISSUE, RequestEventKind::Issue},
                                                {WP_RQ_COMPLETE, RequestEventKind::Complete},
-                                               {WP_RQ_BIO_FAILED, RequestEventKind::BioFailed}},
-                                              {0, 5});
+                                               {WP_RQ_BIO_FAILED, RequestEventKind::BioFailed},
+                                               {WP_RQ_REQUEUE, RequestEventKind::Requeue}},
+                                              {0, 6});
 }
 
 TEST(Decoder, JournalPhaseValuesMapOntoTheirPhases) {

@@ -596,6 +596,7 @@ TEST_P(OracleRoundOnNvme, EveryVerdictHoldsAgainstTheWorkloadsOwnTruth) {
   add("times", oracle::check_times(f));
   add("sync contract", oracle::check_sync_contract(f));
   add("page cache", oracle::check_page_cache(truth, f));  // 6.5+ only: cachestat(2)
+  add("incomplete", oracle::check_incomplete(items, summary));
   // The disk did at least this while the workload ran; the trace ran longer (no upper bound).
   ASSERT_TRUE(truth.disk_start && truth.disk_end);
   const wp::testing::DiskCounters inner{

@@ -126,6 +126,7 @@ TraceSummary Pipeline::finish(Nanos duration_ns) {
   summary.memory_only = stats.memory_only;
   summary.lost_writes = stats.lost_writes;
   summary.lost_bytes = stats.lost_bytes;
+  summary.missed_completions = stats.missed_completions;
   summary.disks = stats.disks;
   summary.duration_ns = duration_ns;
   summary.sync_phases = sync_phases_;

@@ -101,7 +101,7 @@ std::optional<Event> decode_bio(std::span<const std::byte> bytes) {
 std::optional<Event> decode_request(std::span<const std::byte> bytes) {
   wp_request_record r;
   if (!read_record(bytes, r)) return std::nullopt;
-  if (r.event < WP_RQ_INSERT || r.event > WP_RQ_BIO_FAILED) return std::nullopt;
+  if (r.event < WP_RQ_INSERT || r.event > WP_RQ_REQUEUE) return std::nullopt;
   RequestEvent e;
   e.kind = static_cast<RequestEventKind>(r.event);
   e.ts = r.h.ts_ns;

@@ -199,6 +199,7 @@ enum class RequestEventKind : std::uint8_t {
   Complete = WP_RQ_COMPLETE,
   BioFailed = WP_RQ_BIO_FAILED,  // `rq` is the bio's pointer: no request was involved, or was
                                  // but failed too (then the request's failure says it first)
+  Requeue = WP_RQ_REQUEUE,       // handed back by the driver: issued again, as the same request
 };
 
 struct RequestEvent {

@@ -164,13 +164,14 @@ std::vector<Hook> build_table() {
                false,
                {btf_or_raw("wp_bio_complete_btf", K::TpBtf, "block", "block_bio_complete", 2),
                 btf_or_raw("wp_bio_complete_raw", K::RawTp, "block", "block_bio_complete", 2)}});
-  // v5.11 dropped the request_queue argument of block_rq_insert/issue: arity picks.
-  for (const char* ev : {"insert", "issue"}) {
+  // v5.11 dropped the request_queue argument of block_rq_insert/issue/requeue: arity picks.
+  for (const char* ev : {"insert", "issue", "requeue"}) {
     std::string event = std::string("block_rq_") + ev;
     std::string base = std::string("wp_rq_") + ev;
+    // A requeue is rare, and without its hook a re-issue reads as a missed completion.
     t.push_back({std::string("request ") + ev,
                  "block",
-                 true,
+                 std::string(ev) != "requeue",
                  {btf_or_raw(base + "_btf", K::TpBtf, "block", event, 1),
                   btf_or_raw(base + "_raw", K::RawTp, "block", event, 1),
                   btf_or_raw(base + "_raw_q", K::RawTp, "block", event, 2)}});

@@ -85,7 +85,8 @@ void write_json(Emitter& e, const TraceSummary& t) {
   const auto advice = t.lost_advice.empty() ? std::nullopt : std::optional(t.lost_advice);
   const auto hint = t.hint.empty() ? std::nullopt : std::optional(t.hint);
   e.object(field("type", "summary"), field("events", t.events), field("lost", t.lost),
-           field("lost_by_hook", CountsByName{t.lost_by_hook}), field("writes", t.writes),
+           field("lost_by_hook", CountsByName{t.lost_by_hook}),
+           field("missed_completions", t.missed_completions), field("writes", t.writes),
            field("fsyncs", t.fsyncs), field("incomplete", t.incomplete),
            field("aged_out", t.aged_out), field("evicted", t.evicted),
            field("discarded", t.discarded), field("memory_only", t.memory_only),

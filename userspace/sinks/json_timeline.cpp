@@ -36,8 +36,8 @@ void write_json(Emitter& e, const RequestTimeline& r) {
            field("submitter", Submitter{r}), field("other_submitters", r.other_submitters),
            field("queue_ns", r.queue_ns), field("insert_ns", r.insert_ns),
            field("issue_ns", r.issue_ns), field("complete_ns", r.complete_ns),
-           field("durable_ns", r.durable_ns), field("error", Errno{r.error}),
-           field("nvme", r.nvme));
+           field("complete_inferred", r.complete_inferred), field("durable_ns", r.durable_ns),
+           field("error", Errno{r.error}), field("nvme", r.nvme));
 }
 
 void write_json(Emitter& e, const JournalCommit& c) {

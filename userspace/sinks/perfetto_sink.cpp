@@ -208,6 +208,8 @@ class PerfettoSink::Writer {
     }
     if (r.durable_ns) slice.args.push_back({"durable_ns", std::uint64_t{*r.durable_ns}});
     if (r.error) slice.args.push_back({"error", std::string(errno_name(r.error))});
+    // Its end is an upper bound: the kernel did not deliver the completion.
+    if (r.complete_inferred) slice.args.push_back({"complete_inferred", std::string("true")});
 
     std::optional<std::uint64_t> from_call;
     if (cause == Cause::Call) {

@@ -24,8 +24,11 @@ struct TraceSummary {
   std::uint64_t events = 0;                           // records decoded
   std::uint64_t lost = 0;                             // records lost (ring buffer full), all hooks
   std::map<std::string, std::uint64_t> lost_by_hook;  // hook name → records lost there
-  double lost_share = 0;          // lost / (events + lost): 0 when nothing was lost
-  std::string lost_advice;        // what to do about the losses ("" when nothing was lost)
+  double lost_share = 0;    // lost / (events + lost): 0 when nothing was lost
+  std::string lost_advice;  // what to do about the losses ("" when nothing was lost)
+  // Request completions the kernel did not deliver to the hooks, found by the stitcher
+  // (StitchStats::missed_completions): the items resting on them are incomplete.
+  std::uint64_t missed_completions = 0;
   std::uint64_t writes = 0;       // write timelines emitted
   std::uint64_t fsyncs = 0;       // sync timelines emitted (every sync kind)
   std::uint64_t incomplete = 0;   // timelines emitted incomplete

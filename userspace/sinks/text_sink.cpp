@@ -134,7 +134,10 @@ void add_request(BlockBuilder& block, const RequestTimeline& request, std::strin
   text += block.stage_time("queue", request.queue_ns);
   text += block.stage_time("insert", request.insert_ns);
   text += block.stage_time("issue", request.issue_ns);
-  text += block.stage_time("complete", request.complete_ns);
+  // An inferred completion is an upper bound: the kernel did not deliver the event.
+  text +=
+      block.stage_time(request.complete_inferred ? "complete by" : "complete", request.complete_ns);
+  if (request.complete_inferred) text += paint.yellow(" (event not delivered)");
   if (!request.complete_ns) text += paint.yellow("  not completed");
   // FUA data is durable on completion; only a later durable point is news.
   if (request.durable_ns && request.durable_ns != request.complete_ns) {
@@ -426,6 +429,9 @@ std::string format_summary(const TraceSummary& totals, const SinkOptions& option
   const std::string by_hook = nonzero_counts(totals.lost_by_hook);
   if (!by_hook.empty()) lost += fmt::format(" ({})", by_hook);
   if (totals.lost != 0) lost = paint.red(lost);
+  if (totals.missed_completions != 0)
+    lost += paint.red(
+        fmt::format("  completions not delivered by the kernel {}", totals.missed_completions));
   std::string text = fmt::format("{}\n         events {}  {}\n", first, totals.events, lost);
   if (const std::string untraced = nonzero_counts(totals.untraced_calls); !untraced.empty())
     text += paint.red("not stitched: " + untraced) +

@@ -83,6 +83,7 @@ class BlockTracker {
   void remember(const std::shared_ptr<Bio>& bio);
   std::shared_ptr<Bio> split_parent(Disk& disk, const BioEvent& ev);
   void abandon(Request& r);
+  void infer_completion(const std::shared_ptr<Request>& r, Nanos at);
   std::shared_ptr<Request> lifetime_for_submit(const RequestEvent& ev);
   void claim(const std::shared_ptr<Request>& request, const std::shared_ptr<Bio>& bio);
   void claim_data_bios(const std::shared_ptr<Request>& r, Disk& disk);

@@ -26,6 +26,8 @@ void DurabilityTracker::flush_completed(DevT disk_dev, Nanos start, Nanos end,
       // Data that completed after the flush started may not be in what it flushed.
       if (*r->tl.complete_ns > start) break;
       disk.awaiting_flush.pop_front();
+      // A flush whose completion was inferred ended no later than `end`: so is the durability.
+      r->durable_inferred = request.complete_inferred;
       make_durable(*r, end, DurableVia::Flush);
     } else {
       disk.awaiting_flush.pop_front();

@@ -50,12 +50,20 @@ struct Request {
   bool fua_at_issue = false;    // the device does FUA natively
   bool flush_seq_done = false;  // the zero-byte completion ending its flush sequence was seen
   bool lost_tracking = false;   // records were lost while it was in flight: it was abandoned
+  bool requeued = false;        // handed back by the driver: its next insert and issue are its own
+  bool durable_inferred = false;  // made durable by a flush whose completion was inferred
   DurableVia via = DurableVia::None;
   // Bios it carries; cleared once it completes (or is abandoned), which also breaks the
   // Bio -> Request -> Bio ownership cycle.
   std::vector<std::shared_ptr<Bio>> bios;
   std::vector<MemberRef> durable_waiters;  // written writes waiting for it to become durable
 };
+
+// A verdict that rests on this request may be off: records were lost while it was in flight, or
+// its completion event never came and its time is only an upper bound.
+inline bool uncertain(const Request& r) {
+  return r.lost_tracking || r.tl.complete_inferred || r.durable_inferred;
+}
 
 // A completed flush on a disk as syncs see it: a flush request, or the post-flush of a
 // PREFLUSH/FUA data request (from its data completion to its zero-byte completion).

@@ -54,6 +54,9 @@ struct StitchStats {
   std::uint64_t failed_bios = 0;  // write bios a bio-based device failed with no request
   // Completions that matched no request lifetime (e.g. its issue record was lost): not linked.
   std::uint64_t unmatched_completes = 0;
+  // Request completions the kernel never delivered, inferred from the pointer's next use or
+  // from the end of the request's flush sequence (BlockTracker::infer_completion).
+  std::uint64_t missed_completions = 0;
   // Every request the block hooks saw complete, per disk, whether an item claimed it or not
   // (jbd2's checkpoints inside a rename, other processes' writeback on the traced disk).
   std::map<DevT, DiskTotals> disks;

@@ -77,13 +77,13 @@ SyncTimeline SyncAssembler::assemble(const SyscallEvent& ev) const {
       // A request still in flight when the call returned was not waited for: writeback the
       // thread only kicked off (btrfs writes dirty btree pages out from inside a sync and
       // does not wait for them), not part of what the sync made safe.
-      if (bio.request && !bio.request->lost_tracking &&
+      if (bio.request && !uncertain(*bio.request) &&
           (!bio.request->tl.complete_ns || *bio.request->tl.complete_ns > end))
         continue;
       if (bio.request && bio.request->tl.op != ReqOp::Flush &&
           seen.insert(bio.request.get()).second) {
         requests.push_back(bio.request);
-        if (bio.request->lost_tracking) s.incomplete = true;
+        if (uncertain(*bio.request)) s.incomplete = true;
       }
     }
   }

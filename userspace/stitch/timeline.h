@@ -42,7 +42,11 @@ struct RequestTimeline {
   std::optional<Nanos> insert_ns;
   std::optional<Nanos> issue_ns;
   std::optional<Nanos> complete_ns;  // data transfer done
-  std::optional<Nanos> durable_ns;   // FUA post-flush done, or covered by a later FLUSH
+  // The kernel never delivered its completion event (a hook it skipped, see
+  // BlockTracker::infer_completion): complete_ns is the latest it can have completed, the time
+  // its pointer was next used.
+  bool complete_inferred = false;
+  std::optional<Nanos> durable_ns;  // FUA post-flush done, or covered by a later FLUSH
   std::int32_t error = 0;
   std::uint32_t bios = 0;  // number of bios stitched into it
   // Who submitted it: the thread of its earliest-queued bio (the one `queue_ns` is the queue

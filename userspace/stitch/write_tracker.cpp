@@ -300,7 +300,7 @@ WriteTimeline WriteTracker::timeline_of(const Batch& b, Member& m, bool snapshot
   for (std::uint32_t i = 0; i < m.requests.size(); ++i) {
     const Request& r = *b.requests[m.requests[i]];
     tl.requests.push_back(r.tl);
-    if (r.lost_tracking) tl.incomplete = true;
+    if (uncertain(r)) tl.incomplete = true;
     written = std::max(written, r.tl.complete_ns.value_or(0));
     if (r.tl.durable_ns && *r.tl.durable_ns >= durable) {
       durable = *r.tl.durable_ns;
@@ -471,7 +471,7 @@ void WriteTracker::track_write(const SyscallEvent& ev, CallExtras extras) {
       const std::uint64_t pages = bio_pages(bio->ev);
       b.direct_pages += pages;
       const Request* r = bio->request.get();
-      if (r != nullptr && r->lost_tracking) b.members[0].incomplete = true;
+      if (r != nullptr && uncertain(*r)) b.members[0].incomplete = true;
       if (r != nullptr && r->data_done && r->tl.complete_ns) {
         if (r->tl.error == 0) {
           add_request(b, 0, bio->request);
@@ -555,7 +555,7 @@ void WriteTracker::track_buffered(const SyscallEvent& ev, CallExtras extras) {
     if (bio.ev.ts < ev.start_ns) break;  // ev.ts >= queued_ns: nothing older qualifies
     if (bio.queued_ns < ev.start_ns || !bio.request) continue;
     const Request& r = *bio.request;
-    if (r.lost_tracking) w.incomplete = true;
+    if (uncertain(r)) w.incomplete = true;
     if (!r.data_done || r.tl.error != 0) continue;
     for (std::size_t i = 0; i < bio.ev.nr_extents && i < kMaxBioExtents; ++i) {
       const Extent& e = bio.ev.extents[i];
