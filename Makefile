@@ -39,6 +39,7 @@ unit-test: $(DEPS_STAMP) build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE integration
 
 integration-test: $(DEPS_STAMP) build
+	@bash scripts/test-env.sh
 	@cd $(BUILD) && ctest --output-on-failure -L integration
 
 # Debian's 6.1 kernel in QEMU with an emulated NVMe disk: NVMe commands and fentry, which
@@ -49,6 +50,7 @@ vm-test: $(DEPS_STAMP) build
 # Everything in one ctest run (integration tests are RUN_SERIAL), then the VM suite; both
 # run even if the first fails.
 test: $(DEPS_STAMP) build
+	@bash scripts/test-env.sh
 	@rc=0; (cd $(BUILD) && ctest --output-on-failure -j $(JOBS)) || rc=$$?; \
 	bash tests/vm/vm-test.sh $(BUILD) || rc=$$?; exit $$rc
 

@@ -18,6 +18,9 @@
 # SOAK_RATE, SAT_COUNT, REPLAY_COUNT, SCENARIO_ROUNDS, STACKS_MIN_LATENCY, SERVE_SOAK_SECONDS
 # (defaults below: about 30 minutes for `all`). A section that fails its bound (serve's RSS)
 # says so in one line and the run exits non-zero after the summary.
+# BASELINE=OTHER_BUILD_DIR adds that build's writepath to the side-by-side section, as
+# "baseline trace" and "baseline bystander" columns run in the same interleaved rounds: a
+# change's before and after, measured together.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -203,7 +206,15 @@ declare -A column_title=(
   [wp-min-latency]="trace --min-latency 10ms"
   [bpftrace]="bpftrace pwrite64 hist"
   [perf-trace]="perf trace -e pwrite64"
+  [base-trace]="baseline trace"
+  [base-bystander]="baseline bystander"
 )
+base_wp=""
+if [[ -n ${BASELINE:-} ]]; then
+  base_wp=$BASELINE/writepath
+  [[ -x $base_wp ]] || { echo "bench: BASELINE=$BASELINE has no writepath" >&2; exit 1; }
+  columns+=(base-trace base-bystander)
+fi
 bpftrace_program='tracepoint:syscalls:sys_enter_pwrite64 { @s[tid] = nsecs; }
 tracepoint:syscalls:sys_exit_pwrite64 /@s[tid]/ { @ = hist(nsecs - @s[tid]); delete(@s[tid]); }'
 # offcputime's core as a one-liner: the kernel stack of every thread switched out, counted.
@@ -224,6 +235,12 @@ run_column() {
   case $column in
     untraced) ns=$("${cmd[@]}" 2>"$work/err") || ns="" ;;
     wp-trace) ns=$("$wp" trace $hook_flags -o "$out" -- "${cmd[@]}" 2>"$work/err") || ns="" ;;
+    base-trace) ns=$("$base_wp" trace -o "$out" -- "${cmd[@]}" 2>"$work/err") || ns="" ;;
+    base-bystander)
+      if bg_start "$work/bystander.log" "writepath: tracing" "$base_wp" trace -p 1 -o "$out"; then
+        ns=$("${cmd[@]}" 2>"$work/err") || ns=""
+        bg_stop TERM
+      fi ;;
     wp-record) ns=$("$wp" record -o "$work/side.wpt" -- "${cmd[@]}" 2>"$work/err") || ns="" ;;
     wp-min-latency)
       ns=$("$wp" trace --min-latency 10ms -o "$out" -- "${cmd[@]}" 2>"$work/err") || ns="" ;;

@@ -38,6 +38,8 @@ static __always_inline __u32 wp_mkdev(int major, int minor)
 
 /* open(2) flags. These are architecture constants (x86 and arm64 agree; alpha, parisc, sparc
  * and mips differ), not kernel-version ones. */
+#define WP_O_ACCMODE 00000003
+#define WP_O_TRUNC 00001000
 #define WP_O_APPEND 00002000
 #define WP_O_DSYNC 00010000
 #define WP_O_DIRECT 00040000

@@ -17,7 +17,8 @@ static __always_inline struct wp_task_state *wp_writer_state(void)
 {
 	struct wp_task_state *st = wp_active_state();
 
-	if (!st || !wp_syscall_is_write(st->syscall))
+	/* An open copying an overlay file up writes the copy inside the call: its pages too. */
+	if (!st || !(wp_syscall_is_write(st->syscall) || wp_syscall_is_open(st->syscall)))
 		return NULL;
 	return st;
 }

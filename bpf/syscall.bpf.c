@@ -306,7 +306,7 @@ static __always_inline bool wp_metrics_keep(struct wp_task_state *st, __u64 late
 	__u32 dev = st->fs_dev ? st->fs_dev : st->dev;
 	__u32 direct;
 
-	if (st->syscall == WP_SYS_IO_SUBMIT)
+	if (st->syscall == WP_SYS_IO_SUBMIT || wp_syscall_is_open(st->syscall))
 		return true;
 	if (!wp_syscall_is_write(st->syscall)) {
 		wp_metric_add(WP_METRIC_WHAT(WP_METRIC_SYNC, st->syscall) | WP_METRIC_OF_TASK, dev,
@@ -321,6 +321,46 @@ static __always_inline bool wp_metrics_keep(struct wp_task_state *st, __u64 late
 	return cfg_metrics_sample && bpf_get_prandom_u32() % cfg_metrics_sample == 0;
 }
 
+/* An open that may copy an overlay file up: one for writing or truncating (ovl_open copies up
+ * for those only). Other opens open no state and cost the traced thread one test. */
+static __always_inline int wp_open_may_copy_up(__u32 syscall, __u64 flags)
+{
+	if ((flags & WP_O_ACCMODE) == 0 && !(flags & WP_O_TRUNC))
+		return 0;
+	return wp_enter(syscall, -1, 0, 0);
+}
+
+/* The open of `st` returned `fd`: whether it copied an overlay file up, its data written inside
+ * the call (do_splice_direct into the upper file, then vfs_fsync of it unless the overlay is
+ * mounted volatile), and then points the state at the opened file as a write of its bytes from
+ * offset 0: the copy is what the application's first write stands on. Pages dirtied by an open
+ * of a file that is no overlay file (none known) make no record. */
+static __always_inline bool wp_open_copy_up(struct wp_task_state *st, long fd)
+{
+	struct file *file;
+	struct inode *inode;
+
+	if (fd < 0 || !st->pages_dirtied)
+		return false;
+	file = wp_task_file((int)fd);
+	if (!file)
+		return false;
+	inode = BPF_CORE_READ(file, f_inode);
+	if (!wp_overlay_inode(inode) || !wp_resolve_file(st, file) ||
+	    st->cached_kind != WP_FILE_REGULAR)
+		return false;
+	st->file = (__u64)file;
+	st->fd = (int)fd;
+	st->dev = st->cached_dev;
+	st->fs_dev = st->cached_fs_dev;
+	st->ino = st->cached_ino;
+	st->file_flags = wp_file_flags(st, file, 0);
+	st->pos = 0;
+	st->pos_exact = 1;
+	st->count = BPF_CORE_READ(inode, i_size);
+	return true;
+}
+
 /* `io_submit_possible` is a constant at each call site: programs that never see io_submit
  * (the fexit ones, the other syscalls' exits) compile without its per-iocb loop, which the 6.1
  * verifier cannot get through within its 1M-instruction budget when inlined into them. */
@@ -331,6 +371,12 @@ static __always_inline int wp_exit(long ret, bool io_submit_possible)
 
 	if (!st)
 		return 0;
+	/* An open is an item only when it copied a file up; the item is that copy. */
+	if (wp_syscall_is_open(st->syscall)) {
+		if (!wp_open_copy_up(st, ret))
+			goto out;
+		ret = (long)st->count;
+	}
 	latency = bpf_ktime_get_ns() - st->start_ns;
 	if (latency < cfg_min_latency_ns)
 		goto out;
@@ -492,6 +538,16 @@ static __always_inline int wp_enter_args(__u32 syscall, unsigned long a0, unsign
 				     (a3 & WP_CALL_SFR_MASK) << WP_CALL_SFR_SHIFT);
 	case WP_SYS_SYNC:
 		return wp_enter(syscall, -1, 0, 0);
+	case WP_SYS_OPENAT:
+		return wp_open_may_copy_up(syscall, a2);
+	case WP_SYS_OPENAT2: {
+		__u64 flags = 0;
+
+		/* struct open_how starts with its u64 flags (uapi). */
+		if (bpf_probe_read_user(&flags, sizeof(flags), (const void *)a2))
+			return 0;
+		return wp_open_may_copy_up(syscall, flags);
+	}
 	default: /* fsync, fdatasync, syncfs */
 		return wp_enter(syscall, (int)a0, 0, 0);
 	}

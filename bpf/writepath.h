@@ -111,7 +111,9 @@ enum wp_hook {
  *   name   the kernel's name: tracepoints syscalls:sys_{enter,exit}_<name>, BPF programs
  *          wp_{enter,exit}_<name>, the agent's SYS_<name>
  *   Name   the agent's Syscall::<Name>
- *   class  WRITE (data into a file) or SYNC (making data durable)
+ *   class  WRITE (data into a file), SYNC (making data durable) or OPEN (an open for writing
+ *          of an overlay file still in a lower layer copies it up: a record only when the
+ *          call dirtied pages, for the copy's writes; see wp_open_copy_up in syscall.bpf.c)
  *   vfs    1: also served by fentry/fexit on the VFS where those attach, a WRITE through
  *          vfs_write(), a SYNC through vfs_fsync_range(). Not fdatasync(2): Debian's 6.1
  *          inlines vfs_fsync_range() into its do_fsync() (ext4_sync_file is called from
@@ -131,11 +133,14 @@ enum wp_hook {
 	X(SYNCFS, 19, syncfs, Syncfs, SYNC, 0)                                                     \
 	X(SYNC, 20, sync, Sync, SYNC, 0)                                                           \
 	X(IO_SUBMIT, 21, io_submit, IoSubmit, WRITE, 0)                                            \
-	X(MSYNC, 22, msync, Msync, SYNC, 0)
+	X(MSYNC, 22, msync, Msync, SYNC, 0)                                                        \
+	X(OPENAT, 23, openat, Openat, OPEN, 0)                                                     \
+	X(OPENAT2, 24, openat2, Openat2, OPEN, 0)
 
 enum wp_syscall_class {
 	WP_CLASS_WRITE = 1,
 	WP_CLASS_SYNC = 2,
+	WP_CLASS_OPEN = 3,
 };
 
 /*
@@ -221,6 +226,11 @@ WP_HEADER_FN bool wp_syscall_is_write(wp_u32 syscall)
 WP_HEADER_FN bool wp_syscall_is_sync(wp_u32 syscall)
 {
 	return wp_syscall_class(syscall) == WP_CLASS_SYNC;
+}
+
+WP_HEADER_FN bool wp_syscall_is_open(wp_u32 syscall)
+{
+	return wp_syscall_class(syscall) == WP_CLASS_OPEN;
 }
 
 /* Whether the VFS fentry/fexit programs serve this WP_SYS_* value. */

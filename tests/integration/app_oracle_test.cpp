@@ -103,7 +103,7 @@ std::vector<std::string> run_app(const std::string& app, const std::string& scri
     if (!path.starts_with(root)) continue;
     PerFile& f = traced[path];
     const std::int64_t ret = oracle::i64(o["ret"]);
-    if (o["type"] == "write" && o["syscall"] != "mmap") {
+    if (o["type"] == "write" && oracle::is_write_call(o)) {
       ++f.writes;
       f.write_bytes += ret > 0 ? ret : 0;
       f.failed_writes += ret < 0 ? 1 : 0;

@@ -92,6 +92,19 @@ inline std::int64_t i64(const json& v) {
   return v.is_null() ? -1 : v.get<std::int64_t>();
 }
 
+inline bool has_flag(const json& item, const char* flag) {
+  if (!item.contains("call_flags") || !item["call_flags"].is_array()) return false;
+  for (const json& f : item["call_flags"])
+    if (f == flag) return true;
+  return false;
+}
+
+// A write item that stands for a write call of the application: not the pages a process
+// stored into a mapping (syscall "mmap"), not an open's copy-up of an overlay file (COPY_UP).
+inline bool is_write_call(const json& w) {
+  return w.value("syscall", "") != "mmap" && !has_flag(w, "COPY_UP");
+}
+
 // The trace's items of one file (by path), writes and syncs apart, each in start order.
 struct FileItems {
   std::vector<json> writes;
@@ -127,7 +140,7 @@ inline std::vector<std::string> check_calls(const Truth& t, const FileItems& f) 
   std::vector<std::string> v;
   std::vector<json> calls;
   for (const json& w : f.writes)
-    if (w["syscall"] != "mmap") calls.push_back(w);
+    if (is_write_call(w)) calls.push_back(w);
   if (calls.size() != t.writes.size()) {
     v.push_back("write items: " + std::to_string(calls.size()) +
                 ", write calls logged: " + std::to_string(t.writes.size()));
@@ -196,12 +209,6 @@ inline std::vector<std::string> check_times(const FileItems& f) {
 // _WAIT_AFTER together (its man page: the only combination that writes out every dirty page of
 // the range, one under writeback at the call included) the range's pages are written by its
 // return. With fewer flags it promises nothing (PostgreSQL's writeback hints: _WRITE alone).
-inline bool has_flag(const json& item, const char* flag) {
-  if (!item.contains("call_flags") || !item["call_flags"].is_array()) return false;
-  for (const json& f : item["call_flags"])
-    if (f == flag) return true;
-  return false;
-}
 inline bool writes_out_range(const json& sync) {
   return has_flag(sync, "SYNC_FILE_RANGE_WAIT_BEFORE") && has_flag(sync, "SYNC_FILE_RANGE_WRITE") &&
          has_flag(sync, "SYNC_FILE_RANGE_WAIT_AFTER");

@@ -241,7 +241,7 @@ std::vector<std::string> run_round(const Round& r, Tally& tally) {
       oracle::FileItems f = oracle::items_of(items, path);
       const std::int64_t ios = report["jobs"][job]["write"]["total_ios"].get<std::int64_t>();
       std::int64_t traced = 0;
-      for (const json& w : f.writes) traced += w["syscall"] != "mmap" ? 1 : 0;
+      for (const json& w : f.writes) traced += oracle::is_write_call(w) ? 1 : 0;
       if (r.engine != "mmap" && traced != ios) {
         v.push_back("calls: " + path + ": fio counted " + std::to_string(ios) + " writes, " +
                     std::to_string(traced) + " traced");

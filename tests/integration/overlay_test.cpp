@@ -127,33 +127,78 @@ TEST_F(OverlayOnExt4, WritesAreDurableWithTheUpperJournalAndFlush) {
   EXPECT_GE(disk_delta.flushes, pure) << sync.dump();
 }
 
-// A file only in the lower layer is copied up when opened for writing: its writes land in the
-// new upper file (another inode than the one stat() of the overlay file reports) and are
-// durable by the fsync.
-TEST_F(OverlayOnExt4, AWriteToALowerFileLandsInItsCopyUp) {
-  ASSERT_TRUE(sh("head -c 65536 /dev/urandom > " + disk_.file("lower/old") + " && sync"));
-  // The overlay was mounted before the lower file existed: remount it so it sees the file.
+// A file only in the lower layer is copied up when opened for writing: the open writes the copy
+// into a new upper file (another inode than the one stat() of the overlay file reports) and
+// syncs it before it returns, and that copy is an item of its own (syscall openat, COPY_UP):
+// the lower file's bytes from offset 0, durable by the open's return. dd's writes land in the
+// copy and are durable by its fsync. Truths: the sizes of the lower files the test made, stat()
+// of the upper files after, dd's counts, the disk's diskstats.
+TEST_F(OverlayOnExt4, AnOpenThatCopiesUpIsAWriteOfTheCopyDurableByItsReturn) {
+  constexpr std::uint64_t kSize = 65536, kOddSize = 200000;  // 16 pages; 48 pages and a part
+  ASSERT_TRUE(sh("head -c " + std::to_string(kSize) + " /dev/urandom > " + disk_.file("lower/old") +
+                 " && head -c " + std::to_string(kOddSize) + " /dev/urandom > " +
+                 disk_.file("lower/odd") + " && sync"));
+  // The overlay was mounted before the lower files existed: remount it so it sees them.
   overlay_.reset();
   overlay_.emplace("mount -t overlay overlay -o lowerdir=" + disk_.file("lower") + ",upperdir=" +
                        disk_.file("upper") + ",workdir=" + disk_.file("work") + " " + merged(),
                    merged());
   ASSERT_TRUE(overlay_->ok());
-  const std::string path = merged("old");
+  const std::string path = merged("old"), odd = merged("odd");
   ASSERT_FALSE(fs::exists(upper("old")));
-  const std::vector<json> items = trace({}, {"dd", "if=/dev/zero", "of=" + path, "bs=4k", "count=2",
-                                             "seek=3", "conv=notrunc,fsync", "status=none"});
-  ASSERT_TRUE(fs::exists(upper("old"))) << "dd's open copied the file up";
+  const std::vector<json> items =
+      trace({}, {"sh", "-c",
+                 "dd if=/dev/zero of=" + path +
+                     " bs=4k count=2 seek=3 conv=notrunc,fsync status=none && "
+                     "dd if=/dev/zero of=" +
+                     odd + " bs=4k count=1 conv=notrunc status=none && " +
+                     // Opened for writing again: already in the upper layer, nothing to copy.
+                     "dd if=/dev/zero of=" + path + " bs=4k count=1 conv=notrunc status=none"});
+  ASSERT_TRUE(fs::exists(upper("old")) && fs::exists(upper("odd"))) << "dd's opens copied up";
+  EXPECT_EQ(fs::file_size(upper("old")), kSize);
+  EXPECT_EQ(fs::file_size(upper("odd")), kOddSize);
+
   const oracle::FileItems f = oracle::items_of(items, path);
-  ASSERT_EQ(f.writes.size(), 2u);
+  ASSERT_EQ(f.writes.size(), 4u);  // the copy-up, then dd's 2 writes, then 1
   ASSERT_EQ(f.syncs.size(), 1u);
   EXPECT_TRUE(oracle::check_sync_contract(f).empty()) << join(oracle::check_sync_contract(f));
+  EXPECT_TRUE(oracle::check_pages(f).empty()) << join(oracle::check_pages(f));
+  std::size_t copies = 0;
+  for (const json& w : f.writes) copies += oracle::is_write_call(w) ? 0 : 1;
+  EXPECT_EQ(copies, 1u) << "only the first open copied the file up";
+
+  for (const auto& [file, size] : {std::pair{path, kSize}, std::pair{odd, kOddSize}}) {
+    const json copy = oracle::items_of(items, file).writes.at(0);
+    SCOPED_TRACE(copy.dump());
+    EXPECT_EQ(copy["syscall"], "openat");
+    EXPECT_EQ(copy["call_flags"], json::array({"COPY_UP"}));
+    EXPECT_EQ(copy["offset"], 0);
+    EXPECT_EQ(copy["bytes"], size);
+    EXPECT_EQ(copy["pages"], (size + 4095) / 4096);
+    EXPECT_EQ(copy["pages_dirtied"], (size + 4095) / 4096);
+    EXPECT_EQ(copy["ino"], ino_of(file));
+    EXPECT_EQ(copy["backing"]["ino"], ino_of(file == path ? upper("old") : upper("odd")));
+    EXPECT_EQ(copy["backing"]["dev"], disk_.disk());
+    // The overlay syncs the copy before the open returns (not mounted volatile).
+    EXPECT_EQ(copy["state"], "durable");
+    EXPECT_LE(copy["durable_ns"].get<std::int64_t>(), copy["end_ns"].get<std::int64_t>());
+    std::uint64_t bytes = 0;
+    for (const json& r : copy["requests"]) {
+      EXPECT_EQ(r["dev"], disk_.disk());
+      EXPECT_LE(r["complete_ns"].get<std::int64_t>(), copy["end_ns"].get<std::int64_t>());
+      bytes += r["bytes"].get<std::uint64_t>();
+    }
+    EXPECT_GE(bytes, size);
+  }
   for (const json& w : f.writes) {
-    EXPECT_EQ(w["state"], "durable") << w.dump();
     EXPECT_EQ(w["ino"], ino_of(path)) << w.dump();
     EXPECT_EQ(w["backing"]["ino"], ino_of(upper("old"))) << w.dump();
-    EXPECT_EQ(w["backing"]["dev"], disk_.disk()) << w.dump();
   }
-  EXPECT_EQ(f.writes[0]["offset"], 3 * 4096);
+  EXPECT_EQ(f.writes[1]["offset"], 3 * 4096);
+  // Every write request the disk completed is in the summary, the copies' among them.
+  const json& summary = items.back();
+  EXPECT_EQ(summary["disks"][disk_.disk()].value("write_requests", 0ull), disk_delta.writes)
+      << summary.dump();
 }
 
 // --dev takes the overlay's own device or its disk; --file the overlay path or the upper one;

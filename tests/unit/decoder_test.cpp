@@ -306,6 +306,30 @@ TEST(Decoder, SyncFileRangeFlagsAreNamedAsThatCallsNotMsyncs) {
             call_flag::kMsInvalidate | call_flag::kMsSync);
 }
 
+// The kernel side emits an open's record only for the copy-up it made: the decoder marks it so,
+// whatever bits the record carries.
+TEST(Decoder, OpenRecordIsACopyUp) {
+  wp_syscall_record r{};
+  r.h = {WP_REC_SYSCALL, sizeof(r), WP_RECORD_VERSION, 0, 2000};
+  r.start_ns = 1000;
+  r.syscall = WP_SYS_OPENAT2;
+  r.ret = 65536;
+  Decoder decoder;
+  auto event = decoder.decode(bytes_of(r));
+  ASSERT_TRUE(event);
+  const auto& call = std::get<SyscallEvent>(*event);
+  EXPECT_EQ(call.syscall, Syscall::Openat2);
+  EXPECT_TRUE(is_write_syscall(call.syscall));
+  EXPECT_EQ(call.call_flags, call_flag::kCopyUp);
+  const std::vector<const char*> names = call_flag_names(call.call_flags);
+  EXPECT_EQ(std::vector<std::string>(names.begin(), names.end()),
+            std::vector<std::string>{"COPY_UP"});
+  r.syscall = WP_SYS_PWRITE64;
+  event = decoder.decode(bytes_of(r));
+  ASSERT_TRUE(event);
+  EXPECT_EQ(std::get<SyscallEvent>(*event).call_flags, 0u);
+}
+
 TEST(Decoder, DiscardRecordBecomesDiscardEventAndEmptyOneIsMalformed) {
   wp_discard_record r{};
   r.h = {WP_REC_DISCARD, sizeof(r), WP_RECORD_VERSION, 2, 1234};

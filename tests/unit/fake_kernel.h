@@ -81,8 +81,9 @@ class FakeKernel final : public KernelFacts {
 // The classic tracepoints every kernel here has: per-syscall, sched, writeback, jbd2.
 inline FakeKernel with_classic_tracepoints() {
   FakeKernel k;
-  for (const char* sc : {"write", "pwrite64", "writev", "pwritev", "pwritev2", "fsync", "fdatasync",
-                         "sync_file_range", "syncfs", "sync", "io_submit", "msync"}) {
+  for (const char* sc :
+       {"write", "pwrite64", "writev", "pwritev", "pwritev2", "fsync", "fdatasync",
+        "sync_file_range", "syncfs", "sync", "io_submit", "msync", "openat", "openat2"}) {
     k.tracepoint("syscalls", std::string("sys_enter_") + sc);
     k.tracepoint("syscalls", std::string("sys_exit_") + sc);
   }

@@ -53,7 +53,7 @@ TEST(HookPlan, ThisKernelUsesSyscallTracepointsAndTpBtf) {
   const HookPlan plan = plan_hooks(kernel_6_18(), PlanOptions{});
   const std::vector<Row> expected = {
       {"write/sync syscalls", "tracepoint syscalls:sys_enter_write (+5)", kNoFentryHere},
-      {"other write/sync calls", "tracepoint syscalls:sys_enter_writev (+17)", ""},
+      {"other write/sync calls", "tracepoint syscalls:sys_enter_writev (+21)", ""},
       {"fork follow", "tp_btf sched:sched_process_fork", ""},
       {"process exit", "tp_btf sched:sched_process_exit", ""},
       {"io_uring submit", "tp_btf io_uring:io_uring_submit_req", ""},
@@ -181,7 +181,7 @@ TEST(HookPlan, Debian61UsesFentryAndNvmeTracepoints) {
   // fentry serves only write/pwrite64/fsync; the others stay on tracepoints (fdatasync too:
   // 6.1 inlines vfs_fsync_range into it).
   EXPECT_EQ(row(plan, "other write/sync calls"),
-            Row("other write/sync calls", "tracepoint syscalls:sys_enter_writev (+17)", ""));
+            Row("other write/sync calls", "tracepoint syscalls:sys_enter_writev (+21)", ""));
   EXPECT_EQ(plan.programs().count("wp_enter_write"), 0u);
   EXPECT_EQ(plan.programs().count("wp_enter_writev"), 1u);
   EXPECT_EQ(row(plan, "nvme submit"), Row("nvme submit", "tp_btf nvme:nvme_setup_cmd", ""));
@@ -442,7 +442,7 @@ TEST(HookPlan, DisabledSyscallProgramFailsItsWholeVariant) {
             Row("write/sync syscalls", "tp_btf raw_syscalls:sys_enter (+1)",
                 kNoFentryHere + "; tracepoint: wp_exit_fsync failed to load or attach"));
   EXPECT_EQ(row(plan, "other write/sync calls"),
-            Row("other write/sync calls", "tracepoint syscalls:sys_enter_writev (+17)", ""));
+            Row("other write/sync calls", "tracepoint syscalls:sys_enter_writev (+21)", ""));
   constexpr std::uint32_t kVfsSlots = (1u << 0) | (1u << 1) | (1u << 5);
   EXPECT_EQ(plan.raw_syscall_slots(), kVfsSlots);
 }

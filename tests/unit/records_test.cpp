@@ -58,20 +58,26 @@ TEST(SyscallTable, RecordValuesNeverMove) {
   EXPECT_EQ(WP_RECORD_VERSION, 1);
 }
 
-TEST(SyscallTable, WriteOrSyncClassMatchesTheName) {
+TEST(SyscallTable, WriteSyncOrOpenClassMatchesTheName) {
   for (const auto& slot : kSyscallSlots) {
     const std::string name = slot.name;
     // io_submit's items are its write iocbs.
     const bool named_write = name.find("write") != std::string::npos || name == "io_submit";
     const bool named_sync = name.find("sync") != std::string::npos;
-    ASSERT_NE(named_write, named_sync) << name;
-    EXPECT_EQ(slot.is_write, named_write) << name;
-    EXPECT_EQ(is_write_syscall(slot.syscall), named_write) << name;
+    const bool named_open = name.rfind("open", 0) == 0;
+    ASSERT_EQ(named_write + named_sync + named_open, 1) << name;
+    // An open's record is the copy-up it made: a write item.
+    EXPECT_EQ(slot.is_write, named_write || named_open) << name;
+    EXPECT_EQ(slot.copies_up, named_open) << name;
+    EXPECT_EQ(is_write_syscall(slot.syscall), named_write || named_open) << name;
+    EXPECT_EQ(is_copy_up(slot.syscall), named_open) << name;
     // The classifiers the BPF programs use, on the value the records carry.
     EXPECT_EQ(wp_syscall_is_write(slot.value), named_write) << name;
     EXPECT_EQ(wp_syscall_is_sync(slot.value), named_sync) << name;
-    EXPECT_EQ(wp_syscall_class(slot.value),
-              static_cast<wp_u32>(named_write ? WP_CLASS_WRITE : WP_CLASS_SYNC))
+    EXPECT_EQ(wp_syscall_is_open(slot.value), named_open) << name;
+    EXPECT_EQ(wp_syscall_class(slot.value), static_cast<wp_u32>(named_write  ? WP_CLASS_WRITE
+                                                                : named_sync ? WP_CLASS_SYNC
+                                                                             : WP_CLASS_OPEN))
         << name;
   }
 }
@@ -80,6 +86,7 @@ TEST(SyscallTable, ValuesThatAreNoSyscallAreNeitherClass) {
   for (wp_u32 value : {0u, 6u, 15u, 29u, 255u, 0x10001u}) {
     EXPECT_FALSE(wp_syscall_is_write(value)) << value;
     EXPECT_FALSE(wp_syscall_is_sync(value)) << value;
+    EXPECT_FALSE(wp_syscall_is_open(value)) << value;
     EXPECT_FALSE(wp_syscall_uses_vfs(value)) << value;
     EXPECT_EQ(wp_syscall_slot(value), static_cast<wp_u32>(WP_SYSCALL_SLOTS)) << value;
     EXPECT_FALSE(syscall_from_record(value)) << value;

@@ -47,6 +47,32 @@ TEST_F(StitcherTest, BioCompletedBeforeWriteRecordArrivesCounts) {
   EXPECT_EQ(w[0].requests[0].issue_ns, Nanos{1600});
 }
 
+// An open that copied an overlay file up: the copy's pages dirtied, written and flushed inside
+// the call (ovl_copy_up_file, then vfs_fsync of the copy). Its record, syscall openat with
+// COPY_UP, is a write of the copy from offset 0: durable by the open's return, with the
+// requests the copy's sync issued.
+TEST_F(StitcherTest, CopyUpOfAnOverlayFileIsAWriteOfTheCopyDurableInsideTheOpen) {
+  BioEvent bio = page_bio(1500, 0xb1, 2048, 0, 3, kWriterTid);
+  bio.why = SubmitWhy::SyncSyscall;
+  feed(bio);
+  io(0x71, 2048, 3 * 4096, 1600, 1800);
+  flush(0xf1, 1900, 2000);
+  SyscallEvent open = write_call(1000, 3000, 0, 9000, 3);  // 9000 bytes copied: 3 pages
+  open.syscall = Syscall::Openat;
+  open.call_flags = call_flag::kCopyUp;
+  feed(open);
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].call.syscall, Syscall::Openat);
+  EXPECT_EQ(w[0].pages, 3u);
+  EXPECT_EQ(w[0].state, WriteState::Durable);
+  EXPECT_EQ(w[0].durable_ns, Nanos{2000});
+  ASSERT_EQ(w[0].requests.size(), 1u);
+  EXPECT_EQ(w[0].requests[0].submit_why, SubmitWhy::SyncSyscall);
+  EXPECT_EQ(stitcher_.stats().writes, 1u);
+  EXPECT_EQ(stitcher_.stats().syncs, 0u);
+}
+
 TEST_F(StitcherTest, WriteWhosePendingPagesAreAllDiscardedEndsDiscarded) {
   feed(write_call(1000, 2000, 0, 3 * 4096, 3));  // pages 0-2
   feed(discard(5000, 0, 1));

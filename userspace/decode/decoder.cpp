@@ -58,6 +58,7 @@ std::optional<Event> decode_syscall(std::span<const std::byte> bytes) {
     e.call_flags = (sfr & 1 ? call_flag::kSfrWaitBefore : 0) |
                    (sfr & 2 ? call_flag::kSfrWrite : 0) | (sfr & 4 ? call_flag::kSfrWaitAfter : 0);
   }
+  if (is_copy_up(e.syscall)) e.call_flags = call_flag::kCopyUp;
   e.via = static_cast<std::uint8_t>(r.call_flags >> WP_CALL_VIA_SHIFT);
   e.ret = r.ret;
   e.pos = r.pos;

@@ -34,6 +34,7 @@ std::vector<const char*> call_flag_names(std::uint32_t flags) {
       {call_flag::kSfrWaitBefore, "SYNC_FILE_RANGE_WAIT_BEFORE"},
       {call_flag::kSfrWrite, "SYNC_FILE_RANGE_WRITE"},
       {call_flag::kSfrWaitAfter, "SYNC_FILE_RANGE_WAIT_AFTER"},
+      {call_flag::kCopyUp, "COPY_UP"},
   };
   std::vector<const char*> names;
   for (const auto& [bit, name] : kNames) {

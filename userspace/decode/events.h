@@ -62,6 +62,9 @@ constexpr std::uint32_t kSfrWaitAfter = 1u << 19;
 // Set by the stitcher, never by the kernel (records carry 16 bits): the item is the pages a
 // process dirtied by storing into a shared mapping, not a syscall.
 constexpr std::uint32_t kMmapStore = 1u << 16;
+// Set by the decoder for an open's record: the item is the copy-up of an overlay file that the
+// open made (the copy's writes and sync, inside the call), not a write(2).
+constexpr std::uint32_t kCopyUp = 1u << 20;
 }  // namespace call_flag
 
 // The names of a call's flags, in bit order: "RWF_DSYNC", "MS_SYNC", "aio_vectored", ...

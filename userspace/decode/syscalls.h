@@ -30,13 +30,21 @@ struct SyscallSlot {
   Syscall syscall;
   std::uint8_t value;  // WP_SYS_*: what records carry
   const char* name;    // the kernel's name: "pwrite64"
-  bool is_write;       // WP_CLASS_WRITE (else WP_CLASS_SYNC)
-  bool vfs;            // also served by the fentry/fexit programs on the VFS
+  // Makes write items: WP_CLASS_WRITE, or WP_CLASS_OPEN (an open's copy-up of an overlay file
+  // is a write of the copy); else WP_CLASS_SYNC.
+  bool is_write;
+  bool copies_up;  // WP_CLASS_OPEN
+  bool vfs;        // also served by the fentry/fexit programs on the VFS
 };
 
 inline constexpr std::array<SyscallSlot, WP_SYSCALL_SLOTS> kSyscallSlots{{
 #define WP_SYSCALL_SLOT_ROW_(id, value, name, Name, cls, vfs) \
-  {Syscall::Name, WP_SYS_##id, #name, WP_CLASS_##cls == WP_CLASS_WRITE, (vfs) != 0},
+  {Syscall::Name,                                             \
+   WP_SYS_##id,                                               \
+   #name,                                                     \
+   WP_CLASS_##cls != WP_CLASS_SYNC,                           \
+   WP_CLASS_##cls == WP_CLASS_OPEN,                           \
+   (vfs) != 0},
     WP_SYSCALL_TABLE(WP_SYSCALL_SLOT_ROW_)
 #undef WP_SYSCALL_SLOT_ROW_
 }};
@@ -44,7 +52,7 @@ inline constexpr std::array<SyscallSlot, WP_SYSCALL_SLOTS> kSyscallSlots{{
 // The io_uring ops, in Syscall order after the slots: the same facts, without a slot.
 inline constexpr std::array<SyscallSlot, 0 WP_URING_OP_TABLE(WP_URING_COUNT_)> kUringOps{{
 #define WP_URING_OP_ROW_(id, value, name, Name, cls, opcode) \
-  {Syscall::Name, WP_SYS_##id, #name, WP_CLASS_##cls == WP_CLASS_WRITE, false},
+  {Syscall::Name, WP_SYS_##id, #name, WP_CLASS_##cls == WP_CLASS_WRITE, false, false},
     WP_URING_OP_TABLE(WP_URING_OP_ROW_)
 #undef WP_URING_OP_ROW_
 }};
@@ -75,6 +83,10 @@ constexpr const char* syscall_name(Syscall s) {
 }
 constexpr bool is_write_syscall(Syscall s) {
   return syscall_slot(s).is_write;
+}
+// An open whose record is the copy-up of an overlay file it made (WP_CLASS_OPEN).
+constexpr bool is_copy_up(Syscall s) {
+  return syscall_slot(s).copies_up;
 }
 
 // How an io_uring op was issued, as the outputs name it (WP_VIA_* bits), or nullopt for a

@@ -360,8 +360,9 @@ void WriteMetrics::State::observe_write(const WriteTimeline& write) {
     lost.count += 1;
     lost.bytes += bytes_written(call);
   }
-  // A store into a mapping has no call to time: it is none of the other families'.
-  if (is_mmap_store(call)) return;
+  // A store into a mapping has no call to time, and an open's copy-up is no write call (the
+  // copy is synced inside the open): neither is in the other families.
+  if (is_mmap_store(call) || is_copy_up(call.syscall)) return;
   if (write.durable_ns) {
     const Nanos lag = elapsed_ns(call_end(call), *write.durable_ns);
     stitched.lags[file_labels(call)].latency.observe(lag);
