@@ -368,13 +368,9 @@ inline std::vector<std::string> check_incomplete(const std::vector<json>& items,
 // the workload ran (`inner`, read by it, inside the trace), at most what it completed from
 // before the tracer attached to after it detached (`outer`). Every request counts, whether an
 // item claimed it or not.
-// `writes_floor`: false where the lower bound on writes is known not to hold yet (btrfs: a few
-// write requests of thousands, under mmap stores, reach diskstats without the tracer counting
-// them; an open defect, found by seed 41).
 inline std::vector<std::string> check_disk_totals(const json& summary, const std::string& disk,
                                                   const std::optional<DiskCounters>& inner,
-                                                  const DiskCounters& outer,
-                                                  bool writes_floor = true) {
+                                                  const DiskCounters& outer) {
   std::vector<std::string> v;
   if (!summary.contains("disks")) return {"the summary has no disks"};
   const json totals = summary["disks"].value(disk, json::object());
@@ -388,9 +384,8 @@ inline std::vector<std::string> check_disk_totals(const json& summary, const std
   };
   const DiskCounters none{};
   const DiskCounters& in = inner ? *inner : none;
-  within("write requests", writes, writes_floor ? in.writes : 0, outer.writes);
-  within("bytes written", bytes, writes_floor ? in.write_sectors * 512 : 0,
-         outer.write_sectors * 512);
+  within("write requests", writes, in.writes, outer.writes);
+  within("bytes written", bytes, in.write_sectors * 512, outer.write_sectors * 512);
   within("flush requests", flushes, in.flushes, outer.flushes);
   return v;
 }

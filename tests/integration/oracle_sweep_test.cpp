@@ -286,7 +286,7 @@ std::vector<std::string> run_round(const Round& r, Tally& tally) {
   }
   const DiskCounters outer{after.writes - before.writes, after.write_sectors - before.write_sectors,
                            after.flushes - before.flushes};
-  add("diskstats", oracle::check_disk_totals(summary, disk.disk(), inner, outer, r.fs != "btrfs"));
+  add("diskstats", oracle::check_disk_totals(summary, disk.disk(), inner, outer));
   if (flushes.size() > after.flushes - before.flushes) {
     v.push_back("diskstats: the syncs list " + std::to_string(flushes.size()) +
                 " flushes, the disk completed " + std::to_string(after.flushes - before.flushes));
