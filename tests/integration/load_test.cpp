@@ -51,13 +51,12 @@ TEST(LoadWriteFsync, FsyncLeavesNoDirtyPagesOfItsOwn) {
   EXPECT_EQ(u64(f["bytes"]), 32u << 20);
   EXPECT_GT(u64(f["write_ns"]), 0u);
   EXPECT_GT(u64(f["fsync_ns"]), 0u);
-  // The writes dirtied about their size; after fsync the system is back near where it was
-  // (other processes dirty pages too: allow them 16 MiB either way).
-  const double before = f["dirty_before_bytes"].get<double>();
-  const double after_write = f["dirty_after_write_bytes"].get<double>();
-  const double after_fsync = f["dirty_after_fsync_bytes"].get<double>();
-  EXPECT_GT(after_write, before + 16.0 * (1 << 20)) << f.dump();
-  EXPECT_LT(after_fsync, before + 16.0 * (1 << 20)) << f.dump();
+  // The file's own pages (cachestat, 6.5+; meminfo's Dirty counts every process's, which other
+  // I/O on the machine moves by more than 32 MiB): the writes left some of them dirty or under
+  // writeback, and after fsync none are.
+  if (!f.contains("file_pending_after_write_bytes")) GTEST_SKIP() << "no cachestat(2) here";
+  EXPECT_GT(u64(f["file_pending_after_write_bytes"]), 0u) << f.dump();
+  EXPECT_EQ(u64(f["file_pending_after_fsync_bytes"]), 0u) << f.dump();
   EXPECT_EQ(loop_devices(), loops_before) << "the scratch filesystem was not torn down";
 }
 

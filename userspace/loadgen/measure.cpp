@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -84,6 +85,18 @@ void read_all(int fd, void* data, std::size_t size, off_t offset) {
 
 void fsync_or_throw(int fd, const char* what) {
   if (::fsync(fd) != 0) throw LoadError(fmt::format("{}: {}", what, std::strerror(errno)));
+}
+
+std::optional<std::uint64_t> file_pending_bytes(int fd) {
+  // cachestat(2) has no glibc wrapper yet: syscall 451 on every architecture (asm-generic).
+  struct Range {
+    std::uint64_t off = 0, len = 0;  // len 0: to the end of the file
+  } range;
+  struct Stat {
+    std::uint64_t cache, dirty, writeback, evicted, recently_evicted;
+  } st{};
+  if (::syscall(451, fd, &range, &st, 0) != 0) return std::nullopt;
+  return (st.dirty + st.writeback) * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
 }
 
 std::uint64_t meminfo_bytes(const std::string& field) {

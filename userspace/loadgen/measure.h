@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,11 @@ void fsync_or_throw(int fd, const char* what = "fsync");
 
 // /proc/meminfo field in bytes ("Dirty", "Writeback", "Cached").
 std::uint64_t meminfo_bytes(const std::string& field);
+
+// The bytes of the file's own pages that are dirty or under writeback, from cachestat(2)
+// (Linux 6.5+): nullopt where the kernel has no cachestat. Unlike meminfo's Dirty, no other
+// process's pages count.
+std::optional<std::uint64_t> file_pending_bytes(int fd);
 
 // How many of the file's pages are in the page cache (mincore).
 struct Residency {

@@ -45,10 +45,12 @@ class WriteFsync : public Scenario {
     }
     const Nanos write_ns = write_time.elapsed_ns();
     const std::uint64_t dirty_after_write = meminfo_bytes("Dirty");
+    const std::optional<std::uint64_t> file_after_write = file_pending_bytes(fd.get());
     Stopwatch fsync_time;
     fsync_or_throw(fd.get());
     const Nanos fsync_ns = fsync_time.elapsed_ns();
     const std::uint64_t dirty_after_fsync = meminfo_bytes("Dirty");
+    const std::optional<std::uint64_t> file_after_fsync = file_pending_bytes(fd.get());
 
     ScenarioResult r;
     r.figures["bytes"] = size_;
@@ -59,6 +61,11 @@ class WriteFsync : public Scenario {
     r.figures["dirty_before_bytes"] = dirty_before;
     r.figures["dirty_after_write_bytes"] = dirty_after_write;
     r.figures["dirty_after_fsync_bytes"] = dirty_after_fsync;
+    // The file's own pages (cachestat), where the kernel tells: no other process's count.
+    if (file_after_write && file_after_fsync) {
+      r.figures["file_pending_after_write_bytes"] = *file_after_write;
+      r.figures["file_pending_after_fsync_bytes"] = *file_after_fsync;
+    }
     r.lines.push_back(fmt::format("write {} MiB in {} B writes: {} ({:.0f} MiB/s)", size_ >> 20,
                                   block_, human_duration(write_ns), mib_per_s(size_, write_ns)));
     r.lines.push_back(fmt::format("dirty: {:.1f} MiB before, {:.1f} MiB after the writes",
