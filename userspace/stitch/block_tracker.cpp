@@ -305,14 +305,30 @@ void BlockTracker::infer_completion(const std::shared_ptr<Request>& r, Nanos at)
   ++stats_.missed_completions;
   r->tl.complete_inferred = true;
   if (r->tl.op == ReqOp::Flush) {
-    ++stats_.disks[r->tl.disk].flush_requests;
-    r->tl.complete_ns = at;
-    r->data_done = true;
-    r->bios.clear();
-    listener_.flush_completed(r->tl.disk, *r->tl.issue_ns, at, r->tl, true);
+    complete_flush(*r, at, 0);
     return;
   }
   complete_data(r, at);
+}
+
+// A FLUSH request done at `ts` (its lifetime ends: the caller drops its pointer entry).
+void BlockTracker::complete_flush(Request& r, Nanos ts, std::int32_t error) {
+  RequestTimeline& tl = r.tl;
+  ++stats_.disks[tl.disk].flush_requests;
+  tl.complete_ns = ts;
+  tl.error = error;
+  r.data_done = true;
+  r.bios.clear();
+  if (error != 0) return;
+  const Nanos start = tl.issue_ns ? *tl.issue_ns : tl.insert_ns ? *tl.insert_ns : ts;
+  listener_.flush_completed(tl.disk, start, ts, tl, true);
+}
+
+// The zero-byte completion ending a PREFLUSH/FUA data request's flush sequence, at `ts`.
+void BlockTracker::end_flush_sequence(Request& r, Nanos ts) {
+  r.flush_seq_done = true;
+  if (r.tl.flags & req_flag::kFua) listener_.fua_sequence_done(r, ts);
+  listener_.flush_completed(r.tl.disk, *r.tl.complete_ns, ts, r.tl, false);
 }
 
 void BlockTracker::on_request(const RequestEvent& ev) {
@@ -402,16 +418,8 @@ void BlockTracker::on_complete(const RequestEvent& ev) {
   RequestTimeline& tl = r->tl;
 
   if (tl.op == ReqOp::Flush) {
-    ++stats_.disks[ev.disk].flush_requests;
     active_.erase(it);  // a flush request is done at its completion; the pointer gets reused
-    tl.complete_ns = ev.ts;
-    tl.error = ev.error;
-    r->data_done = true;
-    r->bios.clear();
-    if (ev.error == 0) {
-      const Nanos start = tl.issue_ns ? *tl.issue_ns : tl.insert_ns ? *tl.insert_ns : ev.ts;
-      listener_.flush_completed(ev.disk, start, ev.ts, tl, true);
-    }
+    complete_flush(*r, ev.ts, ev.error);
     return;
   }
 
@@ -434,9 +442,7 @@ void BlockTracker::on_complete(const RequestEvent& ev) {
         return;
       }
       infer_completion(r, ev.ts);
-      r->flush_seq_done = true;
-      if (tl.flags & req_flag::kFua) listener_.fua_sequence_done(*r, ev.ts);
-      listener_.flush_completed(ev.disk, ev.ts, ev.ts, tl, false);
+      end_flush_sequence(*r, ev.ts);
       return;
     }
     r->completed_bytes += ev.bytes;
@@ -447,9 +453,7 @@ void BlockTracker::on_complete(const RequestEvent& ev) {
   // Data already done, no new issue since: the zero-byte completion ending the flush
   // sequence of a PREFLUSH/FUA request (after its post-flush on devices without FUA).
   if (ev.bytes == 0 && !r->flush_seq_done && tl.error == 0) {
-    r->flush_seq_done = true;
-    if (tl.flags & req_flag::kFua) listener_.fua_sequence_done(*r, ev.ts);
-    listener_.flush_completed(ev.disk, *tl.complete_ns, ev.ts, tl, false);
+    end_flush_sequence(*r, ev.ts);
     return;
   }
   ++stats_.unmatched_completes;

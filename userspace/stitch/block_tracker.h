@@ -84,6 +84,8 @@ class BlockTracker {
   std::shared_ptr<Bio> split_parent(Disk& disk, const BioEvent& ev);
   void abandon(Request& r);
   void infer_completion(const std::shared_ptr<Request>& r, Nanos at);
+  void complete_flush(Request& r, Nanos ts, std::int32_t error);
+  void end_flush_sequence(Request& r, Nanos ts);
   std::shared_ptr<Request> lifetime_for_submit(const RequestEvent& ev);
   void claim(const std::shared_ptr<Request>& request, const std::shared_ptr<Bio>& bio);
   void claim_data_bios(const std::shared_ptr<Request>& r, Disk& disk);
