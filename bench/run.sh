@@ -11,6 +11,9 @@
 #                 fast cached pwrites, beside an offcputime-like bpftrace (kstack on sched_switch)
 #   serve         the always-on agent beside trace and a bpftrace histogram (traced writes and a
 #                 bystander), then its RSS over a long soak while /metrics is scraped
+#   programs      each BPF program's ns per run as the kernel counts it (kernel.bpf_stats_enabled,
+#                 on for this section only) and the program time per op: a traced cached pwrite,
+#                 a bystander's write(2) to /dev/null and getppid under trace -p 1 and serve
 # Usage: bash bench/run.sh [all|SECTION…] [BUILD_DIR]   (build dir default `build`)
 # The machine is shared and noisy, so runs are interleaved (column order reversed every other
 # round) and each figure is the median over rounds of the ratio to the untraced run of the
@@ -24,13 +27,14 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
-all_sections=(side-by-side variants soak saturation replay scenarios stacks serve)
+all_sections=(side-by-side variants soak saturation replay scenarios stacks serve programs)
 sections=()
 build=build
 for arg in "$@"; do
   case $arg in
     all) sections+=("${all_sections[@]}") ;;
-    side-by-side | variants | soak | saturation | replay | scenarios | stacks | serve) sections+=("$arg") ;;
+    side-by-side | variants | soak | saturation | replay | scenarios | stacks | serve | programs)
+      sections+=("$arg") ;;
     -h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "bench: unknown option $arg" >&2; exit 2 ;;
     *) build=$arg ;;
@@ -63,7 +67,7 @@ if [[ $(id -u) -ne 0 ]]; then
   echo "bench: tracing needs root" >&2
   exit 1
 fi
-for exe in writepath wp_bench_pwrite wp_bench_getppid wp_bench_logger; do
+for exe in writepath wp_bench_pwrite wp_bench_getppid wp_bench_logger wp_bench_write; do
   if [[ ! -x $bin/$exe ]]; then
     echo "bench: $bin/$exe is missing; build it first (make build BUILD=$build)" >&2
     exit 1
@@ -809,6 +813,63 @@ serve_section() {
   serve_soak
 }
 
+# ---- section: programs ------------------------------------------------------------------------
+# The kernel's own count of each program's runs and time (bpftop's source), read from bpftool
+# before and after one workload while a tracer runs: where a traced call's cost goes, and what
+# an untraced write pays. Counting adds two clock reads to every run, so this section measures
+# no ratios; it restores kernel.bpf_stats_enabled when done.
+program_counters() {  # MIN_ID: [{name, runs, ns}] of the wp_ programs loaded after MIN_ID
+  bpftool prog show -j | jq -c --argjson min "$1" \
+    '[.[] | select(.id > $min and (.name | startswith("wp_")))
+      | {name, runs: (.run_cnt // 0), ns: (.run_time_ns // 0)}]'
+}
+# CASE OPS MIN_ID CMD…: run CMD (OPS operations) under the tracer already running; one table row.
+program_row() {
+  local case=$1 ops=$2 min_id=$3 before after
+  shift 3
+  before=$(program_counters "$min_id")
+  "$@" >/dev/null 2>"$work/err" || { echo "bench: programs: $case failed: $(tail -n 1 "$work/err")" >&2; return; }
+  after=$(program_counters "$min_id")
+  jq -rn --argjson b "$before" --argjson a "$after" --arg case "$case" --argjson ops "$ops" '
+    ($b | map({(.name): .}) | add // {}) as $base
+    | [$a[] | {name, runs: (.runs - ($base[.name].runs // 0)), ns: (.ns - ($base[.name].ns // 0))}
+       | select(.runs > 0)] | sort_by(-.ns) as $d
+    | "| \($case) | \((($d | map(.ns) | add // 0) / $ops) | floor) | " +
+      ([$d[:4][] | "\(.name) \((.ns / .runs) | floor) ns × \((.runs / $ops * 100 | round) / 100)"]
+       | join(", ")) + " |"'
+}
+programs() {
+  echo "== programs: pwrite COUNT=$count, write and getppid GETPPID_COUNT=$getppid_count"
+  local was min_id rows=()
+  was=$(sysctl -n kernel.bpf_stats_enabled)
+  sysctl -qw kernel.bpf_stats_enabled=1
+  min_id=$(bpftool prog show -j | jq '[.[].id] | max // 0')
+  workload_cmd pwrite
+  if bg_start "$work/programs.log" "writepath: tracing" "$wp" trace --comm wp_bench_pwrite -o "$work/programs.out"; then
+    rows+=("$(program_row "traced cached 4 KiB pwrite (trace --comm)" "$count" "$min_id" "${cmd[@]}")")
+    bg_stop TERM
+  fi
+  if bg_start "$work/programs.log" "writepath: tracing" "$wp" trace -p 1 -o "$work/programs.out"; then
+    rows+=("$(program_row "bystander 64 B write(2) to /dev/null (trace -p 1)" "$getppid_count" "$min_id" "$bin/wp_bench_write" "$getppid_count")")
+    rows+=("$(program_row "bystander getppid (trace -p 1)" "$getppid_count" "$min_id" "$bin/wp_bench_getppid" "$getppid_count")")
+    bg_stop TERM
+  fi
+  if serve_start "$work/programs.log"; then
+    rows+=("$(program_row "bystander 64 B write(2) to /dev/null (serve)" "$getppid_count" "$min_id" "$bin/wp_bench_write" "$getppid_count")")
+    rows+=("$(program_row "cached 4 KiB pwrite (serve)" "$count" "$min_id" "${cmd[@]}")")
+    bg_stop TERM
+  fi
+  sysctl -qw kernel.bpf_stats_enabled="$was"
+  {
+    echo "### BPF program time per op (kernel.bpf_stats_enabled; the four costliest programs)"
+    echo
+    echo "| workload | program ns per op | program: ns per run × runs per op |"
+    echo "|---|---:|---|"
+    printf '%s\n' "${rows[@]}"
+    echo
+  } >>"$summary"
+}
+
 failures=()  # one line each: a section that failed its bound
 started=$SECONDS
 for section in "${sections[@]}"; do
@@ -821,6 +882,7 @@ for section in "${sections[@]}"; do
     scenarios) scenarios ;;
     stacks) stacks ;;
     serve) serve_section ;;
+    programs) programs ;;
   esac
 done
 

@@ -134,6 +134,166 @@ static __always_inline void wp_fill_extents(struct wp_bio_record *r, struct bio 
 	r->bio_flags |= WP_BIO_TRUNCATED;
 }
 
+/* ---- a trace of some processes (wp_filters_files): other files' bios and requests -------
+ * Writeback of a bystander's files is most of a busy machine's block traffic. A bio is kept out
+ * when it writes pages of a regular file no traced call resolved, or is an O_DIRECT write
+ * (user memory) of an untraced thread; a bio a traced thread submits is always kept, and so
+ * are those of no regular file (journal and metadata blocks, flushes), which items of traced
+ * files may wait on. A request is kept out when every bio it holds was: its events are not
+ * sent, and what the disk did for it is added to filtered_requests for the disk's totals. */
+
+/* Bios kept out, by pointer (a kept bio deletes its pointer: the kernel reuses them). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u64);
+	__type(value, __u8);
+} filtered_bios SEC(".maps");
+
+/* Requests issued with only such bios, until their last completion event: a partial
+ * completion moves rq->bio on, so the issue's decision is kept rather than made again. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, __u8);
+} filtered_rqs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 256);
+	__type(key, __u32);
+	__type(value, struct wp_filtered_totals);
+} filtered_requests SEC(".maps");
+
+/* The inode whose page the bio's first bytes are, NULL for none; *anon: user memory. */
+static __always_inline struct inode *wp_bio_first_host(struct bio *bio, bool *anon)
+{
+	struct bio_vec *vecs = BPF_CORE_READ(bio, bi_io_vec);
+	struct address_space *mapping;
+	struct folio *folio;
+	struct bio_vec bv;
+	__u32 in_folio;
+
+	*anon = false;
+	if (!vecs || !BPF_CORE_READ(bio, bi_iter.bi_size) ||
+	    bpf_probe_read_kernel(&bv, sizeof(bv), &vecs[BPF_CORE_READ(bio, bi_iter.bi_idx)]))
+		return NULL;
+	folio = wp_page_folio(bv.bv_page, &in_folio);
+	mapping = BPF_CORE_READ(folio, mapping);
+	if ((unsigned long)mapping & 1) {
+		*anon = true;
+		return NULL;
+	}
+	return mapping ? BPF_CORE_READ(mapping, host) : NULL;
+}
+
+static __always_inline bool wp_bio_filtered(struct bio *bio, __u32 op, __u32 disk)
+{
+	bool user = !(bpf_get_current_task_btf()->flags & WP_PF_KTHREAD), anon;
+	struct inode *host;
+
+	/* A user thread submits its own writes and syncs (a kernel thread: anyone's). */
+	if (user && wp_task_traced())
+		return false;
+	host = wp_bio_first_host(bio, &anon);
+	if (anon) /* O_DIRECT: an untraced thread's own, or a stacked device's remap */
+		return user || !wp_disk_may_be_traced(disk);
+	/* No pages: an untraced thread's discard or write-zeroes is its own; an empty write is a
+	 * PREFLUSH, which makes every file's data on its disk durable. */
+	if (!host)
+		return (user && op != WP_OP_WRITE) || !wp_disk_may_be_traced(disk);
+	if (wp_file_may_be_traced(wp_inode_dev(host), BPF_CORE_READ(host, i_ino)))
+		return false;
+	if ((BPF_CORE_READ(host, i_mode) & WP_S_IFMT) == WP_S_IFREG)
+		return true;
+	/* The journal's and metadata blocks (the block device's pages) of a traced file's disk. */
+	return !wp_disk_may_be_traced(disk);
+}
+
+/* Whether every bio of `rq` was kept out (a request holding more than the walk's bound, or
+ * none, is kept). */
+static __always_inline bool wp_request_bios_filtered(struct request *rq)
+{
+	struct bio *bio = BPF_CORE_READ(rq, bio);
+
+	for (int i = 0; i < 16; i++) {
+		__u64 key = (__u64)bio;
+
+		if (!bio)
+			return i > 0;
+		if (!bpf_map_lookup_elem(&filtered_bios, &key))
+			return false;
+		bio = BPF_CORE_READ(bio, bi_next);
+	}
+	return false;
+}
+
+static __always_inline void wp_count_filtered(__u32 disk, __u32 op, __u32 bytes, bool last)
+{
+	struct wp_filtered_totals zero = {}, *t;
+
+	/* diskstats' writes: writes and write-zeroes (discards are counted apart); flushes. */
+	if (op != WP_OP_WRITE && op != WP_OP_WRITE_ZEROES && op != WP_OP_FLUSH)
+		return;
+	t = bpf_map_lookup_elem(&filtered_requests, &disk);
+	if (!t) {
+		bpf_map_update_elem(&filtered_requests, &disk, &zero, BPF_NOEXIST);
+		t = bpf_map_lookup_elem(&filtered_requests, &disk);
+		if (!t)
+			return;
+	}
+	if (op == WP_OP_FLUSH) {
+		t->flush_requests += 1;
+		return;
+	}
+	t->write_bytes += bytes;
+	if (last)
+		t->write_requests += 1;
+}
+
+/* Whether a data request's event is kept out of the trace (see above). */
+static __always_inline bool wp_request_filtered(struct request *rq, __u8 event, __u32 disk,
+						__u32 op, __u32 opf, __u32 nr_bytes)
+{
+	__u64 key = (__u64)rq;
+	__u8 one = 1;
+	bool last;
+
+	switch (event) {
+	case WP_RQ_INSERT:
+		return wp_request_bios_filtered(rq);
+	case WP_RQ_ISSUE:
+		if (wp_request_bios_filtered(rq)) {
+			bpf_map_update_elem(&filtered_rqs, &key, &one, BPF_ANY);
+			return true;
+		}
+		bpf_map_delete_elem(&filtered_rqs, &key);
+		return false;
+	case WP_RQ_COMPLETE:
+		if (!bpf_map_lookup_elem(&filtered_rqs, &key)) {
+			/* Never issued: an empty PREFLUSH write the flush machinery completes
+			 * itself (its flush went out as a request of its own). */
+			if (nr_bytes || !wp_request_bios_filtered(rq))
+				return false;
+			wp_count_filtered(disk, op, 0, true);
+			return true;
+		}
+		if (!nr_bytes) { /* the end of its flush sequence (PREFLUSH/FUA): its last event */
+			bpf_map_delete_elem(&filtered_rqs, &key);
+			return true;
+		}
+		/* At this event __data_len is what was left before this completion. */
+		last = nr_bytes >= BPF_CORE_READ(rq, __data_len);
+		wp_count_filtered(disk, op, nr_bytes, last);
+		if (last && !(wp_req_flags(opf) & (WP_REQ_PREFLUSH | WP_REQ_FUA)))
+			bpf_map_delete_elem(&filtered_rqs, &key);
+		return true;
+	default: /* requeue: inserted and issued again, decided again then */
+		return bpf_map_lookup_elem(&filtered_rqs, &key) != NULL;
+	}
+}
+
 static __always_inline int wp_emit_bio(struct bio *bio, __u8 kind)
 {
 	__u32 opf = BPF_CORE_READ(bio, bi_opf);
@@ -146,6 +306,19 @@ static __always_inline int wp_emit_bio(struct bio *bio, __u8 kind)
 	wp_bio_devs(bio, &bdev, &disk);
 	if (cfg_disk && disk != cfg_disk && bdev != cfg_disk)
 		return 0;
+	if (wp_filters_files()) {
+		__u64 key = (__u64)bio;
+		__u8 one = 1;
+
+		if (wp_bio_filtered(bio, op, disk)) {
+			bpf_map_update_elem(&filtered_bios, &key, &one, BPF_ANY);
+			return 0;
+		}
+		bpf_map_delete_elem(&filtered_bios, &key);
+		/* A traced file's bio remapped to the disk under a stacked device: that disk's
+		 * flushes and journal now concern it. */
+		wp_note_traced_disk(disk);
+	}
 	r = wp_reserve(sizeof(*r), WP_REC_BIO, WP_HOOK_BIO);
 	if (!r)
 		return 0;
@@ -246,6 +419,15 @@ static __always_inline int wp_emit_request(struct request *rq, __u8 event, int e
 	disk = wp_rq_disk(rq);
 	if (cfg_disk && disk != cfg_disk)
 		return 0;
+	if (wp_filters_files() && op != WP_OP_FLUSH &&
+	    wp_request_filtered(rq, event, disk, op, opf, nr_bytes))
+		return 0;
+	/* A flush of a disk no traced file is on (counted when done, for the disk's totals). */
+	if (op == WP_OP_FLUSH && !wp_disk_may_be_traced(disk)) {
+		if (event == WP_RQ_COMPLETE)
+			wp_count_filtered(disk, op, 0, true);
+		return 0;
+	}
 	wp_send_request_record((__u64)rq, event, disk, op, opf,
 			       event == WP_RQ_COMPLETE ? nr_bytes : BPF_CORE_READ(rq, __data_len),
 			       BPF_CORE_READ(rq, __sector), error);

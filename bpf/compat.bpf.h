@@ -284,6 +284,7 @@ static __always_inline struct folio *wp_page_folio(struct page *page, __u32 *pag
 /* ---- io_uring ------------------------------------------------------------------------------ */
 
 #define WP_PF_IO_WORKER 0x00000010 /* io-wq workers and SQPOLL threads (v5.12+) */
+#define WP_PF_KTHREAD 0x00200000   /* kernel threads: flushers, jbd2, kworkers (stable) */
 
 /* The request (struct io_kiocb *) the current io-wq worker is running, 0 when current is no
  * worker or runs none. task->worker_private is the worker's struct io_worker since v5.17 (it

@@ -18,7 +18,8 @@ static __always_inline int wp_emit_commit(__u32 dev, __u32 transaction, __u32 ph
 {
 	struct wp_journal_record *r;
 
-	if (!wp_dev_on_filtered_disk(dev))
+	/* Another file system's commits (a bystander's fsyncs) concern no item of a filtered trace. */
+	if (!wp_dev_on_filtered_disk(dev) || !wp_disk_may_be_traced(dev))
 		return 0;
 	r = wp_reserve(sizeof(*r), WP_REC_JOURNAL, WP_HOOK_JOURNAL);
 	if (!r)

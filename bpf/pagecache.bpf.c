@@ -101,6 +101,7 @@ static __always_inline void wp_emit_mmap_dirty(struct folio *folio, struct addre
 		return;
 	if (!wp_inode_on_filtered_disk(host, dev))
 		return;
+	wp_note_traced_file(host, dev, ino);
 	wp_emit_file_path(wp_mapped_file(mapping), dev, ino);
 	st = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -279,7 +280,8 @@ int BPF_PROG(wp_discard_folio, struct folio *folio)
 		return 0;
 	ino = BPF_CORE_READ(host, i_ino);
 	dev = wp_inode_dev(host);
-	if (cfg_file_ino && (ino != cfg_file_ino || dev != cfg_file_dev))
+	/* Another process's file (a bystander rotating its logs): no item has its pages. */
+	if (!wp_file_may_be_traced(dev, ino))
 		return 0;
 	if (!wp_inode_on_filtered_disk(host, dev))
 		return 0;

@@ -51,6 +51,7 @@ static __always_inline bool wp_resolve_file(struct wp_task_state *st, struct fil
 	if (!wp_inode_on_filtered_disk(host, st->cached_dev))
 		return false;
 	st->cached_traced = true;
+	wp_note_traced_file(host, st->cached_dev, st->cached_ino);
 	return true;
 }
 

@@ -708,6 +708,15 @@ enum wp_metric {
 	X(1000000000ull) X(2000000000ull) X(5000000000ull) X(10000000000ull)
 
 /* The label set of one entry. Fields a metric has no label for are 0. */
+/* What the disk did for write requests the kernel side kept out of a filtered trace (bpf/block.bpf.c,
+ * filtered_requests, per disk dev_t): the agent adds them to the disk's totals, which count every
+ * request as diskstats does. */
+struct wp_filtered_totals {
+	wp_u64 write_requests;
+	wp_u64 write_bytes;
+	wp_u64 flush_requests;
+};
+
 struct wp_metric_key {
 	wp_u8 metric; /* enum wp_metric */
 	wp_u8 sub;

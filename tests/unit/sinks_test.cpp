@@ -537,6 +537,45 @@ TEST(JsonSink, SummaryLine) {
   EXPECT_EQ(object["untraced_calls"], json({{"fallocate", 3}, {"io_uring_enter", 0}}));
 }
 
+// What the kernel counted for the programs: in all, as a share of the CPUs over the trace, per
+// item, and per program; null when the kernel did not count.
+TEST(JsonSink, SummaryBpfCostIsTheKernelsCountPerProgram) {
+  TraceSummary totals;
+  totals.writes = 90;
+  totals.fsyncs = 10;
+  totals.duration_ns = 1'000'000'000;
+  totals.bpf_cost =
+      BpfCost{{{"wp_exit_pwrite64", 100, 40'000}, {"wp_enter_pwrite64", 100, 20'000}}, 2};
+  std::ostringstream out;
+  JsonSink(out).summary(totals);
+  const json cost = parse_one_line(out.str())["bpf_cost"];
+  EXPECT_EQ(cost["ns"], 60'000);
+  EXPECT_EQ(cost["cpus"], 2);
+  EXPECT_DOUBLE_EQ(cost["cpu_share"].get<double>(), 0.0);  // 3e-5, four decimals
+  EXPECT_EQ(cost["ns_per_item"], 600);
+  ASSERT_EQ(cost["programs"].size(), 2u);
+  EXPECT_EQ(
+      cost["programs"][0],
+      json({{"name", "wp_exit_pwrite64"}, {"runs", 100}, {"ns", 40'000}, {"ns_per_run", 400}}));
+  std::ostringstream none;
+  JsonSink(none).summary(TraceSummary{});
+  EXPECT_TRUE(parse_one_line(none.str())["bpf_cost"].is_null());
+}
+
+TEST(TextSink, SummarySaysWhatTheProgramsCostWhenTheKernelCounted) {
+  TraceSummary totals;
+  totals.writes = 100;
+  totals.duration_ns = 10'000'000;
+  totals.bpf_cost =
+      BpfCost{{{"wp_exit_pwrite64", 100, 40'000}, {"wp_enter_pwrite64", 100, 20'000}}, 2};
+  const std::string text = format_summary(totals, SinkOptions{});
+  EXPECT_NE(text.find("bpf cost 60.0us in 200 runs (0.30 % of 2 CPUs), 600ns per item; most: "
+                      "wp_exit_pwrite64 400ns/run, wp_enter_pwrite64 200ns/run"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(format_summary(TraceSummary{}, SinkOptions{}).find("bpf cost"), std::string::npos);
+}
+
 TEST(JsonSink, SummaryHintIsAStringWhenThereIsOne) {
   TraceSummary totals;
   totals.hint = "add --children";

@@ -141,6 +141,38 @@ TEST(TraceFileReader, UntracedFrameWithACutEntryIsDamaged) {
   EXPECT_NE(reader.warning().find("damaged frame"), std::string::npos) << reader.warning();
 }
 
+// A filtered recording keeps what the disks did for the requests the kernel kept out.
+TEST(TraceFileWriter, FilteredRequestTotalsRoundTripPerDisk) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("wp_trace_file_filtered_" + std::to_string(::getpid()) + ".wpt");
+  const FilteredRequestsByDisk totals{{make_dev(7, 1), {120, 491'520, 3}},
+                                      {make_dev(254, 0), {1, 0, 0}}};
+  {
+    TraceFileWriter writer(path.string(), TraceFileHeader{});
+    writer.filtered_requests(totals);
+  }
+  TraceFileReader reader = TraceFileReader::open(path.string());
+  std::filesystem::remove(path);
+  const auto frame = reader.next();
+  ASSERT_TRUE(frame.has_value()) << reader.warning();
+  ASSERT_EQ(frame->kind, FrameKind::FilteredRequests);
+  EXPECT_EQ(filtered_requests_of(*frame), totals);
+  EXPECT_FALSE(reader.next().has_value());
+  EXPECT_TRUE(reader.warning().empty()) << reader.warning();
+}
+
+// A totals frame that is not whole entries, or names a disk twice, is damage.
+TEST(TraceFileReader, FilteredRequestsFrameOfPartEntriesIsDamaged) {
+  const auto cut = file_with_frame(FrameKind::FilteredRequests, std::vector<std::byte>(20));
+  TraceFileReader reader = TraceFileReader::parse(cut);
+  EXPECT_FALSE(reader.next().has_value());
+  EXPECT_NE(reader.warning().find("damaged frame"), std::string::npos) << reader.warning();
+  const auto twice = file_with_frame(FrameKind::FilteredRequests, std::vector<std::byte>(64));
+  TraceFileReader again = TraceFileReader::parse(twice);
+  EXPECT_FALSE(again.next().has_value());
+  EXPECT_NE(again.warning().find("damaged frame"), std::string::npos) << again.warning();
+}
+
 // A recording keeps the path of every cgroup its records name.
 TEST(TraceFileWriter, CgroupNamesRoundTrip) {
   const auto path = std::filesystem::temp_directory_path() /

@@ -128,10 +128,16 @@ TraceSummary Pipeline::finish(Nanos duration_ns) {
   summary.lost_bytes = stats.lost_bytes;
   summary.missed_completions = stats.missed_completions;
   summary.disks = stats.disks;
+  for (const auto& [dev, t] : filtered_requests_) {
+    summary.disks[dev].write_requests += t.write_requests;
+    summary.disks[dev].write_bytes += t.write_bytes;
+    summary.disks[dev].flush_requests += t.flush_requests;
+  }
   summary.duration_ns = duration_ns;
   summary.sync_phases = sync_phases_;
   summary.direct_io = direct_io_;
   summary.untraced_calls = untraced_calls_;
+  summary.bpf_cost = bpf_cost_;
   const LossReport loss = loss_report(summary.events, summary.lost, options_.live);
   summary.lost_share = loss.share;
   summary.lost_advice = loss.advice;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "decode/decoder.h"
+#include "record/trace_file.h"
 #include "sinks/sink.h"
 #include "stitch/stitcher.h"
 #include "writepath.h"
@@ -46,6 +47,16 @@ class Pipeline {
   void on_record(std::span<const std::byte> record);
   // Records lost since the last call, per hook: the timelines pending now are marked.
   void add_lost(const LostCounts& delta);
+  // Write requests the kernel kept out of a filtered trace: the disks' totals count them.
+  void add_filtered_requests(const FilteredRequestsByDisk& totals) {
+    for (const auto& [dev, t] : totals) {
+      filtered_requests_[dev].write_requests += t.write_requests;
+      filtered_requests_[dev].write_bytes += t.write_bytes;
+      filtered_requests_[dev].flush_requests += t.flush_requests;
+    }
+  }
+  // What the BPF programs cost, as the kernel counted it, for the summary.
+  void set_bpf_cost(BpfCost cost) { bpf_cost_ = std::move(cost); }
   // The untraced calls the kernel counted (by name), for the summary.
   void set_untraced_calls(std::map<std::string, std::uint64_t> counts) {
     untraced_calls_ = std::move(counts);
@@ -88,6 +99,8 @@ class Pipeline {
   SyncPhaseSummary sync_phases_;
   DirectIoSummary direct_io_;
   std::map<std::string, std::uint64_t> untraced_calls_;
+  FilteredRequestsByDisk filtered_requests_;
+  std::optional<BpfCost> bpf_cost_;
   std::string hint_;
   std::unordered_map<std::uint64_t, std::string> cgroup_paths_;
   std::unordered_map<std::uint64_t, std::string> kernel_names_;

@@ -76,6 +76,10 @@ int run_report(const ReportOptions& options) {
       pipeline.name_kernel_address(symbol->address, std::move(symbol->name));
       continue;
     }
+    if (auto filtered = filtered_requests_of(frame)) {  // checked whole by the reader
+      pipeline.add_filtered_requests(*filtered);
+      continue;
+    }
     if (const auto untraced = untraced_counts_of(frame)) {  // checked whole by the reader
       pipeline.set_untraced_calls(*untraced);
       continue;

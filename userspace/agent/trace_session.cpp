@@ -547,7 +547,21 @@ int run_trace(const TraceOptions& options) {
   // Read once the hooks are detached: the final counts, kept by a recording too.
   const UntracedTally untraced = untraced_tally(planned.plan, session->untraced_calls());
   if (recording) recording->untraced(untraced_by_name(untraced));
+  FilteredRequestsByDisk filtered;
+  for (const auto& [dev, t] : session->filtered_requests())
+    filtered[dev] = {t.write_requests, t.write_bytes, t.flush_requests};
+  if (recording && !filtered.empty()) recording->filtered_requests(filtered);
+  if (pipeline && kernel_counts_bpf_time()) {
+    BpfCost cost;
+    for (auto& p : session->program_costs())
+      if (p.runs) cost.programs.push_back(std::move(p));
+    std::sort(cost.programs.begin(), cost.programs.end(),
+              [](const ProgramCost& a, const ProgramCost& b) { return a.ns > b.ns; });
+    cost.cpus = static_cast<unsigned>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
+    pipeline->set_bpf_cost(std::move(cost));
+  }
   if (pipeline) {
+    pipeline->add_filtered_requests(filtered);
     pipeline->set_untraced_calls(untraced_by_name(untraced));
     pipeline->set_hint(children_hint(options.pids, pids_with_children, pids_with_items));
     loss = loss_report(pipeline->finish(duration).events, lost_total, true);

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iterator>
 
 #include "writepath.skel.h"
@@ -79,6 +80,16 @@ std::unique_ptr<BpfSession> BpfSession::start(const HookPlan& plan, const Kernel
   if (!filter.metrics) {  // nothing is ever added to them: keep them to one entry
     bpf_map__set_max_entries(session->skel_->maps.metrics, 1);
     bpf_map__set_max_entries(session->skel_->maps.rq_issued, 1);
+  }
+  // The kernel keeps other processes' files out only when the trace follows some processes
+  // or one file (wp_filters_files); otherwise the maps it does that with stay empty.
+  if (!filter.filter_tgid && !filter.comm && !filter.comm_roots && filter.cgroup_fd < 0 &&
+      !filter.file_ino) {
+    bpf_map__set_max_entries(session->skel_->maps.traced_files, 1);
+    bpf_map__set_max_entries(session->skel_->maps.traced_disks, 1);
+    bpf_map__set_max_entries(session->skel_->maps.filtered_bios, 1);
+    bpf_map__set_max_entries(session->skel_->maps.filtered_rqs, 1);
+    bpf_map__set_max_entries(session->skel_->maps.filtered_requests, 1);
   }
   if (filter.ring_bytes) {
     const std::uint64_t ring = ring_buffer_size(filter.ring_bytes);
@@ -237,6 +248,48 @@ UntracedCounts BpfSession::untraced_calls() const {
   UntracedCounts total{};
   sum_percpu_counters(bpf_map__fd(skel_->maps.untraced_calls), total);
   return total;
+}
+
+bool kernel_counts_bpf_time() {
+  std::ifstream in("/proc/sys/kernel/bpf_stats_enabled");
+  int enabled = 0;
+  return (in >> enabled) && enabled == 1;
+}
+
+std::vector<ProgramCost> BpfSession::program_costs() const {
+  std::vector<ProgramCost> costs;
+  struct bpf_program* prog;
+  bpf_object__for_each_program(prog, skel_->obj) {
+    const int fd = bpf_program__fd(prog);
+    if (!bpf_program__autoload(prog) || fd < 0) continue;
+    bpf_prog_info info{};
+    std::uint32_t length = sizeof(info);
+    if (bpf_obj_get_info_by_fd(fd, &info, &length) != 0) continue;  // libbpf 1.1 (bookworm)
+    costs.push_back({bpf_program__name(prog), info.run_cnt, info.run_time_ns});
+  }
+  return costs;
+}
+
+std::map<DevT, wp_filtered_totals> BpfSession::filtered_requests() const {
+  const int fd = bpf_map__fd(skel_->maps.filtered_requests);
+  const int cpus = libbpf_num_possible_cpus();
+  std::map<DevT, wp_filtered_totals> totals;
+  if (fd < 0 || cpus <= 0) return totals;
+  std::vector<wp_filtered_totals> per_cpu(static_cast<std::size_t>(cpus));
+  std::uint32_t key = 0, next = 0;
+  const void* previous = nullptr;  // null: the first key
+  while (bpf_map_get_next_key(fd, previous, &next) == 0) {
+    key = next;
+    previous = &key;
+    if (bpf_map_lookup_elem(fd, &key, per_cpu.data()) != 0) continue;
+    wp_filtered_totals& t = totals[key];
+    for (const auto& v : per_cpu) {
+      t.write_requests += v.write_requests;
+      t.write_bytes += v.write_bytes;
+      t.flush_requests += v.flush_requests;
+    }
+  }
+  return totals;
 }
 
 bool BpfSession::add_tgid(std::uint32_t tgid) {

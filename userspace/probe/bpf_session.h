@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -14,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/program_cost.h"
 #include "decode/decoder.h"
 #include "decode/events.h"
 #include "decode/syscalls.h"
@@ -93,6 +95,12 @@ class BpfSession {
   std::uint64_t metrics_overflow() const;
   // The untraced calls of traced processes counted so far (0 where no counter is attached).
   UntracedCounts untraced_calls() const;
+  // Each loaded program's runs and run time as the kernel counted them (only while
+  // kernel.bpf_stats_enabled is 1; zeros otherwise).
+  std::vector<ProgramCost> program_costs() const;
+  // What each disk did for the write requests the kernel kept out of a filtered trace
+  // (bpf/block.bpf.c): requests and bytes, per disk.
+  std::map<DevT, wp_filtered_totals> filtered_requests() const;
   bool add_tgid(std::uint32_t tgid);
   // Stops matching a process (its children forked from now on are not followed either).
   bool remove_tgid(std::uint32_t tgid);
@@ -109,6 +117,9 @@ class BpfSession {
   RecordHandler handler_;
   int batch_left_ = 0;  // records this consume() may still hand over
 };
+
+// Whether the kernel counts BPF programs' runs and time now (kernel.bpf_stats_enabled = 1).
+bool kernel_counts_bpf_time();
 
 // A session started from a plan, or why none could be.
 struct PlannedSession {

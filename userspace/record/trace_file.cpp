@@ -193,6 +193,39 @@ void TraceFileWriter::untraced(const UntracedByName& counts) {
   frame(FrameKind::Untraced, payload.data(), static_cast<std::uint32_t>(payload.size()));
 }
 
+namespace {
+struct FilteredRequestsEntry {
+  std::uint32_t dev;
+  std::uint32_t zero;
+  std::uint64_t write_requests;
+  std::uint64_t write_bytes;
+  std::uint64_t flush_requests;
+};
+static_assert(sizeof(FilteredRequestsEntry) == 32);
+}  // namespace
+
+void TraceFileWriter::filtered_requests(const FilteredRequestsByDisk& totals) {
+  std::vector<FilteredRequestsEntry> entries;
+  for (const auto& [dev, t] : totals)
+    entries.push_back({dev, 0, t.write_requests, t.write_bytes, t.flush_requests});
+  frame(FrameKind::FilteredRequests, entries.data(),
+        static_cast<std::uint32_t>(entries.size() * sizeof(FilteredRequestsEntry)));
+}
+
+std::optional<FilteredRequestsByDisk> filtered_requests_of(const Frame& frame) {
+  if (frame.kind != FrameKind::FilteredRequests ||
+      frame.payload.size() % sizeof(FilteredRequestsEntry) != 0)
+    return std::nullopt;
+  FilteredRequestsByDisk totals;
+  for (std::size_t at = 0; at < frame.payload.size(); at += sizeof(FilteredRequestsEntry)) {
+    FilteredRequestsEntry e;
+    std::memcpy(&e, frame.payload.data() + at, sizeof(e));
+    if (e.zero != 0 || totals.count(e.dev)) return std::nullopt;
+    totals[e.dev] = {e.write_requests, e.write_bytes, e.flush_requests};
+  }
+  return totals;
+}
+
 void TraceFileWriter::cgroup_name(const CgroupName& name) {
   if (name.path.empty() || name.path.size() > kMaxCgroupPath) return;
   std::vector<std::byte> payload(sizeof(name.id) + name.path.size());
@@ -386,7 +419,8 @@ std::optional<Frame> TraceFileReader::next() {
       kind == static_cast<std::uint32_t>(FrameKind::UntracedFixed) ||
       kind == static_cast<std::uint32_t>(FrameKind::Untraced) ||
       kind == static_cast<std::uint32_t>(FrameKind::CgroupName) ||
-      kind == static_cast<std::uint32_t>(FrameKind::KernelSymbol);
+      kind == static_cast<std::uint32_t>(FrameKind::KernelSymbol) ||
+      kind == static_cast<std::uint32_t>(FrameKind::FilteredRequests);
   const auto damaged = [&] {
     return stop(fmt::format("damaged frame at byte {}: kept the {} frames before it", offset_,
                             frames_read_));
@@ -401,6 +435,7 @@ std::optional<Frame> TraceFileReader::next() {
     return damaged();
   if (frame.kind == FrameKind::CgroupName && !cgroup_name_of(frame)) return damaged();
   if (frame.kind == FrameKind::KernelSymbol && !kernel_symbol_of(frame)) return damaged();
+  if (frame.kind == FrameKind::FilteredRequests && !filtered_requests_of(frame)) return damaged();
   begin_ += 8 + length;
   offset_ += 8 + length;
   ++frames_read_;

@@ -48,7 +48,21 @@ enum class FrameKind : std::uint32_t {
   // kallsyms), once per address, before the first record holding it: a u64 address, then the
   // name (not NUL-terminated, at most kMaxKernelSymbolName bytes).
   KernelSymbol = 7,
+  // Once, at the end of a filtered trace: what each disk did for the write requests the kernel
+  // kept out (they carried only other processes' files, or flushed a disk none of the traced
+  // files is on), per disk a u32 dev_t, a u32 zero, and u64 write requests, their bytes and
+  // flush requests. The disks' totals count them.
+  FilteredRequests = 8,
 };
+
+// Write requests the kernel kept out of a filtered trace, per disk.
+struct FilteredRequestTotals {
+  std::uint64_t write_requests = 0;
+  std::uint64_t write_bytes = 0;
+  std::uint64_t flush_requests = 0;
+  bool operator==(const FilteredRequestTotals&) const = default;
+};
+using FilteredRequestsByDisk = std::map<DevT, FilteredRequestTotals>;
 
 constexpr std::size_t kMaxKernelSymbolName = 512;
 struct KernelSymbolName {
@@ -109,6 +123,7 @@ class TraceFileWriter {
   void untraced(const UntracedByName& counts);
   void cgroup_name(const CgroupName& name);
   void kernel_symbol(const KernelSymbolName& symbol);
+  void filtered_requests(const FilteredRequestsByDisk& totals);
   // Writes out what is buffered.
   void flush();
   // False once a write failed; error() then says why (strerror text). Later frames are dropped.
@@ -141,6 +156,9 @@ std::optional<CgroupName> cgroup_name_of(const Frame& frame);
 // The address and name a KernelSymbol frame holds; nullopt for a malformed payload or another
 // kind of frame.
 std::optional<KernelSymbolName> kernel_symbol_of(const Frame& frame);
+
+// The totals of a FilteredRequests frame; nullopt for a malformed payload or another kind.
+std::optional<FilteredRequestsByDisk> filtered_requests_of(const Frame& frame);
 
 // The untraced calls of an Untraced or UntracedFixed frame, by name (the counted ones, zeros
 // included); nullopt for a malformed payload or another kind of frame.

@@ -81,7 +81,35 @@ void write_json(Emitter& e, const DirectIoVerdict& v) {
       field("other_errors", v.other_errors), field("bypassed_page_cache", v.bypassed()));
 }
 
+// "bpf_cost": the programs' time in all, as a share of the machine's CPUs over the trace, per
+// item traced, and per program (most time first).
+struct BpfCostOf {
+  const BpfCost& cost;
+  const TraceSummary& totals;
+};
+struct ProgramCostJson {
+  const ProgramCost& p;
+};
+void write_json(Emitter& e, const ProgramCostJson& c) {
+  const std::uint64_t per_run = c.p.runs ? c.p.ns / c.p.runs : 0;
+  e.object(field("name", c.p.name), field("runs", c.p.runs), field("ns", c.p.ns),
+           field("ns_per_run", per_run));
+}
+void write_json(Emitter& e, const BpfCostOf& c) {
+  const Nanos total = c.cost.total_ns();
+  const double machine = static_cast<double>(c.totals.duration_ns) * std::max(c.cost.cpus, 1u);
+  const std::uint64_t items = c.totals.writes + c.totals.fsyncs;
+  const auto per_item = items ? std::optional<std::uint64_t>(total / items) : std::nullopt;
+  std::vector<ProgramCostJson> programs;
+  for (const auto& p : c.cost.programs) programs.push_back({p});
+  e.object(field("ns", total),
+           field("cpu_share", Fraction{machine > 0 ? static_cast<double>(total) / machine : 0.0}),
+           field("cpus", c.cost.cpus), field("ns_per_item", per_item), field("programs", programs));
+}
+
 void write_json(Emitter& e, const TraceSummary& t) {
+  const auto bpf_cost =
+      t.bpf_cost ? std::optional<BpfCostOf>(BpfCostOf{*t.bpf_cost, t}) : std::nullopt;
   const auto advice = t.lost_advice.empty() ? std::nullopt : std::optional(t.lost_advice);
   const auto hint = t.hint.empty() ? std::nullopt : std::optional(t.hint);
   e.object(field("type", "summary"), field("events", t.events), field("lost", t.lost),
@@ -94,7 +122,8 @@ void write_json(Emitter& e, const TraceSummary& t) {
            field("disks", DiskTotalsByDev{t.disks}), field("lost_share", Fraction{t.lost_share}),
            field("lost_advice", advice), field("duration_ns", t.duration_ns),
            field("fsync_phases", t.sync_phases), field("direct_io", t.direct_io.verdicts()),
-           field("untraced_calls", CountsByName{t.untraced_calls}), field("hint", hint));
+           field("untraced_calls", CountsByName{t.untraced_calls}), field("hint", hint),
+           field("bpf_cost", bpf_cost));
 }
 
 }  // namespace wp::jsonl

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "analyze/summaries.h"
+#include "common/program_cost.h"
 #include "common/wall_clock.h"
 #include "decode/events.h"
 #include "stitch/stitcher.h"
@@ -47,6 +48,9 @@ struct TraceSummary {
   // the ring's unstitched ops, ...), counted in the kernel; only the calls counted on this kernel,
   // zeros included.
   std::map<std::string, std::uint64_t> untraced_calls;
+  // What the BPF programs cost, when the kernel counted it (kernel.bpf_stats_enabled=1 during
+  // a live trace); nullopt otherwise and for a recording.
+  std::optional<BpfCost> bpf_cost;
 };
 
 enum class OutputFormat { Text, Json, Html, Perfetto };

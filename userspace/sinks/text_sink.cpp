@@ -438,8 +438,32 @@ std::string format_summary(const TraceSummary& totals, const SinkOptions& option
             " (calls that write by ways the trace does not follow; writepath doctor: coverage)\n";
   text += format_sync_phases(totals.sync_phases, options);
   text += format_direct_io(totals.direct_io, options);
+  if (totals.bpf_cost) text += format_bpf_cost(*totals.bpf_cost, totals, options);
   if (!totals.hint.empty()) text += fmt::format("{} {}\n", paint.bold("hint:"), totals.hint);
   return text;
+}
+
+// The programs' cost as the kernel counted it: in all, as a share of the machine, per item
+// traced, and the three that took most.
+std::string format_bpf_cost(const BpfCost& cost, const TraceSummary& totals,
+                            const SinkOptions& options) {
+  const Painter paint(options.color);
+  const Nanos total = cost.total_ns();
+  const double machine = static_cast<double>(totals.duration_ns) * std::max(cost.cpus, 1u);
+  std::uint64_t runs = 0;
+  for (const auto& p : cost.programs) runs += p.runs;
+  std::string text = fmt::format(
+      "{} {} in {} runs ({:.2f} % of {} CPUs)", paint.bold("bpf cost"), human_duration(total), runs,
+      machine > 0 ? 100.0 * static_cast<double>(total) / machine : 0.0, cost.cpus);
+  if (const std::uint64_t items = totals.writes + totals.fsyncs)
+    text += fmt::format(", {} per item", human_duration(total / items));
+  std::vector<std::string> top;
+  for (std::size_t i = 0; i < cost.programs.size() && i < 3; ++i) {
+    const auto& p = cost.programs[i];
+    top.push_back(fmt::format("{} {}/run", p.name, human_duration(p.runs ? p.ns / p.runs : 0)));
+  }
+  if (!top.empty()) text += fmt::format("; most: {}", fmt::join(top, ", "));
+  return text + "\n";
 }
 
 std::string format_sync_phases(const SyncPhaseSummary& phases, const SinkOptions& options) {

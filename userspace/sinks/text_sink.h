@@ -15,6 +15,8 @@ namespace wp {
 // The blocks the sink writes, each ending in '\n'. Exposed for tests.
 std::string format_timeline(const Timeline& item, const SinkOptions& options);
 std::string format_sync_phases(const SyncPhaseSummary& phases, const SinkOptions& options);
+std::string format_bpf_cost(const BpfCost& cost, const TraceSummary& totals,
+                            const SinkOptions& options);
 std::string format_direct_io(const DirectIoSummary& direct, const SinkOptions& options);
 std::string format_summary(const TraceSummary& totals, const SinkOptions& options);
 
