@@ -229,6 +229,7 @@ workload_cmd() {  # WORKLOAD: the loop program's command line, in the array `cmd
     pwrite) cmd=("$bin/wp_bench_pwrite" "$SCRATCH_MNT/cached.dat" "$count" 1) ;;
     getppid) cmd=("$bin/wp_bench_getppid" "$getppid_count") ;;
     fdatasync) cmd=("$bin/wp_bench_pwrite" "$SCRATCH_MNT/synced.dat" "$fsync_count" 1 fdatasync) ;;
+    devnull) cmd=("$bin/wp_bench_write" "$getppid_count") ;;  # 64 B write(2)s to /dev/null
   esac
 }
 
@@ -293,7 +294,7 @@ side_by_side() {
   local header="| workload | ${column_title[untraced]} |" rule="|---|---:|"
   for c in "${columns[@]:1}"; do header+=" ${column_title[$c]} |"; rule+="---:|"; done
   local rows=() lost_notes=()
-  for workload in pwrite getppid fdatasync; do
+  for workload in pwrite getppid fdatasync devnull; do
     declare -A ns_of=() lost_of=()
     local order
     for ((r = 0; r < rounds; r++)); do
@@ -337,7 +338,8 @@ side_by_side() {
     echo
     echo "pwrite: 4 KiB pwrite over a cached 1 MiB file, $count per run; getppid: $getppid_count"
     echo "calls; fdatasync: 4 KiB pwrite + fdatasync, $fsync_count per run, ext4 with journal on a"
-    echo "loop device. Records lost by writepath, all rounds: $(printf '%s; ' "${lost_notes[@]}" | sed 's/; $//')."
+    echo "loop device; devnull: 64 B write(2) to /dev/null, $getppid_count per run (a write the trace"
+    echo "does not follow: a bystander's socket, pipe or terminal write). Records lost by writepath, all rounds: $(printf '%s; ' "${lost_notes[@]}" | sed 's/; $//')."
     echo
   } >>"$summary"
 }
@@ -838,6 +840,19 @@ program_row() {
       ([$d[:4][] | "\(.name) \((.ns / .runs) | floor) ns × \((.runs / $ops * 100 | round) / 100)"]
        | join(", ")) + " |"'
 }
+# CASE OPS CMD…: CMD (OPS operations) under `writepath trace -- CMD`; one table row from the
+# trace's own summary (bpf_cost: the kernel's counts for the programs of that trace).
+program_row_traced() {
+  local case=$1 ops=$2 out="$work/programs.jsonl"
+  shift 2
+  "$wp" trace --format json -o "$out" -- "$@" >/dev/null 2>"$work/err" ||
+    { echo "bench: programs: $case failed: $(tail -n 1 "$work/err")" >&2; return; }
+  tail -n 1 "$out" | jq -r --arg case "$case" --argjson ops "$ops" '
+    (.bpf_cost.programs // []) as $d
+    | "| \($case) | \((($d | map(.ns) | add // 0) / $ops) | floor) | " +
+      ([$d[:4][] | "\(.name) \(.ns_per_run) ns × \((.runs / $ops * 100 | round) / 100)"]
+       | join(", ")) + " |"'
+}
 programs() {
   echo "== programs: pwrite COUNT=$count, write and getppid GETPPID_COUNT=$getppid_count"
   local was min_id rows=()
@@ -845,10 +860,7 @@ programs() {
   sysctl -qw kernel.bpf_stats_enabled=1
   min_id=$(bpftool prog show -j | jq '[.[].id] | max // 0')
   workload_cmd pwrite
-  if bg_start "$work/programs.log" "writepath: tracing" "$wp" trace --comm wp_bench_pwrite -o "$work/programs.out"; then
-    rows+=("$(program_row "traced cached 4 KiB pwrite (trace --comm)" "$count" "$min_id" "${cmd[@]}")")
-    bg_stop TERM
-  fi
+  rows+=("$(program_row_traced "traced cached 4 KiB pwrite (trace -- CMD)" "$count" "${cmd[@]}")")
   if bg_start "$work/programs.log" "writepath: tracing" "$wp" trace -p 1 -o "$work/programs.out"; then
     rows+=("$(program_row "bystander 64 B write(2) to /dev/null (trace -p 1)" "$getppid_count" "$min_id" "$bin/wp_bench_write" "$getppid_count")")
     rows+=("$(program_row "bystander getppid (trace -p 1)" "$getppid_count" "$min_id" "$bin/wp_bench_getppid" "$getppid_count")")

@@ -96,7 +96,8 @@ static __always_inline bool wp_emit_file_view(struct inode *inode, __u32 dev, __
 /* Emits the path record of `file` (a struct file *) for (dev, ino) unless the cache says it
  * went out already. A global function: the verifier checks its bounded walk once, instead of
  * in every syscall exit program it would be inlined into (those are near the 6.1 verifier's
- * 1M-instruction budget). Returns 1 when a record was emitted. */
+ * 1M-instruction budget). Returns 1 when a record was emitted, 0 when the path went out before
+ * (same inode, same name), -1 when it could not go out (the next call tries again). */
 __noinline int wp_emit_file_path(__u64 file_ptr, __u32 dev, __u64 ino)
 {
 	struct wp_path_key key = {.ino = ino, .dev = dev};
@@ -113,7 +114,7 @@ __noinline int wp_emit_file_path(__u64 file_ptr, __u32 dev, __u64 ino)
 	bool reached_root = false;
 
 	if (!file)
-		return 0;
+		return -1;
 	inode = BPF_CORE_READ(file, f_inode);
 	dentry = BPF_CORE_READ(file, f_path.dentry);
 	now.inode = (__u64)inode;
@@ -124,11 +125,11 @@ __noinline int wp_emit_file_path(__u64 file_ptr, __u32 dev, __u64 ino)
 		return 0;
 	scratch = bpf_map_lookup_elem(&path_scratch, &zero);
 	if (!scratch)
-		return 0;
+		return -1;
 	rec = &scratch->rec;
 	vfsmnt = BPF_CORE_READ(file, f_path.mnt);
 	if (!dentry || !vfsmnt)
-		return 0;
+		return -1;
 	mnt = (struct mount *)((char *)vfsmnt - mount_off);
 	rec->flags = wp_file_deleted(dentry, inode) ? WP_PATH_DELETED : 0;
 
@@ -182,7 +183,7 @@ __noinline int wp_emit_file_path(__u64 file_ptr, __u32 dev, __u64 ino)
 		/* Not remembered: the file's next record tries again. */
 		if (seen)
 			bpf_map_delete_elem(&file_paths, &key);
-		return 0;
+		return -1;
 	}
 	bpf_map_update_elem(&file_paths, &key, &now, BPF_ANY);
 	return 1;

@@ -80,6 +80,35 @@ struct {
 	__type(value, __u8);
 } traced_tgids SEC(".maps") __weak;
 
+/* The tgid filter's hot path, one byte per tgid, eight to an element of an array the verifier
+ * inlines: a bystander's syscall costs a load and a test rather than a hash lookup. The agent
+ * sizes it to pid_max before load and maps it (BPF_F_MMAPABLE) to set its own tgids; a byte
+ * store races with no neighbour's. traced_tgids keeps each process's flags beside it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 4194304 / 8); /* PID_MAX_LIMIT on 64-bit */
+	__type(key, __u32);
+	__type(value, __u64);
+} traced_tgid_bytes SEC(".maps") __weak;
+
+static __always_inline bool wp_tgid_traced(__u32 tgid)
+{
+	__u32 word = tgid / 8;
+	__u8 *bytes = bpf_map_lookup_elem(&traced_tgid_bytes, &word);
+
+	return bytes && bytes[tgid % 8];
+}
+
+static __always_inline void wp_mark_tgid(__u32 tgid, __u8 traced)
+{
+	__u32 word = tgid / 8;
+	__u8 *bytes = bpf_map_lookup_elem(&traced_tgid_bytes, &word);
+
+	if (bytes)
+		bytes[tgid % 8] = traced;
+}
+
 /* A traced thread inside a write or sync syscall: the state its hooks accumulate. */
 struct wp_task_state {
 	__u32 active; /* inside a traced syscall; the storage itself lives as long as the task */
@@ -126,6 +155,13 @@ struct wp_task_state {
 	__u64 uring_req;
 	/* The cgroup id of the last wp_cgroup_record emitted for this thread (wp_note_cgroup). */
 	__u64 cgroup_noted;
+	/* The file whose path this thread last saw out (emitted or known): the struct file, its
+	 * (dev, ino), and its name then (d_name's hash_len mixed with d_parent and dev), all of
+	 * which must match: a recycled struct file of a new file of the same name (a log made
+	 * again, a .tmp renamed away and written anew) is another inode. wp_emit_call_path. */
+	__u64 path_file;
+	__u64 path_ino;
+	__u64 path_name;
 };
 
 /* Task-local storage (v5.11+) rather than a tid-keyed hash: no insert and delete per
@@ -145,45 +181,63 @@ struct {
 	__type(value, __u32);
 } cgroup_filter SEC(".maps") __weak;
 
-/* Whether the current thread passes the filters (-p, --comm, --children, --cgroup). */
-static __always_inline bool wp_comm_matches(void)
+/* The current thread's name into `comm` (WP_COMM_LEN bytes): two loads from task->comm, which
+ * the kernel keeps NUL-padded (__set_task_comm's strscpy_pad), where bpf_get_current_comm()
+ * costs a helper call and a string copy on every record. */
+static __always_inline void wp_current_comm(char *comm)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	char comm[WP_COMM_LEN];
+
+	__builtin_memcpy(comm, task->comm, WP_COMM_LEN);
+}
+
+/* Whether `task` (current) has the name of --comm. */
+static __always_inline bool wp_comm_matches_of(struct task_struct *task)
+{
+	__u64 comm[WP_COMM_LEN / 8] = {};
 
 	/* io_uring's io-wq workers and SQPOLL thread (iou-wrk-PID, iou-sqp-PID) are threads of
 	 * the ring's owner: they answer to the process's name, its leader's. */
 	if (task->flags & WP_PF_IO_WORKER)
 		BPF_CORE_READ_STR_INTO(&comm, task, group_leader, comm);
 	else
-		bpf_get_current_comm(comm, sizeof(comm));
-	for (int i = 0; i < WP_COMM_LEN; i++) {
-		if (comm[i] != cfg_comm[i])
-			return false;
-		if (!comm[i])
-			break;
-	}
-	return true;
+		__builtin_memcpy(comm, task->comm, WP_COMM_LEN);
+	/* cfg_comm is NUL-padded as the kernel pads comm: the name matches word for word. */
+	return comm[0] == ((const volatile __u64 *)cfg_comm)[0] &&
+	       comm[1] == ((const volatile __u64 *)cfg_comm)[1];
 }
 
-static __always_inline bool wp_task_traced(void)
+static __always_inline bool wp_comm_matches(void)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	return wp_comm_matches_of(bpf_get_current_task_btf());
+}
+
+/* Whether `task`, the current thread, passes the filters (-p, --comm, --children, --cgroup).
+ * Callers that go on to use the task pass it: every helper call costs a call and a return
+ * thunk on the kernels with return-stack mitigations, and its fields are plain loads. */
+static __always_inline bool wp_task_traced_of(struct task_struct *task)
+{
+	__u32 tgid = task->tgid;
 
 	if (tgid == cfg_self_tgid)
 		return false;
 	if (cfg_comm_roots) {
-		if (!wp_comm_matches() && !bpf_map_lookup_elem(&traced_tgids, &tgid))
+		if (!wp_tgid_traced(tgid) && !wp_comm_matches_of(task))
 			return false;
 	} else {
-		if (cfg_filter_tgid && !bpf_map_lookup_elem(&traced_tgids, &tgid))
+		if (cfg_filter_tgid && !wp_tgid_traced(tgid))
 			return false;
-		if (cfg_filter_comm && !wp_comm_matches())
+		if (cfg_filter_comm && !wp_comm_matches_of(task))
 			return false;
 	}
 	if (cfg_filter_cgroup && !wp_current_task_under(&cgroup_filter))
 		return false;
 	return true;
+}
+
+static __always_inline bool wp_task_traced(void)
+{
+	return wp_task_traced_of(bpf_get_current_task_btf());
 }
 
 /* Whether the trace follows only some threads' or one file's writes (-p, --comm, --cgroup,
@@ -357,13 +411,29 @@ static __always_inline __u8 wp_current_why(void)
 	return st ? st->writeback_why : WP_WHY_UNKNOWN;
 }
 
+/* Whether a hook ever kept state for `task`: a task without any BPF task storage (nearly every
+ * bystander: state is made only for traced calls of files) costs one load to tell so, where a
+ * storage lookup costs a helper call and its recursion guard. */
+static __always_inline bool wp_task_has_storage(struct task_struct *task)
+{
+	return !bpf_core_field_exists(task->bpf_storage) || task->bpf_storage;
+}
+
+/* `task`'s state (the current thread's), if it is inside a traced syscall. */
+static __always_inline struct wp_task_state *wp_active_state_of(struct task_struct *task)
+{
+	struct wp_task_state *st;
+
+	if (!wp_task_has_storage(task))
+		return NULL;
+	st = bpf_task_storage_get(&task_state, task, 0, 0);
+	return st && st->active ? st : NULL;
+}
+
 /* The current thread's state, if it is inside a traced syscall. */
 static __always_inline struct wp_task_state *wp_active_state(void)
 {
-	struct wp_task_state *st =
-	    bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), 0, 0);
-
-	return st && st->active ? st : NULL;
+	return wp_active_state_of(bpf_get_current_task_btf());
 }
 
 static __always_inline void wp_count_lost(__u32 hook)
@@ -374,8 +444,9 @@ static __always_inline void wp_count_lost(__u32 hook)
 		*n += 1;
 }
 
-/* Reserves a record and fills its header; counts a loss when the ring buffer is full. */
-static __always_inline void *wp_reserve(__u32 size, __u16 type, __u32 hook)
+/* Reserves a record and fills its header, stamped `ts_ns`; counts a loss when the ring buffer
+ * is full. */
+static __always_inline void *wp_reserve_at(__u32 size, __u16 type, __u32 hook, __u64 ts_ns)
 {
 	struct wp_record_header *h = bpf_ringbuf_reserve(&events, size, 0);
 
@@ -387,8 +458,14 @@ static __always_inline void *wp_reserve(__u32 size, __u16 type, __u32 hook)
 	h->size = size;
 	h->version = WP_RECORD_VERSION;
 	h->cpu = bpf_get_smp_processor_id();
-	h->ts_ns = bpf_ktime_get_ns();
+	h->ts_ns = ts_ns;
 	return h;
+}
+
+/* Reserves a record stamped now; counts a loss when the ring buffer is full. */
+static __always_inline void *wp_reserve(__u32 size, __u16 type, __u32 hook)
+{
+	return wp_reserve_at(size, type, hook, bpf_ktime_get_ns());
 }
 
 /* Waking the agent for every record costs the traced thread an IPI and a context switch;
@@ -412,12 +489,14 @@ static __always_inline void wp_submit(void *record, __u32 size)
 	bpf_ringbuf_submit(record, wp_wakeup_flag(size));
 }
 
-/* Tells the agent the current thread's cgroup before a record an item is made of, when it is
- * not the one last told for this thread: one compare per call in the common case. A record
- * the ring buffer has no room for is tried again with the thread's next record. */
-static __always_inline void wp_note_cgroup(struct wp_task_state *st)
+/* Tells the agent the cgroup of `task`, the current thread, before a record an item is made of,
+ * when it is not the one last told for this thread: one compare per call in the common case. A
+ * record the ring buffer has no room for is tried again with the thread's next record. The id
+ * is read as bpf_get_current_cgroup_id() reads it (task->cgroups->dfl_cgrp->kn->id), without
+ * the call. */
+static __always_inline void wp_note_cgroup_of(struct wp_task_state *st, struct task_struct *task)
 {
-	__u64 id = bpf_get_current_cgroup_id();
+	__u64 id = task->cgroups->dfl_cgrp->kn->id;
 	struct wp_cgroup_record *r;
 
 	if (st->cgroup_noted == id)
@@ -426,10 +505,15 @@ static __always_inline void wp_note_cgroup(struct wp_task_state *st)
 	if (!r)
 		return;
 	r->cgroup_id = id;
-	r->pid = bpf_get_current_pid_tgid() >> 32;
-	r->tid = wp_current_tid();
+	r->pid = task->tgid;
+	r->tid = task->pid;
 	wp_submit(r, sizeof(*r));
 	st->cgroup_noted = id;
+}
+
+static __always_inline void wp_note_cgroup(struct wp_task_state *st)
+{
+	wp_note_cgroup_of(st, bpf_get_current_task_btf());
 }
 
 /* Whether a device-keyed event (a journal commit, a log force) passes the --dev filter: the

@@ -108,12 +108,34 @@ static __always_inline void wp_open_call(struct wp_task_state *st, __u32 syscall
 static __always_inline int wp_enter_file(__u32 syscall, int fd, struct file *file, __u64 pos,
 					 __u64 count, __u16 call_flags)
 {
+	struct task_struct *task = bpf_get_current_task_btf();
 	struct wp_task_state *st;
 
-	if (!wp_task_traced())
+	if (!wp_task_traced_of(task))
 		return 0;
-	st = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), 0,
-				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (fd >= 0 && !file)
+		file = wp_task_file(fd);
+	if (fd >= 0 && !file) {
+		/* No such fd: no call opens, and none still open from an inline io_uring op may
+		 * take this call's exit for its own. */
+		if (wp_task_has_storage(task)) {
+			st = bpf_task_storage_get(&task_state, task, 0, 0);
+			if (st) {
+				wp_uring_fold(st);
+				st->active = 0;
+			}
+		}
+		return 0;
+	}
+	/* A write to a pipe, socket or terminal (most of a server's) by a thread that never made
+	 * a traced call ends here, before any state is made for it: its exit then costs a load. */
+	if (file && wp_syscall_is_write(syscall) && !wp_task_has_storage(task)) {
+		__u32 mode = BPF_CORE_READ(file, f_inode, i_mode) & WP_S_IFMT;
+
+		if (mode != WP_S_IFREG && mode != WP_S_IFBLK)
+			return 0;
+	}
+	st = bpf_task_storage_get(&task_state, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!st) {
 		wp_count_lost(WP_HOOK_STATE);
 		return 0;
@@ -125,11 +147,7 @@ static __always_inline int wp_enter_file(__u32 syscall, int fd, struct file *fil
 	st->fs_dev = 0;
 	st->ino = 0;
 	st->file_flags = 0;
-	if (fd >= 0 || file) {
-		if (!file)
-			file = wp_task_file(fd);
-		if (!file)
-			return 0;
+	if (file) {
 		if (!wp_resolve_file(st, file) || (wp_syscall_is_write(syscall) && !st->cached_kind))
 			return 0;
 		st->file = (__u64)file;
@@ -164,20 +182,41 @@ static __always_inline void wp_emit_causes(struct wp_task_state *st)
 	wp_submit(c, sizeof(*c));
 }
 
-/* Emits one syscall record from the thread's state. */
-static __always_inline void wp_emit_call(struct wp_task_state *st, long ret)
+/* The file's path record before the first record naming it, and again after a rename (see
+ * wp_emit_file_path). A thread writing one file over and over has seen its path go out: three
+ * reads tell it the name is unchanged, without the call, the inode read and the map lookup. */
+static __always_inline void wp_emit_call_path(struct wp_task_state *st)
+{
+	struct file *file = (struct file *)st->file;
+	struct dentry *dentry = BPF_CORE_READ(file, f_path.dentry);
+	__u64 name = BPF_CORE_READ(dentry, d_name.hash_len) ^
+		     ((__u64)BPF_CORE_READ(dentry, d_parent) * 0x9e3779b97f4a7c15ull) ^
+		     ((__u64)st->dev << 32);
+
+	if (st->path_file == st->file && st->path_ino == st->ino && st->path_name == name)
+		return;
+	if (wp_emit_file_path(st->file, st->dev, st->ino) < 0)
+		return;
+	st->path_file = st->file;
+	st->path_ino = st->ino;
+	st->path_name = name;
+}
+
+/* Emits one syscall record from the state of `task` (current), stamped `now` (the call's end). */
+static __always_inline void wp_emit_call(struct wp_task_state *st, long ret, __u64 now,
+					 struct task_struct *task)
 {
 	struct wp_syscall_record *r;
 
 	if (st->file)
-		wp_emit_file_path(st->file, st->dev, st->ino);
-	r = wp_reserve(sizeof(*r), WP_REC_SYSCALL, WP_HOOK_SYSCALL);
+		wp_emit_call_path(st);
+	r = wp_reserve_at(sizeof(*r), WP_REC_SYSCALL, WP_HOOK_SYSCALL, now);
 	if (!r)
 		return;
 	r->start_ns = st->start_ns;
-	r->pid = bpf_get_current_pid_tgid() >> 32;
-	r->tid = wp_current_tid();
-	bpf_get_current_comm(r->comm, sizeof(r->comm));
+	r->pid = task->tgid;
+	r->tid = task->pid;
+	__builtin_memcpy(r->comm, task->comm, WP_COMM_LEN);
 	r->syscall = st->syscall;
 	r->fd = st->fd;
 	r->dev = st->dev;
@@ -270,7 +309,7 @@ __noinline int wp_emit_iocb(struct wp_task_state *st, __u32 i, __u32 extra_flags
 	if (!st || !wp_read_write_iocb(st->aio_iocbs, i, &cb) ||
 	    !wp_state_from_iocb(st, &cb, (__u16)extra_flags))
 		return 0;
-	wp_emit_call(st, (long)st->count);
+	wp_emit_call(st, (long)st->count, bpf_ktime_get_ns(), bpf_get_current_task_btf());
 	st->pages_dirtied = 0;
 	st->dirty_folios = 0;
 	st->throttle_ns = 0;
@@ -284,13 +323,14 @@ __noinline int wp_emit_iocb(struct wp_task_state *st, __u32 i, __u32 extra_flags
  * the bytes it asked for. Only the first record carries the call's page-cache counts (a
  * buffered AIO write dirties its pages inside io_submit; the stitcher tracks each write's
  * pages by its range, not by these counts). */
-static __always_inline void wp_emit_io_submit(struct wp_task_state *st, long ret)
+static __always_inline void wp_emit_io_submit(struct wp_task_state *st, long ret, __u64 now,
+					      struct task_struct *task)
 {
 	__u32 extra = st->aio_nr > WP_AIO_MAX_IOCBS ? WP_CALL_AIO_PAST_BOUND : 0;
 
 	if (ret <= 0) { /* nothing submitted: one failed item, for the first write iocb */
 		if (st->file)
-			wp_emit_call(st, ret);
+			wp_emit_call(st, ret, now, task);
 		return;
 	}
 	for (__u32 i = 0; i < WP_AIO_MAX_IOCBS; i++) {
@@ -367,8 +407,9 @@ static __always_inline bool wp_open_copy_up(struct wp_task_state *st, long fd)
  * verifier cannot get through within its 1M-instruction budget when inlined into them. */
 static __always_inline int wp_exit(long ret, bool io_submit_possible)
 {
-	struct wp_task_state *st = wp_active_state();
-	__u64 latency;
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct wp_task_state *st = wp_active_state_of(task);
+	__u64 latency, now;
 
 	if (!st)
 		return 0;
@@ -378,21 +419,22 @@ static __always_inline int wp_exit(long ret, bool io_submit_possible)
 			goto out;
 		ret = (long)st->count;
 	}
-	latency = bpf_ktime_get_ns() - st->start_ns;
+	now = bpf_ktime_get_ns();
+	latency = now - st->start_ns;
 	if (latency < cfg_min_latency_ns)
 		goto out;
 	if (cfg_metrics && !wp_metrics_keep(st, latency, ret))
 		goto out;
-	wp_note_cgroup(st);
+	wp_note_cgroup_of(st, task);
 	if (cfg_causes_min_ns && latency >= cfg_causes_min_ns) {
 		if (cfg_offcpu_stacks)
 			wp_emit_offcpu(st->start_ns);
 		wp_emit_causes(st);
 	}
 	if (io_submit_possible && st->syscall == WP_SYS_IO_SUBMIT)
-		wp_emit_io_submit(st, ret);
+		wp_emit_io_submit(st, ret, now, task);
 	else
-		wp_emit_call(st, ret);
+		wp_emit_call(st, ret, now, task);
 out:
 	st->active = 0;
 	return 0;
@@ -443,9 +485,17 @@ static __always_inline __u32 wp_syscall_in(long id, __u32 slots)
 	return 0;
 }
 
+/* The raw pair runs on every syscall of every process: which WP_SYS_* a syscall number is
+ * among the raw slots, looked up by number in one load (the agent fills it before load; 0 for
+ * every number the pair does not serve). Numbers past the table are none of ours. */
+#define WP_RAW_SYSCALL_NRS 512
+const volatile __u8 cfg_raw_syscall_of_nr[WP_RAW_SYSCALL_NRS] __weak = {};
+
 static __always_inline __u32 wp_traced_syscall(long id)
 {
-	return wp_syscall_in(id, cfg_raw_syscall_slots);
+	if ((unsigned long)id >= WP_RAW_SYSCALL_NRS)
+		return 0;
+	return cfg_raw_syscall_of_nr[id];
 }
 
 /* msync(2) names memory, not a file: the file is the one mapped at `start` (the first
@@ -940,7 +990,8 @@ int BPF_PROG(wp_fork, struct task_struct *parent, struct task_struct *child)
 			*flags |= WP_TGID_FORKED;
 		return 0;
 	}
-	bpf_map_update_elem(&traced_tgids, &child_tgid, &traced, BPF_ANY);
+	if (!bpf_map_update_elem(&traced_tgids, &child_tgid, &traced, BPF_ANY))
+		wp_mark_tgid(child_tgid, 1);
 	return 0;
 }
 
@@ -953,8 +1004,10 @@ int wp_process_exit(void *ctx)
 
 	/* (Task storage goes with the task.) The thread group leader leaving ends the process's
 	 * entry (the agent removes the tgids it added itself when they exit). */
-	if (cfg_follow_children && tid == (id >> 32))
+	if (cfg_follow_children && tid == (id >> 32)) {
 		bpf_map_delete_elem(&traced_tgids, &tid);
+		wp_mark_tgid(tid, 0);
+	}
 	return 0;
 }
 

@@ -115,6 +115,31 @@ TEST_F(ScratchExt4, WritesToAnUnlinkedFileSayItWasDeleted) {
   EXPECT_EQ(syncs[0]["path"], expected);
 }
 
+// A file renamed over another (PostgreSQL's durable_rename, a .tmp written anew each round)
+// is named by its new name from the rename on, however its struct file was recycled: every
+// fsync the workload made under a name (its stderr says which inode) is an item of that path.
+TEST_F(ScratchExt4, AFileRenamedOverAnotherIsNamedByItsNewName) {
+  constexpr int kRounds = 6;
+  const fs::path dir = root_ / "mnt" / "renamed";
+  fs::create_directories(dir);
+  const fs::path target = dir / "checkpoint";
+  const fs::path out = root_ / "renamed.jsonl";
+  auto r = run({tool("writepath"), "trace", "--format", "json", "-o", out.string(), "--",
+                tool("wp_workload"), "rename-over", target.string(), std::to_string(kRounds)});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string base = (fs::canonical(dir) / "checkpoint").string();
+  // The workload's fsyncs in order, each with the name it made it under.
+  std::vector<std::string> names;
+  std::istringstream err(r.err);
+  for (std::string line; std::getline(err, line);)
+    if (line.rfind("wp_workload: ino ", 0) == 0)
+      names.push_back(line.find(" tmp ") != std::string::npos ? base + ".tmp" : base);
+  ASSERT_EQ(names.size(), 3u * kRounds - 1) << r.err;
+  std::vector<std::string> paths;
+  for (const auto& s : of_type(json_lines(slurp(out)), "fsync")) paths.push_back(s["path"]);
+  EXPECT_EQ(paths, names);
+}
+
 // Every item kind with a file names it: stores into a mapping and msync, io_submit's iocbs,
 // io_uring's ops. Each item of a workload's file (by the inode stat() gives) must carry the
 // path the test gave the workload.

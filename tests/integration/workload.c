@@ -356,6 +356,44 @@ static int unlinked(const char* path, long count) {
   return failures != 0;
 }
 
+/* PostgreSQL's durable_rename, ROUNDS times: write and fsync PATH.tmp, fsync PATH (the file it
+ * replaces, once there is one), rename PATH.tmp over PATH, fsync PATH again. Each fsync opens
+ * its file afresh, so the kernel often hands it the struct file the previous one closed; prints
+ * "wp_workload: ino NAME INO" for each file it fsyncs under NAME, so a test can tell them apart. */
+static int fsync_path(const char* path, const char* name) {
+  int fd = open(path, O_RDWR);
+  struct stat st;
+
+  if (fd < 0 || fstat(fd, &st) != 0 || fsync(fd) != 0) {
+    fprintf(stderr, "wp_workload: fsync %s: %s\n", path, strerror(errno));
+    return 1;
+  }
+  fprintf(stderr, "wp_workload: ino %s %llu\n", name, (unsigned long long)st.st_ino);
+  close(fd);
+  return 0;
+}
+
+static int rename_over(const char* path, long rounds) {
+  char tmp[4096], block[64];
+
+  snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+  memset(block, 'r', sizeof(block));
+  for (long i = 0; i < rounds; i++) {
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+    if (fd < 0 || write(fd, block, sizeof(block)) != sizeof(block) || close(fd) != 0 ||
+        fsync_path(tmp, "tmp") != 0 || (i > 0 && fsync_path(path, "target") != 0))
+      return 1;
+    if (rename(tmp, path) != 0) {
+      fprintf(stderr, "wp_workload: rename %s: %s\n", tmp, strerror(errno));
+      return 1;
+    }
+    if (fsync_path(path, "target") != 0)
+      return 1;
+  }
+  return 0;
+}
+
 /* ---- stalls: each mode makes one thread block on one thing, and proves it did by the
  * blocked thread's own kernel stack (/proc/self/task/TID/stack, root only), printed on
  * stdout as "stack TID F1 < F2 < ..." (innermost first, offsets dropped). */
@@ -603,6 +641,7 @@ static int usage(void) {
       "       wp_workload pwritev2-dsync PATH COUNT\n"
       "       wp_workload aio-batch PATH COUNT\n"
       "       wp_workload unlinked PATH COUNT\n"
+      "       wp_workload rename-over PATH ROUNDS\n"
       "       wp_workload uring-mix PATH COUNT inline|async|sqpoll\n"
       "       wp_workload inode-lock PATH HOLD_MS\n"
       "       wp_workload journal-commit DIR BULK_MIB\n"
@@ -635,6 +674,8 @@ int main(int argc, char** argv) {
     return mmap_msync(argv[2], strtol(argv[3], NULL, 10), strtol(argv[4], NULL, 10));
   if (argc == 4 && strcmp(argv[1], "aio-batch") == 0)
     return aio_batch(argv[2], strtol(argv[3], NULL, 10));
+  if (argc == 4 && strcmp(argv[1], "rename-over") == 0)
+    return rename_over(argv[2], strtol(argv[3], NULL, 10));
   if (argc == 4 && strcmp(argv[1], "unlinked") == 0)
     return unlinked(argv[2], strtol(argv[3], NULL, 10));
   if (argc == 4 && strcmp(argv[1], "pwritev2-dsync") == 0)

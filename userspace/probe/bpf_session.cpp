@@ -3,10 +3,12 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <fmt/format.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
@@ -30,6 +32,15 @@ int libbpf_print(enum libbpf_print_level level, const char* format, va_list args
   return std::vfprintf(stderr, format, args);
 }
 
+}  // namespace
+
+namespace {
+// The highest pid plus one (kernel.pid_max); the 64-bit limit when it cannot be read.
+std::uint32_t pid_max() {
+  std::ifstream in("/proc/sys/kernel/pid_max");
+  std::uint32_t max = 0;
+  return (in >> max) && max > 0 && max <= 4194304 ? max : 4194304;
+}
 }  // namespace
 
 std::uint64_t ring_buffer_size(std::uint64_t requested) {
@@ -91,6 +102,11 @@ std::unique_ptr<BpfSession> BpfSession::start(const HookPlan& plan, const Kernel
     bpf_map__set_max_entries(session->skel_->maps.filtered_rqs, 1);
     bpf_map__set_max_entries(session->skel_->maps.filtered_requests, 1);
   }
+  // One byte per tgid up to pid_max (wp_tgid_traced); one element when no tgid is filtered on.
+  if (filter.filter_tgid || filter.comm_roots)
+    bpf_map__set_max_entries(session->skel_->maps.traced_tgid_bytes, pid_max() / 8 + 1);
+  else
+    bpf_map__set_max_entries(session->skel_->maps.traced_tgid_bytes, 1);
   if (filter.ring_bytes) {
     const std::uint64_t ring = ring_buffer_size(filter.ring_bytes);
     if (int err = bpf_map__set_max_entries(session->skel_->maps.events,
@@ -112,8 +128,18 @@ std::unique_ptr<BpfSession> BpfSession::start(const HookPlan& plan, const Kernel
   };
   static_assert(std::size(syscall_numbers) ==
                 sizeof(writepath_bpf::writepath_bpf__rodata::cfg_syscall_nr_plus1) / sizeof(long));
-  for (std::size_t i = 0; i < std::size(syscall_numbers); ++i)
+  const std::uint8_t syscall_values[] = {
+#define WP_SYSCALL_VALUE_(id, value, name, Name, cls, vfs) value,
+      WP_SYSCALL_TABLE(WP_SYSCALL_VALUE_)
+#undef WP_SYSCALL_VALUE_
+  };
+  const std::uint32_t raw_slots = plan.raw_syscall_slots();
+  for (std::size_t i = 0; i < std::size(syscall_numbers); ++i) {
     const_cast<long&>(ro->cfg_syscall_nr_plus1[i]) = syscall_numbers[i] + 1;
+    if ((raw_slots & (1u << i)) && syscall_numbers[i] >= 0 &&
+        static_cast<std::size_t>(syscall_numbers[i]) < std::size(ro->cfg_raw_syscall_of_nr))
+      const_cast<std::uint8_t&>(ro->cfg_raw_syscall_of_nr[syscall_numbers[i]]) = syscall_values[i];
+  }
 
   const std::set<std::string> wanted = plan.programs();
   struct bpf_program* prog;
@@ -126,6 +152,16 @@ std::unique_ptr<BpfSession> BpfSession::start(const HookPlan& plan, const Kernel
     return nullptr;
   }
 
+  {
+    const std::size_t bytes = bpf_map__max_entries(session->skel_->maps.traced_tgid_bytes) * 8ul;
+    void* mapped = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+                          bpf_map__fd(session->skel_->maps.traced_tgid_bytes), 0);
+    if (mapped == MAP_FAILED) {
+      error = fmt::format("cannot map the tgid filter: {}", std::strerror(errno));
+      return nullptr;
+    }
+    session->tgid_bytes_ = {static_cast<std::uint8_t*>(mapped), bytes};
+  }
   for (std::uint32_t tgid : filter.tgids) session->add_tgid(tgid);
   if (filter.cgroup_fd >= 0) {
     const std::uint32_t key = 0, fd = static_cast<std::uint32_t>(filter.cgroup_fd);
@@ -161,6 +197,7 @@ std::unique_ptr<BpfSession> BpfSession::start(const HookPlan& plan, const Kernel
 
 BpfSession::~BpfSession() {
   detach();
+  if (!tgid_bytes_.empty()) ::munmap(tgid_bytes_.data(), tgid_bytes_.size());
   ring_buffer__free(ring_);
   writepath_bpf__destroy(skel_);
 }
@@ -294,11 +331,16 @@ std::map<DevT, wp_filtered_totals> BpfSession::filtered_requests() const {
 
 bool BpfSession::add_tgid(std::uint32_t tgid) {
   std::uint8_t traced = WP_TGID_TRACED;
-  return bpf_map__update_elem(skel_->maps.traced_tgids, &tgid, sizeof(tgid), &traced,
-                              sizeof(traced), BPF_ANY) == 0;
+  if (bpf_map__update_elem(skel_->maps.traced_tgids, &tgid, sizeof(tgid), &traced, sizeof(traced),
+                           BPF_ANY) != 0)
+    return false;
+  // A byte store: the kernel side stores to its neighbours at any time, never to this one.
+  if (tgid < tgid_bytes_.size()) std::atomic_ref<std::uint8_t>(tgid_bytes_[tgid]).store(1);
+  return true;
 }
 
 bool BpfSession::remove_tgid(std::uint32_t tgid) {
+  if (tgid < tgid_bytes_.size()) std::atomic_ref<std::uint8_t>(tgid_bytes_[tgid]).store(0);
   return bpf_map__delete_elem(skel_->maps.traced_tgids, &tgid, sizeof(tgid), 0) == 0;
 }
 

@@ -116,6 +116,8 @@ class BpfSession {
   ring_buffer* ring_ = nullptr;
   RecordHandler handler_;
   int batch_left_ = 0;  // records this consume() may still hand over
+  // The kernel's traced_tgid_bytes, mapped: one byte per tgid (maps.bpf.h).
+  std::span<std::uint8_t> tgid_bytes_;
 };
 
 // Whether the kernel counts BPF programs' runs and time now (kernel.bpf_stats_enabled = 1).
