@@ -848,14 +848,38 @@ program_row_traced() {
   "$wp" trace --format json -o "$out" -- "$@" >/dev/null 2>"$work/err" ||
     { echo "bench: programs: $case failed: $(tail -n 1 "$work/err")" >&2; return; }
   tail -n 1 "$out" | jq -r --arg case "$case" --argjson ops "$ops" '
+    if .bpf_cost == null then "| \($case) | n/a | this writepath'"'"'s summary has no bpf_cost |" else
     (.bpf_cost.programs // []) as $d
     | "| \($case) | \((($d | map(.ns) | add // 0) / $ops) | floor) | " +
       ([$d[:4][] | "\(.name) \(.ns_per_run) ns × \((.runs / $ops * 100 | round) / 100)"]
-       | join(", ")) + " |"'
+       | join(", ")) + " |" end'
+}
+# Records a trace of an idle process decodes (`trace --comm nosuchcomm -d 2s`) beside noisy
+# bystanders on the scratch file system: a log rotator (2 MiB dirty files unlinked or truncated
+# before writeback), a flat-out writer that syncs, an O_DIRECT writer. With the filters in
+# every hook, only the requests in flight as the hooks attach pass.
+idle_trace_records() {
+  local dir=$SCRATCH_MNT/idle events
+  mkdir -p "$dir"
+  rm -f "$dir/stop"
+  (cd "$dir" && {
+    (i=0; while [[ ! -e stop ]]; do head -c 2M /dev/zero >log.$((i % 4))
+      if ((i % 2)); then truncate -s 0 log.$((i % 4)); else rm -f log.$((i % 4)); fi; i=$((i + 1)); done) &
+    (while [[ ! -e stop ]]; do dd if=/dev/zero of=big bs=1M count=32 status=none; sync -f big; done) &
+    (while [[ ! -e stop ]]; do dd if=/dev/zero of=direct bs=64k count=32 oflag=direct status=none; done) &
+    wait
+  }) &
+  local noise=$!
+  sleep 1
+  "$wp" trace --comm nosuchcomm -d 2s --format json -o "$work/idle.jsonl" 2>"$work/err" || true
+  touch "$dir/stop"
+  wait "$noise" 2>/dev/null || true
+  events=$(summary_field events "$work/idle.jsonl")
+  echo "| records decoded by \`trace --comm nosuchcomm -d 2s\` beside a log rotator, a syncing writer and an O_DIRECT writer | ${events:-fail} |"
 }
 programs() {
   echo "== programs: pwrite COUNT=$count, write and getppid GETPPID_COUNT=$getppid_count"
-  local was min_id rows=()
+  local was min_id rows=() idle
   was=$(sysctl -n kernel.bpf_stats_enabled)
   sysctl -qw kernel.bpf_stats_enabled=1
   min_id=$(bpftool prog show -j | jq '[.[].id] | max // 0')
@@ -872,12 +896,17 @@ programs() {
     bg_stop TERM
   fi
   sysctl -qw kernel.bpf_stats_enabled="$was"
+  idle=$(idle_trace_records)
   {
     echo "### BPF program time per op (kernel.bpf_stats_enabled; the four costliest programs)"
     echo
     echo "| workload | program ns per op | program: ns per run × runs per op |"
     echo "|---|---:|---|"
     printf '%s\n' "${rows[@]}"
+    echo
+    echo "| filters in every hook | records |"
+    echo "|---|---:|"
+    echo "$idle"
     echo
   } >>"$summary"
 }
