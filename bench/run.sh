@@ -11,6 +11,8 @@
 #                 fast cached pwrites, beside an offcputime-like bpftrace (kstack on sched_switch)
 #   serve         the always-on agent beside trace and a bpftrace histogram (traced writes and a
 #                 bystander), then its RSS over a long soak while /metrics is scraped
+#   profile       where the agent's time goes: perf record (cpu-clock) of writepath report of a
+#                 recording of REPLAY_COUNT writes, in json and text, the hottest symbols
 #   programs      each BPF program's ns per run as the kernel counts it (kernel.bpf_stats_enabled,
 #                 on for this section only) and the program time per op: a traced cached pwrite,
 #                 a bystander's write(2) to /dev/null and getppid under trace -p 1 and serve
@@ -27,13 +29,13 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
-all_sections=(side-by-side variants soak saturation replay scenarios stacks serve programs)
+all_sections=(side-by-side variants soak saturation replay scenarios stacks serve programs profile)
 sections=()
 build=build
 for arg in "$@"; do
   case $arg in
     all) sections+=("${all_sections[@]}") ;;
-    side-by-side | variants | soak | saturation | replay | scenarios | stacks | serve | programs)
+    side-by-side | variants | soak | saturation | replay | scenarios | stacks | serve | programs | profile)
       sections+=("$arg") ;;
     -h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "bench: unknown option $arg" >&2; exit 2 ;;
@@ -911,6 +913,34 @@ programs() {
   } >>"$summary"
 }
 
+# ---- section: profile -------------------------------------------------------------------------
+# The agent's own hot spots, for whoever makes it faster next: perf's cpu-clock samples of
+# `writepath report` over a recording (the stitching and formatting a live trace does too, with
+# no kernel in the way), the top symbols by self time.
+profile() {
+  echo "== profile: writepath report of a recording of REPLAY_COUNT=$replay_count cached pwrites"
+  local rec="$work/profile.wpt" format
+  "$wp" record -o "$rec" -- "$bin/wp_bench_pwrite" "$SCRATCH_MNT/profile.dat" "$replay_count" 1 \
+    >/dev/null 2>"$work/err" || { echo "bench: profile: recording failed: $(tail -n 1 "$work/err")" >&2; return; }
+  {
+    echo "### Where the agent's time goes (perf record -e cpu-clock of writepath report, self time)"
+    echo
+    for format in json text; do
+      perf record -q -e cpu-clock -o "$work/profile.data" -- "$wp" report "$rec" --format "$format" \
+        -o /dev/null 2>"$work/err" >/dev/null || { echo "report --format $format: perf record failed"; continue; }
+      echo "report --format $format:"
+      echo
+      echo '```'
+      # (head closes the pipe early: the writers' SIGPIPE is no failure of the section)
+      { perf report -i "$work/profile.data" --no-children --sort sym --stdio 2>/dev/null |
+        grep -E '^ +[0-9.]+%' | head -n 15 | cut -c1-140; } || true
+      echo '```'
+      echo
+    done
+  } >>"$summary"
+  rm -f "$rec" "$work/profile.data" "$SCRATCH_MNT/profile.dat"
+}
+
 failures=()  # one line each: a section that failed its bound
 started=$SECONDS
 for section in "${sections[@]}"; do
@@ -924,6 +954,7 @@ for section in "${sections[@]}"; do
     stacks) stacks ;;
     serve) serve_section ;;
     programs) programs ;;
+    profile) profile ;;
   esac
 done
 
