@@ -96,7 +96,10 @@ stop_background() {
   fi
   bg_pid=""
 }
-trap 'stop_background; scratch_fs_remove' EXIT
+# kernel.bpf_stats_enabled as it was before the programs section switched it on ("": untouched).
+bpf_stats_was=""
+restore_bpf_stats() { [[ -z $bpf_stats_was ]] || sysctl -qw kernel.bpf_stats_enabled="$bpf_stats_was"; }
+trap 'stop_background; restore_bpf_stats; scratch_fs_remove' EXIT
 
 # LOG PATTERN CMD…: start CMD in the background; return once PATTERN shows in its output (the
 # tracer says it is attached), or fail if it exits or takes longer than attach_timeout.
@@ -881,8 +884,8 @@ idle_trace_records() {
 }
 programs() {
   echo "== programs: pwrite COUNT=$count, write and getppid GETPPID_COUNT=$getppid_count"
-  local was min_id rows=() idle
-  was=$(sysctl -n kernel.bpf_stats_enabled)
+  local min_id rows=() idle
+  bpf_stats_was=$(sysctl -n kernel.bpf_stats_enabled)  # put back on any exit (the EXIT trap)
   sysctl -qw kernel.bpf_stats_enabled=1
   min_id=$(bpftool prog show -j | jq '[.[].id] | max // 0')
   workload_cmd pwrite
@@ -897,7 +900,8 @@ programs() {
     rows+=("$(program_row "cached 4 KiB pwrite (serve)" "$count" "$min_id" "${cmd[@]}")")
     bg_stop TERM
   fi
-  sysctl -qw kernel.bpf_stats_enabled="$was"
+  restore_bpf_stats
+  bpf_stats_was=""
   idle=$(idle_trace_records)
   {
     echo "### BPF program time per op (kernel.bpf_stats_enabled; the four costliest programs)"
