@@ -54,8 +54,10 @@ std::vector<std::string> run_app(const std::string& app, const std::string& scri
   // The disk's counters as the application starts and after it ended: inside the trace.
   const std::string wrapped = "cat /proc/diskstats > " + ds0 + " && (" + script +
                               "); rc=$?; cat /proc/diskstats > " + ds1 + "; exit $rc";
-  std::vector<std::string> argv = {writepath(), "trace", "--dev", disk.disk(), "--format",
-                                   "json",      "-o",    trace,   "--"};
+  std::vector<std::string> argv = {
+      writepath(), "trace", "--dev", disk.disk(), "--format",
+      "json",      "-o",    trace,   "--save",    (scratch / "raw.wpt").string(),
+      "--"};
   for (const std::string& a : strace::command(strace_log, kTracedCalls)) argv.push_back(a);
   for (const std::string& a :
        {std::string("sh"), std::string("-c"), wrapped, std::string("sh"), disk.mount_point()})
@@ -145,7 +147,12 @@ std::vector<std::string> run_app(const std::string& app, const std::string& scri
   const DiskCounters outer{after.writes - before.writes, after.write_sectors - before.write_sectors,
                            after.flushes - before.flushes};
   add("diskstats", oracle::check_disk_totals(summary, disk.disk(), inner, outer));
-  if (v.empty()) fs::remove_all(scratch);
+  // A failed run keeps its files: the raw trace (`writepath report raw.wpt`), strace's log and
+  // the disk's counters.
+  if (v.empty())
+    fs::remove_all(scratch);
+  else
+    std::printf("[ apps     ] %s: kept %s\n", app.c_str(), scratch.c_str());
   return v;
 }
 
