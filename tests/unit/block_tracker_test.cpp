@@ -433,6 +433,92 @@ TEST_F(StitcherTest, FlushSequenceEndWithoutDataCompletionInfersIt) {
   EXPECT_EQ(stitcher_.stats().unmatched_completes, 0u);
 }
 
+// A thread that waited for its bios found a missed completion too. fdatasync's writeback bio
+// (thread 300) is issued as request 0x71, whose completion never comes; the thread then
+// queues its cache flush, which it does only once its data ended: 0x71 completed before
+// that. The write is written then and durable by the flush, marked incomplete; the sync
+// lists the request; the disk counts it. (PostgreSQL's WAL, AppOracle: a later write of the
+// same page was taken for this one's.)
+TEST_F(StitcherTest, SyncsOwnRequestWithoutCompletionEndedBeforeTheSyncsFlush) {
+  feed(write_call(1000, 2000, 0, 4096, 1));
+  BioEvent data = page_bio(5000, 0xb1, 2048, 0, 1, 300);
+  data.why = SubmitWhy::SyncSyscall;
+  feed(data);
+  feed(issue(5100, 0x71, 2048, 4096));
+  BioEvent preflush = flush_bio(5300, 0xb2, 300);
+  preflush.why = SubmitWhy::SyncSyscall;
+  feed(preflush);
+  flush(0xf1, 5310, 5400);
+  feed(sync_call(Syscall::Fdatasync, 4900, 6000, 300));
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].state, WriteState::Durable);
+  EXPECT_EQ(w[0].written_ns, Nanos{5300});
+  EXPECT_EQ(w[0].durable_ns, Nanos{5400});
+  EXPECT_TRUE(w[0].incomplete);
+  auto s = syncs();
+  ASSERT_EQ(s.size(), 1u);
+  ASSERT_EQ(s[0].requests.size(), 1u);
+  EXPECT_TRUE(s[0].requests[0].complete_inferred);
+  EXPECT_EQ(s[0].requests[0].complete_ns, Nanos{5300});
+  EXPECT_EQ(stitcher_.stats().missed_completions, 1u);
+  EXPECT_EQ(stitcher_.stats().disks.at(kDisk).write_requests, 1u);
+  feed(issue(7000, 0x71, 9000, 4096));  // the pointer's next request: nothing more to infer
+  EXPECT_EQ(stitcher_.stats().missed_completions, 1u);
+}
+
+// Without a cache flush in the call (an O_DIRECT write on a disk without a volatile cache),
+// the bound is the call's end.
+TEST_F(StitcherTest, DirectWritesOwnRequestWithoutCompletionEndedByTheCallsReturn) {
+  BioEvent data = anon_bio(1200, 0xb1, 4096, 4096, kWriterTid);
+  data.why = SubmitWhy::WriteSyscall;
+  feed(data);
+  feed(issue(1250, 0x71, 4096, 4096));
+  SyscallEvent call = write_call(1000, 3000, 0, 4096, 0);
+  call.file_flags |= file_flag::kDirect;
+  feed(call);
+  flush(0xf1, 3100, 3200);
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].written_ns, Nanos{3000});
+  EXPECT_EQ(w[0].durable_ns, Nanos{3200});
+  EXPECT_TRUE(w[0].incomplete);
+  EXPECT_EQ(stitcher_.stats().missed_completions, 1u);
+}
+
+// Near misses: a call that does not wait for its bios (sync_file_range), a request that also
+// holds another thread's bio (this thread waited for its own part only), and a completion that
+// did come. Nothing is inferred.
+TEST_F(StitcherTest, OnlyAWaitingCallsOwnOpenRequestsAreInferredComplete) {
+  BioEvent ranged = page_bio(1000, 0xb1, 2048, 0, 1, 300);
+  ranged.why = SubmitWhy::SyncSyscall;
+  feed(ranged);
+  feed(issue(1100, 0x71, 2048, 4096));
+  feed(sync_call(Syscall::SyncFileRange, 900, 1200, 300));
+
+  BioEvent mine = page_bio(2000, 0xb2, 4096, 1, 1, 301);
+  mine.why = SubmitWhy::SyncSyscall;
+  BioEvent theirs = page_bio(2010, 0xb3, 4104, 2, 1, 302);
+  theirs.why = SubmitWhy::SyncSyscall;
+  feed(mine);
+  feed(theirs);
+  feed(issue(2100, 0x72, 4096, 8192));
+  feed(sync_call(Syscall::Fsync, 1900, 2500, 301));
+
+  BioEvent done = page_bio(3000, 0xb4, 8192, 3, 1, 303);
+  done.why = SubmitWhy::SyncSyscall;
+  feed(done);
+  io(0x73, 8192, 4096, 3100, 3200);
+  feed(sync_call(Syscall::Fsync, 2900, 3500, 303));
+
+  EXPECT_EQ(stitcher_.stats().missed_completions, 0u);
+  auto s = syncs();
+  ASSERT_EQ(s.size(), 3u);
+  EXPECT_FALSE(s[2].requests.empty());
+  for (const auto& sync : s)
+    for (const auto& r : sync.requests) EXPECT_FALSE(r.complete_inferred) << sync.call.tid;
+}
+
 // The summary's per-disk totals count what /proc/diskstats counts, item or not: each write
 // request once when done (a failed one too; an empty PREFLUSH write the flush machinery
 // completed, as a write of no sectors), its bytes, each FLUSH request.

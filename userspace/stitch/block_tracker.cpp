@@ -311,6 +311,40 @@ void BlockTracker::infer_completion(const std::shared_ptr<Request>& r, Nanos at)
   complete_data(r, at);
 }
 
+// A missed completion is also found by the thread that waited for it. A call that writes its
+// data and waits (fsync's and fdatasync's writeback, an O_DIRECT or O_SYNC write) goes on only
+// once every bio it queued has ended, and a bio ends after its request's completion event
+// fired: that event's record is in the ring buffer before anything the thread does next. So
+// when the call's record arrives and a request holding only bios the thread queued in it is
+// still open, its completion was not delivered. It completed before the thread queued its
+// cache flush in the call (every file system's sync writes and waits for the data first, then
+// flushes), else before the call returned. Requests other threads' bios share are left to the
+// rules above: this thread did not wait for the others' parts.
+void BlockTracker::waited_call_end(std::uint32_t tid, SubmitWhy why, Nanos start, Nanos end) {
+  auto it = bios_by_tid_.find(tid);
+  if (it == bios_by_tid_.end()) return;
+  const std::deque<std::shared_ptr<Bio>>& bios = it->second;
+  auto in_call = [&](const Bio& b) { return b.ev.ts >= start && b.ev.ts <= end; };
+  Nanos flushed = end;  // the thread's first cache flush in the call
+  for (const auto& b : bios)
+    if (in_call(*b) && is_flush_bio(b->ev) && b->ev.why == why)
+      flushed = std::min(flushed, b->ev.ts);
+  auto waited = [&](const Bio& b) {
+    return b.ev.tid == tid && b.ev.why == why && b.ev.uring_tag == 0 && in_call(b);
+  };
+  for (const auto& b : bios) {
+    if (!waited(*b) || is_flush_bio(b->ev) || !b->request) continue;
+    const std::shared_ptr<Request> r = b->request;
+    if (r->data_done || r->lost_tracking || !is_data_op(r->tl.op)) continue;
+    auto active = active_.find(r->rq);
+    if (active == active_.end() || active->second != r) continue;  // its lifetime ended
+    if (!std::all_of(r->bios.begin(), r->bios.end(),
+                     [&](const std::shared_ptr<Bio>& other) { return waited(*other); }))
+      continue;
+    infer_completion(r, b->ev.ts < flushed ? flushed : end);
+  }
+}
+
 // A FLUSH request done at `ts` (its lifetime ends: the caller drops its pointer entry).
 void BlockTracker::complete_flush(Request& r, Nanos ts, std::int32_t error) {
   RequestTimeline& tl = r.tl;

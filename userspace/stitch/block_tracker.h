@@ -56,6 +56,11 @@ class BlockTracker {
   void on_bio(const BioEvent& ev);
   void on_request(const RequestEvent& ev);
   void on_nvme(const NvmeEvent& ev);
+  // Thread `tid` made a call from `start` to `end` that waited for the bios it queued in it
+  // with `why` (an fsync's writeback, an O_DIRECT or O_SYNC write's data): a request still open
+  // that holds only such bios completed unseen (BlockTracker::infer_completion), no later than
+  // the cache flush the thread went on to queue in the call, or than the call's end.
+  void waited_call_end(std::uint32_t tid, SubmitWhy why, Nanos start, Nanos end);
   // Records were lost: every lifetime in flight may have lost its completion. Abandons them
   // all (marked lost_tracking) rather than guess.
   void on_lost();

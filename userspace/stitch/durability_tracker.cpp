@@ -9,15 +9,29 @@ void DurabilityTracker::data_completed(const std::shared_ptr<Request>& r, Nanos 
     make_durable(*r, ts, DurableVia::Fua);
   } else if (!devices_.volatile_cache(r->tl.disk)) {
     make_durable(*r, ts, DurableVia::NoWriteCache);
-  } else {
+  } else if (!r->tl.complete_inferred || !durable_by_earlier_flush(*r, ts)) {
     disks_[r->tl.disk].awaiting_flush.push_back(r);
   }
+}
+
+// A completion inferred after the fact (BlockTracker::infer_completion) can be older than
+// FLUSH requests already done: the first of them that started after it made it durable.
+bool DurabilityTracker::durable_by_earlier_flush(Request& r, Nanos completed) {
+  auto it = disks_.find(r.tl.disk);
+  if (it == disks_.end()) return false;
+  for (const FlushRecord& f : it->second.flushes) {
+    if (!f.covers_earlier || f.start < completed) continue;
+    r.durable_inferred = f.request.complete_inferred;
+    make_durable(r, f.end, DurableVia::Flush);
+    return true;
+  }
+  return false;
 }
 
 void DurabilityTracker::flush_completed(DevT disk_dev, Nanos start, Nanos end,
                                         const RequestTimeline& request, bool covers_earlier) {
   Disk& disk = disks_[disk_dev];
-  disk.flushes.push_back(FlushRecord{start, end, request});
+  disk.flushes.push_back(FlushRecord{start, end, request, covers_earlier});
   trim_count(disk.flushes, limits_.max_history_per_key);
   if (!covers_earlier) return;
   while (!disk.awaiting_flush.empty()) {

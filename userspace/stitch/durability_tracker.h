@@ -37,10 +37,13 @@ class DurabilityTracker {
 
  private:
   struct Disk {
-    // Data requests completed but not yet durable, in completion order (so in time order).
+    // Data requests completed but not yet durable, in completion order (so in time order,
+    // but for a completion inferred late, which may wait behind newer ones: an upper bound).
     std::deque<std::shared_ptr<Request>> awaiting_flush;
     std::deque<FlushRecord> flushes;  // completion order
   };
+
+  bool durable_by_earlier_flush(Request& r, Nanos completed);
 
   const StitchLimits& limits_;
   const DeviceTable& devices_;

@@ -71,6 +71,7 @@ struct FlushRecord {
   Nanos start = 0;
   Nanos end = 0;
   RequestTimeline request;
+  bool covers_earlier = false;  // a FLUSH request (not a PREFLUSH/FUA request's post-flush)
 };
 
 struct InodeKey {

@@ -1,6 +1,7 @@
 #include "stitch/stitcher.h"
 
 #include <algorithm>
+#include <optional>
 #include <type_traits>
 #include <unordered_map>
 #include <utility>
@@ -38,6 +39,29 @@ const char* item_progress_name(ItemProgress p) {
   }
   return "";
 }
+
+namespace {
+
+// The calls that wait for every bio they queue before they return, and the reason those bios
+// carry: fsync, fdatasync and msync(MS_SYNC) write the range out and wait for it; a plain
+// write queues bios only for O_DIRECT data or an O_SYNC write-out, and waits for both.
+// sync_file_range may queue without waiting, io_submit and io_uring ops complete later, and
+// sync(2)'s bios are the flusher's.
+std::optional<SubmitWhy> waits_for_its_bios(Syscall call) {
+  switch (call) {
+    case Syscall::Fsync:
+    case Syscall::Fdatasync:
+    case Syscall::Msync: return SubmitWhy::SyncSyscall;
+    case Syscall::Write:
+    case Syscall::Pwrite64:
+    case Syscall::Writev:
+    case Syscall::Pwritev:
+    case Syscall::Pwritev2: return SubmitWhy::WriteSyscall;
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace
 
 const char* durable_via_name(DurableVia v) {
   switch (v) {
@@ -82,6 +106,8 @@ struct Stitcher::State : stitch::BlockListener {
   // ---- calls ----
 
   void on_syscall(const SyscallEvent& ev) {
+    if (const auto why = waits_for_its_bios(ev.syscall))
+      block.waited_call_end(ev.tid, *why, ev.start_ns, ev.end_ns);
     stitch::CallExtras extras{calls.take_causes(ev), {}, calls.take_fuse(ev)};
     if (extras.causes) chains.link(ev, extras.causes->waits);
     if (is_write_syscall(ev.syscall)) {
