@@ -134,6 +134,7 @@ struct wp_task_state {
 	/* The last file this thread's syscalls resolved (see wp_resolve_file). */
 	__u64 cached_file;
 	__u64 cached_inode;
+	__u64 cached_inode_ino; /* cached_inode's i_ino then: the slab recycles inodes too */
 	__u64 cached_ino;
 	__u32 cached_dev;
 	__u32 cached_kind; /* WP_FILE_REGULAR or WP_FILE_BLOCKDEV, 0 for anything else */

@@ -13,19 +13,25 @@
 #include "compat.bpf.h"
 #include "maps.bpf.h"
 
-/* What a thread's last traced fd resolved to. A loop writing to one fd then costs two reads
- * (the file pointer and its inode pointer) instead of a dozen; both pointers must match, so a
- * closed and reopened fd that landed on a recycled struct file still resolves afresh. */
+/* What a thread's last traced fd resolved to. A loop writing to one fd then costs three reads
+ * (the file pointer, its inode pointer and the inode's number) instead of a dozen. All three
+ * must match: a closed and reopened fd lands on a recycled struct file, and a file unlinked
+ * and made again (a rollback journal per transaction) on a recycled struct inode too, whose
+ * number ext4 may not reuse while the unlink's transaction is open. A stale hit would name
+ * the new file by the old one's (dev, ino) and leave it out of traced_files. */
 static __always_inline bool wp_resolve_file(struct wp_task_state *st, struct file *file)
 {
 	struct inode *inode = BPF_CORE_READ(file, f_inode);
+	__u64 inode_ino = BPF_CORE_READ(inode, i_ino);
 	struct inode *host;
 	__u32 mode;
 
-	if (st->cached_file == (__u64)file && st->cached_inode == (__u64)inode)
+	if (st->cached_file == (__u64)file && st->cached_inode == (__u64)inode &&
+	    st->cached_inode_ino == inode_ino)
 		return st->cached_traced;
 	st->cached_file = (__u64)file;
 	st->cached_inode = (__u64)inode;
+	st->cached_inode_ino = inode_ino;
 	st->cached_traced = false;
 	st->cached_kind = 0;
 
