@@ -3,8 +3,11 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <memory>
 #include <set>
 
+#include "agent/cost_probe.h"
+#include "common/units.h"
 #include "probe/bpf_session.h"
 #include "probe/coverage.h"
 #include "probe/devices.h"
@@ -13,6 +16,11 @@
 
 namespace wp {
 namespace {
+
+// The cost measurement: enough calls a round that the clock's resolution and a helper's
+// start are noise, few enough that doctor stays quick (about 0.1 s a round here).
+constexpr std::uint32_t kCostCalls = 20000;
+constexpr int kCostRounds = 3;
 
 const char* mark(bool ok) {
   return ok ? "ok  " : "FAIL";
@@ -80,6 +88,35 @@ void print_serve(std::ostream& out, const KernelCaps& caps, const HookPrefs& pre
                      "fsync phases, sampled writes' time to durable, io_uring and AIO calls");
 }
 
+// What the trace's programs cost a call here (agent/cost_probe.h), with the hook that decides
+// it: the write syscalls' entry and exit run for every process's writes.
+void print_cost(std::ostream& out, const TraceCost& cost, const HookPlan& plan) {
+  std::string syscalls = "-";
+  for (const auto& choice : plan.choices)
+    if (choice.hook->name == std::string("write/sync syscalls") && choice.variant)
+      syscalls = variant_summary(*choice.variant);
+  out << fmt::format(
+      "cost (measured now: {} calls a round, {} rounds untraced and traced, medians per call; "
+      "write syscalls by {})\n",
+      cost.calls, cost.rounds, syscalls);
+  auto row = [&out, &cost](const char* what, const CallCost& c) {
+    const double ratio =
+        c.untraced_ns ? static_cast<double>(c.traced_ns) / static_cast<double>(c.untraced_ns) : 0;
+    const auto added =
+        static_cast<std::int64_t>(c.traced_ns) - static_cast<std::int64_t>(c.untraced_ns);
+    std::string programs = "programs: not counted (kernel.bpf_stats_enabled is 0)";
+    if (c.program_ns)
+      programs = fmt::format("programs {} in {:.2f} runs ({})", human_duration(*c.program_ns),
+                             c.program_runs.value_or(0), cost.counted_by);
+    out << fmt::format(
+        "  {:<44} {} alone, {} under the trace ({}{}, x{:.2f}); {}\n", what,
+        human_duration(c.untraced_ns), human_duration(c.traced_ns), added < 0 ? "-" : "+",
+        human_duration(static_cast<Nanos>(added < 0 ? -added : added)), ratio, programs);
+  };
+  row("traced process: cached 4 KiB pwrite", cost.traced_pwrite);
+  row("another process: 64 B write(2) to /dev/null", cost.bystander_write);
+}
+
 }  // namespace
 
 int run_doctor(std::ostream& out, const HookPrefs& prefs) {
@@ -108,9 +145,17 @@ int run_doctor(std::ostream& out, const HookPrefs& prefs) {
     return 1;
   }
 
+  // What a call costs is timed first without programs, by helpers forked before any is
+  // attached; the session below follows one of them, as `trace -p` would.
+  std::string cost_error;
+  std::unique_ptr<CostProbe> cost = CostProbe::start(kCostCalls, cost_error);
+  if (cost && !cost->measure_untraced(kCostRounds, cost_error)) cost.reset();
+
   // Plan, then really load and attach, dropping variants that fail, as `trace` does.
   KernelFilter filter;
   filter.self_tgid = static_cast<std::uint32_t>(::getpid());
+  filter.filter_tgid = true;
+  if (cost) filter.tgids = {static_cast<std::uint32_t>(cost->traced_pid())};
   PlannedSession planned =
       start_planned_session(caps, prefs, filter, [](std::span<const std::byte>) {});
   const HookPlan& plan = planned.plan;
@@ -149,6 +194,12 @@ int run_doctor(std::ostream& out, const HookPrefs& prefs) {
     out << fmt::format("tracing cannot run here: {}\n", planned.error);
     return 1;
   }
+  if (cost && cost->measure_traced(kCostRounds, *planned.session, cost_error)) {
+    planned.session.reset();
+    if (cost->measure_untraced(kCostRounds, cost_error)) print_cost(out, cost->result(), plan);
+  }
+  if (!cost_error.empty()) out << fmt::format("cost not measured: {}\n", cost_error);
+  cost.reset();
   planned.session.reset();
   print_serve(out, caps, prefs, filter.self_tgid);
   out << "tracing can run here\n";
