@@ -503,13 +503,15 @@ WriteTracker::BatchIt WriteTracker::joinable_batch(const FileWrites& file, const
   if (history != nullptr && history->last_queued_ns >= ev.start_ns) return batches_.end();
   const std::uint64_t bio_seq = history != nullptr ? history->last_seq : 0;
   const std::uint64_t first_page = ev.pos >> kPageShift;
-  for (BatchId id : file.open_batches) {
-    auto it = batches_.find(id);
+  // Newest first: a writer going through the file joins the batch it last started, and the
+  // cheap tests go before the writer's identity (two strings).
+  for (auto id = file.open_batches.rbegin(); id != file.open_batches.rend(); ++id) {
+    auto it = batches_.find(*id);
     if (it == batches_.end()) continue;
     const Batch& b = it->second;
-    if (b.open_at_bio != bio_seq || !b.same_writer(ev) || b.members.empty()) continue;
+    if (b.open_at_bio != bio_seq || b.members.empty()) continue;
     if (b.members.back().first_page() > first_page) continue;  // keep members ordered
-    if (b.members.size() >= limits_.max_batch_writes) continue;
+    if (b.members.size() >= limits_.max_batch_writes || !b.same_writer(ev)) continue;
     return it;
   }
   return batches_.end();
