@@ -505,9 +505,12 @@ replay() {
   local events
   events=$(recording_field events "$rec")
   echo "recording: $(du -h "$rec" | cut -f1), events ${events:-?}, lost $(recording_field lost "$rec")"
-  for format in json text perfetto; do
-    local out="$work/replay.$format" timing secs kib rate
-    if /usr/bin/time -f '%e %M' -o "$work/replay.time" "$wp" report "$rec" --format "$format" \
+  # "stitch only": decoded and stitched, every item dropped by --min-latency before it is
+  # formatted (the summary alone is written): the agent's rate without its output.
+  for format in "stitch only" json text perfetto; do
+    local out="$work/replay.${format// /-}" timing secs kib rate args=(--format "$format")
+    [[ $format == "stitch only" ]] && args=(--format json --min-latency 1h)
+    if /usr/bin/time -f '%e %M' -o "$work/replay.time" "$wp" report "$rec" "${args[@]}" \
       -o "$out" 2>"$work/replay.err"; then
       read -r secs kib <"$work/replay.time"
       rate=$(awk -v e="${events:-0}" -v s="$secs" 'BEGIN {printf "%.0f", (s > 0 ? e / s : 0)}')
@@ -515,7 +518,7 @@ replay() {
       echo "bench: report --format $format failed: $(tail -n 2 "$work/replay.err" | tr '\n' ' ')" >&2
       secs=fail kib=fail rate=fail
     fi
-    echo "report --format $format: $secs s, $rate events/s, peak RSS $(mib "$kib"), output $(du -h "$out" 2>/dev/null | cut -f1)"
+    echo "report ($format): $secs s, $rate events/s, peak RSS $(mib "$kib"), output $(du -h "$out" 2>/dev/null | cut -f1)"
     rows+=("| $format | $secs | $rate | $(mib "$kib") |")
     rm -f "$out"
   done
