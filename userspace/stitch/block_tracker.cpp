@@ -323,25 +323,32 @@ void BlockTracker::infer_completion(const std::shared_ptr<Request>& r, Nanos at)
 void BlockTracker::waited_call_end(std::uint32_t tid, SubmitWhy why, Nanos start, Nanos end) {
   auto it = bios_by_tid_.find(tid);
   if (it == bios_by_tid_.end()) return;
+  // The thread's bios arrive in the order it queued them: the call's are the newest, and the
+  // walk stops at the first from before the call (the history holds thousands).
   const std::deque<std::shared_ptr<Bio>>& bios = it->second;
+  auto first_in_call = bios.end();
+  while (first_in_call != bios.begin() && (*std::prev(first_in_call))->ev.ts >= start)
+    --first_in_call;
+  if (first_in_call == bios.end()) return;
   auto in_call = [&](const Bio& b) { return b.ev.ts >= start && b.ev.ts <= end; };
   Nanos flushed = end;  // the thread's first cache flush in the call
-  for (const auto& b : bios)
-    if (in_call(*b) && is_flush_bio(b->ev) && b->ev.why == why)
-      flushed = std::min(flushed, b->ev.ts);
+  for (auto b = first_in_call; b != bios.end(); ++b)
+    if (in_call(**b) && is_flush_bio((*b)->ev) && (*b)->ev.why == why)
+      flushed = std::min(flushed, (*b)->ev.ts);
   auto waited = [&](const Bio& b) {
     return b.ev.tid == tid && b.ev.why == why && b.ev.uring_tag == 0 && in_call(b);
   };
-  for (const auto& b : bios) {
-    if (!waited(*b) || is_flush_bio(b->ev) || !b->request) continue;
-    const std::shared_ptr<Request> r = b->request;
+  for (auto b = first_in_call; b != bios.end(); ++b) {
+    const Bio& bio = **b;
+    if (!waited(bio) || is_flush_bio(bio.ev) || !bio.request) continue;
+    const std::shared_ptr<Request> r = bio.request;
     if (r->data_done || r->lost_tracking || !is_data_op(r->tl.op)) continue;
     auto active = active_.find(r->rq);
     if (active == active_.end() || active->second != r) continue;  // its lifetime ended
     if (!std::all_of(r->bios.begin(), r->bios.end(),
                      [&](const std::shared_ptr<Bio>& other) { return waited(*other); }))
       continue;
-    infer_completion(r, b->ev.ts < flushed ? flushed : end);
+    infer_completion(r, bio.ev.ts < flushed ? flushed : end);
   }
 }
 
