@@ -511,9 +511,24 @@ TEST_F(StitcherTest, OnlyAWaitingCallsOwnOpenRequestsAreInferredComplete) {
   io(0x73, 8192, 4096, 3100, 3200);
   feed(sync_call(Syscall::Fsync, 2900, 3500, 303));
 
+  // The thread's own bio from before its call (a sync_file_range's, still in flight) is no
+  // part of the call's wait, however many of its bios came between.
+  BioEvent earlier = page_bio(4000, 0xb5, 10240, 4, 1, 304);
+  earlier.why = SubmitWhy::SyncSyscall;
+  feed(earlier);
+  feed(issue(4010, 0x74, 10240, 4096));
+  feed(sync_call(Syscall::SyncFileRange, 3900, 4050, 304));
+  for (std::uint64_t i = 0; i < 3; ++i) {
+    BioEvent own = page_bio(5000 + i * 10, 0xc0 + i, 12288 + i * 8, 10 + i, 1, 304);
+    own.why = SubmitWhy::SyncSyscall;
+    feed(own);
+  }
+  io(0x75, 12288, 3 * 4096, 5100, 5200);
+  feed(sync_call(Syscall::Fsync, 4900, 5500, 304));
+
   EXPECT_EQ(stitcher_.stats().missed_completions, 0u);
   auto s = syncs();
-  ASSERT_EQ(s.size(), 3u);
+  ASSERT_EQ(s.size(), 5u);
   EXPECT_FALSE(s[2].requests.empty());
   for (const auto& sync : s)
     for (const auto& r : sync.requests) EXPECT_FALSE(r.complete_inferred) << sync.call.tid;
