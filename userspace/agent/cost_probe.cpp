@@ -47,13 +47,8 @@ Nanos now_ns() {
   ::_exit(0);
 }
 
-Nanos median(std::vector<Nanos> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-double median(std::vector<double> v) {
+template <typename T>
+T median(std::vector<T> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -127,7 +122,10 @@ std::unique_ptr<CostProbe> CostProbe::start(std::uint32_t calls, std::string& er
     ::close(fd);
     ::close(command[0]);
     ::close(result[1]);
-    *helper = {pid, command[1], result[0]};
+    helper->pid = pid;
+    helper->command_fd = command[1];
+    helper->result_fd = result[0];
+    helper->command = pwrites ? 'p' : 'w';
   }
   return probe;
 }
@@ -140,9 +138,8 @@ CostProbe::~CostProbe() {
   }
 }
 
-std::optional<Nanos> CostProbe::run(const Helper& helper, char what, BpfSession* session,
-                                    std::string& error) {
-  if (::write(helper.command_fd, &what, 1) != 1) {
+std::optional<Nanos> CostProbe::run(const Helper& helper, BpfSession* session, std::string& error) {
+  if (::write(helper.command_fd, &helper.command, 1) != 1) {
     error = std::string("the cost helper is gone: ") + std::strerror(errno);
     return std::nullopt;
   }
@@ -166,11 +163,11 @@ std::optional<Nanos> CostProbe::run(const Helper& helper, char what, BpfSession*
 
 bool CostProbe::measure_untraced(int rounds, std::string& error) {
   for (int i = 0; i < rounds; ++i) {
-    const auto pwrite_ns = run(traced_, 'p', nullptr, error);
-    const auto write_ns = pwrite_ns ? run(bystander_, 'w', nullptr, error) : std::nullopt;
-    if (!write_ns) return false;
-    pwrite_untraced_.push_back(*pwrite_ns);
-    write_untraced_.push_back(*write_ns);
+    for (Helper* helper : {&traced_, &bystander_}) {
+      const auto ns = run(*helper, nullptr, error);
+      if (!ns) return false;
+      helper->untraced.push_back(*ns);
+    }
   }
   return true;
 }
@@ -184,19 +181,18 @@ bool CostProbe::measure_traced(int rounds, BpfSession& session, std::string& err
                                            : "";
   bool ok = true;
   for (int i = 0; i < rounds && ok; ++i) {
-    for (const bool pwrites : {true, false}) {
+    for (Helper* helper : {&traced_, &bystander_}) {
       const ProgramTotals before = program_totals(session);
-      const auto ns = run(pwrites ? traced_ : bystander_, pwrites ? 'p' : 'w', &session, error);
+      const auto ns = run(*helper, &session, error);
       if (!ns) {
         ok = false;
         break;
       }
       const ProgramTotals after = program_totals(session);
-      (pwrites ? pwrite_traced_ : write_traced_).push_back(*ns);
+      helper->traced.push_back(*ns);
       if (!counted_by_.empty()) {
-        (pwrites ? pwrite_program_ : write_program_).push_back((after.ns - before.ns) / calls_);
-        (pwrites ? pwrite_runs_ : write_runs_)
-            .push_back(static_cast<double>(after.runs - before.runs) / calls_);
+        helper->program.push_back((after.ns - before.ns) / calls_);
+        helper->runs.push_back(static_cast<double>(after.runs - before.runs) / calls_);
       }
     }
   }
@@ -210,17 +206,16 @@ TraceCost CostProbe::result() const {
   cost.calls = calls_;
   cost.rounds = rounds_;
   cost.counted_by = counted_by_;
-  auto fill = [](CallCost& c, const std::vector<Nanos>& untraced, const std::vector<Nanos>& traced,
-                 const std::vector<Nanos>& program, const std::vector<double>& runs) {
-    c.untraced_ns = median(untraced);
-    c.traced_ns = median(traced);
-    if (!program.empty()) {
-      c.program_ns = median(program);
-      c.program_runs = median(runs);
+  auto fill = [](CallCost& c, const Helper& h) {
+    c.untraced_ns = median(h.untraced);
+    c.traced_ns = median(h.traced);
+    if (!h.program.empty()) {
+      c.program_ns = median(h.program);
+      c.program_runs = median(h.runs);
     }
   };
-  fill(cost.traced_pwrite, pwrite_untraced_, pwrite_traced_, pwrite_program_, pwrite_runs_);
-  fill(cost.bystander_write, write_untraced_, write_traced_, write_program_, write_runs_);
+  fill(cost.traced_pwrite, traced_);
+  fill(cost.bystander_write, bystander_);
   return cost;
 }
 

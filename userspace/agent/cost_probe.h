@@ -58,21 +58,21 @@ class CostProbe {
   TraceCost result() const;
 
  private:
+  // A helper process and what its rounds measured, per call.
   struct Helper {
     int pid = -1;
     int command_fd = -1;
     int result_fd = -1;
+    char command = 0;  // 'p': pwrites, 'w': /dev/null writes
+    std::vector<Nanos> untraced, traced, program;
+    std::vector<double> runs;
   };
   CostProbe() = default;
-  // Runs one batch in `helper` ('p': pwrites, 'w': /dev/null writes); its ns per call.
-  std::optional<Nanos> run(const Helper& helper, char what, BpfSession* session,
-                           std::string& error);
+  // Runs one batch in `helper`; its ns per call.
+  std::optional<Nanos> run(const Helper& helper, BpfSession* session, std::string& error);
 
   std::uint32_t calls_ = 0;
   Helper traced_, bystander_;
-  std::vector<Nanos> pwrite_untraced_, pwrite_traced_, write_untraced_, write_traced_;
-  std::vector<Nanos> pwrite_program_, write_program_;
-  std::vector<double> pwrite_runs_, write_runs_;
   std::string counted_by_;
   int rounds_ = 0;
 };
