@@ -355,7 +355,10 @@ side_by_side() {
 variant_flags=("" "--raw-syscalls")
 hook_flags=""  # the variant run_column's writepath commands use (empty: the default)
 chosen_variant() {  # FLAGS: the write-syscall variant doctor reports with them
-  "$wp" doctor $1 2>&1 | grep -m1 'write/sync syscalls' | sed -E 's/.*write\/sync syscalls +//; s/ +$//'
+  # awk reads doctor's whole report: a reader that stops at the first match (grep -m1) would
+  # kill doctor with SIGPIPE, and pipefail would end the run.
+  "$wp" doctor $1 2>&1 | awk '/write\/sync syscalls/ && !found {
+    sub(/.*write\/sync syscalls +/, ""); sub(/ +$/, ""); print; found = 1 }'
 }
 
 variants() {
