@@ -338,6 +338,19 @@ static __always_inline struct file *wp_task_file(int fd)
 	return file;
 }
 
+/* bpf_rdonly_cast (v6.2, every program type) makes a pointer read from memory (a file from the
+ * fd table, which the verifier sees as a number) a read-only BTF pointer: its fields, and the
+ * inode and dentry behind it, are then plain fault-safe loads instead of a probe-read helper
+ * call each. Weak: libbpf 1.1 leaves it unresolved on a kernel without it, and the agent loads
+ * the programs that call it only where vmlinux BTF has it (hook_plan.cpp, the "cast" variant):
+ * 6.1's verifier refuses an unresolved kfunc call even in a program's dead code. */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+
+static __always_inline struct file *wp_typed_file(struct file *file)
+{
+	return bpf_rdonly_cast(file, bpf_core_type_id_kernel(struct file));
+}
+
 /* Superblock dev_t of an inode's file system (the page cache of a block device file belongs
  * to the bdev inode, whose superblock is bdevfs: use its i_rdev there). */
 static __always_inline __u32 wp_inode_fs_dev(struct inode *inode)

@@ -157,12 +157,19 @@ struct wp_task_state {
 	/* The cgroup id of the last wp_cgroup_record emitted for this thread (wp_note_cgroup). */
 	__u64 cgroup_noted;
 	/* The file whose path this thread last saw out (emitted or known): the struct file, its
-	 * (dev, ino), and its name then (d_name's hash_len mixed with d_parent and dev), all of
-	 * which must match: a recycled struct file of a new file of the same name (a log made
-	 * again, a .tmp renamed away and written anew) is another inode. wp_emit_call_path. */
+	 * (dev, ino), and its name then (d_name's hash_len mixed with dev, and the parent
+	 * dentry), all of which must match: a recycled struct file of a new file of the same
+	 * name (a log made again, a .tmp renamed away and written anew) is another inode.
+	 * wp_emit_call_path. */
 	__u64 path_file;
 	__u64 path_ino;
 	__u64 path_name;
+	__u64 path_parent;
+	/* The name of the call's file as its entry read it (wp_file_name_of), and that file;
+	 * name_file is 0 when the entry did not read it (the exit then does). */
+	__u64 name_file;
+	__u64 name;
+	__u64 name_parent;
 };
 
 /* Task-local storage (v5.11+) rather than a tid-keyed hash: no insert and delete per

@@ -19,12 +19,21 @@
  * and made again (a rollback journal per transaction) on a recycled struct inode too, whose
  * number ext4 may not reuse while the unlink's transaction is open. A stale hit would name
  * the new file by the old one's (dev, ino) and leave it out of traced_files. */
-static __always_inline bool wp_resolve_file(struct wp_task_state *st, struct file *file)
+static __always_inline bool wp_resolve_file(struct wp_task_state *st, struct file *file, bool typed)
 {
-	struct inode *inode = BPF_CORE_READ(file, f_inode);
-	__u64 inode_ino = BPF_CORE_READ(inode, i_ino);
-	struct inode *host;
+	struct inode *host, *inode;
+	__u64 inode_ino;
 	__u32 mode;
+
+	/* `typed` (a constant at each call site): `file` is a BTF pointer (wp_typed_file), so
+	 * the hit test is plain loads; a miss reads the rest the general way. */
+	if (typed) {
+		inode = file->f_inode;
+		inode_ino = inode->i_ino;
+	} else {
+		inode = BPF_CORE_READ(file, f_inode);
+		inode_ino = BPF_CORE_READ(inode, i_ino);
+	}
 
 	if (st->cached_file == (__u64)file && st->cached_inode == (__u64)inode &&
 	    st->cached_inode_ino == inode_ino)
@@ -67,9 +76,9 @@ static __always_inline bool wp_resolve_file(struct wp_task_state *st, struct fil
  * RWF_APPEND O_APPEND, RWF_NOAPPEND clears O_APPEND. `st` holds `file` resolved by
  * wp_resolve_file. */
 static __always_inline __u32 wp_file_flags(struct wp_task_state *st, struct file *file,
-					   __u16 call_flags)
+					   __u16 call_flags, bool typed)
 {
-	__u32 f_flags = BPF_CORE_READ(file, f_flags);
+	__u32 f_flags = typed ? file->f_flags : BPF_CORE_READ(file, f_flags);
 	__u32 flags = st->cached_kind;
 
 	if (f_flags & WP_O_DIRECT)
@@ -82,6 +91,25 @@ static __always_inline __u32 wp_file_flags(struct wp_task_state *st, struct file
 	    !(call_flags & WP_CALL_RWF_NOAPPEND))
 		flags |= WP_FILE_APPEND;
 	return flags;
+}
+
+/* What a file's path record depends on besides the file itself (see wp_emit_call_path): its
+ * dentry's name (hash and length, mixed with `dev`) and its parent dentry. The parent stays a
+ * pointer, compared and never mixed: the verifier allows no arithmetic on a BTF pointer. */
+static __always_inline void wp_file_name_of(struct file *file, __u32 dev, bool typed,
+					    __u64 *name, __u64 *parent)
+{
+	struct dentry *dentry;
+
+	if (typed) {
+		dentry = file->f_path.dentry;
+		*name = dentry->d_name.hash_len ^ ((__u64)dev << 32);
+		*parent = (__u64)dentry->d_parent;
+	} else {
+		dentry = BPF_CORE_READ(file, f_path.dentry);
+		*name = BPF_CORE_READ(dentry, d_name.hash_len) ^ ((__u64)dev << 32);
+		*parent = (__u64)BPF_CORE_READ(dentry, d_parent);
+	}
 }
 
 /* Starts the thread's accounting of one call (a syscall, or an io_uring op issued inline). */
@@ -108,19 +136,15 @@ static __always_inline void wp_open_call(struct wp_task_state *st, __u32 syscall
 	st->active = 1;
 }
 
-/* Opens the thread's state for a syscall on `file`, which is `fd` (fd < 0: no file, e.g.
- * sync(2), or a file not reached through an fd, msync(2)'s mapping); with `file` NULL and
- * fd >= 0 the fd is looked up in the task's fd table. */
-static __always_inline int wp_enter_file(__u32 syscall, int fd, struct file *file, __u64 pos,
-					 __u64 count, __u16 call_flags)
+/* wp_enter_file's body once the fd is looked up (`file` NULL with fd >= 0: no such fd). `typed`
+ * is a constant at each call site: with it `file` is a BTF pointer, and the cached-file test, the
+ * flags and the name are plain loads. */
+static __always_inline int wp_enter_on(struct task_struct *task, __u32 syscall, int fd,
+				       struct file *file, bool typed, __u64 pos, __u64 count,
+				       __u16 call_flags)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
 	struct wp_task_state *st;
 
-	if (!wp_task_traced_of(task))
-		return 0;
-	if (fd >= 0 && !file)
-		file = wp_task_file(fd);
 	if (fd >= 0 && !file) {
 		/* No such fd: no call opens, and none still open from an inline io_uring op may
 		 * take this call's exit for its own. */
@@ -136,7 +160,8 @@ static __always_inline int wp_enter_file(__u32 syscall, int fd, struct file *fil
 	/* A write to a pipe, socket or terminal (most of a server's) by a thread that never made
 	 * a traced call ends here, before any state is made for it: its exit then costs a load. */
 	if (file && wp_syscall_is_write(syscall) && !wp_task_has_storage(task)) {
-		__u32 mode = BPF_CORE_READ(file, f_inode, i_mode) & WP_S_IFMT;
+		__u32 mode = (typed ? file->f_inode->i_mode : BPF_CORE_READ(file, f_inode, i_mode)) &
+			     WP_S_IFMT;
 
 		if (mode != WP_S_IFREG && mode != WP_S_IFBLK)
 			return 0;
@@ -153,23 +178,51 @@ static __always_inline int wp_enter_file(__u32 syscall, int fd, struct file *fil
 	st->fs_dev = 0;
 	st->ino = 0;
 	st->file_flags = 0;
+	st->name_file = 0;
 	if (file) {
-		if (!wp_resolve_file(st, file) || (wp_syscall_is_write(syscall) && !st->cached_kind))
+		if (!wp_resolve_file(st, file, typed) ||
+		    (wp_syscall_is_write(syscall) && !st->cached_kind))
 			return 0;
 		st->file = (__u64)file;
 		st->dev = st->cached_dev;
 		st->fs_dev = st->cached_fs_dev;
 		st->ino = st->cached_ino;
-		st->file_flags = wp_file_flags(st, file, call_flags);
+		st->file_flags = wp_file_flags(st, file, call_flags, typed);
+		/* The name the exit's path record checks against, read here while the file is a
+		 * BTF pointer (a rename inside the call shows on the next one). */
+		if (typed) {
+			wp_file_name_of(file, st->dev, true, &st->name, &st->name_parent);
+			st->name_file = st->file;
+		}
 	}
 	st->call_flags = call_flags;
 	wp_open_call(st, syscall, fd, pos, count);
 	return 0;
 }
 
-static __always_inline int wp_enter(__u32 syscall, int fd, __u64 pos, __u64 count)
+/* Opens the thread's state for a syscall on `file`, which is `fd` (fd < 0: no file, e.g.
+ * sync(2), or a file not reached through an fd, msync(2)'s mapping); with `file` NULL and
+ * fd >= 0 the fd is looked up in the task's fd table. With `cast` (a constant: the
+ * WP_CAST_ENTER programs) the file found there is made a BTF pointer (wp_typed_file). */
+static __always_inline int wp_enter_file(__u32 syscall, int fd, struct file *file, __u64 pos,
+					 __u64 count, __u16 call_flags, bool cast)
 {
-	return wp_enter_file(syscall, fd, NULL, pos, count, 0);
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	if (!wp_task_traced_of(task))
+		return 0;
+	if (fd >= 0 && !file) {
+		file = wp_task_file(fd);
+		if (cast && file)
+			return wp_enter_on(task, syscall, fd, wp_typed_file(file), true, pos, count,
+					   call_flags);
+	}
+	return wp_enter_on(task, syscall, fd, file, false, pos, count, call_flags);
+}
+
+static __always_inline int wp_enter(__u32 syscall, int fd, __u64 pos, __u64 count, bool cast)
+{
+	return wp_enter_file(syscall, fd, NULL, pos, count, 0, cast);
 }
 
 static __always_inline void wp_emit_causes(struct wp_task_state *st)
@@ -193,19 +246,19 @@ static __always_inline void wp_emit_causes(struct wp_task_state *st)
  * reads tell it the name is unchanged, without the call, the inode read and the map lookup. */
 static __always_inline void wp_emit_call_path(struct wp_task_state *st)
 {
-	struct file *file = (struct file *)st->file;
-	struct dentry *dentry = BPF_CORE_READ(file, f_path.dentry);
-	__u64 name = BPF_CORE_READ(dentry, d_name.hash_len) ^
-		     ((__u64)BPF_CORE_READ(dentry, d_parent) * 0x9e3779b97f4a7c15ull) ^
-		     ((__u64)st->dev << 32);
+	__u64 name = st->name, parent = st->name_parent;
 
-	if (st->path_file == st->file && st->path_ino == st->ino && st->path_name == name)
+	if (st->name_file != st->file)
+		wp_file_name_of((struct file *)st->file, st->dev, false, &name, &parent);
+	if (st->path_file == st->file && st->path_ino == st->ino && st->path_name == name &&
+	    st->path_parent == parent)
 		return;
 	if (wp_emit_file_path(st->file, st->dev, st->ino) < 0)
 		return;
 	st->path_file = st->file;
 	st->path_ino = st->ino;
 	st->path_name = name;
+	st->path_parent = parent;
 }
 
 /* Emits one syscall record from the state of `task` (current), stamped `now` (the call's end). */
@@ -283,7 +336,7 @@ static __always_inline bool wp_state_from_iocb(struct wp_task_state *st, const s
 	struct file *file = wp_task_file((int)cb->aio_fildes);
 	__u16 call_flags = (cb->aio_rw_flags & WP_CALL_RWF_MASK) | extra_flags;
 
-	if (!file || !wp_resolve_file(st, file) || !st->cached_kind)
+	if (!file || !wp_resolve_file(st, file, false) || !st->cached_kind)
 		return false;
 	if (cb->aio_lio_opcode == WP_IOCB_CMD_PWRITEV)
 		call_flags |= WP_CALL_AIO_VECTORED;
@@ -291,7 +344,7 @@ static __always_inline bool wp_state_from_iocb(struct wp_task_state *st, const s
 	st->dev = st->cached_dev;
 	st->ino = st->cached_ino;
 	st->fd = (int)cb->aio_fildes;
-	st->file_flags = wp_file_flags(st, file, call_flags);
+	st->file_flags = wp_file_flags(st, file, call_flags, false);
 	st->call_flags = call_flags;
 	st->pos = cb->aio_offset;
 	/* The iocb's offset is where the bytes go (with O_APPEND the kernel writes at i_size,
@@ -374,7 +427,7 @@ static __always_inline int wp_open_may_copy_up(__u32 syscall, __u64 flags)
 {
 	if ((flags & WP_O_ACCMODE) == 0 && !(flags & WP_O_TRUNC))
 		return 0;
-	return wp_enter(syscall, -1, 0, 0);
+	return wp_enter(syscall, -1, 0, 0, false);
 }
 
 /* The open of `st` returned `fd`: whether it copied an overlay file up, its data written inside
@@ -393,7 +446,7 @@ static __always_inline bool wp_open_copy_up(struct wp_task_state *st, long fd)
 	if (!file)
 		return false;
 	inode = BPF_CORE_READ(file, f_inode);
-	if (!wp_overlay_inode(inode) || !wp_resolve_file(st, file) ||
+	if (!wp_overlay_inode(inode) || !wp_resolve_file(st, file, false) ||
 	    st->cached_kind != WP_FILE_REGULAR)
 		return false;
 	st->file = (__u64)file;
@@ -401,7 +454,7 @@ static __always_inline bool wp_open_copy_up(struct wp_task_state *st, long fd)
 	st->dev = st->cached_dev;
 	st->fs_dev = st->cached_fs_dev;
 	st->ino = st->cached_ino;
-	st->file_flags = wp_file_flags(st, file, 0);
+	st->file_flags = wp_file_flags(st, file, 0, false);
 	st->pos = 0;
 	st->pos_exact = 1;
 	st->count = BPF_CORE_READ(inode, i_size);
@@ -535,12 +588,12 @@ static __always_inline int wp_open_msync(unsigned long start, unsigned long len,
 	if (flags & WP_MS_SYNC)
 		call_flags |= WP_CALL_MS_SYNC;
 	bpf_find_vma(bpf_get_current_task_btf(), start, wp_vma_file, &m, 0);
-	return wp_enter_file(WP_SYS_MSYNC, -1, m.file, m.file ? m.pos : 0, len, call_flags);
+	return wp_enter_file(WP_SYS_MSYNC, -1, m.file, m.file ? m.pos : 0, len, call_flags, false);
 }
 
 /* io_submit(2): the state opens on the first write iocb's file (the filters apply to it);
  * the exit emits one record per write iocb (wp_emit_io_submit). */
-static __always_inline int wp_open_io_submit(long nr, __u64 iocbpp)
+static __always_inline int wp_open_io_submit(long nr, __u64 iocbpp, bool cast)
 {
 	struct wp_task_state *st;
 	struct iocb cb;
@@ -555,7 +608,7 @@ static __always_inline int wp_open_io_submit(long nr, __u64 iocbpp)
 	if (i == WP_AIO_MAX_IOCBS)
 		return 0;
 	wp_enter_file(WP_SYS_IO_SUBMIT, (int)cb.aio_fildes, NULL, cb.aio_offset, cb.aio_nbytes,
-		      cb.aio_rw_flags & WP_CALL_RWF_MASK);
+		      cb.aio_rw_flags & WP_CALL_RWF_MASK, cast);
 	st = wp_active_state();
 	if (st) {
 		st->aio_iocbs = iocbpp;
@@ -567,34 +620,35 @@ static __always_inline int wp_open_io_submit(long nr, __u64 iocbpp)
 
 /* Dispatches one traced syscall's entry from its raw arguments (a5: the sixth). */
 static __always_inline int wp_enter_args(__u32 syscall, unsigned long a0, unsigned long a1,
-					 unsigned long a2, unsigned long a3, unsigned long a5)
+					 unsigned long a2, unsigned long a3, unsigned long a5,
+					 bool cast)
 {
 	switch (syscall) {
 	case WP_SYS_WRITE:
-		return wp_enter(syscall, (int)a0, WP_AT_F_POS, a2);
+		return wp_enter(syscall, (int)a0, WP_AT_F_POS, a2, cast);
 	case WP_SYS_PWRITE64:
-		return wp_enter(syscall, (int)a0, a3, a2);
+		return wp_enter(syscall, (int)a0, a3, a2, cast);
 	case WP_SYS_WRITEV:
 		return wp_enter(syscall, (int)a0, WP_AT_F_POS,
-				wp_iov_bytes((const struct iovec *)a1, a2));
+				wp_iov_bytes((const struct iovec *)a1, a2), cast);
 	case WP_SYS_PWRITEV:
 		/* pos_l, pos_h: on 64-bit the whole offset is in pos_l. */
-		return wp_enter(syscall, (int)a0, a3, wp_iov_bytes((const struct iovec *)a1, a2));
+		return wp_enter(syscall, (int)a0, a3, wp_iov_bytes((const struct iovec *)a1, a2), cast);
 	case WP_SYS_PWRITEV2:
 		/* As pwritev; at offset -1 it writes at f_pos like writev. Its flags (a5) are
 		 * RWF_*, per call. */
 		return wp_enter_file(syscall, (int)a0, NULL, a3,
 				     wp_iov_bytes((const struct iovec *)a1, a2),
-				     a5 & WP_CALL_RWF_MASK);
+				     a5 & WP_CALL_RWF_MASK, cast);
 	case WP_SYS_IO_SUBMIT:
-		return wp_open_io_submit((long)a1, a2);
+		return wp_open_io_submit((long)a1, a2, cast);
 	case WP_SYS_MSYNC:
 		return wp_open_msync(a0, a1, (int)a2);
 	case WP_SYS_SYNC_FILE_RANGE:
 		return wp_enter_file(syscall, (int)a0, NULL, a1, a2,
-				     (a3 & WP_CALL_SFR_MASK) << WP_CALL_SFR_SHIFT);
+				     (a3 & WP_CALL_SFR_MASK) << WP_CALL_SFR_SHIFT, cast);
 	case WP_SYS_SYNC:
-		return wp_enter(syscall, -1, 0, 0);
+		return wp_enter(syscall, -1, 0, 0, cast);
 	case WP_SYS_OPENAT:
 		return wp_open_may_copy_up(syscall, a2);
 	case WP_SYS_OPENAT2: {
@@ -606,7 +660,7 @@ static __always_inline int wp_enter_args(__u32 syscall, unsigned long a0, unsign
 		return wp_open_may_copy_up(syscall, flags);
 	}
 	default: /* fsync, fdatasync, syncfs */
-		return wp_enter(syscall, (int)a0, 0, 0);
+		return wp_enter(syscall, (int)a0, 0, 0, cast);
 	}
 }
 
@@ -621,7 +675,7 @@ int BPF_PROG(wp_sys_enter, struct pt_regs *regs, long id)
 	/* regs is BTF-typed here: plain loads, no probe reads. */
 	return wp_enter_args(syscall, PT_REGS_PARM1_SYSCALL(regs), PT_REGS_PARM2_SYSCALL(regs),
 			     PT_REGS_PARM3_SYSCALL(regs), PT_REGS_PARM4_SYSCALL(regs),
-			     wp_regs_syscall_arg6(regs));
+			     wp_regs_syscall_arg6(regs), false);
 }
 
 SEC("tp_btf/sys_exit")
@@ -656,7 +710,7 @@ int BPF_PROG(wp_vfs_write_enter, struct file *file, const char *buf, size_t coun
 		return 0;
 	/* The offset is settled at exit (*pos has moved by ret, O_APPEND included). */
 	return wp_enter_file(syscall, (int)PT_REGS_PARM1_SYSCALL(regs), file, WP_AT_F_POS, count,
-			     0);
+			     0, false);
 }
 
 SEC("fexit/vfs_write")
@@ -684,7 +738,7 @@ int BPF_PROG(wp_vfs_fsync_enter, struct file *file, loff_t start, loff_t end, in
 
 	if (!wp_syscall_is_sync(syscall))
 		return 0;
-	return wp_enter_file(syscall, (int)PT_REGS_PARM1_SYSCALL(regs), file, 0, 0, 0);
+	return wp_enter_file(syscall, (int)PT_REGS_PARM1_SYSCALL(regs), file, 0, 0, 0, false);
 }
 
 SEC("fexit/vfs_fsync_range")
@@ -747,16 +801,24 @@ static __always_inline int wp_count_untraced(__u32 call, bool check_fd, int fd)
 WP_UNTRACED_TABLE(WP_UNTRACED_COUNTER_)
 #undef WP_UNTRACED_COUNTER_
 
-/* ---- fallback: one perf tracepoint per syscall ------------------------------------------
+/* ---- one perf tracepoint per syscall (preferred: see hook_plan.cpp) ----------------------
  * A pair of programs per row of WP_SYSCALL_TABLE. The exits all do the same: the state says
- * which call it was. */
+ * which call it was. Each entry comes twice: wp_enter_cast_* reads the file through
+ * wp_typed_file (bpf_rdonly_cast, v6.2), wp_enter_* through probe reads for older kernels;
+ * the agent loads one of the two (the "cast" variant when the kernel's BTF has the kfunc). */
 
 #define WP_SYSCALL_TRACEPOINTS_(id, value, name, Name, cls, vfs)                                   \
 	SEC("tracepoint/syscalls/sys_enter_" #name)                                                \
 	int wp_enter_##name(struct trace_event_raw_sys_enter *ctx)                                 \
 	{                                                                                          \
 		return wp_enter_args(WP_SYS_##id, ctx->args[0], ctx->args[1], ctx->args[2],        \
-				     ctx->args[3], ctx->args[5]);                                  \
+				     ctx->args[3], ctx->args[5], false);                           \
+	}                                                                                          \
+	SEC("tracepoint/syscalls/sys_enter_" #name)                                                \
+	int wp_enter_cast_##name(struct trace_event_raw_sys_enter *ctx)                            \
+	{                                                                                          \
+		return wp_enter_args(WP_SYS_##id, ctx->args[0], ctx->args[1], ctx->args[2],        \
+				     ctx->args[3], ctx->args[5], true);                            \
 	}                                                                                          \
 	SEC("tracepoint/syscalls/sys_exit_" #name)                                                 \
 	int wp_exit_##name(struct trace_event_raw_sys_exit *ctx)                                   \
@@ -918,13 +980,13 @@ static __always_inline int wp_uring_complete(struct io_kiocb *req, __s32 res)
 		wp_count_lost(WP_HOOK_STATE);
 		goto out;
 	}
-	if (!wp_resolve_file(st, file) || (wp_syscall_is_write(op->syscall) && !st->cached_kind))
+	if (!wp_resolve_file(st, file, false) || (wp_syscall_is_write(op->syscall) && !st->cached_kind))
 		goto out;
 	wp_emit_file_path((__u64)file, st->cached_dev, st->cached_ino);
 	r = wp_reserve(sizeof(*r), WP_REC_SYSCALL, WP_HOOK_SYSCALL);
 	if (!r)
 		goto out;
-	r->file_flags = wp_file_flags(st, file, 0);
+	r->file_flags = wp_file_flags(st, file, 0, false);
 	r->start_ns = op->start_ns;
 	r->pid = op->pid;
 	/* The thread that queued the op's bios: the stitcher matches bios by thread. */

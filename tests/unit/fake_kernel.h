@@ -154,10 +154,11 @@ inline FakeKernel with_current_prototypes() {
 
 // The development machine: 6.18 in a VM whose kernel lists vfs_write in BTF but refuses to
 // load an fentry program (what kernel_caps' attach probe reports), no NVMe driver, xfs and
-// fuse built in.
+// fuse built in, the bpf_rdonly_cast kfunc (v6.2).
 inline FakeKernel kernel_6_18() {
   FakeKernel k = with_current_prototypes()
                      .fentry(false, "load: Operation not permitted")
+                     .function("bpf_rdonly_cast")
                      .raw_tracepoint("io_uring_submit_req", 1)
                      .raw_tracepoint("io_uring_queue_async_work", 2)
                      .raw_tracepoint("io_uring_complete", 3)
@@ -170,7 +171,9 @@ inline FakeKernel kernel_6_18() {
 // The development machine's kernel built without io_uring (CONFIG_IO_URING=n): no io_uring
 // tracepoints.
 inline FakeKernel kernel_without_io_uring() {
-  FakeKernel k = with_current_prototypes().fentry(false, "load: Operation not permitted");
+  FakeKernel k = with_current_prototypes()
+                     .fentry(false, "load: Operation not permitted")
+                     .function("bpf_rdonly_cast");
   return with_xfs_log_tracepoints(with_jbd2_btf(k, ""), "");
 }
 

@@ -52,8 +52,10 @@ const std::string kNoCauses = "only with --min-latency (slow-call causes)";
 TEST(HookPlan, ThisKernelUsesSyscallTracepointsAndTpBtf) {
   const HookPlan plan = plan_hooks(kernel_6_18(), PlanOptions{});
   const std::vector<Row> expected = {
-      {"write/sync syscalls", "tracepoint syscalls:sys_enter_write (+5)", kNoFentryHere},
-      {"other write/sync calls", "tracepoint syscalls:sys_enter_writev (+21)", ""},
+      {"write/sync syscalls", "tracepoint syscalls:sys_enter_write (+5) with bpf_rdonly_cast",
+       kNoFentryHere},
+      {"other write/sync calls", "tracepoint syscalls:sys_enter_writev (+21) with bpf_rdonly_cast",
+       ""},
       {"fork follow", "tp_btf sched:sched_process_fork", ""},
       {"process exit", "tp_btf sched:sched_process_exit", ""},
       {"io_uring submit", "tp_btf io_uring:io_uring_submit_req", ""},
@@ -98,8 +100,30 @@ TEST(HookPlan, ThisKernelUsesSyscallTracepointsAndTpBtf) {
   EXPECT_EQ(plan.raw_syscall_slots(), 0u);  // the raw pair is not loaded at all
   EXPECT_EQ(plan.programs().count("wp_sys_enter"), 0u);
   EXPECT_EQ(plan.programs().count("wp_vfs_write_enter"), 0u);
-  EXPECT_EQ(plan.programs().count("wp_enter_pwrite64"), 1u);
+  // The entries that read the file through bpf_rdonly_cast, not their probe-read twins.
+  EXPECT_EQ(plan.programs().count("wp_enter_cast_pwrite64"), 1u);
+  EXPECT_EQ(plan.programs().count("wp_enter_pwrite64"), 0u);
   EXPECT_EQ(plan.programs().count("wp_exit_sync"), 1u);
+}
+
+// bpf_rdonly_cast came in 6.2: 6.1 gets the entries that probe-read the file, and doctor says
+// why; a cast entry that fails to load falls back to them too.
+TEST(HookPlan, SyscallEntriesCastTheFileOnlyWhereTheKernelHasTheKfunc) {
+  const HookPlan debian = plan_hooks(kernel_6_1(), PlanOptions{.fentry = false});
+  EXPECT_EQ(row(debian, "other write/sync calls"),
+            Row("other write/sync calls", "tracepoint syscalls:sys_enter_writev (+21)",
+                "tracepoint: no kfunc bpf_rdonly_cast in BTF"));
+  EXPECT_EQ(debian.programs().count("wp_enter_pwrite64"), 1u);
+  EXPECT_EQ(debian.programs().count("wp_enter_cast_pwrite64"), 0u);
+
+  PlanOptions options;
+  options.failed = {"wp_enter_cast_writev"};
+  const HookPlan failed = plan_hooks(kernel_6_18(), options);
+  EXPECT_EQ(row(failed, "other write/sync calls"),
+            Row("other write/sync calls", "tracepoint syscalls:sys_enter_writev (+21)",
+                "tracepoint: wp_enter_cast_writev failed to load or attach"));
+  EXPECT_EQ(failed.programs().count("wp_enter_writev"), 1u);
+  EXPECT_EQ(failed.programs().count("wp_enter_cast_pwrite64"), 1u);  // its own hook still casts
 }
 
 // v6.3 renamed io_uring_submit_sqe to io_uring_submit_req; io_uring_complete's arguments
@@ -181,7 +205,8 @@ TEST(HookPlan, Debian61UsesFentryAndNvmeTracepoints) {
   // fentry serves only write/pwrite64/fsync; the others stay on tracepoints (fdatasync too:
   // 6.1 inlines vfs_fsync_range into it).
   EXPECT_EQ(row(plan, "other write/sync calls"),
-            Row("other write/sync calls", "tracepoint syscalls:sys_enter_writev (+21)", ""));
+            Row("other write/sync calls", "tracepoint syscalls:sys_enter_writev (+21)",
+                "tracepoint: no kfunc bpf_rdonly_cast in BTF"));
   EXPECT_EQ(plan.programs().count("wp_enter_write"), 0u);
   EXPECT_EQ(plan.programs().count("wp_enter_writev"), 1u);
   EXPECT_EQ(row(plan, "nvme submit"), Row("nvme submit", "tp_btf nvme:nvme_setup_cmd", ""));
@@ -194,7 +219,7 @@ TEST(HookPlan, NoFentryOptionKeepsTheWritePathOnTracepoints) {
   const HookPlan plan = plan_hooks(kernel_6_1(), PlanOptions{.fentry = false});
   EXPECT_EQ(row(plan, "write/sync syscalls"),
             Row("write/sync syscalls", "tracepoint syscalls:sys_enter_write (+5)",
-                "fentry: off (--no-fentry)"));
+                "fentry: off (--no-fentry); tracepoint: no kfunc bpf_rdonly_cast in BTF"));
   EXPECT_EQ(plan.programs().count("wp_vfs_write_enter"), 0u);
   // The user's choice is named even where fentry would not attach anyway.
   EXPECT_EQ(std::get<2>(row(plan_hooks(kernel_6_18(), PlanOptions{.fentry = false}),
@@ -208,7 +233,8 @@ TEST(HookPlan, FentryNeedsTheFunctionInBtf) {
   const HookPlan plan = plan_hooks(kernel, PlanOptions{});
   EXPECT_EQ(row(plan, "write/sync syscalls"),
             Row("write/sync syscalls", "tracepoint syscalls:sys_enter_write (+5)",
-                "fentry: no function vfs_fsync_range in BTF"));
+                "fentry: no function vfs_fsync_range in BTF; "
+                "tracepoint: no kfunc bpf_rdonly_cast in BTF"));
 }
 
 // 5.10's block tracepoints take the request_queue first: request insert/issue have a raw_tp
@@ -442,7 +468,8 @@ TEST(HookPlan, DisabledSyscallProgramFailsItsWholeVariant) {
             Row("write/sync syscalls", "tp_btf raw_syscalls:sys_enter (+1)",
                 kNoFentryHere + "; tracepoint: wp_exit_fsync failed to load or attach"));
   EXPECT_EQ(row(plan, "other write/sync calls"),
-            Row("other write/sync calls", "tracepoint syscalls:sys_enter_writev (+21)", ""));
+            Row("other write/sync calls",
+                "tracepoint syscalls:sys_enter_writev (+21) with bpf_rdonly_cast", ""));
   constexpr std::uint32_t kVfsSlots = (1u << 0) | (1u << 1) | (1u << 5);
   EXPECT_EQ(plan.raw_syscall_slots(), kVfsSlots);
 }

@@ -30,6 +30,9 @@ struct HookVariant {
   // Syscall slots (bits in the order of bpf/syscall.bpf.c's wp_slot_syscall) that the raw
   // syscall programs serve when this variant is chosen.
   std::uint32_t raw_syscall_slots = 0;
+  // A kfunc the programs call, which vmlinux BTF must declare ("" = none): libbpf 1.1 leaves
+  // a missing weak kfunc unresolved, and a kernel without it refuses the program.
+  std::string kfunc = "";
 };
 
 struct Hook {
