@@ -323,12 +323,12 @@ static __always_inline __u64 wp_iowq_current_req(void)
 
 /* ---- files -------------------------------------------------------------------------------- */
 
-/* The current task's file for `fd`. The task pointer from bpf_get_current_task_btf() (v5.11)
- * is BTF-typed, so the walk to the fd table is plain loads (fault-safe, CO-RE relocated)
- * instead of a probe-read helper call per pointer; only the indexed slot needs one. */
-static __always_inline struct file *wp_task_file(int fd)
+/* `task`'s file for `fd` (`task` is current, from bpf_get_current_task_btf(), v5.11: callers
+ * that hold it pass it, a helper call less). The task pointer is BTF-typed, so the walk to the
+ * fd table is plain loads (fault-safe, CO-RE relocated) instead of a probe-read helper call per
+ * pointer; only the indexed slot needs one. */
+static __always_inline struct file *wp_task_file(struct task_struct *task, int fd)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
 	struct fdtable *fdt = task->files->fdt;
 	struct file *file = NULL;
 

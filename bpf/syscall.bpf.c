@@ -212,7 +212,7 @@ static __always_inline int wp_enter_file(__u32 syscall, int fd, struct file *fil
 	if (!wp_task_traced_of(task))
 		return 0;
 	if (fd >= 0 && !file) {
-		file = wp_task_file(fd);
+		file = wp_task_file(task, fd);
 		if (cast && file)
 			return wp_enter_on(task, syscall, fd, wp_typed_file(file), true, pos, count,
 					   call_flags);
@@ -261,9 +261,10 @@ static __always_inline void wp_emit_call_path(struct wp_task_state *st)
 	st->path_parent = parent;
 }
 
-/* Emits one syscall record from the state of `task` (current), stamped `now` (the call's end). */
+/* Emits one syscall record from the state of `task` (current), stamped `now` (the call's end).
+ * With `cast` (a constant) the file's position and size are read through wp_typed_file. */
 static __always_inline void wp_emit_call(struct wp_task_state *st, long ret, __u64 now,
-					 struct task_struct *task)
+					 struct task_struct *task, bool cast)
 {
 	struct wp_syscall_record *r;
 
@@ -294,10 +295,12 @@ static __always_inline void wp_emit_call(struct wp_task_state *st, long ret, __u
 		struct file *file = (struct file *)st->file;
 		__s64 end = -1;
 
+		if (cast)
+			file = wp_typed_file(file);
 		if (st->file_flags & WP_FILE_APPEND)
-			end = BPF_CORE_READ(file, f_inode, i_size);
+			end = cast ? file->f_inode->i_size : BPF_CORE_READ(file, f_inode, i_size);
 		else if (st->pos == (__u64)-1)
-			end = BPF_CORE_READ(file, f_pos);
+			end = cast ? file->f_pos : BPF_CORE_READ(file, f_pos);
 		if (end >= 0)
 			r->pos = ret > 0 && end >= ret ? end - ret : end;
 	}
@@ -333,7 +336,7 @@ static __always_inline bool wp_read_write_iocb(__u64 iocbpp, __u32 i, struct ioc
 static __always_inline bool wp_state_from_iocb(struct wp_task_state *st, const struct iocb *cb,
 					       __u16 extra_flags)
 {
-	struct file *file = wp_task_file((int)cb->aio_fildes);
+	struct file *file = wp_task_file(bpf_get_current_task_btf(), (int)cb->aio_fildes);
 	__u16 call_flags = (cb->aio_rw_flags & WP_CALL_RWF_MASK) | extra_flags;
 
 	if (!file || !wp_resolve_file(st, file, false) || !st->cached_kind)
@@ -368,7 +371,7 @@ __noinline int wp_emit_iocb(struct wp_task_state *st, __u32 i, __u32 extra_flags
 	if (!st || !wp_read_write_iocb(st->aio_iocbs, i, &cb) ||
 	    !wp_state_from_iocb(st, &cb, (__u16)extra_flags))
 		return 0;
-	wp_emit_call(st, (long)st->count, bpf_ktime_get_ns(), bpf_get_current_task_btf());
+	wp_emit_call(st, (long)st->count, bpf_ktime_get_ns(), bpf_get_current_task_btf(), false);
 	st->pages_dirtied = 0;
 	st->dirty_folios = 0;
 	st->throttle_ns = 0;
@@ -389,7 +392,7 @@ static __always_inline void wp_emit_io_submit(struct wp_task_state *st, long ret
 
 	if (ret <= 0) { /* nothing submitted: one failed item, for the first write iocb */
 		if (st->file)
-			wp_emit_call(st, ret, now, task);
+			wp_emit_call(st, ret, now, task, false);
 		return;
 	}
 	for (__u32 i = 0; i < WP_AIO_MAX_IOCBS; i++) {
@@ -442,7 +445,7 @@ static __always_inline bool wp_open_copy_up(struct wp_task_state *st, long fd)
 
 	if (fd < 0 || !st->pages_dirtied)
 		return false;
-	file = wp_task_file((int)fd);
+	file = wp_task_file(bpf_get_current_task_btf(), (int)fd);
 	if (!file)
 		return false;
 	inode = BPF_CORE_READ(file, f_inode);
@@ -464,7 +467,7 @@ static __always_inline bool wp_open_copy_up(struct wp_task_state *st, long fd)
 /* `io_submit_possible` is a constant at each call site: programs that never see io_submit
  * (the fexit ones, the other syscalls' exits) compile without its per-iocb loop, which the 6.1
  * verifier cannot get through within its 1M-instruction budget when inlined into them. */
-static __always_inline int wp_exit(long ret, bool io_submit_possible)
+static __always_inline int wp_exit(long ret, bool io_submit_possible, bool cast)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct wp_task_state *st = wp_active_state_of(task);
@@ -493,7 +496,7 @@ static __always_inline int wp_exit(long ret, bool io_submit_possible)
 	if (io_submit_possible && st->syscall == WP_SYS_IO_SUBMIT)
 		wp_emit_io_submit(st, ret, now, task);
 	else
-		wp_emit_call(st, ret, now, task);
+		wp_emit_call(st, ret, now, task, cast);
 out:
 	st->active = 0;
 	return 0;
@@ -684,7 +687,7 @@ int BPF_PROG(wp_sys_exit, struct pt_regs *regs, long ret)
 	WP_TP_ARG_OR_RETURN(regs);
 	if (!wp_traced_syscall(wp_regs_syscall_nr(regs)))
 		return 0;
-	return wp_exit(ret, true);
+	return wp_exit(ret, true, false);
 }
 
 /* ---- preferred where ftrace function hooks work: fentry/fexit on the VFS ---------------
@@ -727,7 +730,7 @@ int BPF_PROG(wp_vfs_write_exit, struct file *file, const char *buf, size_t count
 	else
 		st->pos = 0;
 	st->pos_exact = 1;
-	return wp_exit(ret, false);
+	return wp_exit(ret, false, false);
 }
 
 SEC("fentry/vfs_fsync_range")
@@ -748,7 +751,7 @@ int BPF_PROG(wp_vfs_fsync_exit, struct file *file, loff_t start, loff_t end, int
 
 	if (!st || !wp_syscall_uses_vfs(st->syscall) || !wp_syscall_is_sync(st->syscall))
 		return 0;
-	return wp_exit(ret, false);
+	return wp_exit(ret, false, false);
 }
 
 /* ---- counted, not stitched: writes the tracer does not follow --------------------------
@@ -765,7 +768,7 @@ struct {
 /* Whether `fd` is a file the write path covers: a regular file or a block device. */
 static __always_inline bool wp_fd_is_file(int fd)
 {
-	struct file *file = wp_task_file(fd);
+	struct file *file = wp_task_file(bpf_get_current_task_btf(), fd);
 	__u32 mode;
 
 	if (!file)
@@ -803,9 +806,9 @@ WP_UNTRACED_TABLE(WP_UNTRACED_COUNTER_)
 
 /* ---- one perf tracepoint per syscall (preferred: see hook_plan.cpp) ----------------------
  * A pair of programs per row of WP_SYSCALL_TABLE. The exits all do the same: the state says
- * which call it was. Each entry comes twice: wp_enter_cast_* reads the file through
- * wp_typed_file (bpf_rdonly_cast, v6.2), wp_enter_* through probe reads for older kernels;
- * the agent loads one of the two (the "cast" variant when the kernel's BTF has the kfunc). */
+ * which call it was. Each comes twice: wp_enter_cast_* and wp_exit_cast_* read the file through
+ * wp_typed_file (bpf_rdonly_cast, v6.2), wp_enter_* and wp_exit_* through probe reads for older
+ * kernels; the agent loads one pair (the "cast" pair where the kernel's BTF has the kfunc). */
 
 #define WP_SYSCALL_TRACEPOINTS_(id, value, name, Name, cls, vfs)                                   \
 	SEC("tracepoint/syscalls/sys_enter_" #name)                                                \
@@ -823,7 +826,12 @@ WP_UNTRACED_TABLE(WP_UNTRACED_COUNTER_)
 	SEC("tracepoint/syscalls/sys_exit_" #name)                                                 \
 	int wp_exit_##name(struct trace_event_raw_sys_exit *ctx)                                   \
 	{                                                                                          \
-		return wp_exit(ctx->ret, WP_SYS_##id == WP_SYS_IO_SUBMIT);                         \
+		return wp_exit(ctx->ret, WP_SYS_##id == WP_SYS_IO_SUBMIT, false);                  \
+	}                                                                                          \
+	SEC("tracepoint/syscalls/sys_exit_" #name)                                                 \
+	int wp_exit_cast_##name(struct trace_event_raw_sys_exit *ctx)                              \
+	{                                                                                          \
+		return wp_exit(ctx->ret, WP_SYS_##id == WP_SYS_IO_SUBMIT, true);                   \
 	}
 
 WP_SYSCALL_TABLE(WP_SYSCALL_TRACEPOINTS_)

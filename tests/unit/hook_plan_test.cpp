@@ -103,7 +103,8 @@ TEST(HookPlan, ThisKernelUsesSyscallTracepointsAndTpBtf) {
   // The entries that read the file through bpf_rdonly_cast, not their probe-read twins.
   EXPECT_EQ(plan.programs().count("wp_enter_cast_pwrite64"), 1u);
   EXPECT_EQ(plan.programs().count("wp_enter_pwrite64"), 0u);
-  EXPECT_EQ(plan.programs().count("wp_exit_sync"), 1u);
+  EXPECT_EQ(plan.programs().count("wp_exit_cast_sync"), 1u);
+  EXPECT_EQ(plan.programs().count("wp_exit_sync"), 0u);
 }
 
 // bpf_rdonly_cast came in 6.2: 6.1 gets the entries that probe-read the file, and doctor says
@@ -462,11 +463,12 @@ TEST(HookPlan, DisabledProgramsArePlannedAsIfTheyFailed) {
 
 TEST(HookPlan, DisabledSyscallProgramFailsItsWholeVariant) {
   PlanOptions options;
-  options.failed = {"wp_exit_fsync"};
+  options.failed = {"wp_exit_cast_fsync", "wp_exit_fsync"};
   const HookPlan plan = plan_hooks(kernel_6_18(), options);
   EXPECT_EQ(row(plan, "write/sync syscalls"),
             Row("write/sync syscalls", "tp_btf raw_syscalls:sys_enter (+1)",
-                kNoFentryHere + "; tracepoint: wp_exit_fsync failed to load or attach"));
+                kNoFentryHere + "; tracepoint: wp_exit_cast_fsync failed to load or attach; "
+                                "tracepoint: wp_exit_fsync failed to load or attach"));
   EXPECT_EQ(row(plan, "other write/sync calls"),
             Row("other write/sync calls",
                 "tracepoint syscalls:sys_enter_writev (+21) with bpf_rdonly_cast", ""));

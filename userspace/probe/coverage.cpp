@@ -106,8 +106,8 @@ std::string served_by(const HookPlan& plan, std::size_t slot) {
     return s.is_write ? "fentry/fexit vfs_write" : "fentry/fexit vfs_fsync_range";
   if (plan.raw_syscall_slots() & (1u << slot)) return "tp_btf raw_syscalls:sys_enter/sys_exit";
   const std::string name = s.name;
-  if ((plans(plan, "wp_enter_" + name) || plans(plan, "wp_enter_cast_" + name)) &&
-      plans(plan, "wp_exit_" + name))
+  if ((plans(plan, "wp_enter_" + name) && plans(plan, "wp_exit_" + name)) ||
+      (plans(plan, "wp_enter_cast_" + name) && plans(plan, "wp_exit_cast_" + name)))
     return fmt::format("tracepoints syscalls:sys_enter/sys_exit_{}", name);
   return "";
 }

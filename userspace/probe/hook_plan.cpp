@@ -46,8 +46,8 @@ constexpr std::uint32_t kOtherSlots = ((1u << WP_SYSCALL_SLOTS) - 1) & ~kVfsSlot
 // for a tool left running, so per-syscall tracepoints come first; --raw-syscalls chooses the
 // raw pair for tracing a write-heavy process where little else runs.
 //
-// Per-syscall tracepoints come twice: entries that make the file a BTF pointer with the
-// bpf_rdonly_cast kfunc (v6.2) and read it with plain loads, and entries that probe-read it.
+// Per-syscall tracepoints come twice: programs that make the file a BTF pointer with the
+// bpf_rdonly_cast kfunc (v6.2) and read it with plain loads, and programs that probe-read it.
 // bench/run.sh programs, kernel.bpf_stats_enabled on the 6.18 dev box: the programs of a
 // traced cached pwrite took 617 ns with probe reads and 443 ns with the cast.
 std::vector<HookVariant> syscall_variants(std::uint32_t slots) {
@@ -68,9 +68,8 @@ std::vector<HookVariant> syscall_variants(std::uint32_t slots) {
     per_syscall.events.push_back("sys_exit_" + name);
   }
   HookVariant cast = per_syscall;
-  for (auto& program : cast.programs)
-    if (program.starts_with("wp_enter_"))
-      program.insert(std::string_view("wp_enter_").size(), "cast_");
+  for (auto& program : cast.programs)  // wp_enter_write -> wp_enter_cast_write
+    program.insert(program.find('_', 3) + 1, "cast_");
   cast.kfunc = "bpf_rdonly_cast";
   return {cast, per_syscall, raw};
 }
