@@ -67,9 +67,13 @@ __noinline int wp_metric_add(__u32 what, __u32 dev, __u64 ns, __u64 bytes, __u64
 	key.sub = (what >> 8) & 0xff;
 	key.dev = dev;
 	if (what & WP_METRIC_OF_TASK) {
-		key.cgroup = bpf_get_current_cgroup_id();
+		/* What bpf_get_current_cgroup_id() and bpf_get_current_comm() return, read with
+		 * plain loads from the BTF task: one helper call where those took two. */
+		struct task_struct *task = bpf_get_current_task_btf();
+
+		key.cgroup = task->cgroups->dfl_cgrp->kn->id;
 		if (cfg_metrics_comm)
-			bpf_get_current_comm(key.comm, sizeof(key.comm));
+			__builtin_memcpy(key.comm, task->comm, sizeof(key.comm));
 	}
 	v = bpf_map_lookup_elem(&metrics, &key);
 	if (!v) {
