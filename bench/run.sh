@@ -69,7 +69,7 @@ if [[ $(id -u) -ne 0 ]]; then
   echo "bench: tracing needs root" >&2
   exit 1
 fi
-for exe in writepath wp_bench_pwrite wp_bench_getppid wp_bench_logger wp_bench_write; do
+for exe in writepath wp_bench_pwrite wp_bench_getppid wp_bench_logger wp_bench_write wp_bench_json_rewrite; do
   if [[ ! -x $bin/$exe ]]; then
     echo "bench: $bin/$exe is missing; build it first (make build BUILD=$build)" >&2
     exit 1
@@ -536,6 +536,16 @@ replay() {
     fi
     echo "report ($format): $secs s, $rate events/s, peak RSS $(mib "$kib"), output $(du -h "$out" 2>/dev/null | cut -f1)"
     rows+=("| $format | $secs | $rate | $(mib "$kib") |")
+    # The yardstick for json: RapidJSON's Writer alone writing the same objects.
+    if [[ $format == json && $secs != fail ]]; then
+      local objects rj_secs
+      if read -r objects rj_secs < <("$bin/wp_bench_json_rewrite" "$out" 2>"$work/replay.err"); then
+        echo "RapidJSON Writer alone, the same $objects objects: $rj_secs s; report json / it: $(fmt_ratio "$(ratio "$secs" "$rj_secs")")"
+        rows+=("| RapidJSON Writer alone, the same $objects objects (report json ÷ it: $(fmt_ratio "$(ratio "$secs" "$rj_secs")")) | $rj_secs | — | — |")
+      else
+        echo "bench: wp_bench_json_rewrite failed: $(tail -n 1 "$work/replay.err")" >&2
+      fi
+    fi
     rm -f "$out"
   done
   {

@@ -167,7 +167,7 @@ void Pipeline::emit(Timeline& item) {
   if (options_.observer) options_.observer(item);
   if (const auto* sync = std::get_if<SyncTimeline>(&item)) sync_phases_.add(*sync);
   if (const auto* write = std::get_if<WriteTimeline>(&item)) direct_io_.add(*write);
-  sink_.timeline(item);
+  sink_.take(std::move(item));
 }
 
 }  // namespace wp

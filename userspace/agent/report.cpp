@@ -11,6 +11,7 @@
 #include "agent/pipeline.h"
 #include "common/errors.h"
 #include "record/trace_file.h"
+#include "sinks/async_sink.h"
 
 namespace wp {
 namespace {
@@ -39,11 +40,19 @@ int run_report(const ReportOptions& options) {
   if (output->open_errno())
     throw Failure(kExitRuntime, fmt::format("cannot write {}: {}", options.output,
                                             std::strerror(output->open_errno())));
+  auto drain = [&output] {
+    if (!output->drain())
+      throw Failure(kExitRuntime, fmt::format("writing {}: {}", output->name(), output->error()));
+  };
+  // Formatting and writing run on the sink's own thread, beside decoding and stitching here;
+  // only that thread touches the output from now on (the drain runs there too).
   // A recording from before the header kept the clock offsets has no wall-clock times.
-  auto sink = make_sink(options.format, output->stream(),
-                        SinkOptions{.devices = reader.header().devices,
-                                    .timestamps = options.timestamps,
-                                    .clock = reader.header().clock_offsets});
+  auto sink =
+      std::make_unique<AsyncSink>(make_sink(options.format, output->stream(),
+                                            SinkOptions{.devices = reader.header().devices,
+                                                        .timestamps = options.timestamps,
+                                                        .clock = reader.header().clock_offsets}),
+                                  drain);
   // A recording made with --min-latency is reported at that threshold unless told otherwise.
   const Nanos min_latency =
       options.min_latency_ns ? options.min_latency_ns : reader.header().min_latency_ns;
@@ -52,10 +61,6 @@ int run_report(const ReportOptions& options) {
                                     .live = false,
                                     .file_systems = reader.header().file_systems},
                     reader.header().devices, *sink);
-  auto drain = [&] {
-    if (!output->drain())
-      throw Failure(kExitRuntime, fmt::format("writing {}: {}", output->name(), output->error()));
-  };
 
   // A closed pipe (report … | head) is an EPIPE write error, not a death.
   ::signal(SIGPIPE, SIG_IGN);
@@ -90,7 +95,7 @@ int run_report(const ReportOptions& options) {
     }
     pipeline.on_record(frame.payload);
     if (++since_drain == kDrainFrames) {
-      drain();
+      sink->flush();  // rethrows the sink thread's failure, if any
       since_drain = 0;
     }
   }
@@ -98,7 +103,7 @@ int run_report(const ReportOptions& options) {
   if (!reader.warning().empty())
     std::cerr << fmt::format("writepath: warning: {}: {}\n", options.path, reader.warning());
   const TraceSummary summary = pipeline.finish(last - first);
-  drain();
+  sink->wait();
   const LossReport loss = loss_report(summary.events, summary.lost, false);
   if (!loss.warning.empty()) std::cerr << "writepath: " << loss.warning << "\n";
   return 0;

@@ -38,6 +38,7 @@
 #include "probe/hook_plan.h"
 #include "probe/kernel_caps.h"
 #include "record/trace_file.h"
+#include "sinks/async_sink.h"
 #include "stitch/stitcher.h"
 
 namespace wp {
@@ -361,17 +362,25 @@ int run_trace(const TraceOptions& options) {
   // MONOTONIC (the records' clock) → wall clock, re-measured about every second.
   ClockOffsets clock = measure_clock_offsets();
   std::set<std::uint32_t> pids_with_items;  // the -p processes the trace saw items of
-  std::unique_ptr<Sink> sink;
+  // Formatting and writing run on the sink's own thread, so this one goes back to draining the
+  // ring buffer sooner; only that thread touches the output from now on (the drain runs there).
+  std::unique_ptr<AsyncSink> sink;
   std::unique_ptr<Pipeline> pipeline;
   if (!options.record_only) {
-    sink = make_sink(options.format, output->stream(),
-                     SinkOptions{.color = options.output.empty() && ::isatty(STDOUT_FILENO),
-                                 .devices = devices,
-                                 .live = options.live,
-                                 .timestamps = options.timestamps,
-                                 .clock = clock,
+    auto drain = [&output] {
+      if (!output->drain())
+        throw Failure(kExitRuntime, fmt::format("writing {}: {}", output->name(), output->error()));
+    };
+    sink = std::make_unique<AsyncSink>(
+        make_sink(options.format, output->stream(),
+                  SinkOptions{.color = options.output.empty() && ::isatty(STDOUT_FILENO),
+                              .devices = devices,
+                              .live = options.live,
+                              .timestamps = options.timestamps,
+                              .clock = clock,
 
-                                 .cgroups = options.cgroup.has_value()});
+                              .cgroups = options.cgroup.has_value()}),
+        drain);
     auto observer = [&options, &pids_with_items](const Timeline& item) {
       const std::uint32_t pid = call_of(item).pid;
       for (auto p : options.pids)
@@ -457,8 +466,7 @@ int run_trace(const TraceOptions& options) {
         throw Failure(kExitRuntime,
                       fmt::format("writing {}: {}", options.record_path, recording->error()));
     }
-    if (output && !output->drain())
-      throw Failure(kExitRuntime, fmt::format("writing {}: {}", output->name(), output->error()));
+    if (sink) sink->flush();  // the drain follows on the sink's thread; rethrows its failure
   };
 
   UniqueFd epoll(::epoll_create1(EPOLL_CLOEXEC));
@@ -568,6 +576,7 @@ int run_trace(const TraceOptions& options) {
   } else if (recording)
     loss = loss_report(recording->records(), lost_total, false);
   flush_outputs();
+  if (sink) sink->wait();  // everything written before the warnings below
   if (child) child->reap(exit_code);
   ::sigprocmask(SIG_SETMASK, &original, nullptr);
   if (!loss.warning.empty()) std::cerr << "writepath: " << loss.warning << "\n";

@@ -74,6 +74,9 @@ class Sink {
  public:
   virtual ~Sink();
   virtual void timeline(const Timeline& item) = 0;
+  // The item, which the caller has no more use for: a sink that keeps it takes it over
+  // (AsyncSink) instead of copying; the others render it as timeline() does.
+  virtual void take(Timeline&& item) { timeline(item); }
   // A pending item's snapshot (Stitcher::set_progress), for live output: the complete item
   // comes later through timeline(), with `announced` set. Sinks of complete items ignore it.
   virtual void progress(ItemProgress, const Timeline&) {}
