@@ -536,15 +536,16 @@ replay() {
     fi
     echo "report ($format): $secs s, $rate events/s, peak RSS $(mib "$kib"), output $(du -h "$out" 2>/dev/null | cut -f1)"
     rows+=("| $format | $secs | $rate | $(mib "$kib") |")
-    # The yardstick for json: RapidJSON's Writer alone writing the same objects.
+    # The yardstick for json: RapidJSON's Writer alone writing the same objects to a file beside.
     if [[ $format == json && $secs != fail ]]; then
       local objects rj_secs
-      if read -r objects rj_secs < <("$bin/wp_bench_json_rewrite" "$out" 2>"$work/replay.err"); then
+      if read -r objects rj_secs < <("$bin/wp_bench_json_rewrite" "$out" "$out.rapidjson" 2>"$work/replay.err"); then
         echo "RapidJSON Writer alone, the same $objects objects: $rj_secs s; report json / it: $(fmt_ratio "$(ratio "$secs" "$rj_secs")")"
         rows+=("| RapidJSON Writer alone, the same $objects objects (report json ÷ it: $(fmt_ratio "$(ratio "$secs" "$rj_secs")")) | $rj_secs | — | — |")
       else
         echo "bench: wp_bench_json_rewrite failed: $(tail -n 1 "$work/replay.err")" >&2
       fi
+      rm -f "$out.rapidjson"
     fi
     rm -f "$out"
   done
