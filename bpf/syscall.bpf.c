@@ -202,8 +202,8 @@ static __always_inline int wp_enter_on(struct task_struct *task, __u32 syscall, 
 
 /* Opens the thread's state for a syscall on `file`, which is `fd` (fd < 0: no file, e.g.
  * sync(2), or a file not reached through an fd, msync(2)'s mapping); with `file` NULL and
- * fd >= 0 the fd is looked up in the task's fd table. With `cast` (a constant: the
- * WP_CAST_ENTER programs) the file found there is made a BTF pointer (wp_typed_file). */
+ * fd >= 0 the fd is looked up in the task's fd table. With `cast` (a constant: true in the
+ * wp_enter_cast_* programs) the file found there is made a BTF pointer (wp_typed_file). */
 static __always_inline int wp_enter_file(__u32 syscall, int fd, struct file *file, __u64 pos,
 					 __u64 count, __u16 call_flags, bool cast)
 {
