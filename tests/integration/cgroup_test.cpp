@@ -19,44 +19,6 @@ using CgroupFilter = ScratchExt4;
 
 constexpr int kWrites = 5;  // wp_workload fsync-each: a 4 KiB pwrite then an fsync, 5 times
 
-// Where cgroup2 is mounted, as /proc/mounts says ("" if it is not).
-std::string cgroup2_mount() {
-  std::istringstream mounts(slurp("/proc/mounts"));
-  for (std::string line; std::getline(mounts, line);) {
-    std::istringstream fields(line);
-    std::string source, point, type;
-    if (fields >> source >> point >> type && type == "cgroup2") return point;
-  }
-  return "";
-}
-
-// Cgroups made for one test under the cgroup2 mount, removed (deepest first) when it ends. A
-// cgroup can only be removed once no process is in it: the writers have exited by then.
-class TestCgroups {
- public:
-  explicit TestCgroups(std::string mount) : mount_(std::move(mount)) {}
-  ~TestCgroups() {
-    for (auto it = made_.rbegin(); it != made_.rend(); ++it) ::rmdir(it->c_str());
-  }
-  TestCgroups(const TestCgroups&) = delete;
-  TestCgroups& operator=(const TestCgroups&) = delete;
-
-  // Makes the cgroup at `path` under the root ("/a/b"); returns its directory.
-  std::string make(const std::string& path) {
-    const std::string dir = mount_ + path;
-    if (::mkdir(dir.c_str(), 0755) != 0) {
-      ADD_FAILURE() << "mkdir " << dir << ": " << std::strerror(errno);
-      return dir;
-    }
-    made_.push_back(dir);
-    return dir;
-  }
-
- private:
-  std::string mount_;
-  std::vector<std::string> made_;
-};
-
 // Runs wp_workload fsync-each on `file` inside the cgroup `dir`: the shell moves itself into
 // it, then becomes the writer, so every write is made from there.
 int write_in_cgroup(const std::string& dir, const std::string& file) {

@@ -393,6 +393,51 @@ class ScratchFs {
   bool mounted_ = false;
 };
 
+// Where cgroup2 is mounted, as /proc/mounts says ("" if it is not).
+inline std::string cgroup2_mount() {
+  std::istringstream mounts(slurp("/proc/mounts"));
+  for (std::string line; std::getline(mounts, line);) {
+    std::istringstream fields(line);
+    std::string source, point, type;
+    if (fields >> source >> point >> type && type == "cgroup2") return point;
+  }
+  return "";
+}
+
+// Cgroups made for one test under the cgroup2 mount, removed deepest first when it ends (a
+// cgroup can only be removed once no process is in it: the test's writers have exited by
+// then). Directories that were there already are left alone.
+class TestCgroups {
+ public:
+  explicit TestCgroups(std::string mount) : mount_(std::move(mount)) {}
+  ~TestCgroups() {
+    for (auto it = made_.rbegin(); it != made_.rend(); ++it) ::rmdir(it->c_str());
+  }
+  TestCgroups(const TestCgroups&) = delete;
+  TestCgroups& operator=(const TestCgroups&) = delete;
+
+  // Makes the cgroup at `path` under the root ("/a/b/c") and its missing parents; returns its
+  // directory.
+  std::string make(const std::string& path) {
+    std::string dir = mount_;
+    for (std::size_t at = 1; at <= path.size();) {
+      std::size_t end = path.find('/', at);
+      if (end == std::string::npos) end = path.size();
+      dir += "/" + path.substr(at, end - at);
+      at = end + 1;
+      if (::mkdir(dir.c_str(), 0755) == 0)
+        made_.push_back(dir);
+      else if (errno != EEXIST)
+        ADD_FAILURE() << "mkdir " << dir << ": " << std::strerror(errno);
+    }
+    return dir;
+  }
+
+ private:
+  std::string mount_;
+  std::vector<std::string> made_;
+};
+
 inline int line_count(const std::string& text) {
   return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
 }

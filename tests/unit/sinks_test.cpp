@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "common/container.h"
 #include "common/units.h"
 #include "sinks/json_sink.h"
 #include "sinks/sink.h"
@@ -229,6 +230,27 @@ TEST(JsonSink, ItemsCarryTheirCgroupPathOrNull) {
   EXPECT_TRUE(json_of(write).contains("cgroup"));
   write.call.cgroup = "/system.slice/x.service";
   EXPECT_EQ(json_of(write)["cgroup"], "/system.slice/x.service");
+}
+
+TEST(JsonSink, ItemsOfAContainerCarryItsIdRuntimeAndPodOrNull) {
+  WriteTimeline write = durable_write();
+  EXPECT_TRUE(json_of(write).contains("container"));
+  EXPECT_TRUE(json_of(write)["container"].is_null());
+  const std::string id(64, 'c');
+  write.call.cgroup = "/kubepods/besteffort/pod8c1d0f2e-1b2a-4c3d-9e8f-0a1b2c3d4e5f/" + id;
+  write.call.container =
+      std::make_shared<const Container>(container_of_cgroup(write.call.cgroup).value());
+  const auto container = json_of(write)["container"];
+  EXPECT_EQ(container["id"], id);
+  EXPECT_EQ(container["runtime"], "containerd");
+  EXPECT_EQ(container["pod_uid"], "8c1d0f2e-1b2a-4c3d-9e8f-0a1b2c3d4e5f");
+  EXPECT_EQ(container["qos"], "besteffort");
+  write.call.cgroup = "/system.slice/docker-" + id + ".scope";
+  write.call.container =
+      std::make_shared<const Container>(container_of_cgroup(write.call.cgroup).value());
+  EXPECT_EQ(json_of(write)["container"]["runtime"], "docker");
+  EXPECT_TRUE(json_of(write)["container"]["pod_uid"].is_null());
+  EXPECT_TRUE(json_of(write)["container"]["qos"].is_null());
 }
 
 // An overlay file: dev and ino as stat() shows them to the application, the upper file (whose
@@ -955,6 +977,26 @@ TEST(TextSink, ItemsNameTheirCgroupWhenAskedOrOnceASecondOneIsSeen) {
   sink->timeline(in_a);
   EXPECT_TRUE(contains(out.str(), "(dd) cgroup /b.slice fd 3")) << out.str();
   EXPECT_TRUE(contains(out.str(), "(dd) cgroup /a.slice fd 3")) << out.str();
+}
+
+// A container's items name it as `docker ps` does, once the trace spans a second cgroup; a
+// host process beside it keeps its cgroup path.
+TEST(TextSink, ItemsOfAContainerNameItsShortIdAndRuntime) {
+  const std::string id = "3f9c1d2e4b5a" + std::string(52, '0');
+  WriteTimeline in_container = durable_write(), on_host = durable_write();
+  in_container.call.cgroup = "/system.slice/docker-" + id + ".scope";
+  in_container.call.container =
+      std::make_shared<const Container>(container_of_cgroup(in_container.call.cgroup).value());
+  on_host.call.cgroup = "/system.slice/cron.service";
+  std::ostringstream out;
+  auto sink = make_sink(OutputFormat::Text, out, SinkOptions{});
+  sink->timeline(in_container);
+  EXPECT_FALSE(contains(out.str(), "container")) << out.str();  // one cgroup so far
+  sink->timeline(on_host);
+  sink->timeline(in_container);
+  EXPECT_TRUE(contains(out.str(), "(dd) container 3f9c1d2e4b5a (docker) fd 3")) << out.str();
+  EXPECT_TRUE(contains(out.str(), "(dd) cgroup /system.slice/cron.service fd 3")) << out.str();
+  EXPECT_FALSE(contains(out.str(), "docker-3f9c")) << out.str();
 }
 
 TEST(TextSink, SummaryHintIsItsLastLine) {

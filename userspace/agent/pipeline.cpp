@@ -147,11 +147,20 @@ TraceSummary Pipeline::finish(Nanos duration_ns) {
   return summary;
 }
 
+void Pipeline::name_cgroup(std::uint64_t id, std::string path) {
+  std::shared_ptr<const Container> container;
+  if (auto found = container_of_cgroup(path))
+    container = std::make_shared<const Container>(std::move(*found));
+  cgroup_names_[id] = CgroupName{std::move(path), std::move(container)};
+}
+
 void Pipeline::name_item_cgroup(Timeline& item) const {
   std::visit(
       [this](auto& t) {
-        if (auto it = cgroup_paths_.find(t.call.cgroup_id); it != cgroup_paths_.end())
-          t.call.cgroup = it->second;
+        if (auto it = cgroup_names_.find(t.call.cgroup_id); it != cgroup_names_.end()) {
+          t.call.cgroup = it->second.path;
+          t.call.container = it->second.container;
+        }
       },
       item);
 }

@@ -64,8 +64,9 @@ class Pipeline {
   // The clock offsets as re-measured (live traces, about every second): to the sink.
   void set_clock(const ClockOffsets& offsets) { sink_.clock(offsets); }
   // The path under the cgroup2 root of a cgroup id the records name: items of that cgroup
-  // carry it from now on (from the live host, or a trace file's names).
-  void name_cgroup(std::uint64_t id, std::string path) { cgroup_paths_[id] = std::move(path); }
+  // carry it, and the container it is (read from the path here, once), from now on (from the
+  // live host, or a trace file's names).
+  void name_cgroup(std::uint64_t id, std::string path);
   // The name of a kernel text address the records' stacks hold (from the live host's
   // kallsyms, or a trace file's names): the frames of the off-CPU events fed from now on.
   void name_kernel_address(std::uint64_t address, std::string name) {
@@ -85,7 +86,7 @@ class Pipeline {
   // One finished item: filtered, counted into the summaries, handed to the sink.
   void emit(Timeline& item);
   bool passes(const Timeline& item) const;
-  // Sets the item's cgroup path from its cgroup id (cgroup_paths_).
+  // Sets the item's cgroup path and container from its cgroup id (cgroup_names_).
   void name_item_cgroup(Timeline& item) const;
   void name_stack(KernelStack& stack) const;
 
@@ -102,7 +103,11 @@ class Pipeline {
   FilteredRequestsByDisk filtered_requests_;
   std::optional<BpfCost> bpf_cost_;
   std::string hint_;
-  std::unordered_map<std::uint64_t, std::string> cgroup_paths_;
+  struct CgroupName {
+    std::string path;
+    std::shared_ptr<const Container> container;  // null: a host cgroup
+  };
+  std::unordered_map<std::uint64_t, CgroupName> cgroup_names_;
   std::unordered_map<std::uint64_t, std::string> kernel_names_;
 };
 

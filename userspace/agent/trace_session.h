@@ -24,6 +24,8 @@ struct TraceOptions {
   std::vector<std::uint32_t> pids;
   std::optional<std::string> comm;
   std::optional<std::string> cgroup;
+  // --container: a container's id (a prefix) or name; its cgroup is filtered as --cgroup's.
+  std::optional<std::string> container;
   std::optional<std::string> dev;
   std::optional<std::string> file;
   Nanos min_latency_ns = 0;

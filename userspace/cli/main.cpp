@@ -226,10 +226,16 @@ int main(int argc, char** argv) {
     cmd->add_flag("--children", o.children,
                   "Also trace the descendants of the -p/--comm processes: those alive now and "
                   "those they fork");
-    cmd->add_option("--cgroup", o.cgroup,
-                    "Trace this cgroup (v2) and those below it: its directory, or its path "
-                    "under the cgroup2 root (/system.slice/x.service); default: every cgroup")
-        ->type_name("PATH");
+    auto* cgroup = cmd->add_option("--cgroup", o.cgroup,
+                                   "Trace this cgroup (v2) and those below it: its directory, or "
+                                   "its path under the cgroup2 root (/system.slice/x.service); "
+                                   "default: every cgroup")
+                       ->type_name("PATH");
+    cmd->add_option("--container", o.container,
+                    "Trace this container: its id or a prefix of it (docker, containerd, CRI-O, "
+                    "podman), or its name (systemd-nspawn, LXC)")
+        ->type_name("ID")
+        ->excludes(cgroup);
     cmd->add_option("--dev", o.dev,
                     "Only this block device (NAME or MAJ:MIN), or the MAJ:MIN stat() reports "
                     "for a btrfs mount")

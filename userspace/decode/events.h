@@ -6,10 +6,12 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <variant>
 #include <vector>
 
+#include "common/container.h"
 #include "common/nanos.h"
 #include "decode/syscalls.h"
 #include "writepath.h"
@@ -126,6 +128,9 @@ struct SyscallEvent {
   // when the item is emitted; "" when the id has no known path).
   std::uint64_t cgroup_id = 0;
   std::string cgroup;
+  // The container that cgroup is (common/container.h), read once per cgroup by the agent with
+  // the path; null for a host cgroup or an unknown path. Shared: one per cgroup, not per item.
+  std::shared_ptr<const Container> container;
 };
 
 // The device and inode stat() shows the caller for the call's file: an overlay file's own,

@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 
+#include "common/container.h"
 #include "common/errors.h"
 
 namespace wp {
@@ -85,6 +87,50 @@ CgroupDir resolve_cgroup(const std::string& arg, const std::vector<MountEntry>& 
                                           "cgroup2 root {})",
                                           arg, dir.string(), root.string()));
   return cgroup_at(dir, dir.lexically_relative(fs::path(root).lexically_normal()));
+}
+
+CgroupDir resolve_container(const std::string& arg, const std::vector<MountEntry>& mounts) {
+  const std::vector<MountEntry> cgroup2 = cgroup2_mounts(mounts);
+  if (cgroup2.empty())
+    throw Failure(kExitUsage, fmt::format("--container {}: no cgroup2 file system is mounted; "
+                                          "--container needs cgroup v2",
+                                          arg));
+  if (arg.empty()) throw Failure(kExitUsage, "--container: expected a container id or name");
+  const fs::path root = fs::path(cgroup2.front().mount_point).lexically_normal();
+  std::vector<std::pair<Container, fs::path>> matches;
+  std::map<std::string, std::size_t> seen;  // containers found, by runtime
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec),
+       end;
+       it != end; it.increment(ec)) {
+    if (ec) break;
+    if (!it->is_directory(ec)) continue;
+    const std::string path = under_root(it->path().lexically_relative(root));
+    auto container = container_of_cgroup(path);
+    if (!container || container->cgroup != path) continue;  // a host cgroup, or inside one
+    ++seen[container_runtime_name(container->runtime)];
+    if (container->id.starts_with(arg)) matches.emplace_back(std::move(*container), it->path());
+  }
+  if (matches.size() == 1) {
+    const fs::path& dir = matches.front().second;
+    return cgroup_at(dir, dir.lexically_relative(root));
+  }
+  if (matches.empty()) {
+    std::string found;
+    for (const auto& [runtime, n] : seen)
+      found += fmt::format("{}{} {}", found.empty() ? "" : ", ", n, runtime);
+    throw Failure(kExitUsage,
+                  fmt::format("--container {}: no container has this id or name (containers "
+                              "under {}: {})",
+                              arg, root.string(), found.empty() ? "none" : found));
+  }
+  std::string ids;
+  for (const auto& [container, dir] : matches)
+    ids += fmt::format("{}{} ({})", ids.empty() ? "" : ", ", container.short_id(),
+                       container_runtime_name(container.runtime));
+  throw Failure(kExitUsage,
+                fmt::format("--container {}: names {} containers: {}; give more of the id", arg,
+                            matches.size(), ids));
 }
 
 std::optional<CgroupPaths> CgroupPaths::of_this_host() {

@@ -130,6 +130,21 @@ void write_json(Emitter& e, const Backing& b) {
   e.object(field("dev", Device{b.call.dev}), field("ino", b.call.ino));
 }
 
+// The container the call's cgroup is: {"id", "runtime", "pod_uid", "qos"} (the last two null
+// outside Kubernetes); null for a host process or a cgroup whose path is not known.
+struct ContainerOf {
+  const SyscallEvent& call;
+};
+
+void write_json(Emitter& e, const ContainerOf& c) {
+  if (!c.call.container) return e.value(std::nullopt);
+  const Container& k = *c.call.container;
+  const bool pod = !k.pod_uid.empty();
+  e.object(field("id", std::string_view(k.id)), field("runtime", container_runtime_name(k.runtime)),
+           field("pod_uid", pod ? std::optional<std::string_view>(k.pod_uid) : std::nullopt),
+           field("qos", pod ? std::optional(pod_qos_name(k.qos)) : std::nullopt));
+}
+
 // The byte range a sync_file_range(2) asked for: {"offset", "bytes"} (bytes 0: to the end of
 // the file); null for the syncs that take the whole file.
 struct SyncRange {
@@ -154,7 +169,7 @@ void call_identity(Emitter& e, const char* type, std::uint64_t id, const Syscall
            field("backing", Backing{call}),
            field("cgroup",
                  call.cgroup.empty() ? std::nullopt : std::optional<std::string_view>(call.cgroup)),
-           field("id", id));
+           field("container", ContainerOf{call}), field("id", id));
   if (line.event) e.fields(field("event", line.event), field("final", line.final));
 }
 

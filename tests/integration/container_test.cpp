@@ -1,0 +1,187 @@
+// Containers built here from what a runtime is made of, since podman cannot run in this
+// sandbox: a cgroup named as the runtime names its containers, entered before `unshare`
+// gives the process its own pid, mount and UTS namespaces. A docker container (systemd
+// driver), a Kubernetes pod's containerd container (cgroupfs driver, burstable) and a host
+// writer write at once; every item of each carries what the test made (or no container at
+// all), and --container selects one container's writes exactly, counted against the
+// writer's own count. Ids are random (the seed is printed); the cgroups are removed.
+#include <sys/stat.h>
+
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "harness.h"
+
+namespace {
+
+using namespace wp::testing;
+
+constexpr int kWrites = 6;  // wp_workload fsync-each: a 4 KiB pwrite then an fsync, 6 times
+
+std::string random_hex(std::mt19937_64& rng, std::size_t digits) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (std::size_t i = 0; i < digits; ++i) out += kHex[rng() % 16];
+  return out;
+}
+
+// A container's writer: the shell enters the cgroup, then `unshare` gives the writer its own
+// pid, mount and UTS namespaces (and a hostname), as a runtime's init would have them.
+std::string container_writer(const std::string& cgroup_dir, const std::string& hostname,
+                             const std::string& file) {
+  return "echo $$ > " + cgroup_dir + "/cgroup.procs && exec unshare --pid --mount --uts --fork " +
+         "sh -c 'hostname " + hostname + " && exec " + (build_dir() / "wp_workload").string() +
+         " fsync-each " + file + " " + std::to_string(kWrites) + "'";
+}
+
+std::uint64_t inode_of(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? st.st_ino : 0;
+}
+
+// Two containers (random ids) and a host writer writing at once, under `trace --format json`
+// with `filter`: what the trace printed and which file each wrote.
+struct Ids {
+  std::string docker_id, pod_uid, containerd_id;
+};
+
+Ids draw_ids(std::mt19937_64& rng) {
+  Ids ids;
+  ids.docker_id = random_hex(rng, 64);
+  ids.containerd_id = random_hex(rng, 64);
+  ids.pod_uid = random_hex(rng, 8) + "-" + random_hex(rng, 4) + "-" + random_hex(rng, 4) + "-" +
+                random_hex(rng, 4) + "-" + random_hex(rng, 12);
+  return ids;
+}
+
+struct ThreeWriters : Ids {
+  std::uint64_t docker_ino = 0, pod_ino = 0, host_ino = 0;
+  std::vector<json> items;
+};
+
+// A scratch ext4 for the writers' files, the cgroup2 mount (skipped without one), the test's
+// cgroups and a random generator whose seed every failure prints.
+class ContainerTrace : public ScratchExt4 {
+ protected:
+  void SetUp() override {
+    ScratchExt4::SetUp();
+    const std::string mount = cgroup2_mount();
+    if (mount.empty()) GTEST_SKIP() << "no cgroup2 mounted";
+    cgroups_.emplace(mount);
+    const auto seed = std::random_device{}();
+    rng_.seed(seed);
+    trace_.emplace(__FILE__, __LINE__, "seed " + std::to_string(seed));
+  }
+  ThreeWriters run_three_writers(const Ids& ids, std::vector<std::string> filter);
+
+  std::optional<TestCgroups> cgroups_;
+  std::mt19937_64 rng_;
+  std::optional<::testing::ScopedTrace> trace_;
+};
+
+ThreeWriters ContainerTrace::run_three_writers(const Ids& ids, std::vector<std::string> filter) {
+  TestCgroups& cgroups = *cgroups_;
+  ScratchExt4& scratch = *this;
+  ThreeWriters w;
+  static_cast<Ids&>(w) = ids;
+  const std::string docker_dir = cgroups.make("/system.slice/docker-" + w.docker_id + ".scope");
+  const std::string pod_dir =
+      cgroups.make("/kubepods/burstable/pod" + w.pod_uid + "/" + w.containerd_id);
+  const std::string in_docker = scratch.file("docker.dat"), in_pod = scratch.file("pod.dat"),
+                    on_host = scratch.file("host.dat");
+
+  std::vector<std::string> argv = {writepath(), "trace", "--format", "json"};
+  argv.insert(argv.end(), filter.begin(), filter.end());
+  Background tracer(argv);
+  if (!tracer.wait_attached()) {
+    ADD_FAILURE() << tracer.err();
+    return w;
+  }
+  Background docker({"sh", "-c", container_writer(docker_dir, "web", in_docker)});
+  Background pod({"sh", "-c", container_writer(pod_dir, "api-7f9", in_pod)});
+  const RunResult host =
+      run({(build_dir() / "wp_workload").string(), "fsync-each", on_host, std::to_string(kWrites)});
+  EXPECT_EQ(host.exit_code, 0) << host.err;
+  EXPECT_EQ(docker.wait(), 0) << docker.err();
+  EXPECT_EQ(pod.wait(), 0) << pod.err();
+  EXPECT_EQ(tracer.stop(SIGINT), 0) << tracer.err();
+  w.docker_ino = inode_of(in_docker);
+  w.pod_ino = inode_of(in_pod);
+  w.host_ino = inode_of(on_host);
+  w.items = json_lines(tracer.out());
+  return w;
+}
+
+TEST_F(ContainerTrace, EveryItemNamesTheContainerItCameFromAndHostItemsNone) {
+  const ThreeWriters w = run_three_writers(draw_ids(rng_), {"--comm", "wp_workload"});
+
+  int docker_items = 0, pod_items = 0, host_items = 0;
+  for (const auto& item : w.items) {
+    if (item["type"] == "summary") continue;
+    const auto ino = u64(item["ino"]);
+    if (ino == w.docker_ino) {
+      ++docker_items;
+      ASSERT_TRUE(item["container"].is_object()) << item;
+      EXPECT_EQ(item["container"]["id"], w.docker_id) << item;
+      EXPECT_EQ(item["container"]["runtime"], "docker") << item;
+      EXPECT_TRUE(item["container"]["pod_uid"].is_null()) << item;
+    } else if (ino == w.pod_ino) {
+      ++pod_items;
+      ASSERT_TRUE(item["container"].is_object()) << item;
+      EXPECT_EQ(item["container"]["id"], w.containerd_id) << item;
+      EXPECT_EQ(item["container"]["runtime"], "containerd") << item;
+      EXPECT_EQ(item["container"]["pod_uid"], w.pod_uid) << item;
+      EXPECT_EQ(item["container"]["qos"], "burstable") << item;
+    } else if (ino == w.host_ino) {
+      ++host_items;
+      EXPECT_TRUE(item["container"].is_null()) << item;
+    }
+  }
+  // Each writer's pwrites and fsyncs, as it made them.
+  EXPECT_EQ(docker_items, 2 * kWrites);
+  EXPECT_EQ(pod_items, 2 * kWrites);
+  EXPECT_EQ(host_items, 2 * kWrites);
+}
+
+TEST_F(ContainerTrace, ContainerFlagSelectsExactlyThatContainersWrites) {
+  // A prefix of the pod's container's id, as `docker ps` shows ids.
+  const Ids ids = draw_ids(rng_);
+  const ThreeWriters w = run_three_writers(ids, {"--container", ids.containerd_id.substr(0, 12)});
+
+  EXPECT_EQ(of_type(w.items, "write").size(), static_cast<std::size_t>(kWrites));
+  EXPECT_EQ(of_type(w.items, "fsync").size(), static_cast<std::size_t>(kWrites));
+  for (const auto& item : w.items) {
+    if (item["type"] == "summary") continue;
+    EXPECT_EQ(u64(item["ino"]), w.pod_ino) << "not the container's: " << item;
+    EXPECT_EQ(item["container"]["id"], w.containerd_id) << item;
+  }
+}
+
+TEST_F(ContainerTrace, AContainerFlagNamingNoneOrTwoIsOneLine) {
+  // Two containers whose ids share their first 12 digits.
+  const std::string shared = random_hex(rng_, 12);
+  const std::string a = shared + random_hex(rng_, 52), b = shared + random_hex(rng_, 52);
+  cgroups_->make("/system.slice/docker-" + a + ".scope");
+  cgroups_->make("/machine.slice/libpod-" + b + ".scope");
+
+  const RunResult two = run({writepath(), "trace", "--container", shared});
+  EXPECT_EQ(two.exit_code, 2);
+  EXPECT_EQ(line_count(two.err), 1) << two.err;
+  EXPECT_NE(two.err.find("names 2 containers"), std::string::npos) << two.err;
+  EXPECT_NE(two.err.find("(docker)"), std::string::npos) << two.err;
+  EXPECT_NE(two.err.find("(podman)"), std::string::npos) << two.err;
+
+  const RunResult none = run({writepath(), "trace", "--container", "wp-no-such-container"});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_EQ(line_count(none.err), 1) << none.err;
+  EXPECT_NE(none.err.find("no container has this id or name"), std::string::npos) << none.err;
+
+  const RunResult both =
+      run({writepath(), "trace", "--container", shared, "--cgroup", "/system.slice"});
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_NE(both.err.find("excludes"), std::string::npos) << both.err;
+}
+
+}  // namespace
