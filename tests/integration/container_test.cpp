@@ -145,11 +145,9 @@ TEST_F(ContainerTrace, EveryItemNamesTheContainerItCameFromAndHostItemsNone) {
   EXPECT_EQ(host_items, 2 * kWrites);
 }
 
-TEST_F(ContainerTrace, ContainerFlagSelectsExactlyThatContainersWrites) {
-  // A prefix of the pod's container's id, as `docker ps` shows ids.
-  const Ids ids = draw_ids(rng_);
-  const ThreeWriters w = run_three_writers(ids, {"--container", ids.containerd_id.substr(0, 12)});
-
+// Exactly the pod's container's pwrites and fsyncs, as its writer made them, and nothing of
+// the other container's or the host's.
+void expect_only_the_pods_writes(const ThreeWriters& w) {
   EXPECT_EQ(of_type(w.items, "write").size(), static_cast<std::size_t>(kWrites));
   EXPECT_EQ(of_type(w.items, "fsync").size(), static_cast<std::size_t>(kWrites));
   for (const auto& item : w.items) {
@@ -157,6 +155,18 @@ TEST_F(ContainerTrace, ContainerFlagSelectsExactlyThatContainersWrites) {
     EXPECT_EQ(u64(item["ino"]), w.pod_ino) << "not the container's: " << item;
     EXPECT_EQ(item["container"]["id"], w.containerd_id) << item;
   }
+}
+
+TEST_F(ContainerTrace, ContainerFlagSelectsExactlyThatContainersWrites) {
+  // A prefix of the pod's container's id, as `docker ps` shows ids.
+  const Ids ids = draw_ids(rng_);
+  expect_only_the_pods_writes(
+      run_three_writers(ids, {"--container", ids.containerd_id.substr(0, 12)}));
+}
+
+TEST_F(ContainerTrace, PodFlagSelectsExactlyThePodsContainers) {
+  const Ids ids = draw_ids(rng_);
+  expect_only_the_pods_writes(run_three_writers(ids, {"--pod", ids.pod_uid.substr(0, 8)}));
 }
 
 TEST_F(ContainerTrace, AContainerFlagNamingNoneOrTwoIsOneLine) {
@@ -169,14 +179,17 @@ TEST_F(ContainerTrace, AContainerFlagNamingNoneOrTwoIsOneLine) {
   const RunResult two = run({writepath(), "trace", "--container", shared});
   EXPECT_EQ(two.exit_code, 2);
   EXPECT_EQ(line_count(two.err), 1) << two.err;
-  EXPECT_NE(two.err.find("names 2 containers"), std::string::npos) << two.err;
+  EXPECT_NE(two.err.find("names 2 of them"), std::string::npos) << two.err;
   EXPECT_NE(two.err.find("(docker)"), std::string::npos) << two.err;
   EXPECT_NE(two.err.find("(podman)"), std::string::npos) << two.err;
 
   const RunResult none = run({writepath(), "trace", "--container", "wp-no-such-container"});
+  const RunResult no_pod = run({writepath(), "trace", "--pod", "wp-no-such-pod"});
+  EXPECT_EQ(no_pod.exit_code, 2);
+  EXPECT_EQ(line_count(no_pod.err), 1) << no_pod.err;
   EXPECT_EQ(none.exit_code, 2);
   EXPECT_EQ(line_count(none.err), 1) << none.err;
-  EXPECT_NE(none.err.find("no container has this id or name"), std::string::npos) << none.err;
+  EXPECT_NE(none.err.find("nothing has this id or name"), std::string::npos) << none.err;
 
   const RunResult both =
       run({writepath(), "trace", "--container", shared, "--cgroup", "/system.slice"});

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 
 namespace wp {
 namespace {
@@ -119,6 +120,31 @@ TEST(Container, HostCgroupsAndRuntimeHelpersAreNoContainer) {
   for (const std::string& path : paths) {
     EXPECT_FALSE(container_of_cgroup(path).has_value()) << path;
   }
+}
+
+TEST(Container, APodIsItsOwnCgroupAndEveryCgroupBelowIt) {
+  const std::string systemd_pod =
+      "/kubepods.slice/kubepods-besteffort.slice/"
+      "kubepods-besteffort-pod" +
+      kUidSystemd + ".slice";
+  const std::string cgroupfs_pod = "/kubepods/pod" + kUid;
+  for (const auto& [path, pod_cgroup, qos] : {
+           std::tuple{systemd_pod, systemd_pod, PodQos::BestEffort},
+           std::tuple{systemd_pod + "/cri-containerd-" + kId + ".scope", systemd_pod,
+                      PodQos::BestEffort},
+           std::tuple{cgroupfs_pod, cgroupfs_pod, PodQos::Guaranteed},
+           std::tuple{cgroupfs_pod + "/" + kId, cgroupfs_pod, PodQos::Guaranteed},
+       }) {
+    SCOPED_TRACE(path);
+    const auto pod = pod_of_cgroup(path);
+    ASSERT_TRUE(pod.has_value());
+    EXPECT_EQ(pod->uid, kUid);
+    EXPECT_EQ(pod->cgroup, pod_cgroup);
+    EXPECT_STREQ(pod_qos_name(pod->qos), pod_qos_name(qos));
+  }
+  EXPECT_FALSE(pod_of_cgroup("/kubepods.slice/kubepods-burstable.slice").has_value());
+  EXPECT_FALSE(pod_of_cgroup("/system.slice/docker-" + kId + ".scope").has_value());
+  EXPECT_FALSE(pod_of_cgroup("/system.slice/pod" + kUid).has_value());  // not under kubepods
 }
 
 TEST(Container, ShortIdIsTwelveDigitsOfAnIdAndTheWholeOfAName) {

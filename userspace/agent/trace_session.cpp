@@ -170,13 +170,16 @@ KernelFilter build_filter(const TraceOptions& options, UniqueFd& cgroup_dir) {
                                             WP_COMM_LEN - 1, WP_COMM_LEN - 1, *options.comm));
     filter.comm = options.comm;
   }
-  if (options.cgroup || options.container) {
-    // --container is its container's cgroup (the two exclude each other on the command line).
+  if (options.cgroup || options.container || options.pod) {
+    // --container and --pod are their cgroup's (the three exclude each other on the command
+    // line).
     const CgroupDir cgroup = options.container
                                  ? resolve_container(*options.container, read_mountinfo())
-                                 : resolve_cgroup(*options.cgroup, read_mountinfo());
-    const std::string flag =
-        options.container ? "--container " + *options.container : "--cgroup " + *options.cgroup;
+                             : options.pod ? resolve_pod(*options.pod, read_mountinfo())
+                                           : resolve_cgroup(*options.cgroup, read_mountinfo());
+    const std::string flag = options.container ? "--container " + *options.container
+                             : options.pod     ? "--pod " + *options.pod
+                                               : "--cgroup " + *options.cgroup;
     cgroup_dir = UniqueFd(::open(cgroup.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (cgroup_dir.get() < 0)
       throw Failure(kExitRuntime,
@@ -377,15 +380,14 @@ int run_trace(const TraceOptions& options) {
         throw Failure(kExitRuntime, fmt::format("writing {}: {}", output->name(), output->error()));
     };
     sink = std::make_unique<AsyncSink>(
-        make_sink(
-            options.format, output->stream(),
-            SinkOptions{.color = options.output.empty() && ::isatty(STDOUT_FILENO),
-                        .devices = devices,
-                        .live = options.live,
-                        .timestamps = options.timestamps,
-                        .clock = clock,
+        make_sink(options.format, output->stream(),
+                  SinkOptions{.color = options.output.empty() && ::isatty(STDOUT_FILENO),
+                              .devices = devices,
+                              .live = options.live,
+                              .timestamps = options.timestamps,
+                              .clock = clock,
 
-                        .cgroups = options.cgroup.has_value() || options.container.has_value()}),
+                              .cgroups = options.cgroup || options.container || options.pod}),
         drain);
     auto observer = [&options, &pids_with_items](const Timeline& item) {
       const std::uint32_t pid = call_of(item).pid;

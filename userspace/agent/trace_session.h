@@ -26,6 +26,8 @@ struct TraceOptions {
   std::optional<std::string> cgroup;
   // --container: a container's id (a prefix) or name; its cgroup is filtered as --cgroup's.
   std::optional<std::string> container;
+  // --pod: a Kubernetes pod's uid (a prefix); its cgroup is filtered as --cgroup's.
+  std::optional<std::string> pod;
   std::optional<std::string> dev;
   std::optional<std::string> file;
   Nanos min_latency_ns = 0;

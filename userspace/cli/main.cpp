@@ -231,11 +231,17 @@ int main(int argc, char** argv) {
                                    "its path under the cgroup2 root (/system.slice/x.service); "
                                    "default: every cgroup")
                        ->type_name("PATH");
-    cmd->add_option("--container", o.container,
-                    "Trace this container: its id or a prefix of it (docker, containerd, CRI-O, "
-                    "podman), or its name (systemd-nspawn, LXC)")
-        ->type_name("ID")
-        ->excludes(cgroup);
+    auto* container =
+        cmd->add_option("--container", o.container,
+                        "Trace this container: its id or a prefix of it (docker, containerd, "
+                        "CRI-O, podman), or its name (systemd-nspawn, LXC)")
+            ->type_name("ID")
+            ->excludes(cgroup);
+    cmd->add_option("--pod", o.pod,
+                    "Trace this Kubernetes pod's containers: the pod's uid or a prefix of it")
+        ->type_name("UID")
+        ->excludes(cgroup)
+        ->excludes(container);
     cmd->add_option("--dev", o.dev,
                     "Only this block device (NAME or MAJ:MIN), or the MAJ:MIN stat() reports "
                     "for a btrfs mount")

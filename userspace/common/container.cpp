@@ -141,12 +141,20 @@ std::optional<Match> container_component(std::string_view c, std::string_view pa
 
 }  // namespace
 
-std::optional<Container> container_of_cgroup(std::string_view path) {
-  std::optional<Container> found;
+namespace {
+
+// What a cgroup path says, component by component: the pod it is in (or is), and the
+// innermost container it is in (or is).
+struct PathReading {
+  std::optional<Pod> pod;
+  std::optional<Container> container;
+};
+
+PathReading read_cgroup_path(std::string_view path) {
+  PathReading r;
   std::string_view parent;
   std::string cgroup;  // the path up to the component being read
   bool in_kubepods = false;
-  std::string pod_uid;
   PodQos qos = PodQos::None;
   std::size_t start = 0;
   while (start <= path.size()) {
@@ -159,36 +167,44 @@ std::optional<Container> container_of_cgroup(std::string_view path) {
     cgroup += c;
     // Kubernetes: /kubepods[/QOS]/podUID/… (cgroupfs) or /kubepods.slice[/kubepods-QOS.slice]/
     // kubepods[-QOS]-podUID.slice/… (systemd); a pod straight under kubepods is Guaranteed.
+    const bool before_pod = in_kubepods && !r.pod;
     std::string_view s = c;
     if (c == "kubepods" || c == "kubepods.slice") {
       in_kubepods = true;
       qos = PodQos::Guaranteed;
-    } else if (in_kubepods && pod_uid.empty() &&
-               (c == "burstable" || c == "kubepods-burstable.slice")) {
+    } else if (before_pod && (c == "burstable" || c == "kubepods-burstable.slice")) {
       qos = PodQos::Burstable;
-    } else if (in_kubepods && pod_uid.empty() &&
-               (c == "besteffort" || c == "kubepods-besteffort.slice")) {
+    } else if (before_pod && (c == "besteffort" || c == "kubepods-besteffort.slice")) {
       qos = PodQos::BestEffort;
-    } else if (in_kubepods && pod_uid.empty() && take_prefix(s, "pod") && !s.empty()) {
-      pod_uid = pod_uid_of(s);
-    } else if (in_kubepods && pod_uid.empty() && take_prefix(s, "kubepods-") &&
-               take_suffix(s, ".slice")) {
+    } else if (before_pod && take_prefix(s, "pod") && !s.empty()) {
+      r.pod = Pod{pod_uid_of(s), qos, cgroup};
+    } else if (before_pod && take_prefix(s, "kubepods-") && take_suffix(s, ".slice")) {
       take_prefix(s, "burstable-") || take_prefix(s, "besteffort-");
-      if (take_prefix(s, "pod") && !s.empty()) pod_uid = pod_uid_of(s);
-    } else if (auto m = container_component(c, parent, !pod_uid.empty())) {
+      if (take_prefix(s, "pod") && !s.empty()) r.pod = Pod{pod_uid_of(s), qos, cgroup};
+    } else if (auto m = container_component(c, parent, r.pod.has_value())) {
       Container container;
       container.id = std::move(m->id);
       container.runtime = m->runtime;
       container.cgroup = cgroup;
-      if (!pod_uid.empty()) {
-        container.pod_uid = pod_uid;
-        container.qos = qos;
+      if (r.pod) {
+        container.pod_uid = r.pod->uid;
+        container.qos = r.pod->qos;
       }
-      found = std::move(container);
+      r.container = std::move(container);
     }
     parent = c;
   }
-  return found;
+  return r;
+}
+
+}  // namespace
+
+std::optional<Container> container_of_cgroup(std::string_view path) {
+  return read_cgroup_path(path).container;
+}
+
+std::optional<Pod> pod_of_cgroup(std::string_view path) {
+  return read_cgroup_path(path).pod;
 }
 
 }  // namespace wp

@@ -46,4 +46,15 @@ struct Container {
 // containers.
 std::optional<Container> container_of_cgroup(std::string_view path);
 
+// A Kubernetes pod, from the kubepods hierarchy.
+struct Pod {
+  std::string uid;  // as the API prints it, with dashes
+  PodQos qos = PodQos::None;
+  std::string cgroup;  // the pod's own cgroup, under the cgroup2 root
+  bool operator==(const Pod&) const = default;
+};
+
+// The pod whose cgroup `path` is or is below; nullopt outside the kubepods hierarchy.
+std::optional<Pod> pod_of_cgroup(std::string_view path);
+
 }  // namespace wp

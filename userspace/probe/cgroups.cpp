@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <map>
 
 #include "common/container.h"
@@ -89,27 +90,40 @@ CgroupDir resolve_cgroup(const std::string& arg, const std::vector<MountEntry>& 
   return cgroup_at(dir, dir.lexically_relative(fs::path(root).lexically_normal()));
 }
 
-CgroupDir resolve_container(const std::string& arg, const std::vector<MountEntry>& mounts) {
+namespace {
+
+// A cgroup that --container or --pod could name: its id (a container's id or name, a pod's
+// uid), how to list it, and what kind of thing it is ("docker", "pod").
+struct Candidate {
+  std::string id;
+  std::string label;
+  std::string kind;
+};
+
+// The one cgroup under the first cgroup2 mount that `candidate_at` says is a candidate whose id
+// starts with `arg` (`flag` names the option in errors).
+CgroupDir resolve_by_walk(
+    const std::string& flag, const std::string& arg, const std::vector<MountEntry>& mounts,
+    const std::function<std::optional<Candidate>(const std::string& path)>& candidate_at) {
   const std::vector<MountEntry> cgroup2 = cgroup2_mounts(mounts);
   if (cgroup2.empty())
-    throw Failure(kExitUsage, fmt::format("--container {}: no cgroup2 file system is mounted; "
-                                          "--container needs cgroup v2",
-                                          arg));
-  if (arg.empty()) throw Failure(kExitUsage, "--container: expected a container id or name");
+    throw Failure(kExitUsage, fmt::format("{} {}: no cgroup2 file system is mounted; {} needs "
+                                          "cgroup v2",
+                                          flag, arg, flag));
+  if (arg.empty()) throw Failure(kExitUsage, fmt::format("{}: expected an id or a name", flag));
   const fs::path root = fs::path(cgroup2.front().mount_point).lexically_normal();
-  std::vector<std::pair<Container, fs::path>> matches;
-  std::map<std::string, std::size_t> seen;  // containers found, by runtime
+  std::vector<std::pair<Candidate, fs::path>> matches;
+  std::map<std::string, std::size_t> seen;  // candidates found, by kind
   std::error_code ec;
   for (fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec),
        end;
        it != end; it.increment(ec)) {
     if (ec) break;
     if (!it->is_directory(ec)) continue;
-    const std::string path = under_root(it->path().lexically_relative(root));
-    auto container = container_of_cgroup(path);
-    if (!container || container->cgroup != path) continue;  // a host cgroup, or inside one
-    ++seen[container_runtime_name(container->runtime)];
-    if (container->id.starts_with(arg)) matches.emplace_back(std::move(*container), it->path());
+    auto candidate = candidate_at(under_root(it->path().lexically_relative(root)));
+    if (!candidate) continue;
+    ++seen[candidate->kind];
+    if (candidate->id.starts_with(arg)) matches.emplace_back(std::move(*candidate), it->path());
   }
   if (matches.size() == 1) {
     const fs::path& dir = matches.front().second;
@@ -117,20 +131,38 @@ CgroupDir resolve_container(const std::string& arg, const std::vector<MountEntry
   }
   if (matches.empty()) {
     std::string found;
-    for (const auto& [runtime, n] : seen)
-      found += fmt::format("{}{} {}", found.empty() ? "" : ", ", n, runtime);
+    for (const auto& [kind, n] : seen)
+      found += fmt::format("{}{} {}", found.empty() ? "" : ", ", n, kind);
     throw Failure(kExitUsage,
-                  fmt::format("--container {}: no container has this id or name (containers "
-                              "under {}: {})",
-                              arg, root.string(), found.empty() ? "none" : found));
+                  fmt::format("{} {}: nothing has this id or name (found under {}: {})", flag, arg,
+                              root.string(), found.empty() ? "none" : found));
   }
-  std::string ids;
-  for (const auto& [container, dir] : matches)
-    ids += fmt::format("{}{} ({})", ids.empty() ? "" : ", ", container.short_id(),
-                       container_runtime_name(container.runtime));
-  throw Failure(kExitUsage,
-                fmt::format("--container {}: names {} containers: {}; give more of the id", arg,
-                            matches.size(), ids));
+  std::string labels;
+  for (const auto& [candidate, dir] : matches)
+    labels += fmt::format("{}{}", labels.empty() ? "" : ", ", candidate.label);
+  throw Failure(kExitUsage, fmt::format("{} {}: names {} of them: {}; give more of the id", flag,
+                                        arg, matches.size(), labels));
+}
+
+}  // namespace
+
+CgroupDir resolve_container(const std::string& arg, const std::vector<MountEntry>& mounts) {
+  return resolve_by_walk(
+      "--container", arg, mounts, [](const std::string& path) -> std::optional<Candidate> {
+        auto c = container_of_cgroup(path);
+        if (!c || c->cgroup != path) return std::nullopt;  // a host cgroup, or inside one
+        const std::string kind = container_runtime_name(c->runtime);
+        return Candidate{c->id, fmt::format("{} ({})", c->short_id(), kind), kind};
+      });
+}
+
+CgroupDir resolve_pod(const std::string& arg, const std::vector<MountEntry>& mounts) {
+  return resolve_by_walk("--pod", arg, mounts,
+                         [](const std::string& path) -> std::optional<Candidate> {
+                           auto pod = pod_of_cgroup(path);
+                           if (!pod || pod->cgroup != path) return std::nullopt;
+                           return Candidate{pod->uid, pod->uid, "pod"};
+                         });
 }
 
 std::optional<CgroupPaths> CgroupPaths::of_this_host() {

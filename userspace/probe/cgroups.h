@@ -35,9 +35,12 @@ CgroupDir resolve_cgroup(const std::string& arg, const std::vector<MountEntry>& 
 // name for the runtimes that name containers by it (systemd-nspawn, LXC). The container is
 // found by walking the cgroup2 hierarchy for the cgroups the runtimes make
 // (container_of_cgroup); its own cgroup is what the kernel's filter holds. Throws Failure
-// (usage) with one line: no cgroup2, no container matches (and which runtimes' containers
-// the walk found), or the prefix names more than one (and which).
+// (usage) with one line: no cgroup2, nothing matches (and what the walk found, by runtime),
+// or the prefix names more than one (and which).
 CgroupDir resolve_container(const std::string& arg, const std::vector<MountEntry>& mounts);
+// What --pod takes: a Kubernetes pod's uid or a prefix of it; its cgroup (the containers are
+// below it) is found and filtered as --container's.
+CgroupDir resolve_pod(const std::string& arg, const std::vector<MountEntry>& mounts);
 
 // The path under the cgroup2 root ("/a/b") of a cgroup id, from a walk of the mount's
 // directories, done once and again when an id is not known (a cgroup made since). An id no
