@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <random>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -167,6 +168,29 @@ TEST_F(ContainerTrace, ContainerFlagSelectsExactlyThatContainersWrites) {
 TEST_F(ContainerTrace, PodFlagSelectsExactlyThePodsContainers) {
   const Ids ids = draw_ids(rng_);
   expect_only_the_pods_writes(run_three_writers(ids, {"--pod", ids.pod_uid.substr(0, 8)}));
+}
+
+// doctor counts what the hierarchy holds: the containers made here among any others.
+TEST_F(ContainerTrace, DoctorCountsTheContainersByRuntimeAndThePods) {
+  const auto count_in = [](const std::string& doctor, const std::string& what) {
+    const auto line_at = doctor.find("\ncontainers (");
+    if (line_at == std::string::npos) return -1;
+    const std::string line = doctor.substr(line_at, doctor.find('\n', line_at + 1) - line_at);
+    std::smatch m;  // "docker 2", "containerd 1", "in 1 pod"
+    if (!std::regex_search(line, m, std::regex("[ ,:]" + what + " ([0-9]+)"))) return 0;
+    return std::stoi(m[1]);
+  };
+  const RunResult before = run({writepath(), "doctor"});
+  ASSERT_EQ(before.exit_code, 0) << before.err;
+  const Ids ids = draw_ids(rng_);
+  cgroups_->make("/system.slice/docker-" + ids.docker_id + ".scope");
+  cgroups_->make("/kubepods/burstable/pod" + ids.pod_uid + "/" + ids.containerd_id);
+  const RunResult after = run({writepath(), "doctor"});
+  ASSERT_EQ(after.exit_code, 0) << after.err;
+  ASSERT_GE(count_in(before.out, "docker"), 0) << before.out;
+  EXPECT_EQ(count_in(after.out, "docker"), count_in(before.out, "docker") + 1) << after.out;
+  EXPECT_EQ(count_in(after.out, "containerd"), count_in(before.out, "containerd") + 1) << after.out;
+  EXPECT_EQ(count_in(after.out, "in"), count_in(before.out, "in") + 1) << after.out;  // pods
 }
 
 TEST_F(ContainerTrace, AContainerFlagNamingNoneOrTwoIsOneLine) {

@@ -9,6 +9,7 @@
 #include "agent/cost_probe.h"
 #include "common/units.h"
 #include "probe/bpf_session.h"
+#include "probe/cgroups.h"
 #include "probe/coverage.h"
 #include "probe/devices.h"
 #include "probe/hook_plan.h"
@@ -55,6 +56,23 @@ void print_privileges(std::ostream& out, const PrivilegeVerdict& verdict) {
 
 // What `writepath serve` would attach: the hooks above, loaded again with the kernel's own
 // aggregation on (its code is verified only then), and which hook feeds each metric.
+// Which runtimes' containers the cgroup2 hierarchy holds: what --container and --pod can name.
+void print_containers(std::ostream& out, const std::optional<ContainerCensus>& census) {
+  if (!census) {
+    out << "containers: no cgroup2 mounted; items name no container and --container, --pod "
+           "cannot select one\n";
+    return;
+  }
+  std::string found;
+  for (const auto& [runtime, n] : census->by_runtime)
+    found += fmt::format("{}{} {}", found.empty() ? "" : ", ", runtime, n);
+  if (census->pods)
+    found += fmt::format(" in {} pod{}", census->pods, census->pods == 1 ? "" : "s");
+  out << fmt::format(
+      "containers (cgroups under {}): {}\n", census->root,
+      found.empty() ? "none running" : found + "; --container ID and --pod UID select them");
+}
+
 void print_serve(std::ostream& out, const KernelCaps& caps, const HookPrefs& prefs,
                  std::uint32_t self_tgid) {
   KernelFilter filter;
@@ -201,6 +219,7 @@ int run_doctor(std::ostream& out, const HookPrefs& prefs) {
   if (!cost_error.empty()) out << fmt::format("cost not measured: {}\n", cost_error);
   cost.reset();
   planned.session.reset();
+  print_containers(out, count_containers(read_mountinfo()));
   print_serve(out, caps, prefs, filter.self_tgid);
   out << "tracing can run here\n";
   return 0;

@@ -92,6 +92,18 @@ CgroupDir resolve_cgroup(const std::string& arg, const std::vector<MountEntry>& 
 
 namespace {
 
+// Every cgroup directory below the cgroup2 mount `root`, by its path under the root.
+void for_each_cgroup(const fs::path& root,
+                     const std::function<void(const std::string& path, const fs::path& dir)>& fn) {
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec),
+       end;
+       it != end; it.increment(ec)) {
+    if (ec) break;
+    if (it->is_directory(ec)) fn(under_root(it->path().lexically_relative(root)), it->path());
+  }
+}
+
 // A cgroup that --container or --pod could name: its id (a container's id or name, a pod's
 // uid), how to list it, and what kind of thing it is ("docker", "pod").
 struct Candidate {
@@ -114,17 +126,12 @@ CgroupDir resolve_by_walk(
   const fs::path root = fs::path(cgroup2.front().mount_point).lexically_normal();
   std::vector<std::pair<Candidate, fs::path>> matches;
   std::map<std::string, std::size_t> seen;  // candidates found, by kind
-  std::error_code ec;
-  for (fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec),
-       end;
-       it != end; it.increment(ec)) {
-    if (ec) break;
-    if (!it->is_directory(ec)) continue;
-    auto candidate = candidate_at(under_root(it->path().lexically_relative(root)));
-    if (!candidate) continue;
+  for_each_cgroup(root, [&](const std::string& path, const fs::path& dir) {
+    auto candidate = candidate_at(path);
+    if (!candidate) return;
     ++seen[candidate->kind];
-    if (candidate->id.starts_with(arg)) matches.emplace_back(std::move(*candidate), it->path());
-  }
+    if (candidate->id.starts_with(arg)) matches.emplace_back(std::move(*candidate), dir);
+  });
   if (matches.size() == 1) {
     const fs::path& dir = matches.front().second;
     return cgroup_at(dir, dir.lexically_relative(root));
@@ -163,6 +170,20 @@ CgroupDir resolve_pod(const std::string& arg, const std::vector<MountEntry>& mou
                            if (!pod || pod->cgroup != path) return std::nullopt;
                            return Candidate{pod->uid, pod->uid, "pod"};
                          });
+}
+
+std::optional<ContainerCensus> count_containers(const std::vector<MountEntry>& mounts) {
+  const std::vector<MountEntry> cgroup2 = cgroup2_mounts(mounts);
+  if (cgroup2.empty()) return std::nullopt;
+  ContainerCensus census;
+  census.root = cgroup2.front().mount_point;
+  for_each_cgroup(fs::path(census.root).lexically_normal(),
+                  [&](const std::string& path, const fs::path&) {
+                    if (auto c = container_of_cgroup(path); c && c->cgroup == path)
+                      ++census.by_runtime[container_runtime_name(c->runtime)];
+                    if (auto pod = pod_of_cgroup(path); pod && pod->cgroup == path) ++census.pods;
+                  });
+  return census;
 }
 
 std::optional<CgroupPaths> CgroupPaths::of_this_host() {

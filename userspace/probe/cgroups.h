@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -41,6 +42,14 @@ CgroupDir resolve_container(const std::string& arg, const std::vector<MountEntry
 // What --pod takes: a Kubernetes pod's uid or a prefix of it; its cgroup (the containers are
 // below it) is found and filtered as --container's.
 CgroupDir resolve_pod(const std::string& arg, const std::vector<MountEntry>& mounts);
+
+// The containers and pods the cgroup2 hierarchy holds now, for doctor; nullopt without cgroup2.
+struct ContainerCensus {
+  std::string root;                               // the cgroup2 mount walked
+  std::map<std::string, std::size_t> by_runtime;  // containers, by runtime name
+  std::size_t pods = 0;
+};
+std::optional<ContainerCensus> count_containers(const std::vector<MountEntry>& mounts);
 
 // The path under the cgroup2 root ("/a/b") of a cgroup id, from a walk of the mount's
 // directories, done once and again when an id is not known (a cgroup made since). An id no
