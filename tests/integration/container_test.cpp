@@ -1,10 +1,11 @@
 // Containers built here from what a runtime is made of, since podman cannot run in this
 // sandbox: a cgroup named as the runtime names its containers, entered before `unshare`
-// gives the process its own pid, mount and UTS namespaces. A docker container (systemd
-// driver), a Kubernetes pod's containerd container (cgroupfs driver, burstable) and a host
-// writer write at once; every item of each carries what the test made (or no container at
-// all), and --container selects one container's writes exactly, counted against the
-// writer's own count. Ids are random (the seed is printed); the cgroups are removed.
+// gives the process its own pid, mount and UTS namespaces and a file system at /mnt. A docker
+// container (systemd driver, a bind-mounted volume), a Kubernetes pod's containerd container
+// (cgroupfs driver, burstable, an overlay) and a host writer write at once; every item of
+// each carries what the test made (or no container at all) and both paths of its file, and
+// --container and --pod select one container's writes exactly, counted against the writer's
+// own count. Ids are random (the seed is printed); the cgroups are removed.
 #include <sys/stat.h>
 
 #include <optional>
@@ -29,12 +30,19 @@ std::string random_hex(std::mt19937_64& rng, std::size_t digits) {
 }
 
 // A container's writer: the shell enters the cgroup, then `unshare` gives the writer its own
-// pid, mount and UTS namespaces (and a hostname), as a runtime's init would have them.
+// pid, mount and UTS namespaces, a hostname and its file system at /mnt (`mount_it`), as a
+// runtime would; it writes `file` there and, like a long-lived application, stays a while.
 std::string container_writer(const std::string& cgroup_dir, const std::string& hostname,
-                             const std::string& file) {
+                             const std::string& mount_it, const std::string& file) {
   return "echo $$ > " + cgroup_dir + "/cgroup.procs && exec unshare --pid --mount --uts --fork " +
-         "sh -c 'hostname " + hostname + " && exec " + (build_dir() / "wp_workload").string() +
+         "sh -c 'hostname " + hostname + " && " + mount_it +
+         " && WP_WORKLOAD_LINGER_MS=1000 exec " + (build_dir() / "wp_workload").string() +
          " fsync-each " + file + " " + std::to_string(kWrites) + "'";
+}
+
+// The host's inode of an item's file: an overlay file's upper file, where its data is.
+std::uint64_t host_ino_of(const json& item) {
+  return item["backing"].is_null() ? u64(item["ino"]) : u64(item["backing"]["ino"]);
 }
 
 std::uint64_t inode_of(const std::string& path) {
@@ -58,7 +66,9 @@ Ids draw_ids(std::mt19937_64& rng) {
 }
 
 struct ThreeWriters : Ids {
-  std::uint64_t docker_ino = 0, pod_ino = 0, host_ino = 0;
+  std::string docker_path, docker_host_path, pod_path,
+      pod_host_path;                                        // in the container, on the host
+  std::uint64_t docker_ino = 0, pod_ino = 0, host_ino = 0;  // the host's inodes
   std::vector<json> items;
 };
 
@@ -90,8 +100,19 @@ ThreeWriters ContainerTrace::run_three_writers(const Ids& ids, std::vector<std::
   const std::string docker_dir = cgroups.make("/system.slice/docker-" + w.docker_id + ".scope");
   const std::string pod_dir =
       cgroups.make("/kubepods/burstable/pod" + w.pod_uid + "/" + w.containerd_id);
-  const std::string in_docker = scratch.file("docker.dat"), in_pod = scratch.file("pod.dat"),
-                    on_host = scratch.file("host.dat");
+  // The docker container's data is a bind-mounted volume; the pod's container has an overlay
+  // of its own. Both see their file at /mnt; the host has it elsewhere.
+  const std::string volume = scratch.file("docker-volume"), lower = scratch.file("pod-lower"),
+                    upper = scratch.file("pod-upper"), work = scratch.file("pod-work");
+  for (const auto& dir : {volume, lower, upper, work}) fs::create_directories(dir);
+  w.docker_path = "/mnt/docker.dat";
+  w.docker_host_path = volume + "/docker.dat";
+  w.pod_path = "/mnt/pod.dat";
+  w.pod_host_path = upper + "/pod.dat";
+  const std::string on_host = scratch.file("host.dat");
+  const std::string bind = "mount --bind " + volume + " /mnt";
+  const std::string overlay = "mount -t overlay overlay -o lowerdir=" + lower +
+                              ",upperdir=" + upper + ",workdir=" + work + " /mnt";
 
   std::vector<std::string> argv = {writepath(), "trace", "--format", "json"};
   argv.insert(argv.end(), filter.begin(), filter.end());
@@ -100,36 +121,42 @@ ThreeWriters ContainerTrace::run_three_writers(const Ids& ids, std::vector<std::
     ADD_FAILURE() << tracer.err();
     return w;
   }
-  Background docker({"sh", "-c", container_writer(docker_dir, "web", in_docker)});
-  Background pod({"sh", "-c", container_writer(pod_dir, "api-7f9", in_pod)});
+  Background docker({"sh", "-c", container_writer(docker_dir, "web", bind, w.docker_path)});
+  Background pod({"sh", "-c", container_writer(pod_dir, "api-7f9", overlay, w.pod_path)});
   const RunResult host =
       run({(build_dir() / "wp_workload").string(), "fsync-each", on_host, std::to_string(kWrites)});
   EXPECT_EQ(host.exit_code, 0) << host.err;
   EXPECT_EQ(docker.wait(), 0) << docker.err();
   EXPECT_EQ(pod.wait(), 0) << pod.err();
   EXPECT_EQ(tracer.stop(SIGINT), 0) << tracer.err();
-  w.docker_ino = inode_of(in_docker);
-  w.pod_ino = inode_of(in_pod);
+  w.docker_ino = inode_of(w.docker_host_path);
+  w.pod_ino = inode_of(w.pod_host_path);
   w.host_ino = inode_of(on_host);
   w.items = json_lines(tracer.out());
   return w;
 }
 
+// Every item names its container (the host's none) and, beside the path its writer sees, the
+// host's path of the file: a bound volume's directory, an overlay's upper directory.
 TEST_F(ContainerTrace, EveryItemNamesTheContainerItCameFromAndHostItemsNone) {
   const ThreeWriters w = run_three_writers(draw_ids(rng_), {"--comm", "wp_workload"});
 
   int docker_items = 0, pod_items = 0, host_items = 0;
   for (const auto& item : w.items) {
     if (item["type"] == "summary") continue;
-    const auto ino = u64(item["ino"]);
+    const auto ino = host_ino_of(item);
     if (ino == w.docker_ino) {
       ++docker_items;
+      EXPECT_EQ(item["path"], w.docker_path) << item;
+      EXPECT_EQ(item["host_path"], w.docker_host_path) << item;
       ASSERT_TRUE(item["container"].is_object()) << item;
       EXPECT_EQ(item["container"]["id"], w.docker_id) << item;
       EXPECT_EQ(item["container"]["runtime"], "docker") << item;
       EXPECT_TRUE(item["container"]["pod_uid"].is_null()) << item;
     } else if (ino == w.pod_ino) {
       ++pod_items;
+      EXPECT_EQ(item["path"], w.pod_path) << item;
+      EXPECT_EQ(item["host_path"], w.pod_host_path) << item;
       ASSERT_TRUE(item["container"].is_object()) << item;
       EXPECT_EQ(item["container"]["id"], w.containerd_id) << item;
       EXPECT_EQ(item["container"]["runtime"], "containerd") << item;
@@ -138,6 +165,7 @@ TEST_F(ContainerTrace, EveryItemNamesTheContainerItCameFromAndHostItemsNone) {
     } else if (ino == w.host_ino) {
       ++host_items;
       EXPECT_TRUE(item["container"].is_null()) << item;
+      EXPECT_TRUE(item["host_path"].is_null()) << item;  // the agent's own namespace
     }
   }
   // Each writer's pwrites and fsyncs, as it made them.
@@ -153,7 +181,7 @@ void expect_only_the_pods_writes(const ThreeWriters& w) {
   EXPECT_EQ(of_type(w.items, "fsync").size(), static_cast<std::size_t>(kWrites));
   for (const auto& item : w.items) {
     if (item["type"] == "summary") continue;
-    EXPECT_EQ(u64(item["ino"]), w.pod_ino) << "not the container's: " << item;
+    EXPECT_EQ(host_ino_of(item), w.pod_ino) << "not the container's: " << item;
     EXPECT_EQ(item["container"]["id"], w.containerd_id) << item;
   }
 }

@@ -999,6 +999,20 @@ TEST(TextSink, ItemsOfAContainerNameItsShortIdAndRuntime) {
   EXPECT_FALSE(contains(out.str(), "docker-3f9c")) << out.str();
 }
 
+// A writer in another mount namespace: its own path first, the host's beside it.
+TEST(Sinks, AFileTheHostNamesOtherwiseShowsBothPaths) {
+  WriteTimeline write = durable_write();
+  EXPECT_TRUE(json_of(write)["host_path"].is_null());
+  EXPECT_FALSE(contains(text_of(write), "(host ")) << text_of(write);
+  write.call.path = "/data/x";
+  write.call.host_path = "/var/lib/docker/overlay2/4f1e/merged/data/x";
+  EXPECT_EQ(json_of(write)["path"], "/data/x");
+  EXPECT_EQ(json_of(write)["host_path"], "/var/lib/docker/overlay2/4f1e/merged/data/x");
+  EXPECT_TRUE(
+      contains(text_of(write), " /data/x (host /var/lib/docker/overlay2/4f1e/merged/data/x)"))
+      << text_of(write);
+}
+
 TEST(TextSink, SummaryHintIsItsLastLine) {
   TraceSummary totals;
   EXPECT_FALSE(contains(format_summary(totals, SinkOptions{}), "hint"));

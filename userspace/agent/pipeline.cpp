@@ -48,7 +48,7 @@ Pipeline::Pipeline(PipelineOptions options, const std::vector<DeviceInfo>& devic
   if (options_.item_progress)
     stitcher_.set_progress([this](ItemProgress progress, Timeline& item) {
       if (!passes(item)) return;
-      name_item_cgroup(item);
+      name_item_context(item);
       sink_.progress(progress, item);
     });
 }
@@ -90,10 +90,13 @@ void Pipeline::feed(const Event& event) {
   }
   std::visit(
       [this](const auto& e) {
-        if constexpr (std::is_same_v<std::decay_t<decltype(e)>, SyscallEvent>)
+        if constexpr (std::is_same_v<std::decay_t<decltype(e)>, SyscallEvent>) {
           last_ts_ = std::max(last_ts_, e.end_ns);
-        else
+          // While the writer runs: its namespace is read now, its items may come later.
+          if (options_.host_paths) options_.host_paths->note_process(e.pid);
+        } else {
           last_ts_ = std::max(last_ts_, e.ts);
+        }
       },
       event);
   stitcher_.feed(event, emit_);
@@ -154,12 +157,19 @@ void Pipeline::name_cgroup(std::uint64_t id, std::string path) {
   cgroup_names_[id] = CgroupName{std::move(path), std::move(container)};
 }
 
-void Pipeline::name_item_cgroup(Timeline& item) const {
+void Pipeline::name_item_context(Timeline& item) const {
   std::visit(
       [this](auto& t) {
-        if (auto it = cgroup_names_.find(t.call.cgroup_id); it != cgroup_names_.end()) {
-          t.call.cgroup = it->second.path;
-          t.call.container = it->second.container;
+        SyscallEvent& call = t.call;
+        if (auto it = cgroup_names_.find(call.cgroup_id); it != cgroup_names_.end()) {
+          call.cgroup = it->second.path;
+          call.container = it->second.container;
+        }
+        if (options_.host_paths && !call.path.empty()) {
+          const DevT backing = call.view_dev != 0 ? call.dev : 0;
+          if (auto host =
+                  options_.host_paths->host_path(call.pid, stat_dev(call), backing, call.path))
+            call.host_path = std::move(*host);
         }
       },
       item);
@@ -172,7 +182,7 @@ bool Pipeline::passes(const Timeline& item) const {
 
 void Pipeline::emit(Timeline& item) {
   if (!passes(item)) return;
-  name_item_cgroup(item);
+  name_item_context(item);
   if (options_.observer) options_.observer(item);
   if (const auto* sync = std::get_if<SyncTimeline>(&item)) sync_phases_.add(*sync);
   if (const auto* write = std::get_if<WriteTimeline>(&item)) direct_io_.add(*write);

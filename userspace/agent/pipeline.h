@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "decode/decoder.h"
+#include "probe/host_paths.h"
 #include "record/trace_file.h"
 #include "sinks/sink.h"
 #include "stitch/stitcher.h"
@@ -28,6 +30,9 @@ struct PipelineOptions {
   bool item_progress = false;
   // File systems on disks their superblock device is not (btrfs), for the syncs' flushes.
   std::vector<FileSystemInfo> file_systems = {};
+  // A live trace's view of its writers' mount namespaces: items of a writer in another one
+  // carry the host's path of their file too. Null: none (a trace file's report).
+  std::shared_ptr<HostPaths> host_paths = {};
 };
 
 // What the end of a trace says about lost records: their share of all records
@@ -86,8 +91,9 @@ class Pipeline {
   // One finished item: filtered, counted into the summaries, handed to the sink.
   void emit(Timeline& item);
   bool passes(const Timeline& item) const;
-  // Sets the item's cgroup path and container from its cgroup id (cgroup_names_).
-  void name_item_cgroup(Timeline& item) const;
+  // Sets the item's cgroup path and container from its cgroup id (cgroup_names_), and its
+  // file's host path (options_.host_paths).
+  void name_item_context(Timeline& item) const;
   void name_stack(KernelStack& stack) const;
 
   PipelineOptions options_;

@@ -395,12 +395,14 @@ int run_trace(const TraceOptions& options) {
         if (p == pid) pids_with_items.insert(pid);
       if (options.observer) options.observer(item);
     };
-    pipeline = std::make_unique<Pipeline>(PipelineOptions{.min_latency_ns = options.min_latency_ns,
-                                                          .observer = observer,
-                                                          .live = true,
-                                                          .item_progress = options.live,
-                                                          .file_systems = list_file_systems()},
-                                          devices, *sink);
+    pipeline =
+        std::make_unique<Pipeline>(PipelineOptions{.min_latency_ns = options.min_latency_ns,
+                                                   .observer = observer,
+                                                   .live = true,
+                                                   .item_progress = options.live,
+                                                   .file_systems = list_file_systems(),
+                                                   .host_paths = std::make_shared<HostPaths>()},
+                                   devices, *sink);
   }
   std::unique_ptr<TraceFileWriter> recording;  // made once the hooks are known
   // The cgroup ids the records name get their paths here, once each: into the recording

@@ -123,6 +123,10 @@ struct SyscallEvent {
   // the stitcher from the FilePathEvent of (dev, ino) when the item is handed out; empty when
   // none arrived (lost, or a trace recorded before paths were).
   std::string path;
+  // Where that file is as the host names it, when the writer is in another mount namespace
+  // and the host names it otherwise (a container's root, a bind-mounted volume): set by the
+  // agent of a live trace when the item is emitted (probe/host_paths.h); "" otherwise.
+  std::string host_path;
   // The thread's cgroup (v2) id when the call was made, from its CgroupEvent (set by the
   // stitcher; 0: not known), and that cgroup's path under the cgroup2 root (set by the agent
   // when the item is emitted; "" when the id has no known path).

@@ -166,6 +166,8 @@ void call_identity(Emitter& e, const char* type, std::uint64_t id, const Syscall
            field("io_uring", uring_issue_name(call.via)), field("fd", Fd{call.fd}),
            field("dev", DeviceOrNull{stat_dev(call)}), field("ino", stat_ino(call)),
            field("path", call.path.empty() ? std::nullopt : std::optional{call.path}),
+           field("host_path",
+                 call.host_path.empty() ? std::nullopt : std::optional{call.host_path}),
            field("backing", Backing{call}),
            field("cgroup",
                  call.cgroup.empty() ? std::nullopt : std::optional<std::string_view>(call.cgroup)),

@@ -106,6 +106,8 @@ std::string call_identity(const SyscallEvent& call, const Painter& paint, bool s
   if (call.fd >= 0) text += fmt::format(" fd {}", call.fd);
   if (!call.path.empty()) {
     text += fmt::format(" {}", printable_comm(call.path));
+    // A writer in another mount namespace (a container): where the host has the file.
+    if (!call.host_path.empty()) text += fmt::format(" (host {})", printable_comm(call.host_path));
     // An overlay file: the disk sees its upper file.
     if (call.view_dev != 0)
       text += fmt::format(" (overlay {} over dev {} ino {})", dev_string(call.view_dev),

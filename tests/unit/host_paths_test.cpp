@@ -1,0 +1,98 @@
+// translate_path: a file a process names in its mount namespace, as the host names it, from
+// real-shaped mountinfo of both (docker's overlay root, a bind-mounted volume, a Kubernetes
+// emptyDir, an overlay the namespace mounted itself).
+#include "probe/host_paths.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace wp {
+namespace {
+
+constexpr DevT kDisk = (254u << 20) | 0;     // /dev/vda
+constexpr DevT kOverlay = (0u << 20) | 53;   // an overlay's anonymous device
+constexpr DevT kTmpfs = (0u << 20) | 61;
+
+const std::string kMerged = "/var/lib/docker/overlay2/4f1e/merged";
+const std::string kOverlayOptions =
+    "rw,lowerdir=/var/lib/docker/overlay2/l/ABC:/var/lib/docker/overlay2/l/DEF,upperdir=/var/"
+    "lib/docker/overlay2/4f1e/diff,workdir=/var/lib/docker/overlay2/4f1e/work";
+
+// The host: its root on the disk, the container's overlay mounted where docker mounts it, a
+// tmpfs.
+std::vector<MountEntry> host_mounts() {
+  return {
+      {kDisk, "/", "/", "ext4", "/dev/vda", "rw"},
+      {kOverlay, "/", kMerged, "overlay", "overlay", kOverlayOptions},
+      {kTmpfs, "/", "/run", "tmpfs", "tmpfs", "rw"},
+  };
+}
+
+// The container: the overlay is its root, a host directory is bound at /var/lib/mysql, and a
+// file of the tmpfs at /etc/hostname.
+std::vector<MountEntry> container_mounts() {
+  return {
+      {kOverlay, "/", "/", "overlay", "overlay", kOverlayOptions},
+      {kDisk, "/srv/mysql-data", "/var/lib/mysql", "ext4", "/dev/vda", "rw"},
+      {kTmpfs, "/containers/4f1e/hostname", "/etc/hostname", "tmpfs", "tmpfs", "rw"},
+  };
+}
+
+TEST(HostPaths, AContainersRootFileIsUnderItsMergedDirectoryOnTheHost) {
+  EXPECT_EQ(translate_path("/data/x", kOverlay, kDisk, container_mounts(), host_mounts()),
+            kMerged + "/data/x");
+  EXPECT_EQ(translate_path("/", kOverlay, 0, container_mounts(), host_mounts()), kMerged);
+}
+
+TEST(HostPaths, ABindMountedVolumeIsWhereTheHostHasItsDirectory) {
+  EXPECT_EQ(translate_path("/var/lib/mysql/ibdata1", kDisk, 0, container_mounts(), host_mounts()),
+            "/srv/mysql-data/ibdata1");
+  // A bound file, not a directory.
+  EXPECT_EQ(translate_path("/etc/hostname", kTmpfs, 0, container_mounts(), host_mounts()),
+            "/run/containers/4f1e/hostname");
+}
+
+TEST(HostPaths, AnOverlayOnlyTheNamespaceMountedIsFoundThroughItsUpperDirectory) {
+  // The container mounted its own overlay at /srv; the host has no mount of it, but its upper
+  // directory is on the host's disk (named in the container as on the host: the root is
+  // the disk there too).
+  const std::string options = "rw,lowerdir=/l,upperdir=/var/tmp/ct/upper,workdir=/var/tmp/ct/w";
+  const std::vector<MountEntry> theirs = {
+      {kDisk, "/", "/", "ext4", "/dev/vda", "rw"},
+      {kOverlay, "/", "/srv", "overlay", "overlay", options},
+  };
+  const std::vector<MountEntry> ours = {{kDisk, "/", "/", "ext4", "/dev/vda", "rw"}};
+  EXPECT_EQ(translate_path("/srv/o.dat", kOverlay, kDisk, theirs, ours), "/var/tmp/ct/upper/o.dat");
+  // Without the upper file's device there is nothing to go by.
+  EXPECT_EQ(translate_path("/srv/o.dat", kOverlay, 0, theirs, ours), std::nullopt);
+}
+
+TEST(HostPaths, APlaceTheHostDoesNotShowHasNoHostPath) {
+  // A tmpfs only the container mounted.
+  const std::vector<MountEntry> theirs = {{kTmpfs, "/", "/scratch", "tmpfs", "tmpfs", "rw"}};
+  EXPECT_EQ(translate_path("/scratch/a", kTmpfs, 0, theirs, {{kDisk, "/", "/", "ext4", "", ""}}),
+            std::nullopt);
+  // A path under no mount of the file's device, and a prefix that is not a whole component.
+  EXPECT_EQ(translate_path("/var/lib/mysqlx/f", kDisk, 0, container_mounts(), host_mounts()),
+            std::nullopt);
+}
+
+TEST(HostPaths, TheDeepestAndLatestMountWins) {
+  // Two binds of the disk in the container: /data, and /data/logs over it from elsewhere.
+  const std::vector<MountEntry> theirs = {
+      {kDisk, "/srv/data", "/data", "ext4", "", ""},
+      {kDisk, "/srv/old-logs", "/data/logs", "ext4", "", ""},
+      {kDisk, "/srv/logs", "/data/logs", "ext4", "", ""},  // mounted later: hides the one above
+  };
+  const std::vector<MountEntry> ours = {
+      {kDisk, "/", "/", "ext4", "", ""},
+      {kDisk, "/srv", "/mnt/srv", "ext4", "", ""},  // a deeper view of the same place
+  };
+  EXPECT_EQ(translate_path("/data/logs/a.log", kDisk, 0, theirs, ours), "/mnt/srv/logs/a.log");
+  EXPECT_EQ(translate_path("/data/db", kDisk, 0, theirs, ours), "/mnt/srv/data/db");
+}
+
+}  // namespace
+}  // namespace wp
