@@ -8,6 +8,7 @@
 // own count. Ids are random (the seed is printed); the cgroups are removed.
 #include <sys/stat.h>
 
+#include <fstream>
 #include <optional>
 #include <random>
 #include <regex>
@@ -40,6 +41,31 @@ std::string container_writer(const std::string& cgroup_dir, const std::string& h
          " fsync-each " + file + " " + std::to_string(kWrites) + "'";
 }
 
+// A runtime's state file written for a test container (docker's config.v2.json), removed with
+// the directories made for it when the test ends.
+class StateFile {
+ public:
+  StateFile(const fs::path& path, const std::string& text) {
+    for (fs::path dir = path.parent_path(); !dir.empty() && !fs::exists(dir);
+         dir = dir.parent_path())
+      made_.insert(made_.begin(), dir);
+    fs::create_directories(path.parent_path());
+    std::ofstream(path) << text;
+    file_ = path;
+  }
+  ~StateFile() {
+    std::error_code ec;
+    fs::remove(file_, ec);
+    for (auto it = made_.rbegin(); it != made_.rend(); ++it) fs::remove(*it, ec);
+  }
+  StateFile(const StateFile&) = delete;
+  StateFile& operator=(const StateFile&) = delete;
+
+ private:
+  fs::path file_;
+  std::vector<fs::path> made_;  // outermost first
+};
+
 // The host's inode of an item's file: an overlay file's upper file, where its data is.
 std::uint64_t host_ino_of(const json& item) {
   return item["backing"].is_null() ? u64(item["ino"]) : u64(item["backing"]["ino"]);
@@ -53,12 +79,13 @@ std::uint64_t inode_of(const std::string& path) {
 // Two containers (random ids) and a host writer writing at once, under `trace --format json`
 // with `filter`: what the trace printed and which file each wrote.
 struct Ids {
-  std::string docker_id, pod_uid, containerd_id;
+  std::string docker_id, docker_name, pod_uid, containerd_id;
 };
 
 Ids draw_ids(std::mt19937_64& rng) {
   Ids ids;
   ids.docker_id = random_hex(rng, 64);
+  ids.docker_name = "web-" + random_hex(rng, 6);
   ids.containerd_id = random_hex(rng, 64);
   ids.pod_uid = random_hex(rng, 8) + "-" + random_hex(rng, 4) + "-" + random_hex(rng, 4) + "-" +
                 random_hex(rng, 4) + "-" + random_hex(rng, 12);
@@ -98,6 +125,10 @@ ThreeWriters ContainerTrace::run_three_writers(const Ids& ids, std::vector<std::
   ThreeWriters w;
   static_cast<Ids&>(w) = ids;
   const std::string docker_dir = cgroups.make("/system.slice/docker-" + w.docker_id + ".scope");
+  // docker's own record of the container, where dockerd keeps it: its name.
+  const StateFile docker_state(
+      "/var/lib/docker/containers/" + w.docker_id + "/config.v2.json",
+      R"({"ID":")" + w.docker_id + R"(","Name":"/)" + w.docker_name + R"(","Config":{}})");
   const std::string pod_dir =
       cgroups.make("/kubepods/burstable/pod" + w.pod_uid + "/" + w.containerd_id);
   // The docker container's data is a bind-mounted volume; the pod's container has an overlay
@@ -152,6 +183,7 @@ TEST_F(ContainerTrace, EveryItemNamesTheContainerItCameFromAndHostItemsNone) {
       ASSERT_TRUE(item["container"].is_object()) << item;
       EXPECT_EQ(item["container"]["id"], w.docker_id) << item;
       EXPECT_EQ(item["container"]["runtime"], "docker") << item;
+      EXPECT_EQ(item["container"]["name"], w.docker_name) << item;
       EXPECT_TRUE(item["container"]["pod_uid"].is_null()) << item;
     } else if (ino == w.pod_ino) {
       ++pod_items;
@@ -191,6 +223,18 @@ TEST_F(ContainerTrace, ContainerFlagSelectsExactlyThatContainersWrites) {
   const Ids ids = draw_ids(rng_);
   expect_only_the_pods_writes(
       run_three_writers(ids, {"--container", ids.containerd_id.substr(0, 12)}));
+}
+
+TEST_F(ContainerTrace, ContainerFlagTakesTheNameTheRuntimeGaveIt) {
+  const Ids ids = draw_ids(rng_);
+  const ThreeWriters w = run_three_writers(ids, {"--container", ids.docker_name});
+  EXPECT_EQ(of_type(w.items, "write").size(), static_cast<std::size_t>(kWrites));
+  EXPECT_EQ(of_type(w.items, "fsync").size(), static_cast<std::size_t>(kWrites));
+  for (const auto& item : w.items) {
+    if (item["type"] == "summary") continue;
+    EXPECT_EQ(host_ino_of(item), w.docker_ino) << "not the container's: " << item;
+    EXPECT_EQ(item["container"]["name"], ids.docker_name) << item;
+  }
 }
 
 TEST_F(ContainerTrace, PodFlagSelectsExactlyThePodsContainers) {

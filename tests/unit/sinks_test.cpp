@@ -997,6 +997,16 @@ TEST(TextSink, ItemsOfAContainerNameItsShortIdAndRuntime) {
   EXPECT_TRUE(contains(out.str(), "(dd) container 3f9c1d2e4b5a (docker) fd 3")) << out.str();
   EXPECT_TRUE(contains(out.str(), "(dd) cgroup /system.slice/cron.service fd 3")) << out.str();
   EXPECT_FALSE(contains(out.str(), "docker-3f9c")) << out.str();
+  // Named by its runtime: the name, as `docker ps` shows it.
+  Container named = *in_container.call.container;
+  named.name = "web";
+  in_container.call.container = std::make_shared<const Container>(named);
+  EXPECT_TRUE(contains(
+      format_timeline(in_container, SinkOptions{.color = false, .devices = {}, .cgroups = true}),
+      "(dd) container web (docker) fd 3"));
+  EXPECT_EQ(json_of(in_container)["container"]["name"], "web");
+  EXPECT_TRUE(json_of(in_container)["container"]["pod"].is_null());
+  EXPECT_TRUE(json_of(in_container)["container"]["namespace"].is_null());
 }
 
 // A writer in another mount namespace: its own path first, the host's beside it.

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "probe/container_names.h"
+
 namespace wp {
 
 LossReport loss_report(std::uint64_t events, std::uint64_t lost, bool suggest_record) {
@@ -152,8 +154,17 @@ TraceSummary Pipeline::finish(Nanos duration_ns) {
 
 void Pipeline::name_cgroup(std::uint64_t id, std::string path) {
   std::shared_ptr<const Container> container;
-  if (auto found = container_of_cgroup(path))
+  if (auto found = container_of_cgroup(path)) {
+    // Names come from the runtime's state on this host: a live trace's only (a trace file may
+    // be reported elsewhere, or after the container is gone).
+    if (options_.live) {
+      ContainerNames names = container_names(*found);
+      found->name = std::move(names.name);
+      found->pod_name = std::move(names.pod);
+      found->pod_namespace = std::move(names.namespace_);
+    }
     container = std::make_shared<const Container>(std::move(*found));
+  }
   cgroup_names_[id] = CgroupName{std::move(path), std::move(container)};
 }
 

@@ -30,9 +30,16 @@ struct Container {
   // the kubepods hierarchy; "" and None outside a pod.
   std::string pod_uid;
   PodQos qos = PodQos::None;
+  // What the runtime's state on disk names them (probe/container_names.h), filled in by a live
+  // trace; "" when not known. systemd-nspawn and LXC containers are named by their id.
+  std::string name;
+  std::string pod_name;
+  std::string pod_namespace;
 
   // The first 12 digits of a hexadecimal id, as `docker ps` shows it; a name as it is.
   std::string_view short_id() const;
+  // Its name when known, else its short id: how text output names it.
+  std::string_view label() const { return name.empty() ? short_id() : std::string_view(name); }
   bool operator==(const Container&) const = default;
 };
 

@@ -11,6 +11,7 @@
 
 #include "common/container.h"
 #include "common/errors.h"
+#include "probe/container_names.h"
 
 namespace wp {
 namespace fs = std::filesystem;
@@ -108,6 +109,7 @@ void for_each_cgroup(const fs::path& root,
 // uid), how to list it, and what kind of thing it is ("docker", "pod").
 struct Candidate {
   std::string id;
+  std::string name;  // matched whole, where the id is matched by prefix
   std::string label;
   std::string kind;
 };
@@ -130,7 +132,8 @@ CgroupDir resolve_by_walk(
     auto candidate = candidate_at(path);
     if (!candidate) return;
     ++seen[candidate->kind];
-    if (candidate->id.starts_with(arg)) matches.emplace_back(std::move(*candidate), dir);
+    if (candidate->id.starts_with(arg) || candidate->name == arg)
+      matches.emplace_back(std::move(*candidate), dir);
   });
   if (matches.size() == 1) {
     const fs::path& dir = matches.front().second;
@@ -159,7 +162,11 @@ CgroupDir resolve_container(const std::string& arg, const std::vector<MountEntry
         auto c = container_of_cgroup(path);
         if (!c || c->cgroup != path) return std::nullopt;  // a host cgroup, or inside one
         const std::string kind = container_runtime_name(c->runtime);
-        return Candidate{c->id, fmt::format("{} ({})", c->short_id(), kind), kind};
+        std::string name = container_names(*c).name;
+        const std::string label = name.empty()
+                                      ? fmt::format("{} ({})", c->short_id(), kind)
+                                      : fmt::format("{} {} ({})", c->short_id(), name, kind);
+        return Candidate{c->id, std::move(name), label, kind};
       });
 }
 
@@ -168,7 +175,7 @@ CgroupDir resolve_pod(const std::string& arg, const std::vector<MountEntry>& mou
                          [](const std::string& path) -> std::optional<Candidate> {
                            auto pod = pod_of_cgroup(path);
                            if (!pod || pod->cgroup != path) return std::nullopt;
-                           return Candidate{pod->uid, pod->uid, "pod"};
+                           return Candidate{pod->uid, "", pod->uid, "pod"};
                          });
 }
 

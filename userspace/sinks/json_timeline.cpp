@@ -130,8 +130,9 @@ void write_json(Emitter& e, const Backing& b) {
   e.object(field("dev", Device{b.call.dev}), field("ino", b.call.ino));
 }
 
-// The container the call's cgroup is: {"id", "runtime", "pod_uid", "qos"} (the last two null
-// outside Kubernetes); null for a host process or a cgroup whose path is not known.
+// The container the call's cgroup is: {"id", "runtime", "name", "pod", "namespace", "pod_uid",
+// "qos"} (names null when the runtime's state did not say; the pod's null outside Kubernetes);
+// null for a host process or a cgroup whose path is not known.
 struct ContainerOf {
   const SyscallEvent& call;
 };
@@ -140,7 +141,12 @@ void write_json(Emitter& e, const ContainerOf& c) {
   if (!c.call.container) return e.value(std::nullopt);
   const Container& k = *c.call.container;
   const bool pod = !k.pod_uid.empty();
+  const auto text_or_null = [](const std::string& text) {
+    return text.empty() ? std::nullopt : std::optional<std::string_view>(text);
+  };
   e.object(field("id", std::string_view(k.id)), field("runtime", container_runtime_name(k.runtime)),
+           field("name", text_or_null(k.name)), field("pod", text_or_null(k.pod_name)),
+           field("namespace", text_or_null(k.pod_namespace)),
            field("pod_uid", pod ? std::optional<std::string_view>(k.pod_uid) : std::nullopt),
            field("qos", pod ? std::optional(pod_qos_name(k.qos)) : std::nullopt));
 }
@@ -161,17 +167,17 @@ void write_json(Emitter& e, const SyncRange& r) {
 // id (and, in the live stream, its event).
 void call_identity(Emitter& e, const char* type, std::uint64_t id, const SyscallEvent& call,
                    const JsonItemLine& line) {
-  e.fields(field("type", type), field("pid", call.pid), field("tid", call.tid),
-           field("comm", call.comm), field("syscall", call_name(call)),
-           field("io_uring", uring_issue_name(call.via)), field("fd", Fd{call.fd}),
-           field("dev", DeviceOrNull{stat_dev(call)}), field("ino", stat_ino(call)),
-           field("path", call.path.empty() ? std::nullopt : std::optional{call.path}),
-           field("host_path",
-                 call.host_path.empty() ? std::nullopt : std::optional{call.host_path}),
-           field("backing", Backing{call}),
-           field("cgroup",
-                 call.cgroup.empty() ? std::nullopt : std::optional<std::string_view>(call.cgroup)),
-           field("container", ContainerOf{call}), field("id", id));
+  e.fields(
+      field("type", type), field("pid", call.pid), field("tid", call.tid), field("comm", call.comm),
+      field("syscall", call_name(call)), field("io_uring", uring_issue_name(call.via)),
+      field("fd", Fd{call.fd}), field("dev", DeviceOrNull{stat_dev(call)}),
+      field("ino", stat_ino(call)),
+      field("path", call.path.empty() ? std::nullopt : std::optional{call.path}),
+      field("host_path", call.host_path.empty() ? std::nullopt : std::optional{call.host_path}),
+      field("backing", Backing{call}),
+      field("cgroup",
+            call.cgroup.empty() ? std::nullopt : std::optional<std::string_view>(call.cgroup)),
+      field("container", ContainerOf{call}), field("id", id));
   if (line.event) e.fields(field("event", line.event), field("final", line.final));
 }
 

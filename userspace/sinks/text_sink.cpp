@@ -94,12 +94,13 @@ std::string plural(std::uint64_t n, std::string_view one, std::string_view many)
 // "pwrite64 pid 1234/1235 (dd) fd 3 /mnt/data/log": what the call was and on which file; "dev
 // 7:0 ino 12" when the file's path is not known; with `show_cgroup`, "(dd) cgroup
 // /system.slice/x.service fd 3 …", or for a container's process its short id and runtime,
-// as `docker ps` would name it: "(dd) container 3f9c1d2e4b5a (docker) fd 3 …".
+// as `docker ps` would name it: "(dd) container web (docker) fd 3 …", or by its short id
+// ("3f9c1d2e4b5a") when its name is not known.
 std::string call_identity(const SyscallEvent& call, const Painter& paint, bool show_cgroup) {
   std::string text = fmt::format("{} pid {}/{} ({})", paint.bold(call_name(call)), call.pid,
                                  call.tid, printable_comm(call.comm));
   if (show_cgroup && call.container)
-    text += fmt::format(" container {} ({})", printable_comm(call.container->short_id()),
+    text += fmt::format(" container {} ({})", printable_comm(call.container->label()),
                         container_runtime_name(call.container->runtime));
   else if (show_cgroup && !call.cgroup.empty())
     text += fmt::format(" cgroup {}", printable_comm(call.cgroup));
