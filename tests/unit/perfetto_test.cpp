@@ -5,6 +5,8 @@
 // timestamp on CLOCK_MONOTONIC.
 #include <gtest/gtest.h>
 
+#include "common/container.h"
+
 #include <cerrno>
 
 #include <algorithm>
@@ -423,6 +425,40 @@ TEST(PerfettoSink, WritesAndSyncsNameTheirCgroup) {
   auto syncs = parsed.named("fsync");
   ASSERT_EQ(syncs.size(), 1u);
   EXPECT_EQ(syncs[0]->args.at("cgroup"), "/kubepods.slice/pod1");
+}
+
+// A container's calls say which container and where the host has the file; its processes'
+// tracks carry the container's name, so one container's processes sort together.
+TEST(PerfettoSink, AContainersCallsNameItAndItsProcessTrackToo) {
+  WriteTimeline write = dirty_write(call(Syscall::Pwrite64, 1'000, 2'000, 0));
+  write.call.cgroup = "/kubepods/burstable/pod8c1d0f2e/" + std::string(64, 'e');
+  Container c = container_of_cgroup(write.call.cgroup).value();
+  c.name = "api";
+  c.pod_name = "api-7f9";
+  c.pod_namespace = "shop";
+  write.call.container = std::make_shared<const Container>(c);
+  write.call.path = "/data/x";
+  write.call.host_path = "/var/lib/kubelet/pods/8c1d/volumes/data/x";
+  WriteTimeline on_host = dirty_write(call(Syscall::Pwrite64, 3'000, 4'000, 4096));
+  on_host.call.pid = on_host.call.tid = 4242;
+  on_host.call.comm = "cron";
+  ParsedTrace parsed = parse(render({write, on_host}));
+  ASSERT_TRUE(parsed.errors.empty()) << parsed.errors.front();
+  auto writes = parsed.named("pwrite64 4 KiB");
+  ASSERT_EQ(writes.size(), 2u);
+  EXPECT_EQ(writes[0]->args.at("container"), "api");
+  EXPECT_EQ(writes[0]->args.at("container_id"), std::string(64, 'e'));
+  EXPECT_EQ(writes[0]->args.at("container_runtime"), "containerd");
+  EXPECT_EQ(writes[0]->args.at("pod"), "api-7f9");
+  EXPECT_EQ(writes[0]->args.at("namespace"), "shop");
+  EXPECT_EQ(writes[0]->args.at("host_path"), "/var/lib/kubelet/pods/8c1d/volumes/data/x");
+  EXPECT_EQ(writes[1]->args.count("container"), 0u);
+  EXPECT_EQ(writes[1]->args.count("host_path"), 0u);
+  std::vector<std::string> process_names;
+  for (const auto& packet : parsed.trace.packet())
+    if (packet.track_descriptor().has_process())
+      process_names.push_back(packet.track_descriptor().process().process_name());
+  EXPECT_EQ(process_names, (std::vector<std::string>{write.call.comm + " [api]", "cron"}));
 }
 
 TEST(PerfettoSink, WriteAndFsyncAreSlicesOnTheThreadTrack) {

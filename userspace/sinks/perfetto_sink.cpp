@@ -348,12 +348,28 @@ class PerfettoSink::Writer {
           {"fuse_daemon", fmt::format("{} (pid {})", write.fuse->comm, write.fuse->pid)});
     if (write.direct) slice.args.push_back({"direct", std::string("yes")});
     if (write.incomplete) slice.args.push_back({"incomplete", std::string("yes")});
-    if (!call.cgroup.empty()) slice.args.push_back({"cgroup", call.cgroup});
+    add_context_args(slice, call);
     const std::uint64_t track = tracks_.thread_track(call);
     for (const auto& request : write.requests)
       if (auto flow = draw_request(request, Cause::Call)) slice.flow_ids.push_back(*flow);
     add_causes(slice, write.causes);
     tracks_.draw(track, slice);
+  }
+
+  // Where the call came from and where the host has its file: the cgroup, the container (its
+  // name or short id, runtime and pod), the file's host path; each only when known.
+  static void add_context_args(Slice& slice, const SyscallEvent& call) {
+    if (!call.cgroup.empty()) slice.args.push_back({"cgroup", call.cgroup});
+    if (call.container) {
+      const Container& c = *call.container;
+      slice.args.push_back({"container", std::string(c.label())});
+      slice.args.push_back({"container_id", c.id});
+      slice.args.push_back({"container_runtime", std::string(container_runtime_name(c.runtime))});
+      if (!c.pod_name.empty() || !c.pod_uid.empty())
+        slice.args.push_back({"pod", c.pod_name.empty() ? c.pod_uid : c.pod_name});
+      if (!c.pod_namespace.empty()) slice.args.push_back({"namespace", c.pod_namespace});
+    }
+    if (!call.host_path.empty()) slice.args.push_back({"host_path", call.host_path});
   }
 
   void add_item(const SyncTimeline& sync) {
@@ -369,7 +385,7 @@ class PerfettoSink::Writer {
     for (const SyncPhaseInfo& phase : kSyncPhases)
       slice.args.emplace_back(phase.json_key, std::uint64_t{sync.phases.*phase.total});
     if (sync.incomplete) slice.args.push_back({"incomplete", std::string("yes")});
-    if (!call.cgroup.empty()) slice.args.push_back({"cgroup", call.cgroup});
+    add_context_args(slice, call);
     const std::uint64_t track = tracks_.thread_track(call);
     // Data requests before the flushes: a flush ends the chains of the requests it made durable
     // that are drawn by then.

@@ -1,5 +1,7 @@
 #include "sinks/perfetto_tracks.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "common/units.h"
@@ -196,20 +198,30 @@ void TrackWriter::describe_process(Nanos ts, std::uint32_t pid, std::uint64_t uu
   emit(p);
 }
 
+// A process track's name: its command, then its container's name (or short id) in brackets,
+// so the processes of one container sort together in the UI's list.
+namespace {
+std::string process_name(const SyscallEvent& call) {
+  if (!call.container) return call.comm;
+  return fmt::format("{} [{}]", call.comm, call.container->label());
+}
+}  // namespace
+
 std::uint64_t TrackWriter::thread_track(const SyscallEvent& call) {
   auto [process, new_process] = processes_.try_emplace(call.pid);
   const bool main_thread = call.tid == call.pid;
+  const std::string name = process_name(call);
   if (new_process) {
     process->second.uuid = new_id();
-    process->second.name = call.comm;
+    process->second.name = name;
     process->second.named_by_main_thread = main_thread;
-    describe_process(call.start_ns, call.pid, process->second.uuid, call.comm);
+    describe_process(call.start_ns, call.pid, process->second.uuid, name);
   } else if (main_thread && !process->second.named_by_main_thread) {
     // The main thread's name is the process's; another thread's only until it shows up.
     process->second.named_by_main_thread = true;
-    if (process->second.name != call.comm) {
-      process->second.name = call.comm;
-      describe_process(call.start_ns, call.pid, process->second.uuid, call.comm);
+    if (process->second.name != name) {
+      process->second.name = name;
+      describe_process(call.start_ns, call.pid, process->second.uuid, name);
     }
   }
   auto [thread, new_thread] = threads_.try_emplace(call.tid, 0);
