@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string>
 
+#include "common/container.h"
 #include "sinks/html_sink.h"
 #include "sinks/sink.h"
 
@@ -247,7 +248,14 @@ TEST(HtmlSink, LabelsDurationsAndSizesAsTheTextOutputDoes) {
   WriteTimeline direct = direct_write_at(kStart + 50'000, 9'000, "db");
   direct.call.count = 6144;
   direct.call.ret = 1536;
-  std::vector<Timeline> items = {throttled, direct, fsync_at(kStart + 100'000)};
+  // The direct writer and the sync run in a container named by its runtime.
+  Container db =
+      container_of_cgroup("/system.slice/docker-" + std::string(64, 'd') + ".scope").value();
+  db.name = "db-1";
+  direct.call.container = std::make_shared<const Container>(db);
+  Timeline container_sync = fsync_at(kStart + 100'000);
+  std::get<SyncTimeline>(container_sync).call.container = direct.call.container;
+  std::vector<Timeline> items = {throttled, direct, container_sync};
   const std::string page = page_of(items, HtmlOptions{.generated_at = "2025-01-31 14:02:11"});
   json data = embedded_data(page);
 
@@ -282,6 +290,20 @@ TEST(HtmlSink, LabelsDurationsAndSizesAsTheTextOutputDoes) {
   ASSERT_EQ(data["summary"]["direct_io"].size(), 1u);
   EXPECT_EQ(data["summary"]["direct_io"][0]["labels"]["bytes"], "1.5 KiB");
   EXPECT_EQ(data["summary"]["direct_io"][0]["labels"]["buffered_bytes"], "0 B");
+  // One container row (the host's write has none): its write, its sync and their latencies.
+  ASSERT_EQ(data["containers"].size(), 1u);
+  const json& container = data["containers"][0];
+  EXPECT_EQ(container["name"], "db-1");
+  EXPECT_EQ(container["runtime"], "docker");
+  EXPECT_EQ(container["writes"], 1);
+  EXPECT_EQ(container["syncs"], 1);
+  EXPECT_EQ(container["labels"]["durable"],
+            std::string(direct.state == WriteState::Durable ? "1" : "0") + " of 1");
+  EXPECT_EQ(container["labels"]["sync_p99"], "5.20ms");
+  EXPECT_EQ(container["labels"]["slowest"], "5.20ms");
+  EXPECT_EQ(container["slowest_call"],
+            "fsync by " + std::get<SyncTimeline>(container_sync).call.comm + " (pid " +
+                std::to_string(std::get<SyncTimeline>(container_sync).call.pid) + ")");
 
   ASSERT_EQ(data["why"].size(), 1u) << "the one call with named causes";
   const json& why = data["why"][0];

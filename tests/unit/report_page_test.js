@@ -267,6 +267,15 @@ test('the O_DIRECT table shows its verdict with labelled sizes', () => {
   assert.equal(cells[cells.length - 1], 'bypassed the page cache');
 });
 
+test('the container table has a row per container with its labelled figures', () => {
+  const {byId} = draw(markup, data);
+  assert.equal(byId.get('containers').hidden, false);
+  const cells = byId.get('containers-table').findAll(byTag('td')).map((c) => c.textContent);
+  const c = data.containers[0];
+  assert.deepEqual(cells, [c.name, 'docker', '–', '1', c.labels.durable, '1', c.labels.sync_p99,
+                           c.labels.slowest + ' (' + c.slowest_call + ')', '0']);
+});
+
 test('a part that cannot draw says so in #errors and the others still draw', () => {
   const broken = JSON.parse(JSON.stringify(data));
   delete broken.syncs[0].labels;

@@ -1,5 +1,7 @@
 #include "sinks/html_sink.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <ctime>
 #include <string_view>
@@ -188,6 +190,37 @@ void HtmlSink::count_call(const SyscallEvent& call, bool is_write) {
   ++(is_write ? file->second.writes : file->second.syncs);
 }
 
+// How many containers the page tallies (a node runs tens, a busy one a few hundred).
+constexpr std::size_t kMaxContainers = 256;
+
+void HtmlSink::count_container(const SyscallEvent& call, bool is_write, bool durable,
+                               bool incomplete) {
+  if (!call.container) return;
+  const Container& c = *call.container;
+  auto it = items_by_container_.find(c.id);
+  if (it == items_by_container_.end()) {
+    if (items_by_container_.size() >= kMaxContainers) return;
+    it = items_by_container_.emplace(c.id, ContainerCounts{}).first;
+    it->second.label = std::string(c.label());
+    it->second.runtime = container_runtime_name(c.runtime);
+    it->second.pod = c.pod_name.empty() ? c.pod_uid : c.pod_name;
+    if (!c.pod_namespace.empty()) it->second.pod = c.pod_namespace + "/" + it->second.pod;
+  }
+  ContainerCounts& counts = it->second;
+  if (is_write) {
+    ++counts.writes;
+    counts.durable_writes += durable;
+  } else {
+    ++counts.syncs;
+    counts.sync_latency->add(latency_ns(call));
+  }
+  counts.incomplete += incomplete;
+  if (latency_ns(call) > counts.slowest_ns) {
+    counts.slowest_ns = latency_ns(call);
+    counts.slowest_call = fmt::format("{} by {} (pid {})", call_name(call), call.comm, call.pid);
+  }
+}
+
 void HtmlSink::timeline(const Timeline& item) {
   const std::uint64_t order = arrivals_++;
   if (has_named_waits(item)) {
@@ -199,6 +232,7 @@ void HtmlSink::timeline(const Timeline& item) {
     ++writes_seen_;
     ++writes_by_state_[write_state_name(write->state)];
     count_call(write->call, true);
+    count_container(write->call, true, write->state == WriteState::Durable, write->incomplete);
     for (const ThrottlePause& pause : write->throttles) {
       ++pauses_seen_;
       if (throttle_pauses_.size() >= options_.max_throttle_pauses) continue;
@@ -221,6 +255,7 @@ void HtmlSink::timeline(const Timeline& item) {
     const auto& sync = std::get<SyncTimeline>(item);
     ++syncs_seen_;
     count_call(sync.call, false);
+    count_container(sync.call, false, false, sync.incomplete);
     const SyscallEvent& call = sync.call;
     const Nanos latency = latency_ns(call);
     keep(syncs_, options_.max_syncs,
@@ -276,6 +311,33 @@ json HtmlSink::page_data(const TraceSummary& totals) const {
     if (!it->second.path.empty()) files.back()["path"] = it->second.path;
   }
 
+  // Busiest first.
+  std::vector<const std::pair<const std::string, ContainerCounts>*> by_items;
+  for (const auto& entry : items_by_container_) by_items.push_back(&entry);
+  std::stable_sort(by_items.begin(), by_items.end(), [](auto a, auto b) {
+    return a->second.writes + a->second.syncs > b->second.writes + b->second.syncs;
+  });
+  json containers = json::array();
+  for (const auto* entry : by_items) {
+    const ContainerCounts& c = entry->second;
+    const Nanos p99 = c.sync_latency->quantile(0.99);
+    containers.push_back({{"id", entry->first},
+                          {"name", c.label},
+                          {"runtime", c.runtime},
+                          {"pod", c.pod},
+                          {"writes", c.writes},
+                          {"durable_writes", c.durable_writes},
+                          {"syncs", c.syncs},
+                          {"incomplete", c.incomplete},
+                          {"sync_p99_ns", p99},
+                          {"slowest_ns", c.slowest_ns},
+                          {"slowest_call", c.slowest_call},
+                          {"labels",
+                           {{"sync_p99", c.syncs ? human_duration(p99) : std::string("–")},
+                            {"slowest", human_duration(c.slowest_ns)},
+                            {"durable", fmt::format("{} of {}", c.durable_writes, c.writes)}}}});
+  }
+
   json phases = json::array();
   for (const SyncPhaseInfo& phase : kSyncPhases)
     phases.push_back({phase.name, phase.title, phase.about});
@@ -295,6 +357,7 @@ json HtmlSink::page_data(const TraceSummary& totals) const {
       {"processes", std::move(processes)},
       {"process_count", items_by_process_.size()},
       {"files", std::move(files)},
+      {"containers", std::move(containers)},
       {"file_count", items_by_file_.size()},
       {"limits",
        {{"writes", options_.max_writes},

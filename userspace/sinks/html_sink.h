@@ -9,12 +9,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "common/histogram.h"
 #include "sinks/sink.h"
 
 namespace wp {
@@ -69,6 +71,15 @@ class HtmlSink : public Sink {
   template <typename K>
   static void keep(std::vector<K>& heap, std::size_t cap, K kept);
   void count_call(const SyscallEvent& call, bool is_write);
+  // The per-container table: a container's writes (durable or not), syncs and slowest call.
+  void count_container(const SyscallEvent& call, bool is_write, bool durable, bool incomplete);
+  struct ContainerCounts {
+    std::string label, runtime, pod;
+    std::uint64_t writes = 0, durable_writes = 0, syncs = 0, incomplete = 0;
+    Nanos slowest_ns = 0;
+    std::string slowest_call;
+    std::unique_ptr<LogLinearHistogram> sync_latency = std::make_unique<LogLinearHistogram>();
+  };
 
   std::ostream& out_;
   HtmlOptions options_;
@@ -78,6 +89,7 @@ class HtmlSink : public Sink {
   std::uint64_t writes_seen_ = 0, syncs_seen_ = 0, pauses_seen_ = 0, arrivals_ = 0;
   std::map<std::string, std::uint64_t> writes_by_state_;
   std::map<std::pair<std::uint32_t, std::string>, std::uint64_t> items_by_process_;
+  std::map<std::string, ContainerCounts> items_by_container_;  // by container id
   std::map<std::pair<DevT, std::uint64_t>, FileCounts> items_by_file_;
   Nanos first_start_ns_ = 0, last_end_ns_ = 0;
 };

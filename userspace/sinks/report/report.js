@@ -742,6 +742,27 @@ function drawThrottle() {
   });
 }
 
+// ---- containers -----------------------------------------------------------------------------
+function drawContainers() {
+  var rows = data.containers || [];
+  if (!rows.length) return;
+  document.getElementById('containers').hidden = false;
+  var table = h('table', {id: 'container-rows'});
+  table.append(h('tr', {}, h('th', {}, 'Container'), h('th', {}, 'Runtime'), h('th', {}, 'Pod'),
+                 h('th', {}, 'Writes'), h('th', {}, 'Durable'), h('th', {}, 'Sync calls'),
+                 h('th', {}, 'Sync p99'), h('th', {}, 'Slowest call'),
+                 h('th', {}, 'Incomplete')));
+  rows.forEach(function (c) {
+    table.append(h('tr', {}, h('td', {title: c.id}, c.name), h('td', {}, c.runtime),
+                   h('td', {}, c.pod || '–'), h('td', {}, fmtCount(c.writes)),
+                   h('td', {}, c.labels.durable), h('td', {}, fmtCount(c.syncs)),
+                   h('td', {}, c.labels.sync_p99),
+                   h('td', {}, c.labels.slowest + ' (' + c.slowest_call + ')'),
+                   h('td', {class: c.incomplete > 0 ? 'verdict-bad' : ''}, fmtCount(c.incomplete))));
+  });
+  document.getElementById('containers-table').append(table);
+}
+
 // ---- O_DIRECT -------------------------------------------------------------------------------
 function drawDirectIo() {
   var verdicts = summary.direct_io || [];
@@ -766,7 +787,8 @@ function drawDirectIo() {
 }
 
 // Each part draws on its own: one failing leaves the others readable, and says so.
-[drawHeader, drawTimeline, drawPhases, drawCauses, drawWhy, drawThrottle, drawDirectIo].forEach(
+[drawHeader, drawTimeline, drawPhases, drawCauses, drawWhy, drawThrottle, drawContainers,
+ drawDirectIo].forEach(
     function (draw) {
       try {
         draw();
