@@ -167,8 +167,10 @@ TEST(WriteMetrics, SyncRequestFlushAndThrottleRowsAreNamedAsTheOutputsNameThem) 
   EXPECT_EQ(label(fl, "device"), "7:3");
   EXPECT_EQ(fl.histogram.sample_count, 5u);
   const ClientMetric& th = family(all, "writepath_dirty_throttle_pause_seconds").metric.at(0);
-  EXPECT_EQ(th.label.size(), 1u);
+  EXPECT_EQ(th.label.size(), 3u);  // cgroup, and its container and pod: none here
   EXPECT_EQ(label(th, "cgroup"), "/cg7");
+  EXPECT_EQ(label(th, "container"), "");
+  EXPECT_EQ(label(th, "pod"), "");
   EXPECT_DOUBLE_EQ(th.histogram.sample_sum, 0.08);
 }
 
@@ -190,6 +192,48 @@ TEST(WriteMetrics, RowsThatMapToOneLabelSetAreSummed) {
   EXPECT_DOUBLE_EQ(
       find(family(all, "writepath_written_bytes_total"), {{"cgroup", "other"}})->counter.value,
       300);
+}
+
+// A container's cgroup: its name and pod beside the cgroup's path, from the cgroup's value, so
+// a capped cgroup ("other") has none and no series is added.
+TEST(WriteMetrics, AContainersCgroupIsLabelledWithTheContainerAndItsPod) {
+  const std::string id(64, 'a');
+  const std::string pod_cgroup = "/kubepods/burstable/pod8c1d0f2e-1b2a-4c3d-9e8f-0a1b2c3d4e5f";
+  const std::string docker_cgroup = "/system.slice/docker-" + std::string(64, 'b') + ".scope";
+  MetricNamers namers = fake_namers();
+  namers.cgroup_path = [&](std::uint64_t cg) -> std::optional<std::string> {
+    if (cg == 1) return pod_cgroup + "/" + id;
+    if (cg == 2) return docker_cgroup;
+    return "/cg" + std::to_string(cg);
+  };
+  int reads = 0;
+  namers.container_names = [&reads](const Container& c) {
+    ++reads;
+    return c.runtime == ContainerRuntime::Containerd
+               ? ContainerNames{.name = "api", .pod = "api-7f9", .namespace_ = "shop"}
+               : ContainerNames{};
+  };
+  WriteMetrics metrics({.max_cgroups = 3}, namers);
+  ServeCounters counters;
+  for (std::uint64_t cg : {1, 2, 3, 4}) {  // the fourth is over the cap: "other"
+    KernelMetricRow r = row(WP_METRIC_WRITE, 0, kVda, cg);
+    r.value.buckets[3] = 1;
+    counters.rows.push_back(r);
+  }
+  for (int scrape = 0; scrape < 2; ++scrape) {
+    const auto all = metrics.collect(counters);
+    const MetricFamily& f = family(all, "writepath_write_latency_seconds");
+    ASSERT_EQ(f.metric.size(), 4u);
+    EXPECT_NE(
+        find(f, {{"cgroup", pod_cgroup + "/" + id}, {"container", "api"}, {"pod", "shop/api-7f9"}}),
+        nullptr);
+    EXPECT_NE(
+        find(f, {{"cgroup", docker_cgroup}, {"container", std::string(12, 'b')}, {"pod", ""}}),
+        nullptr);
+    EXPECT_NE(find(f, {{"cgroup", "/cg3"}, {"container", ""}, {"pod", ""}}), nullptr);
+    EXPECT_NE(find(f, {{"cgroup", "other"}, {"container", ""}, {"pod", ""}}), nullptr);
+  }
+  EXPECT_EQ(reads, 2) << "each container's state is read once, not per scrape";
 }
 
 TEST(WriteMetrics, CgroupLabelsAreStickyAndCountersNeverGoDown) {

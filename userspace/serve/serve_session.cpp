@@ -133,7 +133,8 @@ MetricNamers host_namers() {
                       .cgroup_path = [paths](std::uint64_t id) -> std::optional<std::string> {
                         if (!*paths) return std::nullopt;
                         return (*paths)->path_of(id);
-                      }};
+                      },
+                      .container_names = [](const Container& c) { return container_names(c); }};
 }
 
 }  // namespace

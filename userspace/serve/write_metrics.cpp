@@ -185,47 +185,47 @@ const std::vector<MetricInfo>& metric_catalogue() {
   static const std::vector<MetricInfo> catalogue = {
       {"writepath_write_latency_seconds",
        T::Histogram,
-       {"device", "fs", "cgroup", "io"},
+       {"device", "fs", "cgroup", "container", "pod", "io"},
        "Write syscall latency, entry to return (write, pwrite64, writev, pwritev, pwritev2; "
        "io_uring write ops and io_submit writes from submission to completion as traced)",
        true},
       {"writepath_written_bytes_total",
        T::Counter,
-       {"device", "fs", "cgroup", "io"},
+       {"device", "fs", "cgroup", "container", "pod", "io"},
        "Bytes that write calls returned as written",
        true},
       {"writepath_direct_writes_dirtied_total",
        T::Counter,
-       {"device", "fs", "cgroup"},
+       {"device", "fs", "cgroup", "container", "pod"},
        "O_DIRECT writes that dirtied page-cache pages anyway (the file system took the "
        "buffered path)",
        true},
       {"writepath_direct_dirtied_pages_total",
        T::Counter,
-       {"device", "fs", "cgroup"},
+       {"device", "fs", "cgroup", "container", "pod"},
        "Page-cache pages dirtied by O_DIRECT writes",
        true},
       {"writepath_sync_latency_seconds",
        T::Histogram,
-       {"device", "fs", "cgroup", "call"},
+       {"device", "fs", "cgroup", "container", "pod", "call"},
        "Sync call latency, entry to return (fsync, fdatasync, sync_file_range, syncfs, sync, "
        "msync, io_uring fsync ops)",
        true},
       {"writepath_sync_phase_seconds",
        T::Histogram,
-       {"device", "fs", "cgroup", "phase"},
+       {"device", "fs", "cgroup", "container", "pod", "phase"},
        "Time of each traced sync call spent in one phase (writeback submission, data I/O, "
        "journal commit, cache flush, other); one observation per phase that occurred",
        false},
       {"writepath_write_durable_lag_seconds",
        T::Histogram,
-       {"device", "fs", "cgroup"},
+       {"device", "fs", "cgroup", "container", "pod"},
        "Time from a sampled write's return until its data is durable (written and, on a "
        "volatile cache, flushed)",
        false},
       {"writepath_dirty_throttle_pause_seconds",
        T::Histogram,
-       {"cgroup"},
+       {"cgroup", "container", "pod"},
        "Dirty-page throttling pauses (balance_dirty_pages), one observation per pause",
        false},
       {"writepath_request_service_seconds",
@@ -245,13 +245,13 @@ const std::vector<MetricInfo>& metric_catalogue() {
        false},
       {"writepath_lost_writes_total",
        T::Counter,
-       {"device", "fs", "cgroup"},
+       {"device", "fs", "cgroup", "container", "pod"},
        "Writes whose writeback failed (their data never reached the disk), among the writes the "
        "agent stitches: every write with --durability-sample 1, else the sampled and slow ones",
        false},
       {"writepath_lost_write_bytes_total",
        T::Counter,
-       {"device", "fs", "cgroup"},
+       {"device", "fs", "cgroup", "container", "pod"},
        "Bytes of those lost writes",
        false},
       {"writepath_failed_write_requests_total",
@@ -336,6 +336,23 @@ struct WriteMetrics::State {
   std::string cgroup_label(std::uint64_t id, const std::string& known_path) {
     if (id == 0) return kOtherLabel;
     return cgroups.label(id, [&] { return cgroup_name(id, known_path); });
+  }
+
+  // The container and pod labels of a cgroup label value, read once per value (names from the
+  // runtime's state on disk).
+  std::map<std::string, std::pair<std::string, std::string>> containers_by_cgroup;
+  const std::pair<std::string, std::string>& container_labels(const std::string& cgroup) {
+    auto it = containers_by_cgroup.find(cgroup);
+    if (it != containers_by_cgroup.end()) return it->second;
+    std::pair<std::string, std::string> labels;
+    if (auto c = container_of_cgroup(cgroup)) {
+      const ContainerNames names =
+          namers.container_names ? namers.container_names(*c) : ContainerNames{};
+      labels.first = names.name.empty() ? std::string(c->short_id()) : names.name;
+      const std::string pod = names.pod.empty() ? c->pod_uid : names.pod;
+      labels.second = names.namespace_.empty() || pod.empty() ? pod : names.namespace_ + "/" + pod;
+    }
+    return containers_by_cgroup.emplace(cgroup, std::move(labels)).first->second;
   }
 
   void add_comm(LabelValues& labels, const std::string& comm) {
@@ -482,13 +499,30 @@ void WriteMetrics::observe(const Timeline& item) {
 
 namespace {
 
+// A cgroup label value's container and pod labels: the container's name (or short id) and
+// the pod's namespace/name (or uid); "" for a host cgroup and for "other". Functions of the
+// cgroup's value, so they are as capped and sticky as it is and add no series.
+using ContainerLabels =
+    std::function<const std::pair<std::string, std::string>&(const std::string&)>;
+
 std::vector<ClientMetric::Label> labels_of(const MetricInfo& info, bool comm,
-                                           const LabelValues& values) {
+                                           const LabelValues& values,
+                                           const ContainerLabels& container_labels) {
   std::vector<std::string> names = info.labels;
   if (comm && info.comm) names.push_back("comm");
   std::vector<ClientMetric::Label> out;
-  for (std::size_t i = 0; i < names.size() && i < values.size(); ++i)
-    out.push_back({names[i], values[i]});
+  std::size_t v = 0;  // the next of `values`: container and pod have none of their own
+  const std::string* cgroup = nullptr;
+  for (const std::string& name : names) {
+    if ((name == "container" || name == "pod") && cgroup != nullptr) {
+      const auto& [container, pod] = container_labels(*cgroup);
+      out.push_back({name, name == "container" ? container : pod});
+      continue;
+    }
+    if (v >= values.size()) break;
+    if (name == "cgroup") cgroup = &values[v];
+    out.push_back({name, values[v++]});
+  }
   return out;
 }
 
@@ -514,8 +548,12 @@ std::vector<MetricFamily> WriteMetrics::collect(const ServeCounters& counters) {
     families[i].help = catalogue[i].help;
     families[i].type = catalogue[i].type;
   }
+  const ContainerLabels container_labels =
+      [&s](const std::string& cgroup) -> const std::pair<std::string, std::string>& {
+    return s.container_labels(cgroup);
+  };
   auto add = [&](Family f, const LabelValues& values, ClientMetric metric) {
-    metric.label = labels_of(catalogue[f], s.options.comm, values);
+    metric.label = labels_of(catalogue[f], s.options.comm, values, container_labels);
     families[f].metric.push_back(std::move(metric));
   };
   for (const auto& [labels, a] : series.writes) {

@@ -19,6 +19,7 @@
 #include <prometheus/metric_family.h>
 
 #include "decode/events.h"
+#include "probe/container_names.h"
 #include "stitch/timeline.h"
 #include "writepath.h"
 
@@ -47,6 +48,8 @@ struct MetricNamers {
   std::function<std::string(DevT)> device;   // "vda", "loop0", else "MAJ:MIN"
   std::function<std::string(DevT)> fs_type;  // "ext4", "xfs", else ""
   std::function<std::optional<std::string>(std::uint64_t)> cgroup_path;  // "/system.slice/x"
+  // A container's names from its runtime's state (probe/container_names.h); unset: ids only.
+  std::function<ContainerNames(const Container&)> container_names;
 };
 
 // The cardinality bound: a cgroup gets a label value of its own (its cgroup v2 path, or
