@@ -32,13 +32,15 @@ std::string random_hex(std::mt19937_64& rng, std::size_t digits) {
 
 // A container's writer: the shell enters the cgroup, then `unshare` gives the writer its own
 // pid, mount and UTS namespaces, a hostname and its file system at /mnt (`mount_it`), as a
-// runtime would; it writes `file` there and, like a long-lived application, stays a while.
+// runtime would; it writes `file` there and exits, while the container's shell stays a while
+// (as a container's init does): a writer gone before the agent read its namespace is read
+// through it.
 std::string container_writer(const std::string& cgroup_dir, const std::string& hostname,
                              const std::string& mount_it, const std::string& file) {
   return "echo $$ > " + cgroup_dir + "/cgroup.procs && exec unshare --pid --mount --uts --fork " +
-         "sh -c 'hostname " + hostname + " && " + mount_it +
-         " && WP_WORKLOAD_LINGER_MS=1000 exec " + (build_dir() / "wp_workload").string() +
-         " fsync-each " + file + " " + std::to_string(kWrites) + "'";
+         "sh -c 'hostname " + hostname + " && " + mount_it + " && " +
+         (build_dir() / "wp_workload").string() + " fsync-each " + file + " " +
+         std::to_string(kWrites) + " && sleep 1'";
 }
 
 // A runtime's state file written for a test container (docker's config.v2.json), removed with

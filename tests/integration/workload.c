@@ -650,11 +650,11 @@ static int usage(void) {
   return 2;
 }
 
-static int run_mode(int argc, char** argv) {
+int main(int argc, char** argv) {
   if (argc >= 4 && strcmp(argv[1], "in-cgroup") == 0) {
     if (!join_cgroups(argv[2])) return 1;
     argv[2] = argv[0];
-    return run_mode(argc - 2, argv + 2);
+    return main(argc - 2, argv + 2);
   }
   if (argc == 4 && strcmp(argv[1], "inode-lock") == 0)
     return inode_lock(argv[2], strtol(argv[3], NULL, 10));
@@ -715,17 +715,4 @@ static int run_mode(int argc, char** argv) {
   free(buf);
   if (failures) fprintf(stderr, "wp_workload: %d of %ld writes failed\n", failures, count);
   return strcmp(mode, "direct-unaligned") == 0 ? 0 : failures != 0;
-}
-
-// WP_WORKLOAD_LINGER_MS: stay alive that long after the workload, as a long-lived
-// application would (what the agent reads of a process while it runs, it reads in time).
-int main(int argc, char** argv) {
-  const int rc = run_mode(argc, argv);
-  const char* linger = getenv("WP_WORKLOAD_LINGER_MS");
-  if (linger != NULL) {
-    const long ms = strtol(linger, NULL, 10);
-    struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&t, NULL);
-  }
-  return rc;
 }

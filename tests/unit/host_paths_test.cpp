@@ -4,15 +4,18 @@
 #include "probe/host_paths.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
 namespace wp {
 namespace {
 
-constexpr DevT kDisk = (254u << 20) | 0;     // /dev/vda
-constexpr DevT kOverlay = (0u << 20) | 53;   // an overlay's anonymous device
+constexpr DevT kDisk = (254u << 20) | 0;    // /dev/vda
+constexpr DevT kOverlay = (0u << 20) | 53;  // an overlay's anonymous device
 constexpr DevT kTmpfs = (0u << 20) | 61;
 
 const std::string kMerged = "/var/lib/docker/overlay2/4f1e/merged";
@@ -92,6 +95,65 @@ TEST(HostPaths, TheDeepestAndLatestMountWins) {
   };
   EXPECT_EQ(translate_path("/data/logs/a.log", kDisk, 0, theirs, ours), "/mnt/srv/logs/a.log");
   EXPECT_EQ(translate_path("/data/db", kDisk, 0, theirs, ours), "/mnt/srv/data/db");
+}
+
+// A /proc and a cgroup2 hierarchy made of plain files: a namespace is a file's inode, as the
+// kernel's ns links are.
+class HostPathsOnAFakeHost : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = std::filesystem::temp_directory_path() /
+            ("wp_host_paths_" + std::to_string(::getpid()) + "_" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    write("proc/self/ns/mnt", "");
+    write("proc/self/mountinfo", "36 35 254:0 / / rw,relatime - ext4 /dev/vda rw\n");
+    // pid 200: a container's init, its namespace its own, /srv/vol bound at /mnt.
+    write("proc/200/ns/mnt", "");
+    write(
+        "proc/200/mountinfo",
+        "49 48 254:0 / / rw - ext4 /dev/vda rw\n50 49 254:0 /srv/vol /mnt rw - ext4 /dev/vda rw\n");
+    // pid 300: a process in the agent's own namespace.
+    std::filesystem::create_directories(root_ / "proc/300/ns");
+    std::filesystem::create_hard_link(root_ / "proc/self/ns/mnt", root_ / "proc/300/ns/mnt");
+    // The container's cgroup holds a helper in the agent's namespace (300) and, below, its init.
+    write("cgroup/system.slice/docker-" + std::string(64, 'a') + ".scope/cgroup.procs", "300\n");
+    write("cgroup/system.slice/docker-" + std::string(64, 'a') + ".scope/container/cgroup.procs",
+          "200\n");
+  }
+  void TearDown() override { std::filesystem::remove_all(root_); }
+  void write(const std::string& relative, const std::string& text) {
+    std::filesystem::create_directories((root_ / relative).parent_path());
+    std::ofstream(root_ / relative) << text;
+  }
+  HostPaths host() { return HostPaths((root_ / "proc").string(), (root_ / "cgroup").string()); }
+
+  std::filesystem::path root_;
+  const std::string container_cgroup_ = "/system.slice/docker-" + std::string(64, 'a') + ".scope";
+};
+
+TEST_F(HostPathsOnAFakeHost, ANotedProcessInAnotherNamespaceGetsTheHostsPath) {
+  HostPaths paths = host();
+  paths.note_process(200);
+  EXPECT_EQ(paths.host_path(200, "", kDisk, 0, "/mnt/data.log"), "/srv/vol/data.log");
+  EXPECT_EQ(paths.host_path(200, "", kDisk, 0, "/etc/passwd"), std::nullopt)
+      << "the same place by the same name: nothing to add";
+}
+
+TEST_F(HostPathsOnAFakeHost, AProcessGoneBeforeItWasNotedIsReadThroughItsContainersCgroup) {
+  HostPaths paths = host();
+  paths.note_process(100);  // no /proc/100: exited before its record was decoded
+  EXPECT_EQ(paths.host_path(100, "", kDisk, 0, "/mnt/data.log"), std::nullopt)
+      << "not in a container: nothing stands for it";
+  // Its container's init (in the cgroup's child, as podman's split cgroup has it) does.
+  EXPECT_EQ(paths.host_path(100, container_cgroup_, kDisk, 0, "/mnt/data.log"),
+            "/srv/vol/data.log");
+}
+
+TEST_F(HostPathsOnAFakeHost, AProcessInTheAgentsNamespaceHasNoOtherPath) {
+  HostPaths paths = host();
+  paths.note_process(300);
+  EXPECT_EQ(paths.host_path(300, "", kDisk, 0, "/mnt/data.log"), std::nullopt);
+  EXPECT_EQ(paths.host_path(12345, "", kDisk, 0, "/mnt/data.log"), std::nullopt) << "never noted";
 }
 
 }  // namespace

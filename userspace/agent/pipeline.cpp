@@ -178,8 +178,10 @@ void Pipeline::name_item_context(Timeline& item) const {
         }
         if (options_.host_paths && !call.path.empty()) {
           const DevT backing = call.view_dev != 0 ? call.dev : 0;
-          if (auto host =
-                  options_.host_paths->host_path(call.pid, stat_dev(call), backing, call.path))
+          static const std::string kNoContainer;
+          const std::string& cgroup = call.container ? call.container->cgroup : kNoContainer;
+          if (auto host = options_.host_paths->host_path(call.pid, cgroup, stat_dev(call), backing,
+                                                         call.path))
             call.host_path = std::move(*host);
         }
       },

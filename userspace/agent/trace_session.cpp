@@ -143,6 +143,13 @@ DevT kernel_dev(dev_t dev) {
   return make_dev(major(dev), minor(dev));
 }
 
+// Where the cgroup2 hierarchy is mounted ("" without one): host paths look up a gone writer's
+// container there.
+std::string cgroup2_root() {
+  const std::vector<MountEntry> mounts = cgroup2_mounts(read_mountinfo());
+  return mounts.empty() ? std::string() : mounts.front().mount_point;
+}
+
 // `cgroup_dir` gets --cgroup's directory, which the kernel's filter holds by its fd.
 KernelFilter build_filter(const TraceOptions& options, UniqueFd& cgroup_dir) {
   KernelFilter filter;
@@ -395,14 +402,14 @@ int run_trace(const TraceOptions& options) {
         if (p == pid) pids_with_items.insert(pid);
       if (options.observer) options.observer(item);
     };
-    pipeline =
-        std::make_unique<Pipeline>(PipelineOptions{.min_latency_ns = options.min_latency_ns,
-                                                   .observer = observer,
-                                                   .live = true,
-                                                   .item_progress = options.live,
-                                                   .file_systems = list_file_systems(),
-                                                   .host_paths = std::make_shared<HostPaths>()},
-                                   devices, *sink);
+    pipeline = std::make_unique<Pipeline>(
+        PipelineOptions{.min_latency_ns = options.min_latency_ns,
+                        .observer = observer,
+                        .live = true,
+                        .item_progress = options.live,
+                        .file_systems = list_file_systems(),
+                        .host_paths = std::make_shared<HostPaths>("/proc", cgroup2_root())},
+        devices, *sink);
   }
   std::unique_ptr<TraceFileWriter> recording;  // made once the hooks are known
   // The cgroup ids the records name get their paths here, once each: into the recording

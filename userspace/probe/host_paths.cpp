@@ -2,11 +2,13 @@
 
 #include <sys/stat.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <utility>
 
 namespace wp {
+namespace fs = std::filesystem;
 namespace {
 
 // What follows `base` in `path` ("" for `base` itself, "/a/b" below it); nullopt when `path` is
@@ -91,34 +93,69 @@ std::optional<std::string> translate_path(const std::string& path, DevT dev, Dev
                         ours);
 }
 
-HostPaths::HostPaths(std::string proc)
+HostPaths::HostPaths(std::string proc, std::string cgroup2)
     : proc_(std::move(proc)),
+      cgroup2_(std::move(cgroup2)),
       own_ns_(namespace_of(proc_ + "/self/ns/mnt")),
       own_mounts_(read_mountinfo(proc_ + "/self/mountinfo")) {}
 
-void HostPaths::note_process(std::uint32_t pid) {
-  if (by_pid_.contains(pid)) return;
+std::optional<HostPaths::Process> HostPaths::read_process(std::uint32_t pid) {
   const std::string dir = proc_ + "/" + std::to_string(pid);
   const std::uint64_t ns = namespace_of(dir + "/ns/mnt");
-  std::shared_ptr<Namespace>& entry = by_pid_[pid];
-  if (ns == 0 || ns == own_ns_) return;  // gone already, or the agent's own: no other view
+  if (ns == 0) return std::nullopt;                  // gone
+  if (ns == own_ns_) return Process{true, nullptr};  // the agent's own: no other view
   // Each process's table is read: the kernel reuses a freed namespace's number, so a number
   // alone does not say which namespace it was. Processes whose tables read the same share one.
   const std::string text = slurp_mountinfo(dir + "/mountinfo");
+  if (text.empty()) return std::nullopt;
   std::shared_ptr<Namespace>& known = by_ns_[ns];
   if (!known || known->text != text) {
     known = std::make_shared<Namespace>();
     known->text = text;
     known->mounts = parse_mountinfo(text);
   }
-  entry = known;
+  return Process{true, known};
 }
 
-std::optional<std::string> HostPaths::host_path(std::uint32_t pid, DevT dev, DevT backing_dev,
-                                                const std::string& path) {
+void HostPaths::note_process(std::uint32_t pid) {
+  if (by_pid_.contains(pid)) return;
+  by_pid_[pid] = read_process(pid).value_or(Process{});
+}
+
+std::optional<HostPaths::Process> HostPaths::member_of(const std::string& container_cgroup) {
+  if (cgroup2_.empty() || container_cgroup.empty()) return std::nullopt;
+  std::error_code ec;
+  const fs::path root = fs::path(cgroup2_) / fs::path(container_cgroup).relative_path();
+  // The container's own cgroup first, then those below it (podman's "container" child).
+  std::vector<fs::path> dirs = {root};
+  for (fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec),
+       end;
+       it != end && dirs.size() < 64; it.increment(ec)) {
+    if (ec) break;
+    if (it->is_directory(ec)) dirs.push_back(it->path());
+  }
+  for (const fs::path& dir : dirs) {
+    std::ifstream procs(dir / "cgroup.procs");
+    // A process in the agent's own namespace is a runtime's helper (a shim, or unshare
+    // waiting for its child), not the container's.
+    for (std::uint32_t pid; procs >> pid;)
+      if (auto process = read_process(pid); process && process->ns) return process;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> HostPaths::host_path(std::uint32_t pid,
+                                                const std::string& container_cgroup, DevT dev,
+                                                DevT backing_dev, const std::string& path) {
   auto it = by_pid_.find(pid);
-  if (it == by_pid_.end() || !it->second || path.empty()) return std::nullopt;
-  Namespace& ns = *it->second;
+  if (it == by_pid_.end() || path.empty()) return std::nullopt;
+  if (!it->second.known) {
+    // Gone before it was noted: a process of its container stands for it, once.
+    if (auto member = member_of(container_cgroup)) it->second = *member;
+    if (!it->second.known) return std::nullopt;
+  }
+  if (!it->second.ns) return std::nullopt;
+  Namespace& ns = *it->second.ns;
   const std::string key = path + '\0' + std::to_string(dev) + '\0' + std::to_string(backing_dev);
   if (auto cached = ns.translated.find(key); cached != ns.translated.end()) return cached->second;
   auto host = translate_path(path, dev, backing_dev, ns.mounts, own_mounts_);

@@ -28,18 +28,21 @@ std::optional<std::string> translate_path(const std::string& path, DevT dev, Dev
 
 // Each traced process's mount namespace, noted while it lives (/proc/PID/ns/mnt), and its
 // mount table when that is not the agent's namespace (/proc/PID/mountinfo). A process gone
-// before its first record is decoded (a short one, under load) has no host path.
+// before its first record is decoded (a short `dd` in a container) is read through another
+// process of its container's cgroup, which shares its namespace as a container's processes
+// do; with none left, it has no host path.
 class HostPaths {
  public:
-  explicit HostPaths(std::string proc = "/proc");
+  // `cgroup2` is where the cgroup2 hierarchy is mounted ("" if it is not).
+  explicit HostPaths(std::string proc = "/proc", std::string cgroup2 = "");
 
   // The first record of a process: its namespace is looked up now, while it runs.
   void note_process(std::uint32_t pid);
-  // The host's path of `path` (named by process `pid`); nullopt when the process shares the
-  // agent's mount namespace, was never noted, or the host shows no such place. Cached per
-  // namespace and path.
-  std::optional<std::string> host_path(std::uint32_t pid, DevT dev, DevT backing_dev,
-                                       const std::string& path);
+  // The host's path of `path` (named by process `pid`, whose container's cgroup is
+  // `container_cgroup`, "" for none); nullopt when the process shares the agent's mount
+  // namespace, is not known, or the host shows no such place. Cached per namespace and path.
+  std::optional<std::string> host_path(std::uint32_t pid, const std::string& container_cgroup,
+                                       DevT dev, DevT backing_dev, const std::string& path);
 
  private:
   struct Namespace {
@@ -48,10 +51,20 @@ class HostPaths {
     std::unordered_map<std::string, std::optional<std::string>> translated;
   };
 
+  struct Process {
+    bool known = false;             // false: gone before it was noted
+    std::shared_ptr<Namespace> ns;  // null: the agent's own namespace
+  };
+  // Reads pid's namespace; nullopt when the process is gone.
+  std::optional<Process> read_process(std::uint32_t pid);
+  // A live process of the container's cgroup (or a cgroup below it), read.
+  std::optional<Process> member_of(const std::string& container_cgroup);
+
   std::string proc_;
+  std::string cgroup2_;
   std::uint64_t own_ns_ = 0;
   std::vector<MountEntry> own_mounts_;
-  std::unordered_map<std::uint32_t, std::shared_ptr<Namespace>> by_pid_;  // null: the agent's
+  std::unordered_map<std::uint32_t, Process> by_pid_;
   std::unordered_map<std::uint64_t, std::shared_ptr<Namespace>> by_ns_;
 };
 
