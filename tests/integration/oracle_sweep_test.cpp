@@ -166,13 +166,30 @@ struct Tally {
   std::size_t rounds = 0, writes = 0, syncs = 0, pages = 0, violations = 0;
 };
 
+// The round's scheduler if the queue offers it, else the first of the sweep's others that it
+// does: a kernel may be built without one (bfq is often a module, and some kernels have none).
+std::string offered_scheduler(const std::string& queue, const std::string& wanted) {
+  std::istringstream offered(slurp(queue + "scheduler"));  // "none [mq-deadline] kyber"
+  std::vector<std::string> names;
+  for (std::string name; offered >> name;)
+    names.push_back(name.front() == '[' ? name.substr(1, name.size() - 2) : name);
+  for (const std::string& name :
+       {wanted, std::string("mq-deadline"), std::string("none"), std::string("kyber")})
+    if (std::find(names.begin(), names.end(), name) != names.end()) return name;
+  return wanted;
+}
+
 // One round: returns its violations (each line prefixed by nothing; the caller adds the seed).
 std::vector<std::string> run_round(const Round& r, Tally& tally) {
   ScratchFs disk(r.fs, mkfs_of(r.fs));
   if (!disk.ready()) return {"could not make a " + r.fs + " on a loop device"};
   const std::string queue = "/sys/block/" + disk.loop_name() + "/queue/";
   const QueueKnobs restore(queue);  // declared after `disk`: restored before it is detached
-  if (!write_sysfs(queue + "scheduler", r.scheduler) ||
+  const std::string scheduler = offered_scheduler(queue, r.scheduler);
+  if (scheduler != r.scheduler)
+    std::printf("[ sweep    ] seed %llu: this kernel offers no %s; %s instead\n",
+                static_cast<unsigned long long>(r.seed), r.scheduler.c_str(), scheduler.c_str());
+  if (!write_sysfs(queue + "scheduler", scheduler) ||
       !write_sysfs(queue + "max_sectors_kb", std::to_string(r.max_sectors_kb)) ||
       !write_sysfs(queue + "write_cache", r.write_cache)) {
     return {"could not set the queue knobs of " + disk.loop_name()};
