@@ -208,16 +208,21 @@ TEST_F(ContainerTrace, EveryItemNamesTheContainerItCameFromAndHostItemsNone) {
   EXPECT_EQ(host_items, 2 * kWrites);
 }
 
-// Exactly the pod's container's pwrites and fsyncs, as its writer made them, and nothing of
-// the other container's or the host's.
-void expect_only_the_pods_writes(const ThreeWriters& w) {
+// Exactly one writer's pwrites and fsyncs (its file's host inode `ino`), as it made them, and
+// nothing of the other container's or the host's; each item's container has `key` = `value`.
+void expect_only_writes_of(const ThreeWriters& w, std::uint64_t ino, const char* key,
+                           const std::string& value) {
   EXPECT_EQ(of_type(w.items, "write").size(), static_cast<std::size_t>(kWrites));
   EXPECT_EQ(of_type(w.items, "fsync").size(), static_cast<std::size_t>(kWrites));
   for (const auto& item : w.items) {
     if (item["type"] == "summary") continue;
-    EXPECT_EQ(host_ino_of(item), w.pod_ino) << "not the container's: " << item;
-    EXPECT_EQ(item["container"]["id"], w.containerd_id) << item;
+    EXPECT_EQ(host_ino_of(item), ino) << "not the container's: " << item;
+    EXPECT_EQ(item["container"][key], value) << item;
   }
+}
+
+void expect_only_the_pods_writes(const ThreeWriters& w) {
+  expect_only_writes_of(w, w.pod_ino, "id", w.containerd_id);
 }
 
 TEST_F(ContainerTrace, ContainerFlagSelectsExactlyThatContainersWrites) {
@@ -230,13 +235,7 @@ TEST_F(ContainerTrace, ContainerFlagSelectsExactlyThatContainersWrites) {
 TEST_F(ContainerTrace, ContainerFlagTakesTheNameTheRuntimeGaveIt) {
   const Ids ids = draw_ids(rng_);
   const ThreeWriters w = run_three_writers(ids, {"--container", ids.docker_name});
-  EXPECT_EQ(of_type(w.items, "write").size(), static_cast<std::size_t>(kWrites));
-  EXPECT_EQ(of_type(w.items, "fsync").size(), static_cast<std::size_t>(kWrites));
-  for (const auto& item : w.items) {
-    if (item["type"] == "summary") continue;
-    EXPECT_EQ(host_ino_of(item), w.docker_ino) << "not the container's: " << item;
-    EXPECT_EQ(item["container"]["name"], ids.docker_name) << item;
-  }
+  expect_only_writes_of(w, w.docker_ino, "name", ids.docker_name);
 }
 
 TEST_F(ContainerTrace, PodFlagSelectsExactlyThePodsContainers) {
