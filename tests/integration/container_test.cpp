@@ -81,13 +81,15 @@ std::uint64_t inode_of(const std::string& path) {
 // Two containers (random ids) and a host writer writing at once, under `trace --format json`
 // with `filter`: what the trace printed and which file each wrote.
 struct Ids {
-  std::string docker_id, docker_name, pod_uid, containerd_id;
+  std::string docker_id, docker_name, docker_hostname, pod_uid, containerd_id, pod_hostname;
 };
 
 Ids draw_ids(std::mt19937_64& rng) {
   Ids ids;
   ids.docker_id = random_hex(rng, 64);
   ids.docker_name = "web-" + random_hex(rng, 6);
+  ids.docker_hostname = "web-host-" + random_hex(rng, 6);
+  ids.pod_hostname = "api-" + random_hex(rng, 6);
   ids.containerd_id = random_hex(rng, 64);
   ids.pod_uid = random_hex(rng, 8) + "-" + random_hex(rng, 4) + "-" + random_hex(rng, 4) + "-" +
                 random_hex(rng, 4) + "-" + random_hex(rng, 12);
@@ -154,8 +156,9 @@ ThreeWriters ContainerTrace::run_three_writers(const Ids& ids, std::vector<std::
     ADD_FAILURE() << tracer.err();
     return w;
   }
-  Background docker({"sh", "-c", container_writer(docker_dir, "web", bind, w.docker_path)});
-  Background pod({"sh", "-c", container_writer(pod_dir, "api-7f9", overlay, w.pod_path)});
+  Background docker(
+      {"sh", "-c", container_writer(docker_dir, w.docker_hostname, bind, w.docker_path)});
+  Background pod({"sh", "-c", container_writer(pod_dir, w.pod_hostname, overlay, w.pod_path)});
   const RunResult host =
       run({(build_dir() / "wp_workload").string(), "fsync-each", on_host, std::to_string(kWrites)});
   EXPECT_EQ(host.exit_code, 0) << host.err;
@@ -170,9 +173,13 @@ ThreeWriters ContainerTrace::run_three_writers(const Ids& ids, std::vector<std::
 }
 
 // Every item names its container (the host's none) and, beside the path its writer sees, the
-// host's path of the file: a bound volume's directory, an overlay's upper directory.
+// host's path of the file: a bound volume's directory, an overlay's upper directory. The
+// recording keeps what the host said of each container: its report, made once the runtime's
+// state is gone, names them as the live trace did.
 TEST_F(ContainerTrace, EveryItemNamesTheContainerItCameFromAndHostItemsNone) {
-  const ThreeWriters w = run_three_writers(draw_ids(rng_), {"--comm", "wp_workload"});
+  const std::string recording = file("containers.wpt");
+  const ThreeWriters w =
+      run_three_writers(draw_ids(rng_), {"--comm", "wp_workload", "--save", recording});
 
   int docker_items = 0, pod_items = 0, host_items = 0;
   for (const auto& item : w.items) {
@@ -186,6 +193,7 @@ TEST_F(ContainerTrace, EveryItemNamesTheContainerItCameFromAndHostItemsNone) {
       EXPECT_EQ(item["container"]["id"], w.docker_id) << item;
       EXPECT_EQ(item["container"]["runtime"], "docker") << item;
       EXPECT_EQ(item["container"]["name"], w.docker_name) << item;
+      EXPECT_EQ(item["container"]["hostname"], w.docker_hostname) << item;
       EXPECT_TRUE(item["container"]["pod_uid"].is_null()) << item;
     } else if (ino == w.pod_ino) {
       ++pod_items;
@@ -194,6 +202,7 @@ TEST_F(ContainerTrace, EveryItemNamesTheContainerItCameFromAndHostItemsNone) {
       ASSERT_TRUE(item["container"].is_object()) << item;
       EXPECT_EQ(item["container"]["id"], w.containerd_id) << item;
       EXPECT_EQ(item["container"]["runtime"], "containerd") << item;
+      EXPECT_EQ(item["container"]["hostname"], w.pod_hostname) << item;
       EXPECT_EQ(item["container"]["pod_uid"], w.pod_uid) << item;
       EXPECT_EQ(item["container"]["qos"], "burstable") << item;
     } else if (ino == w.host_ino) {
@@ -206,6 +215,24 @@ TEST_F(ContainerTrace, EveryItemNamesTheContainerItCameFromAndHostItemsNone) {
   EXPECT_EQ(docker_items, 2 * kWrites);
   EXPECT_EQ(pod_items, 2 * kWrites);
   EXPECT_EQ(host_items, 2 * kWrites);
+
+  ASSERT_FALSE(fs::exists("/var/lib/docker/containers/" + w.docker_id));
+  const RunResult report = run({writepath(), "report", recording, "--format", "json"});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  int named = 0;
+  for (const auto& item : json_lines(report.out)) {
+    if (item["type"] == "summary") continue;
+    if (host_ino_of(item) == w.docker_ino) {
+      ++named;
+      EXPECT_EQ(item["container"]["id"], w.docker_id) << item;
+      EXPECT_EQ(item["container"]["name"], w.docker_name) << item;
+      EXPECT_EQ(item["container"]["hostname"], w.docker_hostname) << item;
+    } else if (host_ino_of(item) == w.pod_ino) {
+      ++named;
+      EXPECT_EQ(item["container"]["hostname"], w.pod_hostname) << item;
+    }
+  }
+  EXPECT_EQ(named, 4 * kWrites) << report.out;
 }
 
 // Exactly one writer's pwrites and fsyncs (its file's host inode `ino`), as it made them, and

@@ -3,6 +3,7 @@
 #include "probe/container_names.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -44,7 +45,7 @@ TEST_F(ContainerNamesTest, DockerNamesItsContainerInConfigV2) {
   write(
       "var/lib/docker/containers/" + kId + "/config.v2.json",
       R"({"ID":")" + kId + R"(","Name":"/web","Config":{"Hostname":"51aa0c3b9d2e","Labels":{}}})");
-  EXPECT_EQ(names_of(ContainerRuntime::Docker), (ContainerNames{"web", "", ""}));
+  EXPECT_EQ(names_of(ContainerRuntime::Docker), (ContainerNames{"web", "", "", ""}));
 }
 
 TEST_F(ContainerNamesTest, DockershimPodsAreTheKubeletsLabels) {
@@ -52,14 +53,14 @@ TEST_F(ContainerNamesTest, DockershimPodsAreTheKubeletsLabels) {
         R"({"Name":"/k8s_api_api-7f9_shop_8c1d_0","Config":{"Labels":{)"
         R"("io.kubernetes.pod.name":"api-7f9","io.kubernetes.pod.namespace":"shop"}}})");
   EXPECT_EQ(names_of(ContainerRuntime::Docker),
-            (ContainerNames{"k8s_api_api-7f9_shop_8c1d_0", "api-7f9", "shop"}));
+            (ContainerNames{"k8s_api_api-7f9_shop_8c1d_0", "api-7f9", "shop", ""}));
 }
 
 TEST_F(ContainerNamesTest, PodmanNamesItsContainersInOneList) {
   write("var/lib/containers/storage/overlay-containers/containers.json",
         R"([{"id":"0000","names":["other"]},{"id":")" + kId +
             R"(","names":["db","db-alias"],"image":"x"}])");
-  EXPECT_EQ(names_of(ContainerRuntime::Podman), (ContainerNames{"db", "", ""}));
+  EXPECT_EQ(names_of(ContainerRuntime::Podman), (ContainerNames{"db", "", "", ""}));
 }
 
 TEST_F(ContainerNamesTest, ContainerdsCriAnnotationsNameTheContainerAndItsPod) {
@@ -67,25 +68,25 @@ TEST_F(ContainerNamesTest, ContainerdsCriAnnotationsNameTheContainerAndItsPod) {
         R"({"ociVersion":"1.1.0","annotations":{"io.kubernetes.cri.container-type":"container",)"
         R"("io.kubernetes.cri.container-name":"api","io.kubernetes.cri.sandbox-name":"api-7f9",)"
         R"("io.kubernetes.cri.sandbox-namespace":"shop"}})");
-  EXPECT_EQ(names_of(ContainerRuntime::Containerd), (ContainerNames{"api", "api-7f9", "shop"}));
+  EXPECT_EQ(names_of(ContainerRuntime::Containerd), (ContainerNames{"api", "api-7f9", "shop", ""}));
 }
 
 TEST_F(ContainerNamesTest, NerdctlNamesItsContainerInItsOwnAnnotation) {
   write("run/containerd/io.containerd.runtime.v2.task/default/" + kId + "/config.json",
         R"({"annotations":{"nerdctl/name":"cache"}})");
-  EXPECT_EQ(names_of(ContainerRuntime::Containerd), (ContainerNames{"cache", "", ""}));
+  EXPECT_EQ(names_of(ContainerRuntime::Containerd), (ContainerNames{"cache", "", "", ""}));
 }
 
 TEST_F(ContainerNamesTest, CriOsAnnotationsNameTheContainerAndItsPod) {
   write("run/containers/storage/overlay-containers/" + kId + "/userdata/config.json",
         R"({"annotations":{"io.kubernetes.container.name":"worker",)"
         R"("io.kubernetes.pod.name":"worker-5d","io.kubernetes.pod.namespace":"batch"}})");
-  EXPECT_EQ(names_of(ContainerRuntime::CriO), (ContainerNames{"worker", "worker-5d", "batch"}));
+  EXPECT_EQ(names_of(ContainerRuntime::CriO), (ContainerNames{"worker", "worker-5d", "batch", ""}));
 }
 
 TEST_F(ContainerNamesTest, NspawnAndLxcAreNamedByTheirId) {
-  EXPECT_EQ(names_of(ContainerRuntime::Nspawn, "web-1"), (ContainerNames{"web-1", "", ""}));
-  EXPECT_EQ(names_of(ContainerRuntime::Lxc, "db1"), (ContainerNames{"db1", "", ""}));
+  EXPECT_EQ(names_of(ContainerRuntime::Nspawn, "web-1"), (ContainerNames{"web-1", "", "", ""}));
+  EXPECT_EQ(names_of(ContainerRuntime::Lxc, "db1"), (ContainerNames{"db1", "", "", ""}));
 }
 
 TEST_F(ContainerNamesTest, MissingOrBrokenStateNamesNothing) {
@@ -102,6 +103,21 @@ TEST_F(ContainerNamesTest, MissingOrBrokenStateNamesNothing) {
   EXPECT_EQ(names_of(ContainerRuntime::Podman), ContainerNames{});
   EXPECT_EQ(names_of(ContainerRuntime::CriO), ContainerNames{});
   EXPECT_EQ(names_of(ContainerRuntime::Docker), ContainerNames{});
+}
+
+// The UTS namespace's hostname, as the process itself sees it: the agent's own here (a
+// container's is checked by the integration tests, which make one).
+TEST(UtsHostname, IsWhatTheProcessSees) {
+  char own[256] = {};
+  ASSERT_EQ(::gethostname(own, sizeof(own) - 1), 0);
+  EXPECT_EQ(uts_hostname(static_cast<std::uint32_t>(::getpid())), own);
+  EXPECT_EQ(uts_hostname(0x7ffffffe), "");  // no such process
+}
+
+// A host cgroup is no container: nothing is read for it.
+TEST(HostContainerNames, AHostCgroupHasNone) {
+  EXPECT_EQ(host_container_names("/system.slice/cron.service", "/sys/fs/cgroup"), ContainerNames{});
+  EXPECT_EQ(host_container_names("/", ""), ContainerNames{});
 }
 
 }  // namespace

@@ -436,6 +436,7 @@ TEST(PerfettoSink, AContainersCallsNameItAndItsProcessTrackToo) {
   c.name = "api";
   c.pod_name = "api-7f9";
   c.pod_namespace = "shop";
+  c.hostname = "api-7f9";
   write.call.container = std::make_shared<const Container>(c);
   write.call.path = "/data/x";
   write.call.host_path = "/var/lib/kubelet/pods/8c1d/volumes/data/x";
@@ -451,6 +452,7 @@ TEST(PerfettoSink, AContainersCallsNameItAndItsProcessTrackToo) {
   EXPECT_EQ(writes[0]->args.at("container_runtime"), "containerd");
   EXPECT_EQ(writes[0]->args.at("pod"), "api-7f9");
   EXPECT_EQ(writes[0]->args.at("namespace"), "shop");
+  EXPECT_EQ(writes[0]->args.at("hostname"), "api-7f9");
   EXPECT_EQ(writes[0]->args.at("host_path"), "/var/lib/kubelet/pods/8c1d/volumes/data/x");
   EXPECT_EQ(writes[1]->args.count("container"), 0u);
   EXPECT_EQ(writes[1]->args.count("host_path"), 0u);

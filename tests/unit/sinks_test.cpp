@@ -1007,6 +1007,10 @@ TEST(TextSink, ItemsOfAContainerNameItsShortIdAndRuntime) {
   EXPECT_EQ(json_of(in_container)["container"]["name"], "web");
   EXPECT_TRUE(json_of(in_container)["container"]["pod"].is_null());
   EXPECT_TRUE(json_of(in_container)["container"]["namespace"].is_null());
+  EXPECT_TRUE(json_of(in_container)["container"]["hostname"].is_null());
+  named.hostname = "web-1";  // its UTS namespace's
+  in_container.call.container = std::make_shared<const Container>(named);
+  EXPECT_EQ(json_of(in_container)["container"]["hostname"], "web-1");
 }
 
 // A writer in another mount namespace: its own path first, the host's beside it.

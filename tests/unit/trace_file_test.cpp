@@ -218,6 +218,59 @@ TEST(TraceFileReader, CgroupNameFrameWithoutAnAbsolutePathIsDamaged) {
   }
 }
 
+// What the host said of a container cgroup travels with the recording; nothing is written for
+// a cgroup it said nothing of, or a name too long to be one.
+TEST(TraceFileWriter, ContainerNamesRoundTrip) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("wp_trace_file_names_" + std::to_string(::getpid()) + ".wpt");
+  const ContainerNames names{
+      .name = "api", .pod = "api-7f9", .namespace_ = "shop", .hostname = "api-7f9"};
+  {
+    TraceFileWriter writer(path.string(), TraceFileHeader{});
+    writer.container_names({0x1f2e, names});
+    writer.container_names({7, ContainerNames{}});
+    writer.container_names({8, ContainerNames{.name = std::string(kMaxContainerName + 1, 'x'),
+                                              .pod = "",
+                                              .namespace_ = "",
+                                              .hostname = ""}});
+    writer.container_names(
+        {9, ContainerNames{.name = "", .pod = "", .namespace_ = "", .hostname = "web"}});
+  }
+  TraceFileReader reader = TraceFileReader::open(path.string());
+  std::filesystem::remove(path);
+  ASSERT_TRUE(reader.error().empty()) << reader.error();
+  auto frame = reader.next();
+  ASSERT_TRUE(frame.has_value()) << reader.warning();
+  auto read = container_names_of(*frame);
+  ASSERT_TRUE(read.has_value());
+  EXPECT_EQ(read->id, 0x1f2eu);
+  EXPECT_EQ(read->names, names);
+  EXPECT_FALSE(cgroup_name_of(*frame).has_value());
+  frame = reader.next();
+  ASSERT_TRUE(frame.has_value()) << reader.warning();
+  read = container_names_of(*frame);
+  ASSERT_TRUE(read.has_value());
+  EXPECT_EQ(read->id, 9u);
+  EXPECT_EQ(read->names.hostname, "web");
+  EXPECT_EQ(read->names.name, "");
+  EXPECT_FALSE(reader.next().has_value());
+  EXPECT_TRUE(reader.warning().empty()) << reader.warning();
+}
+
+// Fewer than four fields, or bytes after the fourth, is damage.
+TEST(TraceFileReader, ContainerNamesFrameOfTheWrongShapeIsDamaged) {
+  for (const std::string& text :
+       {std::string("a\0b\0c\0"), std::string("a\0b\0c\0d\0e"), std::string()}) {
+    std::vector<std::byte> body(8 + text.size());
+    std::memcpy(body.data() + 8, text.data(), text.size());
+    const auto bytes = file_with_frame(FrameKind::ContainerNames, body);
+    TraceFileReader reader = TraceFileReader::parse(bytes);
+    ASSERT_TRUE(reader.error().empty()) << reader.error();
+    EXPECT_FALSE(reader.next().has_value()) << text.size();
+    EXPECT_NE(reader.warning().find("damaged frame"), std::string::npos) << reader.warning();
+  }
+}
+
 TEST(TraceFileWriter, KernelSymbolsRoundTrip) {
   const auto path = std::filesystem::temp_directory_path() /
                     ("wp_trace_file_ksym_" + std::to_string(::getpid()) + ".wpt");

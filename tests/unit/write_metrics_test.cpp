@@ -209,9 +209,11 @@ TEST(WriteMetrics, AContainersCgroupIsLabelledWithTheContainerAndItsPod) {
   int reads = 0;
   namers.container_names = [&reads](const Container& c) {
     ++reads;
-    return c.runtime == ContainerRuntime::Containerd
-               ? ContainerNames{.name = "api", .pod = "api-7f9", .namespace_ = "shop"}
-               : ContainerNames{};
+    return c.runtime == ContainerRuntime::Containerd ? ContainerNames{.name = "api",
+                                                                      .pod = "api-7f9",
+                                                                      .namespace_ = "shop",
+                                                                      .hostname = ""}
+                                                     : ContainerNames{};
   };
   WriteMetrics metrics({.max_cgroups = 3}, namers);
   ServeCounters counters;

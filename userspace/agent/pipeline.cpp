@@ -152,20 +152,24 @@ TraceSummary Pipeline::finish(Nanos duration_ns) {
   return summary;
 }
 
-void Pipeline::name_cgroup(std::uint64_t id, std::string path) {
-  std::shared_ptr<const Container> container;
-  if (auto found = container_of_cgroup(path)) {
-    // Names come from the runtime's state on this host: a live trace's only (a trace file may
-    // be reported elsewhere, or after the container is gone).
-    if (options_.live) {
-      ContainerNames names = container_names(*found);
-      found->name = std::move(names.name);
-      found->pod_name = std::move(names.pod);
-      found->pod_namespace = std::move(names.namespace_);
-    }
-    container = std::make_shared<const Container>(std::move(*found));
-  }
-  cgroup_names_[id] = CgroupName{std::move(path), std::move(container)};
+void Pipeline::name_cgroup(std::uint64_t id, std::string path, const ContainerNames& names) {
+  std::optional<Container> container = container_of_cgroup(path);
+  cgroup_names_[id] =
+      CgroupName{std::move(path),
+                 container ? std::make_shared<const Container>(std::move(*container)) : nullptr};
+  name_container(id, names);
+}
+
+void Pipeline::name_container(std::uint64_t id, const ContainerNames& names) {
+  auto it = cgroup_names_.find(id);
+  if (it == cgroup_names_.end() || !it->second.container || names.empty()) return;
+  // Items already emitted keep the container as they had it: a copy, named.
+  auto named = std::make_shared<Container>(*it->second.container);
+  named->name = names.name;
+  named->pod_name = names.pod;
+  named->pod_namespace = names.namespace_;
+  named->hostname = names.hostname;
+  it->second.container = std::move(named);
 }
 
 void Pipeline::name_item_context(Timeline& item) const {

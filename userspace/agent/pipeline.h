@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/container.h"
 #include "decode/decoder.h"
 #include "probe/host_paths.h"
 #include "record/trace_file.h"
@@ -69,9 +70,12 @@ class Pipeline {
   // The clock offsets as re-measured (live traces, about every second): to the sink.
   void set_clock(const ClockOffsets& offsets) { sink_.clock(offsets); }
   // The path under the cgroup2 root of a cgroup id the records name: items of that cgroup
-  // carry it, and the container it is (read from the path here, once), from now on (from the
-  // live host, or a trace file's names).
-  void name_cgroup(std::uint64_t id, std::string path);
+  // carry it, and the container it is (read from the path here, once) with `names` (what the
+  // host said of it), from now on (from the live host, or a trace file's names).
+  void name_cgroup(std::uint64_t id, std::string path, const ContainerNames& names = {});
+  // What the host said of a container cgroup named before (a trace file's names, which follow
+  // its path): its items from now on carry them.
+  void name_container(std::uint64_t id, const ContainerNames& names);
   // The name of a kernel text address the records' stacks hold (from the live host's
   // kallsyms, or a trace file's names): the frames of the off-CPU events fed from now on.
   void name_kernel_address(std::uint64_t address, std::string name) {

@@ -77,6 +77,10 @@ int run_report(const ReportOptions& options) {
       pipeline.name_cgroup(name->id, std::move(name->path));
       continue;
     }
+    if (auto names = container_names_of(frame)) {  // checked whole by the reader
+      pipeline.name_container(names->id, names->names);
+      continue;
+    }
     if (auto symbol = kernel_symbol_of(frame)) {  // checked whole by the reader
       pipeline.name_kernel_address(symbol->address, std::move(symbol->name));
       continue;

@@ -33,6 +33,7 @@
 #include "decode/decoder.h"
 #include "probe/bpf_session.h"
 #include "probe/cgroups.h"
+#include "probe/container_names.h"
 #include "probe/coverage.h"
 #include "probe/devices.h"
 #include "probe/hook_plan.h"
@@ -141,13 +142,6 @@ class PhaseSocket {
 
 DevT kernel_dev(dev_t dev) {
   return make_dev(major(dev), minor(dev));
-}
-
-// Where the cgroup2 hierarchy is mounted ("" without one): host paths look up a gone writer's
-// container there.
-std::string cgroup2_root() {
-  const std::vector<MountEntry> mounts = cgroup2_mounts(read_mountinfo());
-  return mounts.empty() ? std::string() : mounts.front().mount_point;
 }
 
 // `cgroup_dir` gets --cgroup's directory, which the kernel's filter holds by its fd.
@@ -414,10 +408,17 @@ int run_trace(const TraceOptions& options) {
   std::unique_ptr<TraceFileWriter> recording;  // made once the hooks are known
   // The cgroup ids the records name get their paths here, once each: into the recording
   // (before the first record naming the id) and the pipeline.
+  // A container's cgroup is also asked what the host says of it (its runtime's names, its
+  // hostname), once, while it runs: the recording keeps that too.
+  const std::string cgroup2 = cgroup2_root();
   CgroupNamer cgroup_namer(CgroupPaths::of_this_host(),
-                           [&recording, &pipeline](const CgroupName& name) {
-                             if (recording) recording->cgroup_name(name);
-                             if (pipeline) pipeline->name_cgroup(name.id, name.path);
+                           [&recording, &pipeline, &cgroup2](const CgroupName& name) {
+                             const ContainerNames names = host_container_names(name.path, cgroup2);
+                             if (recording) {
+                               recording->cgroup_name(name);
+                               recording->container_names({name.id, names});
+                             }
+                             if (pipeline) pipeline->name_cgroup(name.id, name.path, names);
                            });
   // Likewise the kernel addresses of the off-CPU records' stacks (with stacks on).
   const std::unique_ptr<KernelAddressNamer> address_namer =

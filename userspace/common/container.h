@@ -35,12 +35,28 @@ struct Container {
   std::string name;
   std::string pod_name;
   std::string pod_namespace;
+  // The hostname its UTS namespace holds ("" when not read): a pod's containers share the
+  // pod's, which is the pod's name; docker's is the short id unless the container was given one.
+  std::string hostname;
 
   // The first 12 digits of a hexadecimal id, as `docker ps` shows it; a name as it is.
   std::string_view short_id() const;
   // Its name when known, else its short id: how text output names it.
   std::string_view label() const { return name.empty() ? short_id() : std::string_view(name); }
   bool operator==(const Container&) const = default;
+};
+
+// What the host, rather than the cgroup path, says of a container: its runtime's state on disk
+// (probe/container_names.h) and its UTS namespace. Every field is "" when not known.
+struct ContainerNames {
+  std::string name;        // "web", as `docker ps` shows it (no leading '/')
+  std::string pod;         // Kubernetes: the pod's name
+  std::string namespace_;  // Kubernetes: the pod's namespace
+  std::string hostname;    // its UTS namespace's, from one of its processes
+  bool empty() const {
+    return name.empty() && pod.empty() && namespace_.empty() && hostname.empty();
+  }
+  bool operator==(const ContainerNames&) const = default;
 };
 
 // The container whose cgroup `path` (under the cgroup2 root, or a cgroup v1 hierarchy's path as

@@ -25,6 +25,11 @@ std::vector<MountEntry> cgroup2_mounts(const std::vector<MountEntry>& mounts) {
   return found;
 }
 
+std::string cgroup2_root() {
+  const std::vector<MountEntry> mounts = cgroup2_mounts(read_mountinfo());
+  return mounts.empty() ? std::string() : mounts.front().mount_point;
+}
+
 namespace {
 
 // "/" + the components of `relative` ("." and "" are the root).

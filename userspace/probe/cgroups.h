@@ -17,6 +17,8 @@ namespace wp {
 // The cgroup2 mounts among `mounts`, those of the whole hierarchy (root "/") first. A hybrid
 // host mounts it at /sys/fs/cgroup/unified, a unified one at /sys/fs/cgroup.
 std::vector<MountEntry> cgroup2_mounts(const std::vector<MountEntry>& mounts);
+// Where this host's cgroup2 hierarchy is mounted ("" without one).
+std::string cgroup2_root();
 
 // A cgroup named by --cgroup.
 struct CgroupDir {

@@ -1,8 +1,16 @@
 #include "probe/container_names.h"
 
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <thread>
+
+#include "common/fd.h"
 
 namespace wp {
 namespace fs = std::filesystem;
@@ -98,9 +106,72 @@ ContainerNames container_names(const Container& container, const std::string& ro
     case ContainerRuntime::CriO: return crio_names(container, base);
     case ContainerRuntime::Nspawn:
     case ContainerRuntime::Lxc:
-      return ContainerNames{.name = container.id, .pod = "", .namespace_ = ""};
+      return ContainerNames{.name = container.id, .pod = "", .namespace_ = "", .hostname = ""};
   }
   return {};
+}
+
+std::string uts_hostname(std::uint32_t pid, const std::string& proc) {
+  const std::string link = proc + "/" + std::to_string(pid) + "/ns/uts";
+  const UniqueFd ns(::open(link.c_str(), O_RDONLY | O_CLOEXEC));
+  if (ns.get() < 0) return "";
+  // A thread of its own enters the namespace and ends there: the agent's other threads, and
+  // this one's caller, stay in theirs (a UTS namespace is per thread, unlike a mount one).
+  std::string hostname;
+  std::thread reader([&] {
+    struct utsname names {};
+    if (::setns(ns.get(), CLONE_NEWUTS) == 0 && ::uname(&names) == 0) hostname = names.nodename;
+  });
+  reader.join();
+  return hostname;
+}
+
+std::optional<std::uint32_t> member_of_cgroup(const std::string& cgroup2, const std::string& cgroup,
+                                              const std::function<bool(std::uint32_t)>& wanted) {
+  if (cgroup2.empty() || cgroup.empty()) return std::nullopt;
+  std::error_code ec;
+  const fs::path root = fs::path(cgroup2) / fs::path(cgroup).relative_path();
+  // The cgroup itself first, then those below it; a bounded look (a runtime nested in a
+  // container could have many).
+  constexpr std::size_t kMaxCgroups = 64;
+  std::vector<fs::path> dirs = {root};
+  for (fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec),
+       end;
+       it != end && dirs.size() < kMaxCgroups; it.increment(ec)) {
+    if (ec) break;
+    if (it->is_directory(ec)) dirs.push_back(it->path());
+  }
+  for (const fs::path& dir : dirs) {
+    std::ifstream procs(dir / "cgroup.procs");
+    for (std::uint32_t pid; procs >> pid;)
+      if (wanted(pid)) return pid;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+std::uint64_t inode_of(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<std::uint64_t>(st.st_ino) : 0;
+}
+
+}  // namespace
+
+ContainerNames host_container_names(const std::string& cgroup_path, const std::string& cgroup2) {
+  const auto container = container_of_cgroup(cgroup_path);
+  if (!container) return {};
+  ContainerNames names = container_names(*container);
+  // A process in the agent's own UTS namespace is a runtime's helper (a shim, conmon, unshare
+  // waiting for its child), or a container sharing the host's: its hostname is not the
+  // container's own.
+  const std::uint64_t own = inode_of("/proc/self/ns/uts");
+  const auto member = member_of_cgroup(cgroup2, container->cgroup, [own](std::uint32_t pid) {
+    const std::uint64_t ns = inode_of("/proc/" + std::to_string(pid) + "/ns/uts");
+    return ns != 0 && ns != own;
+  });
+  if (member) names.hostname = uts_hostname(*member);
+  return names;
 }
 
 }  // namespace wp

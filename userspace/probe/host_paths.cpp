@@ -7,6 +7,8 @@
 #include <sstream>
 #include <utility>
 
+#include "probe/container_names.h"
+
 namespace wp {
 namespace fs = std::filesystem;
 namespace {
@@ -123,25 +125,15 @@ void HostPaths::note_process(std::uint32_t pid) {
 }
 
 std::optional<HostPaths::Process> HostPaths::member_of(const std::string& container_cgroup) {
-  if (cgroup2_.empty() || container_cgroup.empty()) return std::nullopt;
-  std::error_code ec;
-  const fs::path root = fs::path(cgroup2_) / fs::path(container_cgroup).relative_path();
-  // The container's own cgroup first, then those below it (podman's "container" child).
-  std::vector<fs::path> dirs = {root};
-  for (fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec),
-       end;
-       it != end && dirs.size() < 64; it.increment(ec)) {
-    if (ec) break;
-    if (it->is_directory(ec)) dirs.push_back(it->path());
-  }
-  for (const fs::path& dir : dirs) {
-    std::ifstream procs(dir / "cgroup.procs");
-    // A process in the agent's own namespace is a runtime's helper (a shim, or unshare
-    // waiting for its child), not the container's.
-    for (std::uint32_t pid; procs >> pid;)
-      if (auto process = read_process(pid); process && process->ns) return process;
-  }
-  return std::nullopt;
+  // A process in the agent's own namespace is a runtime's helper (a shim, or unshare waiting
+  // for its child), not the container's.
+  std::optional<Process> found;
+  member_of_cgroup(cgroup2_, container_cgroup, [&](std::uint32_t pid) {
+    auto process = read_process(pid);
+    if (process && process->ns) found = std::move(process);
+    return found.has_value();
+  });
+  return found;
 }
 
 std::optional<std::string> HostPaths::host_path(std::uint32_t pid,

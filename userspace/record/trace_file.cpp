@@ -15,6 +15,7 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <string_view>
 
 namespace wp {
 namespace {
@@ -234,6 +235,40 @@ void TraceFileWriter::cgroup_name(const CgroupName& name) {
   frame(FrameKind::CgroupName, payload.data(), static_cast<std::uint32_t>(payload.size()));
 }
 
+void TraceFileWriter::container_names(const CgroupContainerNames& names) {
+  const ContainerNames& n = names.names;
+  if (n.empty()) return;
+  std::string text;
+  for (const std::string* field : {&n.name, &n.pod, &n.namespace_, &n.hostname}) {
+    if (field->size() > kMaxContainerName || field->find('\0') != std::string::npos) return;
+    text += *field;
+    text += '\0';
+  }
+  std::vector<std::byte> payload(sizeof(names.id) + text.size());
+  std::memcpy(payload.data(), &names.id, sizeof(names.id));
+  std::memcpy(payload.data() + sizeof(names.id), text.data(), text.size());
+  frame(FrameKind::ContainerNames, payload.data(), static_cast<std::uint32_t>(payload.size()));
+}
+
+std::optional<CgroupContainerNames> container_names_of(const Frame& frame) {
+  if (frame.kind != FrameKind::ContainerNames) return std::nullopt;
+  const auto& p = frame.payload;
+  if (p.size() < sizeof(std::uint64_t) + 4) return std::nullopt;
+  CgroupContainerNames out;
+  std::memcpy(&out.id, p.data(), sizeof(out.id));
+  std::string_view rest(reinterpret_cast<const char*>(p.data()) + sizeof(out.id),
+                        p.size() - sizeof(out.id));
+  ContainerNames& n = out.names;
+  for (std::string* field : {&n.name, &n.pod, &n.namespace_, &n.hostname}) {
+    const auto end = rest.find('\0');
+    if (end == std::string_view::npos || end > kMaxContainerName) return std::nullopt;
+    field->assign(rest.substr(0, end));
+    rest.remove_prefix(end + 1);
+  }
+  if (!rest.empty()) return std::nullopt;
+  return out;
+}
+
 void TraceFileWriter::kernel_symbol(const KernelSymbolName& symbol) {
   if (symbol.name.empty() || symbol.name.size() > kMaxKernelSymbolName) return;
   std::vector<std::byte> payload(sizeof(symbol.address) + symbol.name.size());
@@ -420,7 +455,8 @@ std::optional<Frame> TraceFileReader::next() {
       kind == static_cast<std::uint32_t>(FrameKind::Untraced) ||
       kind == static_cast<std::uint32_t>(FrameKind::CgroupName) ||
       kind == static_cast<std::uint32_t>(FrameKind::KernelSymbol) ||
-      kind == static_cast<std::uint32_t>(FrameKind::FilteredRequests);
+      kind == static_cast<std::uint32_t>(FrameKind::FilteredRequests) ||
+      kind == static_cast<std::uint32_t>(FrameKind::ContainerNames);
   const auto damaged = [&] {
     return stop(fmt::format("damaged frame at byte {}: kept the {} frames before it", offset_,
                             frames_read_));
@@ -436,6 +472,7 @@ std::optional<Frame> TraceFileReader::next() {
   if (frame.kind == FrameKind::CgroupName && !cgroup_name_of(frame)) return damaged();
   if (frame.kind == FrameKind::KernelSymbol && !kernel_symbol_of(frame)) return damaged();
   if (frame.kind == FrameKind::FilteredRequests && !filtered_requests_of(frame)) return damaged();
+  if (frame.kind == FrameKind::ContainerNames && !container_names_of(frame)) return damaged();
   begin_ += 8 + length;
   offset_ += 8 + length;
   ++frames_read_;

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "common/container.h"
 #include "common/wall_clock.h"
 #include "decode/decoder.h"
 #include "decode/events.h"
@@ -53,6 +54,12 @@ enum class FrameKind : std::uint32_t {
   // files is on), per disk a u32 dev_t, a u32 zero, and u64 write requests, their bytes and
   // flush requests. The disks' totals count them.
   FilteredRequests = 8,
+  // What the recording host said of a container cgroup (common/container.h ContainerNames),
+  // once per cgroup id, after its CgroupName frame: a u64 id, then the container's name, its
+  // pod's name and namespace and its hostname, each followed by a NUL (each at most
+  // kMaxContainerName bytes). The id and runtime are the path's; these are what a report on
+  // another machine, or after the container is gone, could not read.
+  ContainerNames = 9,
 };
 
 // Write requests the kernel kept out of a filtered trace, per disk.
@@ -74,6 +81,12 @@ constexpr std::size_t kMaxCgroupPath = 4096;
 struct CgroupName {
   std::uint64_t id = 0;
   std::string path;
+};
+
+constexpr std::size_t kMaxContainerName = 256;
+struct CgroupContainerNames {
+  std::uint64_t id = 0;  // the cgroup's
+  ContainerNames names;
 };
 
 // A Lost frame holds one u64 per hook (enum wp_hook) the recorder knew of: hooks are only
@@ -122,6 +135,8 @@ class TraceFileWriter {
   void lost(const LostCounts& delta);
   void untraced(const UntracedByName& counts);
   void cgroup_name(const CgroupName& name);
+  // Nothing for names that are all empty, or a field longer than kMaxContainerName.
+  void container_names(const CgroupContainerNames& names);
   void kernel_symbol(const KernelSymbolName& symbol);
   void filtered_requests(const FilteredRequestsByDisk& totals);
   // Writes out what is buffered.
@@ -152,6 +167,9 @@ struct Frame {
 
 // The name a CgroupName frame holds; nullopt for a malformed payload or another kind of frame.
 std::optional<CgroupName> cgroup_name_of(const Frame& frame);
+
+// The names a ContainerNames frame holds; nullopt for a malformed payload or another kind.
+std::optional<CgroupContainerNames> container_names_of(const Frame& frame);
 
 // The address and name a KernelSymbol frame holds; nullopt for a malformed payload or another
 // kind of frame.

@@ -28,6 +28,7 @@
 #include "common/wall_clock.h"
 #include "probe/bpf_session.h"
 #include "probe/cgroups.h"
+#include "probe/container_names.h"
 #include "probe/coverage.h"
 #include "probe/devices.h"
 #include "probe/hook_plan.h"
@@ -186,9 +187,11 @@ int run_serve(const ServeOptions& options) {
                                     .item_progress = false,
                                     .file_systems = list_file_systems()},
                     devices, sink);
-  CgroupNamer cgroup_namer(CgroupPaths::of_this_host(), [&pipeline](const CgroupName& name) {
-    pipeline.name_cgroup(name.id, name.path);
-  });
+  const std::string cgroup2 = cgroup2_root();
+  CgroupNamer cgroup_namer(
+      CgroupPaths::of_this_host(), [&pipeline, &cgroup2](const CgroupName& name) {
+        pipeline.name_cgroup(name.id, name.path, host_container_names(name.path, cgroup2));
+      });
   const std::unique_ptr<KernelAddressNamer> address_namer =
       kernel_address_namer(filter, [&pipeline](const KernelSymbolName& symbol) {
         pipeline.name_kernel_address(symbol.address, symbol.name);

@@ -147,6 +147,7 @@ void write_json(Emitter& e, const ContainerOf& c) {
   e.object(field("id", std::string_view(k.id)), field("runtime", container_runtime_name(k.runtime)),
            field("name", text_or_null(k.name)), field("pod", text_or_null(k.pod_name)),
            field("namespace", text_or_null(k.pod_namespace)),
+           field("hostname", text_or_null(k.hostname)),
            field("pod_uid", pod ? std::optional<std::string_view>(k.pod_uid) : std::nullopt),
            field("qos", pod ? std::optional(pod_qos_name(k.qos)) : std::nullopt));
 }

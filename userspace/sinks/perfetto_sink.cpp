@@ -368,6 +368,7 @@ class PerfettoSink::Writer {
       if (!c.pod_name.empty() || !c.pod_uid.empty())
         slice.args.push_back({"pod", c.pod_name.empty() ? c.pod_uid : c.pod_name});
       if (!c.pod_namespace.empty()) slice.args.push_back({"namespace", c.pod_namespace});
+      if (!c.hostname.empty()) slice.args.push_back({"hostname", c.hostname});
     }
     if (!call.host_path.empty()) slice.args.push_back({"host_path", call.host_path});
   }
