@@ -319,7 +319,8 @@ static __always_inline __u64 wp_iowq_current_req(void)
  * in the kernel's whole hierarchy, which an agent inside a cgroup namespace (a pod) cannot
  * read from its paths; the array takes the directory itself, whatever namespace opened it.
  * bpf_get_current_cgroup_id() (v4.18, same program types) names the cgroup items carry. */
-#define wp_current_task_under(cgroup_array) (bpf_current_task_under_cgroup(cgroup_array, 0) == 1)
+#define wp_current_task_under(cgroup_array, index)                                            \
+	(bpf_current_task_under_cgroup(cgroup_array, index) == 1)
 
 /* ---- files -------------------------------------------------------------------------------- */
 

@@ -20,8 +20,9 @@ const volatile bool cfg_filter_comm __weak = false;
  * its descendants), is traced; otherwise the comm and tgid filters both apply. */
 const volatile bool cfg_comm_roots __weak = false;
 const volatile char cfg_comm[WP_COMM_LEN] __weak = {};
-/* --cgroup: only threads in the cgroup at cgroup_filter[0] or below it (wp_current_task_under). */
-const volatile bool cfg_filter_cgroup __weak = false;
+/* --cgroup, --container, --pod, --namespace: only threads in one of the cgroups at
+ * cgroup_filter[0 .. cfg_filter_cgroups - 1] or below it (wp_current_task_under); 0: any. */
+const volatile __u32 cfg_filter_cgroups __weak = 0;
 const volatile __u32 cfg_disk __weak = 0;      /* 0: any disk */
 /* With cfg_disk: the superblock devices of the file systems on that disk whose superblock is
  * not the disk (btrfs: an anonymous device), so their files pass the disk filter. */
@@ -181,10 +182,10 @@ struct {
 	__type(value, struct wp_task_state);
 } task_state SEC(".maps") __weak;
 
-/* --cgroup's cgroup, set by the agent after load: the directory's fd at index 0. */
+/* The filter's cgroups, set by the agent after load: their directories' fds from index 0. */
 struct {
 	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, WP_MAX_FILTER_CGROUPS);
 	__type(key, __u32);
 	__type(value, __u32);
 } cgroup_filter SEC(".maps") __weak;
@@ -223,6 +224,22 @@ static __always_inline bool wp_comm_matches(void)
 /* Whether `task`, the current thread, passes the filters (-p, --comm, --children, --cgroup).
  * Callers that go on to use the task pass it: every helper call costs a call and a return
  * thunk on the kernels with return-stack mitigations, and its fields are plain loads. */
+/* Whether the current thread is in one of the filter's cgroups or below one: one helper call
+ * for --cgroup, --container and --pod, one per pod for --namespace. Not unrolled: the count is
+ * known at load (rodata), so the verifier walks only that many rounds, and the exit programs
+ * near 6.1's instruction budget get one copy of the body. */
+static __always_inline bool wp_current_task_in_filter_cgroups(void)
+{
+#pragma clang loop unroll(disable)
+	for (__u32 i = 0; i < WP_MAX_FILTER_CGROUPS; i++) {
+		if (i >= cfg_filter_cgroups)
+			break;
+		if (wp_current_task_under(&cgroup_filter, i))
+			return true;
+	}
+	return false;
+}
+
 static __always_inline bool wp_task_traced_of(struct task_struct *task)
 {
 	__u32 tgid = task->tgid;
@@ -238,7 +255,7 @@ static __always_inline bool wp_task_traced_of(struct task_struct *task)
 		if (cfg_filter_comm && !wp_comm_matches_of(task))
 			return false;
 	}
-	if (cfg_filter_cgroup && !wp_current_task_under(&cgroup_filter))
+	if (cfg_filter_cgroups && !wp_current_task_in_filter_cgroups())
 		return false;
 	return true;
 }
@@ -254,7 +271,7 @@ static __always_inline bool wp_task_traced(void)
  * an idle process costs nothing however busy the machine is. */
 static __always_inline bool wp_filters_files(void)
 {
-	return cfg_filter_tgid || cfg_filter_comm || cfg_comm_roots || cfg_filter_cgroup ||
+	return cfg_filter_tgid || cfg_filter_comm || cfg_comm_roots || cfg_filter_cgroups ||
 	       cfg_file_ino;
 }
 

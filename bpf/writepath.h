@@ -57,6 +57,10 @@ typedef int64_t wp_s64;
 #define WP_BIO_MAX_EXTENTS 8
 #define WP_PAGE_SHIFT 12
 
+/* Cgroups the cgroup filter holds at most (cgroup_filter, maps.bpf.h): --cgroup, --container
+ * and --pod fill one; --namespace one per pod of the namespace. */
+#define WP_MAX_FILTER_CGROUPS 64
+
 /* Processes the tgid filter holds at most (traced_tgids, maps.bpf.h), and each entry's flags,
  * read back by the agent. */
 #define WP_MAX_TGIDS 8192

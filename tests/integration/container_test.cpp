@@ -8,7 +8,9 @@
 // own count. Ids are random (the seed is printed); the cgroups are removed.
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <random>
 #include <regex>
@@ -82,7 +84,26 @@ std::uint64_t inode_of(const std::string& path) {
 // with `filter`: what the trace printed and which file each wrote.
 struct Ids {
   std::string docker_id, docker_name, docker_hostname, pod_uid, containerd_id, pod_hostname;
+  std::string pod_name, pod_namespace;  // as the CRI plugin's annotations name them
 };
+
+std::string pod_uid(std::mt19937_64& rng) {
+  return random_hex(rng, 8) + "-" + random_hex(rng, 4) + "-" + random_hex(rng, 4) + "-" +
+         random_hex(rng, 4) + "-" + random_hex(rng, 12);
+}
+
+// containerd's OCI bundle config for a pod's container, with the annotations its CRI plugin
+// writes, where containerd keeps it.
+fs::path containerd_config(const std::string& id) {
+  return "/run/containerd/io.containerd.runtime.v2.task/k8s.io/" + id + "/config.json";
+}
+std::string cri_annotations(const std::string& container, const std::string& pod,
+                            const std::string& ns) {
+  return R"({"ociVersion":"1.1.0","annotations":{"io.kubernetes.cri.container-type":"container",)"
+         R"("io.kubernetes.cri.container-name":")" +
+         container + R"(","io.kubernetes.cri.sandbox-name":")" + pod +
+         R"(","io.kubernetes.cri.sandbox-namespace":")" + ns + R"("}})";
+}
 
 Ids draw_ids(std::mt19937_64& rng) {
   Ids ids;
@@ -91,8 +112,9 @@ Ids draw_ids(std::mt19937_64& rng) {
   ids.docker_hostname = "web-host-" + random_hex(rng, 6);
   ids.pod_hostname = "api-" + random_hex(rng, 6);
   ids.containerd_id = random_hex(rng, 64);
-  ids.pod_uid = random_hex(rng, 8) + "-" + random_hex(rng, 4) + "-" + random_hex(rng, 4) + "-" +
-                random_hex(rng, 4) + "-" + random_hex(rng, 12);
+  ids.pod_uid = pod_uid(rng);
+  ids.pod_name = "api-" + random_hex(rng, 5);
+  ids.pod_namespace = "shop-" + random_hex(rng, 4);
   return ids;
 }
 
@@ -135,6 +157,8 @@ ThreeWriters ContainerTrace::run_three_writers(const Ids& ids, std::vector<std::
       R"({"ID":")" + w.docker_id + R"(","Name":"/)" + w.docker_name + R"(","Config":{}})");
   const std::string pod_dir =
       cgroups.make("/kubepods/burstable/pod" + w.pod_uid + "/" + w.containerd_id);
+  const StateFile pod_state(containerd_config(w.containerd_id),
+                            cri_annotations("api", w.pod_name, w.pod_namespace));
   // The docker container's data is a bind-mounted volume; the pod's container has an overlay
   // of its own. Both see their file at /mnt; the host has it elsewhere.
   const std::string volume = scratch.file("docker-volume"), lower = scratch.file("pod-lower"),
@@ -203,6 +227,9 @@ TEST_F(ContainerTrace, EveryItemNamesTheContainerItCameFromAndHostItemsNone) {
       EXPECT_EQ(item["container"]["id"], w.containerd_id) << item;
       EXPECT_EQ(item["container"]["runtime"], "containerd") << item;
       EXPECT_EQ(item["container"]["hostname"], w.pod_hostname) << item;
+      EXPECT_EQ(item["container"]["name"], "api") << item;
+      EXPECT_EQ(item["container"]["pod"], w.pod_name) << item;
+      EXPECT_EQ(item["container"]["namespace"], w.pod_namespace) << item;
       EXPECT_EQ(item["container"]["pod_uid"], w.pod_uid) << item;
       EXPECT_EQ(item["container"]["qos"], "burstable") << item;
     } else if (ino == w.host_ino) {
@@ -268,6 +295,79 @@ TEST_F(ContainerTrace, ContainerFlagTakesTheNameTheRuntimeGaveIt) {
 TEST_F(ContainerTrace, PodFlagSelectsExactlyThePodsContainers) {
   const Ids ids = draw_ids(rng_);
   expect_only_the_pods_writes(run_three_writers(ids, {"--pod", ids.pod_uid.substr(0, 8)}));
+}
+
+TEST_F(ContainerTrace, PodFlagTakesThePodsNameAndNamespace) {
+  const Ids ids = draw_ids(rng_);
+  expect_only_the_pods_writes(run_three_writers(ids, {"--pod", ids.pod_name}));
+  expect_only_the_pods_writes(
+      run_three_writers(ids, {"--pod", ids.pod_namespace + "/" + ids.pod_name}));
+}
+
+// --namespace: every pod of the namespace on this node (a containerd pod with the cgroupfs
+// driver, a CRI-O pod with systemd's), each counted against its writer's own count, and nothing
+// of a pod of another namespace. The kernel's filter holds both pods' cgroups.
+TEST_F(ContainerTrace, NamespaceFlagSelectsEveryPodOfTheNamespaceAndNoOther) {
+  const std::string ns = "shop-" + random_hex(rng_, 4), other_ns = "batch-" + random_hex(rng_, 4);
+  struct PodWriter {
+    std::string uid, container_id, cgroup, state, file;
+    std::uint64_t ino = 0;
+  };
+  std::vector<PodWriter> pods(3);  // two in `ns`, one in `other_ns`
+  std::vector<std::unique_ptr<StateFile>> states;
+  for (std::size_t i = 0; i < pods.size(); ++i) {
+    PodWriter& p = pods[i];
+    p.uid = pod_uid(rng_);
+    p.container_id = random_hex(rng_, 64);
+    p.file = file("pod" + std::to_string(i) + ".dat");
+    const std::string pod_ns = i < 2 ? ns : other_ns;
+    const std::string name = "pod-" + random_hex(rng_, 5);
+    if (i == 1) {  // CRI-O, systemd driver
+      std::string uid = p.uid;
+      std::replace(uid.begin(), uid.end(), '-', '_');
+      p.cgroup = cgroups_->make(
+          "/kubepods.slice/kubepods-besteffort.slice/"
+          "kubepods-besteffort-pod" +
+          uid + ".slice/crio-" + p.container_id + ".scope");
+      states.push_back(std::make_unique<StateFile>(
+          "/run/containers/storage/overlay-containers/" + p.container_id + "/userdata/config.json",
+          R"({"annotations":{"io.kubernetes.container.name":"c","io.kubernetes.pod.name":")" +
+              name + R"(","io.kubernetes.pod.namespace":")" + pod_ns + R"("}})"));
+    } else {  // containerd, cgroupfs driver
+      p.cgroup = cgroups_->make("/kubepods/burstable/pod" + p.uid + "/" + p.container_id);
+      states.push_back(std::make_unique<StateFile>(containerd_config(p.container_id),
+                                                   cri_annotations("c", name, pod_ns)));
+    }
+  }
+
+  Background tracer({writepath(), "trace", "--format", "json", "--namespace", ns});
+  ASSERT_TRUE(tracer.wait_attached()) << tracer.err();
+  std::vector<std::unique_ptr<Background>> writers;
+  for (const PodWriter& p : pods)
+    writers.push_back(std::make_unique<Background>(
+        std::vector<std::string>{"sh", "-c", container_writer(p.cgroup, "pod", "true", p.file)}));
+  for (auto& w : writers) EXPECT_EQ(w->wait(), 0) << w->err();
+  EXPECT_EQ(tracer.stop(SIGINT), 0) << tracer.err();
+  for (PodWriter& p : pods) p.ino = inode_of(p.file);
+
+  std::vector<int> items(pods.size());
+  for (const auto& item : json_lines(tracer.out())) {
+    if (item["type"] == "summary") continue;
+    const auto at = std::find_if(pods.begin(), pods.end(),
+                                 [&](const PodWriter& p) { return p.ino == u64(item["ino"]); });
+    ASSERT_NE(at, pods.end()) << "not a pod's of the namespace: " << item;
+    ++items[static_cast<std::size_t>(at - pods.begin())];
+    EXPECT_EQ(item["container"]["namespace"], ns) << item;
+  }
+  EXPECT_EQ(items[0], 2 * kWrites);
+  EXPECT_EQ(items[1], 2 * kWrites);
+  EXPECT_EQ(items[2], 0);
+
+  const RunResult none = run({writepath(), "trace", "--namespace", "wp-no-such-namespace"});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_EQ(line_count(none.err), 1) << none.err;
+  EXPECT_NE(none.err.find("no pod of this namespace"), std::string::npos) << none.err;
+  EXPECT_NE(none.err.find(ns), std::string::npos) << none.err;  // the namespaces found
 }
 
 // doctor counts what the hierarchy holds: the containers made here among any others.

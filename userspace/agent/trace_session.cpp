@@ -144,8 +144,8 @@ DevT kernel_dev(dev_t dev) {
   return make_dev(major(dev), minor(dev));
 }
 
-// `cgroup_dir` gets --cgroup's directory, which the kernel's filter holds by its fd.
-KernelFilter build_filter(const TraceOptions& options, UniqueFd& cgroup_dir) {
+// `cgroup_dirs` gets the filter's cgroup directories, which the kernel's filter holds by fd.
+KernelFilter build_filter(const TraceOptions& options, std::vector<UniqueFd>& cgroup_dirs) {
   KernelFilter filter;
   filter.self_tgid = static_cast<std::uint32_t>(::getpid());
   for (auto pid : options.pids) {
@@ -171,21 +171,27 @@ KernelFilter build_filter(const TraceOptions& options, UniqueFd& cgroup_dir) {
                                             WP_COMM_LEN - 1, WP_COMM_LEN - 1, *options.comm));
     filter.comm = options.comm;
   }
-  if (options.cgroup || options.container || options.pod) {
-    // --container and --pod are their cgroup's (the three exclude each other on the command
-    // line).
-    const CgroupDir cgroup = options.container
-                                 ? resolve_container(*options.container, read_mountinfo())
-                             : options.pod ? resolve_pod(*options.pod, read_mountinfo())
-                                           : resolve_cgroup(*options.cgroup, read_mountinfo());
-    const std::string flag = options.container ? "--container " + *options.container
-                             : options.pod     ? "--pod " + *options.pod
-                                               : "--cgroup " + *options.cgroup;
-    cgroup_dir = UniqueFd(::open(cgroup.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (cgroup_dir.get() < 0)
-      throw Failure(kExitRuntime,
-                    fmt::format("{}: cannot open {}: {}", flag, cgroup.dir, errno_text()));
-    filter.cgroup_fd = cgroup_dir.get();
+  if (options.cgroup || options.container || options.pod || options.k8s_namespace) {
+    // --container, --pod and --namespace are their cgroups' (the four exclude each other on
+    // the command line).
+    const auto mounts = read_mountinfo();
+    const std::vector<CgroupDir> cgroups =
+        options.container       ? std::vector{resolve_container(*options.container, mounts)}
+        : options.pod           ? std::vector{resolve_pod(*options.pod, mounts)}
+        : options.k8s_namespace ? resolve_namespace(*options.k8s_namespace, mounts)
+                                : std::vector{resolve_cgroup(*options.cgroup, mounts)};
+    const std::string flag = options.container       ? "--container " + *options.container
+                             : options.pod           ? "--pod " + *options.pod
+                             : options.k8s_namespace ? "--namespace " + *options.k8s_namespace
+                                                     : "--cgroup " + *options.cgroup;
+    for (const CgroupDir& cgroup : cgroups) {
+      UniqueFd dir(::open(cgroup.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+      if (dir.get() < 0)
+        throw Failure(kExitRuntime,
+                      fmt::format("{}: cannot open {}: {}", flag, cgroup.dir, errno_text()));
+      filter.cgroup_fds.push_back(dir.get());
+      cgroup_dirs.push_back(std::move(dir));
+    }
   }
   if (options.dev) {
     // A disk or partition, or the device stat() reports for a file system that is on no
@@ -325,8 +331,8 @@ void follow_existing_descendants(BpfSession& session, const TraceOptions& option
 }  // namespace
 
 int run_trace(const TraceOptions& options) {
-  UniqueFd cgroup_dir;
-  KernelFilter filter = build_filter(options, cgroup_dir);
+  std::vector<UniqueFd> cgroup_dirs;
+  KernelFilter filter = build_filter(options, cgroup_dirs);
 
   // Opened before anything is traced: a bad path fails fast.
   std::unique_ptr<OutputStream> output;
@@ -388,7 +394,8 @@ int run_trace(const TraceOptions& options) {
                               .timestamps = options.timestamps,
                               .clock = clock,
 
-                              .cgroups = options.cgroup || options.container || options.pod}),
+                              .cgroups = options.cgroup || options.container || options.pod ||
+                                         options.k8s_namespace}),
         drain);
     auto observer = [&options, &pids_with_items](const Timeline& item) {
       const std::uint32_t pid = call_of(item).pid;

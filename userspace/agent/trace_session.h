@@ -26,8 +26,10 @@ struct TraceOptions {
   std::optional<std::string> cgroup;
   // --container: a container's id (a prefix) or name; its cgroup is filtered as --cgroup's.
   std::optional<std::string> container;
-  // --pod: a Kubernetes pod's uid (a prefix); its cgroup is filtered as --cgroup's.
+  // --pod: a Kubernetes pod's uid (a prefix) or name; its cgroup is filtered as --cgroup's.
   std::optional<std::string> pod;
+  // --namespace: a Kubernetes namespace; its pods' cgroups are filtered as --cgroup's.
+  std::optional<std::string> k8s_namespace;
   std::optional<std::string> dev;
   std::optional<std::string> file;
   Nanos min_latency_ns = 0;

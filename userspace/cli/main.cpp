@@ -237,11 +237,18 @@ int main(int argc, char** argv) {
                         "CRI-O, podman), or its name (systemd-nspawn, LXC)")
             ->type_name("ID")
             ->excludes(cgroup);
-    cmd->add_option("--pod", o.pod,
-                    "Trace this Kubernetes pod's containers: the pod's uid or a prefix of it")
-        ->type_name("UID")
+    auto* pod = cmd->add_option("--pod", o.pod,
+                                "Trace this Kubernetes pod's containers: the pod's uid or a "
+                                "prefix of it, or its name (NAME or NAMESPACE/NAME)")
+                    ->type_name("POD")
+                    ->excludes(cgroup)
+                    ->excludes(container);
+    cmd->add_option("--namespace", o.k8s_namespace,
+                    "Trace the pods of this Kubernetes namespace that are on this node")
+        ->type_name("NAMESPACE")
         ->excludes(cgroup)
-        ->excludes(container);
+        ->excludes(container)
+        ->excludes(pod);
     cmd->add_option("--dev", o.dev,
                     "Only this block device (NAME or MAJ:MIN), or the MAJ:MIN stat() reports "
                     "for a btrfs mount")

@@ -72,7 +72,7 @@ std::unique_ptr<BpfSession> BpfSession::start(const HookPlan& plan, const Kernel
     ro->cfg_filter_comm = true;
     std::strncpy(const_cast<char*>(ro->cfg_comm), filter.comm->c_str(), WP_COMM_LEN - 1);
   }
-  ro->cfg_filter_cgroup = filter.cgroup_fd >= 0;
+  ro->cfg_filter_cgroups = static_cast<std::uint32_t>(filter.cgroup_fds.size());
   ro->cfg_disk = filter.disk;
   for (std::size_t i = 0; i < filter.disk_fs_devs.size() && i < std::size(ro->cfg_disk_fs_devs);
        ++i)
@@ -94,7 +94,7 @@ std::unique_ptr<BpfSession> BpfSession::start(const HookPlan& plan, const Kernel
   }
   // The kernel keeps other processes' files out only when the trace follows some processes
   // or one file (wp_filters_files); otherwise the maps it does that with stay empty.
-  if (!filter.filter_tgid && !filter.comm && !filter.comm_roots && filter.cgroup_fd < 0 &&
+  if (!filter.filter_tgid && !filter.comm && !filter.comm_roots && filter.cgroup_fds.empty() &&
       !filter.file_ino) {
     bpf_map__set_max_entries(session->skel_->maps.traced_files, 1);
     bpf_map__set_max_entries(session->skel_->maps.traced_disks, 1);
@@ -163,11 +163,16 @@ std::unique_ptr<BpfSession> BpfSession::start(const HookPlan& plan, const Kernel
     session->tgid_bytes_ = {static_cast<std::uint8_t*>(mapped), bytes};
   }
   for (std::uint32_t tgid : filter.tgids) session->add_tgid(tgid);
-  if (filter.cgroup_fd >= 0) {
-    const std::uint32_t key = 0, fd = static_cast<std::uint32_t>(filter.cgroup_fd);
+  if (filter.cgroup_fds.size() > WP_MAX_FILTER_CGROUPS) {
+    error = fmt::format("the cgroup filter holds at most {} cgroups, not {}", WP_MAX_FILTER_CGROUPS,
+                        filter.cgroup_fds.size());
+    return nullptr;
+  }
+  for (std::uint32_t key = 0; key < filter.cgroup_fds.size(); ++key) {
+    const auto fd = static_cast<std::uint32_t>(filter.cgroup_fds[key]);
     if (bpf_map__update_elem(session->skel_->maps.cgroup_filter, &key, sizeof(key), &fd, sizeof(fd),
                              BPF_ANY) != 0) {
-      error = fmt::format("cannot set the --cgroup filter: {}", std::strerror(errno));
+      error = fmt::format("cannot set the cgroup filter: {}", std::strerror(errno));
       return nullptr;
     }
   }

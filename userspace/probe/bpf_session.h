@@ -38,9 +38,10 @@ struct KernelFilter {
   bool comm_roots = false;
   std::vector<std::uint32_t> tgids;
   std::optional<std::string> comm;
-  // --cgroup: an open cgroup2 directory (the caller keeps it open until start() returns);
-  // threads in it or below it pass. -1: any cgroup.
-  int cgroup_fd = -1;
+  // --cgroup, --container, --pod, --namespace: open cgroup2 directories (the caller keeps them
+  // open until start() returns), at most WP_MAX_FILTER_CGROUPS; threads in one of them or below
+  // it pass. Empty: any cgroup.
+  std::vector<int> cgroup_fds;
   DevT disk = 0;
   // With disk: superblock devices of file systems on it that have no block device of their
   // own (btrfs); at most WP_MAX_DISK_FS_DEVS are used.

@@ -8,10 +8,12 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <set>
 
 #include "common/container.h"
 #include "common/errors.h"
 #include "probe/container_names.h"
+#include "writepath.h"
 
 namespace wp {
 namespace fs = std::filesystem;
@@ -114,16 +116,48 @@ void for_each_cgroup(const fs::path& root,
 // uid), how to list it, and what kind of thing it is ("docker", "pod").
 struct Candidate {
   std::string id;
-  std::string name;  // matched whole, where the id is matched by prefix
+  std::vector<std::string> names;  // matched whole, where the id is matched by prefix
   std::string label;
   std::string kind;
 };
+
+// The pod's name and namespace, from what the runtime keeps of its containers (the cgroups
+// right below the pod's); empty when none says.
+ContainerNames pod_names_at(const std::string& pod_path, const fs::path& pod_dir) {
+  std::error_code ec;
+  for (const auto& child : fs::directory_iterator(pod_dir, ec)) {
+    if (!child.is_directory(ec)) continue;
+    const auto container = container_of_cgroup(pod_path + "/" + child.path().filename().string());
+    if (!container) continue;
+    ContainerNames names = container_names(*container);
+    if (!names.pod.empty()) return names;
+  }
+  return {};
+}
+
+// A pod cgroup as --pod and --namespace see it: its uid, and its name and namespace where
+// its runtime's state says.
+std::optional<Candidate> pod_candidate_at(const std::string& path, const fs::path& dir) {
+  auto pod = pod_of_cgroup(path);
+  if (!pod || pod->cgroup != path) return std::nullopt;
+  const ContainerNames names = pod_names_at(path, dir);
+  Candidate candidate{pod->uid, {}, pod->uid, "pod"};
+  if (!names.pod.empty()) {
+    candidate.names = {names.pod};
+    const std::string qualified =
+        names.namespace_.empty() ? names.pod : names.namespace_ + "/" + names.pod;
+    if (qualified != names.pod) candidate.names.push_back(qualified);
+    candidate.label = fmt::format("{} {}", pod->uid, qualified);
+  }
+  return candidate;
+}
 
 // The one cgroup under the first cgroup2 mount that `candidate_at` says is a candidate whose id
 // starts with `arg` (`flag` names the option in errors).
 CgroupDir resolve_by_walk(
     const std::string& flag, const std::string& arg, const std::vector<MountEntry>& mounts,
-    const std::function<std::optional<Candidate>(const std::string& path)>& candidate_at) {
+    const std::function<std::optional<Candidate>(const std::string& path, const fs::path& dir)>&
+        candidate_at) {
   const std::vector<MountEntry> cgroup2 = cgroup2_mounts(mounts);
   if (cgroup2.empty())
     throw Failure(kExitUsage, fmt::format("{} {}: no cgroup2 file system is mounted; {} needs "
@@ -134,10 +168,11 @@ CgroupDir resolve_by_walk(
   std::vector<std::pair<Candidate, fs::path>> matches;
   std::map<std::string, std::size_t> seen;  // candidates found, by kind
   for_each_cgroup(root, [&](const std::string& path, const fs::path& dir) {
-    auto candidate = candidate_at(path);
+    auto candidate = candidate_at(path, dir);
     if (!candidate) return;
     ++seen[candidate->kind];
-    if (candidate->id.starts_with(arg) || candidate->name == arg)
+    const auto& names = candidate->names;
+    if (candidate->id.starts_with(arg) || std::find(names.begin(), names.end(), arg) != names.end())
       matches.emplace_back(std::move(*candidate), dir);
   });
   if (matches.size() == 1) {
@@ -162,26 +197,58 @@ CgroupDir resolve_by_walk(
 }  // namespace
 
 CgroupDir resolve_container(const std::string& arg, const std::vector<MountEntry>& mounts) {
-  return resolve_by_walk(
-      "--container", arg, mounts, [](const std::string& path) -> std::optional<Candidate> {
-        auto c = container_of_cgroup(path);
-        if (!c || c->cgroup != path) return std::nullopt;  // a host cgroup, or inside one
-        const std::string kind = container_runtime_name(c->runtime);
-        std::string name = container_names(*c).name;
-        const std::string label = name.empty()
-                                      ? fmt::format("{} ({})", c->short_id(), kind)
-                                      : fmt::format("{} {} ({})", c->short_id(), name, kind);
-        return Candidate{c->id, std::move(name), label, kind};
-      });
+  return resolve_by_walk("--container", arg, mounts,
+                         [](const std::string& path, const fs::path&) -> std::optional<Candidate> {
+                           auto c = container_of_cgroup(path);
+                           if (!c || c->cgroup != path)
+                             return std::nullopt;  // a host cgroup, or inside one
+                           const std::string kind = container_runtime_name(c->runtime);
+                           std::string name = container_names(*c).name;
+                           const std::string label =
+                               name.empty() ? fmt::format("{} ({})", c->short_id(), kind)
+                                            : fmt::format("{} {} ({})", c->short_id(), name, kind);
+                           return Candidate{c->id, {std::move(name)}, label, kind};
+                         });
 }
 
 CgroupDir resolve_pod(const std::string& arg, const std::vector<MountEntry>& mounts) {
-  return resolve_by_walk("--pod", arg, mounts,
-                         [](const std::string& path) -> std::optional<Candidate> {
-                           auto pod = pod_of_cgroup(path);
-                           if (!pod || pod->cgroup != path) return std::nullopt;
-                           return Candidate{pod->uid, "", pod->uid, "pod"};
-                         });
+  return resolve_by_walk("--pod", arg, mounts, pod_candidate_at);
+}
+
+std::vector<CgroupDir> resolve_namespace(const std::string& arg,
+                                         const std::vector<MountEntry>& mounts) {
+  const std::vector<MountEntry> cgroup2 = cgroup2_mounts(mounts);
+  if (cgroup2.empty())
+    throw Failure(kExitUsage, fmt::format("--namespace {}: no cgroup2 file system is mounted; "
+                                          "--namespace needs cgroup v2",
+                                          arg));
+  if (arg.empty()) throw Failure(kExitUsage, "--namespace: expected a Kubernetes namespace");
+  const fs::path root = fs::path(cgroup2.front().mount_point).lexically_normal();
+  std::vector<CgroupDir> found;
+  std::set<std::string> namespaces;  // those the pods found are in, for the error
+  std::size_t pods = 0;
+  for_each_cgroup(root, [&](const std::string& path, const fs::path& dir) {
+    auto pod = pod_of_cgroup(path);
+    if (!pod || pod->cgroup != path) return;
+    ++pods;
+    const ContainerNames names = pod_names_at(path, dir);
+    if (!names.namespace_.empty()) namespaces.insert(names.namespace_);
+    if (names.namespace_ == arg) found.push_back(cgroup_at(dir, dir.lexically_relative(root)));
+  });
+  if (found.empty()) {
+    std::string known;
+    for (const auto& ns : namespaces) known += fmt::format("{}{}", known.empty() ? "" : ", ", ns);
+    throw Failure(kExitUsage,
+                  fmt::format("--namespace {}: no pod of this namespace (found under {}: {} "
+                              "pods{}{})",
+                              arg, root.string(), pods, known.empty() ? "" : " in ", known));
+  }
+  if (found.size() > WP_MAX_FILTER_CGROUPS)
+    throw Failure(kExitUsage,
+                  fmt::format("--namespace {}: has {} pods, more than the {} the kernel's filter "
+                              "holds; name one with --pod, or a parent cgroup with --cgroup",
+                              arg, found.size(), WP_MAX_FILTER_CGROUPS));
+  return found;
 }
 
 std::optional<ContainerCensus> count_containers(const std::vector<MountEntry>& mounts) {

@@ -41,9 +41,16 @@ CgroupDir resolve_cgroup(const std::string& arg, const std::vector<MountEntry>& 
 // (usage) with one line: no cgroup2, nothing matches (and what the walk found, by runtime),
 // or the prefix names more than one (and which).
 CgroupDir resolve_container(const std::string& arg, const std::vector<MountEntry>& mounts);
-// What --pod takes: a Kubernetes pod's uid or a prefix of it; its cgroup (the containers are
-// below it) is found and filtered as --container's.
+// What --pod takes: a Kubernetes pod's uid or a prefix of it, or its name ("api-7f9", or
+// "shop/api-7f9" with its namespace) where its containers' runtime state says it; its cgroup
+// (the containers are below it) is found and filtered as --container's.
 CgroupDir resolve_pod(const std::string& arg, const std::vector<MountEntry>& mounts);
+// What --namespace takes: a Kubernetes namespace; the cgroups of its pods on this node, as the
+// runtime's state names them, at most WP_MAX_FILTER_CGROUPS. Throws Failure (usage) with one
+// line: no cgroup2, no pod of that namespace (and which namespaces the pods found are in), or
+// more pods than the kernel's filter holds.
+std::vector<CgroupDir> resolve_namespace(const std::string& arg,
+                                         const std::vector<MountEntry>& mounts);
 
 // The containers and pods the cgroup2 hierarchy holds now, for doctor; nullopt without cgroup2.
 struct ContainerCensus {
