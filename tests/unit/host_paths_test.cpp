@@ -133,7 +133,7 @@ class HostPathsOnAFakeHost : public ::testing::Test {
 
 TEST_F(HostPathsOnAFakeHost, ANotedProcessInAnotherNamespaceGetsTheHostsPath) {
   HostPaths paths = host();
-  paths.note_process(200);
+  paths.note_process(200, 0);
   EXPECT_EQ(paths.host_path(200, "", kDisk, 0, "/mnt/data.log"), "/srv/vol/data.log");
   EXPECT_EQ(paths.host_path(200, "", kDisk, 0, "/etc/passwd"), std::nullopt)
       << "the same place by the same name: nothing to add";
@@ -141,7 +141,7 @@ TEST_F(HostPathsOnAFakeHost, ANotedProcessInAnotherNamespaceGetsTheHostsPath) {
 
 TEST_F(HostPathsOnAFakeHost, AProcessGoneBeforeItWasNotedIsReadThroughItsContainersCgroup) {
   HostPaths paths = host();
-  paths.note_process(100);  // no /proc/100: exited before its record was decoded
+  paths.note_process(100, 0);  // no /proc/100: exited before its record was decoded
   EXPECT_EQ(paths.host_path(100, "", kDisk, 0, "/mnt/data.log"), std::nullopt)
       << "not in a container: nothing stands for it";
   // Its container's init (in the cgroup's child, as podman's split cgroup has it) does.
@@ -151,9 +151,34 @@ TEST_F(HostPathsOnAFakeHost, AProcessGoneBeforeItWasNotedIsReadThroughItsContain
 
 TEST_F(HostPathsOnAFakeHost, AProcessInTheAgentsNamespaceHasNoOtherPath) {
   HostPaths paths = host();
-  paths.note_process(300);
+  paths.note_process(300, 0);
   EXPECT_EQ(paths.host_path(300, "", kDisk, 0, "/mnt/data.log"), std::nullopt);
   EXPECT_EQ(paths.host_path(12345, "", kDisk, 0, "/mnt/data.log"), std::nullopt) << "never noted";
+}
+
+// A pid that names a process in another namespace later (the pid reused, or the process
+// unshared its mounts) is read afresh, once the recheck interval has passed since it was read;
+// a process gone keeps what was read (its items may still be pending).
+TEST_F(HostPathsOnAFakeHost, APidReusedInAnotherNamespaceIsReadAfreshAfterTheRecheck) {
+  HostPaths paths = host();
+  paths.note_process(200, 0);
+  EXPECT_EQ(paths.host_path(200, "", kDisk, 0, "/mnt/data.log"), "/srv/vol/data.log");
+  // pid 200 now a process in the agent's namespace.
+  std::filesystem::remove(root_ / "proc/200/ns/mnt");
+  std::filesystem::create_hard_link(root_ / "proc/self/ns/mnt", root_ / "proc/200/ns/mnt");
+  paths.note_process(200, HostPaths::kRecheckNs / 2);
+  EXPECT_EQ(paths.host_path(200, "", kDisk, 0, "/mnt/data.log"), "/srv/vol/data.log")
+      << "not rechecked yet";
+  paths.note_process(200, HostPaths::kRecheckNs + 1);
+  EXPECT_EQ(paths.host_path(200, "", kDisk, 0, "/mnt/data.log"), std::nullopt);
+}
+
+TEST_F(HostPathsOnAFakeHost, AProcessGoneSinceItWasReadKeepsItsView) {
+  HostPaths paths = host();
+  paths.note_process(200, 0);
+  std::filesystem::remove_all(root_ / "proc/200");  // exited; its items are still pending
+  paths.note_process(200, 3 * HostPaths::kRecheckNs);
+  EXPECT_EQ(paths.host_path(200, "", kDisk, 0, "/mnt/data.log"), "/srv/vol/data.log");
 }
 
 }  // namespace

@@ -95,7 +95,7 @@ void Pipeline::feed(const Event& event) {
         if constexpr (std::is_same_v<std::decay_t<decltype(e)>, SyscallEvent>) {
           last_ts_ = std::max(last_ts_, e.end_ns);
           // While the writer runs: its namespace is read now, its items may come later.
-          if (options_.host_paths) options_.host_paths->note_process(e.pid);
+          if (options_.host_paths) options_.host_paths->note_process(e.pid, e.end_ns);
         } else {
           last_ts_ = std::max(last_ts_, e.ts);
         }

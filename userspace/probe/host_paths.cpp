@@ -104,8 +104,8 @@ HostPaths::HostPaths(std::string proc, std::string cgroup2)
 std::optional<HostPaths::Process> HostPaths::read_process(std::uint32_t pid) {
   const std::string dir = proc_ + "/" + std::to_string(pid);
   const std::uint64_t ns = namespace_of(dir + "/ns/mnt");
-  if (ns == 0) return std::nullopt;                  // gone
-  if (ns == own_ns_) return Process{true, nullptr};  // the agent's own: no other view
+  if (ns == 0) return std::nullopt;                         // gone
+  if (ns == own_ns_) return Process{true, nullptr, ns, 0};  // the agent's own: no other view
   // Each process's table is read: the kernel reuses a freed namespace's number, so a number
   // alone does not say which namespace it was. Processes whose tables read the same share one.
   const std::string text = slurp_mountinfo(dir + "/mountinfo");
@@ -116,12 +116,24 @@ std::optional<HostPaths::Process> HostPaths::read_process(std::uint32_t pid) {
     known->text = text;
     known->mounts = parse_mountinfo(text);
   }
-  return Process{true, known};
+  return Process{true, known, ns, 0};
 }
 
-void HostPaths::note_process(std::uint32_t pid) {
-  if (by_pid_.contains(pid)) return;
-  by_pid_[pid] = read_process(pid).value_or(Process{});
+void HostPaths::note_process(std::uint32_t pid, std::uint64_t at) {
+  auto [it, first] = by_pid_.try_emplace(pid);
+  Process& process = it->second;
+  if (!first) {
+    // Every record of the process comes here: a lookup and a compare, and a stat once a second.
+    if (at < process.checked_at + kRecheckNs) return;
+    const std::uint64_t ns = namespace_of(proc_ + "/" + std::to_string(pid) + "/ns/mnt");
+    // Gone (its items may still be pending: what was read stands), or still where it was.
+    if (ns == 0 || (process.known && ns == process.ns_inode)) {
+      process.checked_at = at;
+      return;
+    }
+  }
+  process = read_process(pid).value_or(Process{});
+  process.checked_at = at;
 }
 
 std::optional<HostPaths::Process> HostPaths::member_of(const std::string& container_cgroup) {

@@ -36,8 +36,12 @@ class HostPaths {
   // `cgroup2` is where the cgroup2 hierarchy is mounted ("" if it is not).
   explicit HostPaths(std::string proc = "/proc", std::string cgroup2 = "");
 
-  // The first record of a process: its namespace is looked up now, while it runs.
-  void note_process(std::uint32_t pid);
+  // A record of process `pid` decoded, stamped `at` (ns): at its first its namespace is looked
+  // up, while it runs; after that, at most once per kRecheckNs, whether the pid now names a
+  // process in another namespace (the pid reused, or the process unshared its mounts), which
+  // is then read afresh.
+  void note_process(std::uint32_t pid, std::uint64_t at);
+  static constexpr std::uint64_t kRecheckNs = 1'000'000'000;
   // The host's path of `path` (named by process `pid`, whose container's cgroup is
   // `container_cgroup`, "" for none); nullopt when the process shares the agent's mount
   // namespace, is not known, or the host shows no such place. Cached per namespace and path.
@@ -54,6 +58,8 @@ class HostPaths {
   struct Process {
     bool known = false;             // false: gone before it was noted
     std::shared_ptr<Namespace> ns;  // null: the agent's own namespace
+    std::uint64_t ns_inode = 0;     // its /proc/PID/ns/mnt's, when read
+    std::uint64_t checked_at = 0;   // the record time it was last read or checked at
   };
   // Reads pid's namespace; nullopt when the process is gone.
   std::optional<Process> read_process(std::uint32_t pid);
