@@ -13,6 +13,10 @@
 #                 bystander), then its RSS over a long soak while /metrics is scraped
 #   profile       where the agent's time goes: perf record (cpu-clock) of writepath report of a
 #                 recording of REPLAY_COUNT writes, in json and text, the hottest symbols
+#   containers    the same cached pwrite loop on the host and in a container (a docker-named
+#                 cgroup, its own mount namespace, its file on a bind-mounted volume), traced
+#                 in JSON: ns/op ratios, the agent's CPU seconds, lost records; with BASELINE,
+#                 that build's trace of the container beside this one's
 #   programs      each BPF program's ns per run as the kernel counts it (kernel.bpf_stats_enabled,
 #                 on for this section only) and the program time per op: a traced cached pwrite,
 #                 a bystander's write(2) to /dev/null and getppid under trace -p 1 and serve
@@ -29,13 +33,13 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
-all_sections=(side-by-side variants soak saturation replay scenarios stacks serve programs profile)
+all_sections=(side-by-side variants soak saturation replay scenarios stacks serve containers programs profile)
 sections=()
 build=build
 for arg in "$@"; do
   case $arg in
     all) sections+=("${all_sections[@]}") ;;
-    side-by-side | variants | soak | saturation | replay | scenarios | stacks | serve | programs | profile)
+    side-by-side | variants | soak | saturation | replay | scenarios | stacks | serve | containers | programs | profile)
       sections+=("$arg") ;;
     -h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "bench: unknown option $arg" >&2; exit 2 ;;
@@ -850,6 +854,81 @@ serve_section() {
   serve_soak
 }
 
+# ---- section: containers ----------------------------------------------------------------------
+# A container is made as a runtime makes one: a cgroup named as docker names its scopes, entered
+# before `unshare` gives the loop its own mount namespace, with a volume bind-mounted at /mnt.
+# Its items carry the container and the file's host path; the host loop's carry neither. Each
+# is traced as `trace -- CMD` (which follows the loop, the shell's grandchild), in JSON.
+container_cmd() {  # WHERE: the loop's command line, in the array `cmd`
+  local loop="$bin/wp_bench_pwrite"
+  case $1 in
+    host) cmd=(sh -c "exec $loop $SCRATCH_MNT/host.dat $count 1") ;;
+    container)
+      cmd=(sh -c "echo \$\$ > $container_dir/cgroup.procs && exec unshare --mount --fork sh -c \
+'mount --bind $SCRATCH_MNT/volume /mnt && exec $loop /mnt/c.dat $count 1'") ;;
+  esac
+}
+# TRACER WHERE: one run; prints "NS_PER_OP CPU_SECONDS LOST" ("fail" for a failed run).
+container_run() {
+  local tracer=$1 where=$2 ns out="$work/container-$1-$2.out" times="$work/container.time"
+  container_cmd "$where"
+  case $tracer in
+    untraced) ns=$("${cmd[@]}" 2>"$work/err") || ns=""; echo "${ns:-fail} 0 0"; return ;;
+    wp) exe=$wp ;;
+    base) exe=$base_wp ;;
+  esac
+  ns=$(/usr/bin/time -f "%U %S" -o "$times" "$exe" trace --format json -o "$out" \
+    -- "${cmd[@]}" 2>"$work/err") || ns=""
+  local cpu lost
+  cpu=$(tail -n 1 "$times" | awk '{printf "%.2f", $1 + $2}' 2>/dev/null || echo fail)
+  lost=$(summary_field lost "$out")
+  echo "${ns:-fail} ${cpu:-fail} ${lost:-0}"
+}
+containers_section() {
+  echo "== containers: $rounds rounds; pwrite COUNT=$count on the host and in a container"
+  local cgroot
+  cgroot=$(awk '$9 == "cgroup2" {print $5; exit}' /proc/self/mountinfo)
+  if [[ -z $cgroot ]] || ! command -v unshare >/dev/null; then
+    echo "containers: skipped (needs cgroup2 and unshare)"
+    return
+  fi
+  container_dir="$cgroot/system.slice/docker-$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n').scope"
+  mkdir -p "$container_dir" "$SCRATCH_MNT/volume"
+  local runs=(untraced:host untraced:container wp:host wp:container)
+  [[ -n $base_wp ]] && runs+=(base:host base:container)
+  declare -A ns_of=() cpu_of=() lost_of=()
+  local order run
+  for ((r = 0; r < rounds; r++)); do
+    mapfile -t order < <(column_order "$r" "${runs[@]}")
+    local line="round $r:"
+    for run in "${order[@]}"; do
+      local fig
+      read -r -a fig <<<"$(container_run "${run%%:*}" "${run##*:}")"
+      ns_of[$run]+="${fig[0]} "
+      cpu_of[$run]+="${fig[1]} "
+      lost_of[$run]+="${fig[2]} "
+      line+=" $run ${fig[0]} ns/op ${fig[1]} s cpu ${fig[2]} lost;"
+    done
+    echo "$line"
+  done
+  rmdir "$container_dir" 2>/dev/null || true
+  local rows=()
+  for run in "${runs[@]:2}"; do
+    local where=${run##*:} tracer=${run%%:*}
+    local title="this build"
+    [[ $tracer == base ]] && title="baseline ($BASELINE)"
+    rows+=("| $title | $where | $(fmt_ratio "$(median_ratio "${ns_of[$run]}" "${ns_of[untraced:$where]}")") | $(median ${cpu_of[$run]}) | $(median ${lost_of[$run]}) |")
+  done
+  {
+    echo "### Containers (median of $rounds interleaved rounds; $count cached pwrites, trace --format json)"
+    echo
+    echo "| tracer | loop | ratio to untraced | agent CPU s | records lost |"
+    echo "|---|---|---:|---:|---:|"
+    printf '%s\n' "${rows[@]}"
+    echo
+  } >>"$summary"
+}
+
 # ---- section: programs ------------------------------------------------------------------------
 # The kernel's own count of each program's runs and time (bpftop's source), read from bpftool
 # before and after one workload while a tracer runs: where a traced call's cost goes, and what
@@ -987,6 +1066,7 @@ for section in "${sections[@]}"; do
     scenarios) scenarios ;;
     stacks) stacks ;;
     serve) serve_section ;;
+    containers) containers_section ;;
     programs) programs ;;
     profile) profile ;;
   esac
