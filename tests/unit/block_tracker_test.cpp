@@ -343,6 +343,36 @@ TEST_F(StitcherTest, EmptyPreflushWriteAfterAFlushSequenceEndedIsCountedAsAWrite
   EXPECT_EQ(stitcher_.stats().unmatched_completes, unmatched);
 }
 
+// An empty PREFLUSH write is never issued, so a missed completion of one leaves no lifetime
+// open: the trace's end counts it from its bio, one request per bio as diskstats counts them
+// (btrfs on a write-back loop device: diskstats one write request more than the summary, its
+// bytes equal). Both completions delivered: nothing is added.
+TEST_F(StitcherTest, AnEmptyPreflushWriteWhoseCompletionWasMissedIsCountedAtTheEnd) {
+  feed(flush_bio(100, 0xb1, kWriterTid));
+  feed(flush_bio(110, 0xb2, kWriterTid));
+  flush(0xf1, 150, 300);            // one FF serves both
+  feed(complete(310, 0x71, 0, 0));  // the first empty write ends; the second's never came
+  const auto missed = stitcher_.stats().missed_completions;
+  EXPECT_EQ(stitcher_.stats().disks.at(kDisk).write_requests, 1u);
+  finish();
+  EXPECT_EQ(stitcher_.stats().disks.at(kDisk).write_requests, 2u);
+  EXPECT_EQ(stitcher_.stats().disks.at(kDisk).write_bytes, 0u);
+  EXPECT_EQ(stitcher_.stats().missed_completions, missed + 1);
+  finish();  // once
+  EXPECT_EQ(stitcher_.stats().disks.at(kDisk).write_requests, 2u);
+}
+
+TEST_F(StitcherTest, EmptyPreflushWritesAllCompletedAddNothingAtTheEnd) {
+  feed(complete(50, 0x70, 0, 0));  // a bio queued before the trace: no bio seen for it
+  feed(flush_bio(100, 0xb1, kWriterTid));
+  flush(0xf1, 150, 300);
+  feed(complete(310, 0x71, 0, 0));
+  const auto missed = stitcher_.stats().missed_completions;
+  finish();
+  EXPECT_EQ(stitcher_.stats().disks.at(kDisk).write_requests, 2u);
+  EXPECT_EQ(stitcher_.stats().missed_completions, missed);
+}
+
 // The kernel sometimes runs no BPF program for a block_rq_complete event (6.18: completions in
 // a softirq on top of some tasks; ftrace of the same run has them). Pointer 0x71 is issued for
 // the write's pages and issued again for another request without a completion between: the

@@ -64,6 +64,9 @@ class BlockTracker {
   // Records were lost: every lifetime in flight may have lost its completion. Abandons them
   // all (marked lost_tracking) rather than guess.
   void on_lost();
+  // The trace ended: requests whose completion was never delivered and that nothing else
+  // found out are counted now (once).
+  void end_of_trace();
   // Forgets bios and unclaimed state older than `horizon`.
   void sweep(Nanos horizon);
 
@@ -79,6 +82,10 @@ class BlockTracker {
     std::unordered_map<std::uint64_t, std::shared_ptr<Bio>> pending_by_ptr;
     std::deque<std::shared_ptr<Bio>> pending_order;       // queue order, to age out orphans
     std::deque<std::shared_ptr<Bio>> pending_flush_bios;  // empty PREFLUSH bios, queue order
+    // Empty PREFLUSH write bios queued, and the zero-byte write completions that ended their
+    // requests (end_of_trace(): one request each, which diskstats counts).
+    std::uint64_t empty_write_bios = 0;
+    std::uint64_t empty_write_completions = 0;
   };
 
   void remove_pending(Disk& disk, Bio& bio);
@@ -105,6 +112,7 @@ class BlockTracker {
   StitchStats& stats_;
   BlockListener& listener_;
   std::unordered_map<DevT, Disk> disks_;
+  bool ended_ = false;                                                  // end_of_trace() ran
   std::unordered_map<std::uint64_t, std::shared_ptr<Request>> active_;  // rq pointer -> lifetime
   std::unordered_map<std::uint64_t, NvmeCommand> nvme_before_issue_;    // rq pointer -> command
   std::unordered_map<InodeKey, InodeBios, InodeKeyHash> inodes_;

@@ -266,6 +266,7 @@ void Stitcher::feed(const Event& event, std::vector<Timeline>& out) {
 
 bool Stitcher::finish(const Emit& emit, std::size_t max_items) {
   state_->emit = &emit;
+  state_->block.end_of_trace();  // before the items: what it finds makes none of them
   const bool done = state_->writes.finish(max_items);
   state_->emit = nullptr;
   return done;
