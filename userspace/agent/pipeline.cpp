@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "analyze/hazards.h"
 #include "probe/container_names.h"
 
 namespace wp {
@@ -141,6 +142,7 @@ TraceSummary Pipeline::finish(Nanos duration_ns) {
   summary.duration_ns = duration_ns;
   summary.sync_phases = sync_phases_;
   summary.direct_io = direct_io_;
+  summary.hazards = hazards_.by_rule();
   summary.untraced_calls = untraced_calls_;
   summary.bpf_cost = bpf_cost_;
   const LossReport loss = loss_report(summary.events, summary.lost, options_.live);
@@ -200,6 +202,8 @@ bool Pipeline::passes(const Timeline& item) const {
 void Pipeline::emit(Timeline& item) {
   if (!passes(item)) return;
   name_item_context(item);
+  add_hazards(item);
+  hazards_.add(item);
   if (options_.observer) options_.observer(item);
   if (const auto* sync = std::get_if<SyncTimeline>(&item)) sync_phases_.add(*sync);
   if (const auto* write = std::get_if<WriteTimeline>(&item)) direct_io_.add(*write);

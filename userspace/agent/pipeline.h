@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "analyze/hazards.h"
 #include "common/container.h"
 #include "decode/decoder.h"
 #include "probe/host_paths.h"
@@ -109,6 +110,7 @@ class Pipeline {
   Nanos last_ts_ = 0;
   SyncPhaseSummary sync_phases_;
   DirectIoSummary direct_io_;
+  HazardSummary hazards_;
   std::map<std::string, std::uint64_t> untraced_calls_;
   FilteredRequestsByDisk filtered_requests_;
   std::optional<BpfCost> bpf_cost_;

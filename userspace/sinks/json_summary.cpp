@@ -122,7 +122,8 @@ void write_json(Emitter& e, const TraceSummary& t) {
            field("disks", DiskTotalsByDev{t.disks}), field("lost_share", Fraction{t.lost_share}),
            field("lost_advice", advice), field("duration_ns", t.duration_ns),
            field("fsync_phases", t.sync_phases), field("direct_io", t.direct_io.verdicts()),
-           field("untraced_calls", CountsByName{t.untraced_calls}), field("hint", hint),
+           field("untraced_calls", CountsByName{t.untraced_calls}),
+           field("hazards", CountsByName{t.hazards}), field("hint", hint),
            field("bpf_cost", bpf_cost));
 }
 

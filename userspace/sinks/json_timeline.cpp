@@ -87,6 +87,11 @@ void write_json(Emitter& e, const ThrottlePause& p) {
            field("limit_pages", p.limit_pages));
 }
 
+void write_json(Emitter& e, const Hazard& h) {
+  e.object(field("rule", std::string_view(h.rule)), field("detail", std::string_view(h.detail)),
+           field("related", h.related));
+}
+
 void write_json(Emitter& e, const PhaseSegment& s) {
   e.object(field("phase", sync_phase_name(s.phase)), field("start_ns", s.start_ns),
            field("end_ns", s.end_ns));
@@ -214,7 +219,8 @@ void write_json(Emitter& e, const WriteTimeline& write, const JsonItemLine& line
            field("durable_via", via), field("discarded_ns", write.discarded_ns),
            field("lost_ns", write.lost_ns), field("lost_error", Errno{write.lost_error}),
            field("fuse_daemon", write.fuse), field("incomplete", write.incomplete),
-           field("causes", write.causes), field("throttle_pauses", write.throttles));
+           field("causes", write.causes), field("throttle_pauses", write.throttles),
+           field("hazards", write.hazards));
   e.end_object();
 }
 
@@ -231,7 +237,7 @@ void write_json(Emitter& e, const SyncTimeline& sync, const JsonItemLine& line) 
            field("journal_commits", sync.commits), field("incomplete", sync.incomplete),
            field("causes", sync.causes), field("journal_requests", sync.journal_requests),
            field("lost_writes", sync.lost_writes), field("loss_unreported", sync.loss_unreported),
-           field("fuse_daemon", sync.fuse));
+           field("fuse_daemon", sync.fuse), field("hazards", sync.hazards));
   e.end_object();
 }
 

@@ -43,7 +43,9 @@ struct TraceSummary {
   Nanos duration_ns = 0;             // wall time traced
   SyncPhaseSummary sync_phases;      // every sync call's phases: percentiles and histograms
   DirectIoSummary direct_io;         // O_DIRECT verdict per process and file
-  std::string hint;                  // what the trace likely missed and how to see it ("": none)
+  // Crash-consistency hazards the items showed, by rule (analyze/hazards.h); none: empty.
+  std::map<std::string, std::uint64_t> hazards;
+  std::string hint;  // what the trace likely missed and how to see it ("": none)
   // Calls of traced processes that write by ways the trace does not stitch (copy_file_range,
   // the ring's unstitched ops, ...), counted in the kernel; only the calls counted on this kernel,
   // zeros included.

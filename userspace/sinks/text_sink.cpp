@@ -251,6 +251,16 @@ void add_throttles(BlockBuilder& block, const std::vector<ThrottlePause>& pauses
   }
 }
 
+// One untimed line per hazard, last: what a crash now could cost and why (analyze/hazards.h).
+void add_hazard_lines(BlockBuilder& block, const std::vector<Hazard>& hazards,
+                      const Painter& paint) {
+  for (const Hazard& h : hazards) {
+    std::string text = paint.red("HAZARD " + h.rule) + ": " + h.detail;
+    if (!h.related.empty()) text += fmt::format(" (#{})", fmt::join(h.related, ", #"));
+    block.add(std::nullopt, block.line(std::nullopt, text));
+  }
+}
+
 std::string format_write(const WriteTimeline& write, const Painter& paint, bool show_cgroup) {
   const SyscallEvent& call = write.call;
   BlockBuilder block(call.start_ns, paint);
@@ -305,6 +315,7 @@ std::string format_write(const WriteTimeline& write, const Painter& paint, bool 
   }
   add_causes(block, write.causes);
   add_throttles(block, write.throttles);
+  add_hazard_lines(block, write.hazards, paint);
   return block.finish(std::move(header));
 }
 
@@ -363,6 +374,7 @@ std::string format_sync(const SyncTimeline& sync, const Painter& paint, bool sho
   for (const RequestTimeline& flush : sync.flushes) add_request(block, flush, "flush");
   for (const JournalCommit& commit : sync.commits) add_commit(block, commit);
   add_causes(block, sync.causes);
+  add_hazard_lines(block, sync.hazards, paint);
   return block.finish(std::move(header));
 }
 
@@ -443,6 +455,9 @@ std::string format_summary(const TraceSummary& totals, const SinkOptions& option
   if (const std::string untraced = nonzero_counts(totals.untraced_calls); !untraced.empty())
     text += paint.red("not stitched: " + untraced) +
             " (calls that write by ways the trace does not follow; writepath doctor: coverage)\n";
+  if (const std::string hazards = nonzero_counts(totals.hazards); !hazards.empty())
+    text += paint.red("crash-consistency hazards: " + hazards) +
+            " (the items' HAZARD lines say why; README: Crash-consistency hazards)\n";
   text += format_sync_phases(totals.sync_phases, options);
   text += format_direct_io(totals.direct_io, options);
   if (totals.bpf_cost) text += format_bpf_cost(*totals.bpf_cost, totals, options);

@@ -176,6 +176,15 @@ struct FuseDaemon {
   bool operator==(const FuseDaemon&) const = default;
 };
 
+// A crash-consistency hazard an item shows: what could be lost or half-made if the machine
+// crashed now. The rules and why each is a hazard: analyze/hazards.h.
+struct Hazard {
+  std::string rule;                    // "lost-but-acknowledged", "direct-not-durable"
+  std::string detail;                  // the evidence, one sentence
+  std::vector<std::uint64_t> related;  // ids of the other items it concerns
+  bool operator==(const Hazard&) const = default;
+};
+
 struct WriteTimeline {
   // The item's id, in arrival order among all items (writes and syncs) of the trace: the same
   // on its early `Returned`/`Written` snapshots and on the complete item.
@@ -199,6 +208,7 @@ struct WriteTimeline {
   bool incomplete = false;           // records were lost or the item aged out while pending
   std::optional<SlowCauses> causes;  // with --min-latency, for calls that slow
   std::vector<ThrottlePause> throttles;
+  std::vector<Hazard> hazards;  // set as the item is emitted (analyze/hazards.h)
 };
 
 struct SyncTimeline {
@@ -221,6 +231,7 @@ struct SyncTimeline {
   std::optional<FuseDaemon> fuse;
   bool incomplete = false;
   std::optional<SlowCauses> causes;  // with --min-latency, for calls that slow
+  std::vector<Hazard> hazards;       // set as the item is emitted (analyze/hazards.h)
 };
 
 using Timeline = std::variant<WriteTimeline, SyncTimeline>;
