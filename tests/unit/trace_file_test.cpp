@@ -205,17 +205,22 @@ TEST(TraceFileWriter, CgroupNamesRoundTrip) {
   EXPECT_TRUE(reader.warning().empty()) << reader.warning();
 }
 
+// A frame of `kind` holding a u64 id and then `text` is reported as damage, and ends the
+// frames.
+void expect_damaged_id_frame(FrameKind kind, const std::string& text) {
+  std::vector<std::byte> body(8 + text.size());
+  std::memcpy(body.data() + 8, text.data(), text.size());
+  const auto bytes = file_with_frame(kind, body);
+  TraceFileReader reader = TraceFileReader::parse(bytes);
+  ASSERT_TRUE(reader.error().empty()) << reader.error();
+  EXPECT_FALSE(reader.next().has_value()) << text.size();
+  EXPECT_NE(reader.warning().find("damaged frame"), std::string::npos) << reader.warning();
+}
+
 // A name frame without a path, or with one that is not absolute, is damage.
 TEST(TraceFileReader, CgroupNameFrameWithoutAnAbsolutePathIsDamaged) {
-  for (const std::string& text : {std::string(), std::string("relative")}) {
-    std::vector<std::byte> body(8 + text.size());
-    std::memcpy(body.data() + 8, text.data(), text.size());
-    const auto bytes = file_with_frame(FrameKind::CgroupName, body);
-    TraceFileReader reader = TraceFileReader::parse(bytes);
-    ASSERT_TRUE(reader.error().empty()) << reader.error();
-    EXPECT_FALSE(reader.next().has_value()) << text;
-    EXPECT_NE(reader.warning().find("damaged frame"), std::string::npos) << reader.warning();
-  }
+  for (const std::string& text : {std::string(), std::string("relative")})
+    expect_damaged_id_frame(FrameKind::CgroupName, text);
 }
 
 // What the host said of a container cgroup travels with the recording; nothing is written for
@@ -259,16 +264,10 @@ TEST(TraceFileWriter, ContainerNamesRoundTrip) {
 
 // Fewer than four fields, or bytes after the fourth, is damage.
 TEST(TraceFileReader, ContainerNamesFrameOfTheWrongShapeIsDamaged) {
+  // Lengths given: a literal's NULs would end the string at the first.
   for (const std::string& text :
-       {std::string("a\0b\0c\0"), std::string("a\0b\0c\0d\0e"), std::string()}) {
-    std::vector<std::byte> body(8 + text.size());
-    std::memcpy(body.data() + 8, text.data(), text.size());
-    const auto bytes = file_with_frame(FrameKind::ContainerNames, body);
-    TraceFileReader reader = TraceFileReader::parse(bytes);
-    ASSERT_TRUE(reader.error().empty()) << reader.error();
-    EXPECT_FALSE(reader.next().has_value()) << text.size();
-    EXPECT_NE(reader.warning().find("damaged frame"), std::string::npos) << reader.warning();
-  }
+       {std::string("a\0b\0c\0", 6), std::string("a\0b\0c\0d\0e", 9), std::string()})
+    expect_damaged_id_frame(FrameKind::ContainerNames, text);
 }
 
 TEST(TraceFileWriter, KernelSymbolsRoundTrip) {

@@ -154,24 +154,32 @@ TraceSummary Pipeline::finish(Nanos duration_ns) {
   return summary;
 }
 
+namespace {
+
+Container with_names(Container c, const ContainerNames& names) {
+  c.name = names.name;
+  c.pod_name = names.pod;
+  c.pod_namespace = names.namespace_;
+  c.hostname = names.hostname;
+  return c;
+}
+
+}  // namespace
+
 void Pipeline::name_cgroup(std::uint64_t id, std::string path, const ContainerNames& names) {
   std::optional<Container> container = container_of_cgroup(path);
-  cgroup_names_[id] =
-      CgroupName{std::move(path),
-                 container ? std::make_shared<const Container>(std::move(*container)) : nullptr};
-  name_container(id, names);
+  cgroup_names_[id] = CgroupName{
+      std::move(path),
+      container ? std::make_shared<const Container>(with_names(std::move(*container), names))
+                : nullptr};
 }
 
 void Pipeline::name_container(std::uint64_t id, const ContainerNames& names) {
   auto it = cgroup_names_.find(id);
   if (it == cgroup_names_.end() || !it->second.container || names.empty()) return;
   // Items already emitted keep the container as they had it: a copy, named.
-  auto named = std::make_shared<Container>(*it->second.container);
-  named->name = names.name;
-  named->pod_name = names.pod;
-  named->pod_namespace = names.namespace_;
-  named->hostname = names.hostname;
-  it->second.container = std::move(named);
+  it->second.container =
+      std::make_shared<const Container>(with_names(*it->second.container, names));
 }
 
 void Pipeline::name_item_context(Timeline& item) const {

@@ -380,6 +380,8 @@ int run_trace(const TraceOptions& options) {
   // Formatting and writing run on the sink's own thread, so this one goes back to draining the
   // ring buffer sooner; only that thread touches the output from now on (the drain runs there).
   std::unique_ptr<AsyncSink> sink;
+  // Where the cgroup2 hierarchy is mounted: host paths and container names look there.
+  const std::string cgroup2 = cgroup2_root();
   std::unique_ptr<Pipeline> pipeline;
   if (!options.record_only) {
     auto drain = [&output] {
@@ -409,7 +411,7 @@ int run_trace(const TraceOptions& options) {
                         .live = true,
                         .item_progress = options.live,
                         .file_systems = list_file_systems(),
-                        .host_paths = std::make_shared<HostPaths>("/proc", cgroup2_root())},
+                        .host_paths = std::make_shared<HostPaths>("/proc", cgroup2)},
         devices, *sink);
   }
   std::unique_ptr<TraceFileWriter> recording;  // made once the hooks are known
@@ -417,7 +419,6 @@ int run_trace(const TraceOptions& options) {
   // (before the first record naming the id) and the pipeline.
   // A container's cgroup is also asked what the host says of it (its runtime's names, its
   // hostname), once, while it runs: the recording keeps that too.
-  const std::string cgroup2 = cgroup2_root();
   CgroupNamer cgroup_namer(CgroupPaths::of_this_host(),
                            [&recording, &pipeline, &cgroup2](const CgroupName& name) {
                              const ContainerNames names = host_container_names(name.path, cgroup2);

@@ -34,9 +34,12 @@ constexpr std::array kRules = {
                "writes that must survive"},
 };
 
+// kRules' indices, so that a hazard's rule is the documented rule's name.
+constexpr std::size_t kLostButAcknowledged = 0, kDirectNotDurable = 1;
+
 Hazard lost_but_acknowledged(const SyncTimeline& sync) {
   return Hazard{
-      .rule = "lost-but-acknowledged",
+      .rule = kRules[kLostButAcknowledged].name,
       .detail = fmt::format("{} returned 0 after {} write{} of this file {} lost to a failed "
                             "writeback",
                             syscall_name(sync.call.syscall), sync.lost_writes.size(),
@@ -47,11 +50,11 @@ Hazard lost_but_acknowledged(const SyncTimeline& sync) {
 
 Hazard direct_not_durable(const WriteTimeline& write) {
   return Hazard{
-      .rule = "direct-not-durable",
+      .rule = kRules[kDirectNotDurable].name,
       .detail = fmt::format(
           "O_DIRECT {} written to the device at +{} but no FLUSH "
           "or FUA covered it before the trace ended",
-          human_bytes(write.call.ret > 0 ? write.call.ret : 0),
+          human_bytes(bytes_written(write.call)),
           human_duration(write.written_ns.value_or(write.call.start_ns) - write.call.start_ns)),
       .related = {}};
 }

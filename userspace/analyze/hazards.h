@@ -1,8 +1,8 @@
 // Crash-consistency hazards: what an item shows that a crash now could turn into lost or
 // half-made data, each by a named rule. Pure: an item in, its hazards out. Rules that need
 // only one item (and what the stitcher already linked to it) are decided here as the item is
-// emitted; each rule's reason, the file systems it concerns and where it comes from are in
-// hazard_rules(), which the docs and `--help` text quote.
+// emitted; each rule's reason, the file systems it concerns, where it comes from and its fix
+// are in hazard_rules().
 #pragma once
 
 #include <cstdint>

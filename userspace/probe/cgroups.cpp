@@ -152,19 +152,26 @@ std::optional<Candidate> pod_candidate_at(const std::string& path, const fs::pat
   return candidate;
 }
 
+// The first cgroup2 mount, which --container, --pod and --namespace walk; `flag` `arg` in the
+// one-line errors: no cgroup2, or no argument (`expected` says what it takes).
+fs::path walk_root(const std::string& flag, const std::string& arg,
+                   const std::vector<MountEntry>& mounts, const char* expected) {
+  const std::vector<MountEntry> cgroup2 = cgroup2_mounts(mounts);
+  if (cgroup2.empty())
+    throw Failure(kExitUsage, fmt::format("{} {}: no cgroup2 file system is mounted; {} needs "
+                                          "cgroup v2",
+                                          flag, arg, flag));
+  if (arg.empty()) throw Failure(kExitUsage, fmt::format("{}: expected {}", flag, expected));
+  return fs::path(cgroup2.front().mount_point).lexically_normal();
+}
+
 // The one cgroup under the first cgroup2 mount that `candidate_at` says is a candidate whose id
 // starts with `arg` (`flag` names the option in errors).
 CgroupDir resolve_by_walk(
     const std::string& flag, const std::string& arg, const std::vector<MountEntry>& mounts,
     const std::function<std::optional<Candidate>(const std::string& path, const fs::path& dir)>&
         candidate_at) {
-  const std::vector<MountEntry> cgroup2 = cgroup2_mounts(mounts);
-  if (cgroup2.empty())
-    throw Failure(kExitUsage, fmt::format("{} {}: no cgroup2 file system is mounted; {} needs "
-                                          "cgroup v2",
-                                          flag, arg, flag));
-  if (arg.empty()) throw Failure(kExitUsage, fmt::format("{}: expected an id or a name", flag));
-  const fs::path root = fs::path(cgroup2.front().mount_point).lexically_normal();
+  const fs::path root = walk_root(flag, arg, mounts, "an id or a name");
   std::vector<std::pair<Candidate, fs::path>> matches;
   std::map<std::string, std::size_t> seen;  // candidates found, by kind
   for_each_cgroup(root, [&](const std::string& path, const fs::path& dir) {
@@ -217,13 +224,7 @@ CgroupDir resolve_pod(const std::string& arg, const std::vector<MountEntry>& mou
 
 std::vector<CgroupDir> resolve_namespace(const std::string& arg,
                                          const std::vector<MountEntry>& mounts) {
-  const std::vector<MountEntry> cgroup2 = cgroup2_mounts(mounts);
-  if (cgroup2.empty())
-    throw Failure(kExitUsage, fmt::format("--namespace {}: no cgroup2 file system is mounted; "
-                                          "--namespace needs cgroup v2",
-                                          arg));
-  if (arg.empty()) throw Failure(kExitUsage, "--namespace: expected a Kubernetes namespace");
-  const fs::path root = fs::path(cgroup2.front().mount_point).lexically_normal();
+  const fs::path root = walk_root("--namespace", arg, mounts, "a Kubernetes namespace");
   std::vector<CgroupDir> found;
   std::set<std::string> namespaces;  // those the pods found are in, for the error
   std::size_t pods = 0;
