@@ -39,11 +39,21 @@ static __always_inline __u32 wp_mkdev(int major, int minor)
 /* open(2) flags. These are architecture constants (x86 and arm64 agree; alpha, parisc, sparc
  * and mips differ), not kernel-version ones. */
 #define WP_O_ACCMODE 00000003
+#define WP_O_CREAT 00000100
+#define WP_O_EXCL 00000200
 #define WP_O_TRUNC 00001000
 #define WP_O_APPEND 00002000
 #define WP_O_DSYNC 00010000
 #define WP_O_DIRECT 00040000
 #define WP_O___SYNC 04000000
+/* *at(2) calls: the working directory as dirfd, and unlinkat's flag for a directory
+ * (uapi/linux/fcntl.h, every architecture). */
+#define WP_AT_FDCWD -100
+#define WP_AT_REMOVEDIR 0x200
+/* renameat2(2) flags (uapi/linux/fs.h, every architecture). */
+#define WP_RENAME_NOREPLACE 1
+#define WP_RENAME_EXCHANGE 2
+#define WP_RENAME_WHITEOUT 4
 /* task_struct.flags: an io_uring worker thread (include/linux/sched.h, 0x10 since v5.12). */
 #define WP_PF_IO_WORKER 0x00000010
 /* msync(2) flags: asm-generic/mman-common.h (alpha, mips, parisc differ). */
@@ -53,6 +63,7 @@ static __always_inline __u32 wp_mkdev(int major, int minor)
 #define WP_S_IFMT 00170000
 #define WP_S_IFREG 0100000
 #define WP_S_IFBLK 0060000
+#define WP_S_IFDIR 0040000
 
 /* ---- syscalls ---------------------------------------------------------------------------- */
 

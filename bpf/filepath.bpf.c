@@ -93,15 +93,14 @@ static __always_inline bool wp_emit_file_view(struct inode *inode, __u32 dev, __
 	return bpf_ringbuf_output(&events, &v, sizeof(v), BPF_RB_NO_WAKEUP) == 0;
 }
 
-/* Emits the path record of `file` (a struct file *) for (dev, ino) unless the cache says it
- * went out already. A global function: the verifier checks its bounded walk once, instead of
+/* Emits the path record of the file or directory at `dentry_ptr` (a struct dentry *) on
+ * `mnt_ptr` (its struct vfsmount *) for (dev, ino) unless the cache says it went out already. A global function: the verifier checks its bounded walk once, instead of
  * in every syscall exit program it would be inlined into (those are near the 6.1 verifier's
  * 1M-instruction budget). Returns 1 when a record was emitted, 0 when the path went out before
  * (same inode, same name), -1 when it could not go out (the next call tries again). */
-__noinline int wp_emit_file_path(__u64 file_ptr, __u32 dev, __u64 ino)
+__noinline int wp_emit_path(__u64 dentry_ptr, __u64 mnt_ptr, __u32 dev, __u64 ino)
 {
 	struct wp_path_key key = {.ino = ino, .dev = dev};
-	struct file *file = (struct file *)file_ptr;
 	__u32 mount_off = bpf_core_field_offset(struct mount, mnt);
 	struct wp_path_scratch *scratch;
 	struct wp_file_path_record *rec;
@@ -113,10 +112,11 @@ __noinline int wp_emit_file_path(__u64 file_ptr, __u32 dev, __u64 ino)
 	__u32 zero = 0, off = 0, components = 0;
 	bool reached_root = false;
 
-	if (!file)
+	dentry = (struct dentry *)dentry_ptr;
+	vfsmnt = (struct vfsmount *)mnt_ptr;
+	if (!dentry || !vfsmnt)
 		return -1;
-	inode = BPF_CORE_READ(file, f_inode);
-	dentry = BPF_CORE_READ(file, f_path.dentry);
+	inode = BPF_CORE_READ(dentry, d_inode);
 	now.inode = (__u64)inode;
 	now.name = BPF_CORE_READ(dentry, d_name.hash_len) ^
 		   ((__u64)BPF_CORE_READ(dentry, d_parent) * 0x9e3779b97f4a7c15ull);
@@ -127,9 +127,6 @@ __noinline int wp_emit_file_path(__u64 file_ptr, __u32 dev, __u64 ino)
 	if (!scratch)
 		return -1;
 	rec = &scratch->rec;
-	vfsmnt = BPF_CORE_READ(file, f_path.mnt);
-	if (!dentry || !vfsmnt)
-		return -1;
 	mnt = (struct mount *)((char *)vfsmnt - mount_off);
 	rec->flags = wp_file_deleted(dentry, inode) ? WP_PATH_DELETED : 0;
 
@@ -187,6 +184,17 @@ __noinline int wp_emit_file_path(__u64 file_ptr, __u32 dev, __u64 ino)
 	}
 	bpf_map_update_elem(&file_paths, &key, &now, BPF_ANY);
 	return 1;
+}
+
+/* The same for `file` (a struct file *): its dentry on its mount. */
+__noinline int wp_emit_file_path(__u64 file_ptr, __u32 dev, __u64 ino)
+{
+	struct file *file = (struct file *)file_ptr;
+
+	if (!file)
+		return -1;
+	return wp_emit_path((__u64)BPF_CORE_READ(file, f_path.dentry),
+			    (__u64)BPF_CORE_READ(file, f_path.mnt), dev, ino);
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -576,6 +576,9 @@ static __always_inline bool wp_inode_on_filtered_disk(struct inode *inode, __u32
  * kernel pointer) for (dev, ino) the first time the trace meets it (bpf/filepath.bpf.c). Call
  * it just before the record that names the file, so the agent knows the name by then. */
 extern int wp_emit_file_path(__u64 file, __u32 dev, __u64 ino);
+/* The same for a dentry on a mount (struct dentry *, struct vfsmount *: a directory named by a
+ * dirfd or the working directory). */
+extern int wp_emit_path(__u64 dentry, __u64 mnt, __u32 dev, __u64 ino);
 
 /* Emits the current thread's wp_offcpu_record for the call that started at start_ns
  * (bpf/sched.bpf.c); a global function, verified once rather than inlined into every exit. */

@@ -85,6 +85,7 @@ enum wp_record_type {
 	WP_REC_OFFCPU = 14,  /* where a slow call slept: stacks, wakers, lock and reclaim waits */
 	WP_REC_FILE_VIEW = 15, /* a stacked file (overlayfs) over its backing file, after its path */
 	WP_REC_FUSE = 16,    /* a FUSE daemon answered a traced call's write or fsync request */
+	WP_REC_NAMESPACE = 17, /* a traced call that changed a name or a size: rename, unlink, ... */
 	/* 9: reserved. io_uring ops travel as WP_REC_SYSCALL with a WP_SYS_IO_URING_* value. */
 };
 
@@ -105,7 +106,8 @@ enum wp_hook {
 	WP_HOOK_FILE_PATH = 12,
 	WP_HOOK_CGROUP = 13,
 	WP_HOOK_OFFCPU = 14,
-	WP_HOOK_COUNT = 15,
+	WP_HOOK_NAMESPACE = 15,
+	WP_HOOK_COUNT = 16,
 };
 
 /*
@@ -323,6 +325,77 @@ enum wp_call_flags {
 /* io_submit: iocbs read per call. Each costs two user reads and an fd lookup at exit; the
  * loop is unrolled by the verifier, so the bound is kept small. */
 #define WP_AIO_MAX_IOCBS 8
+
+/*
+ * Calls that change the namespace (names, links, directories) or a file's size, traced for
+ * traced processes as items of their own: an atomic save's rename, the create it started with,
+ * the truncate of an overwrite in place. Each defined once:
+ *   X(name, Name, value, op, dir1, name1, dir2, name2, flags, fd)
+ *   name   the syscall: tracepoints syscalls:sys_{enter,exit}_<name>, programs
+ *          wp_ns_enter_<name> and wp_ns_exit_<name>
+ *   Name   the agent's Syscall::<Name> (openat's is OpenatCreate: WP_SYSCALL_TABLE's
+ *          Openat is the copy-up of an overlay file)
+ *   value  wp_namespace_record.syscall, stored raw in trace files: never renumber (60-79,
+ *          apart from WP_SYSCALL_TABLE's and WP_URING_OP_TABLE's)
+ *   op     enum wp_ns_op
+ *   dir1, name1, dir2, name2
+ *          the argument index of each name and of the directory fd it is relative to;
+ *          WP_NS_CWD: relative to the working directory (rename(2) has no dirfd), WP_NS_NONE:
+ *          the call has no such argument
+ *   flags  the index of the call's flags argument, or WP_NS_NONE
+ *   fd     the index of the file descriptor argument (ftruncate, fallocate), or WP_NS_NONE
+ * open(2) exists on x86-64 and not on arm64 (only openat): a missing tracepoint loses that
+ * hook only. openat/openat2 are traced here only with O_CREAT or O_TRUNC.
+ */
+#define WP_NS_NONE -1
+#define WP_NS_CWD -2
+#define WP_NAMESPACE_TABLE(X)                                                                      \
+	X(rename, Rename, 60, RENAME, WP_NS_CWD, 0, WP_NS_CWD, 1, WP_NS_NONE, WP_NS_NONE)                      \
+	X(renameat, Renameat, 61, RENAME, 0, 1, 2, 3, WP_NS_NONE, WP_NS_NONE)                                    \
+	X(renameat2, Renameat2, 62, RENAME, 0, 1, 2, 3, 4, WP_NS_NONE)                                            \
+	X(link, Link, 63, LINK, WP_NS_CWD, 0, WP_NS_CWD, 1, WP_NS_NONE, WP_NS_NONE)                          \
+	X(linkat, Linkat, 64, LINK, 0, 1, 2, 3, 4, WP_NS_NONE)                                                 \
+	X(unlink, Unlink, 65, UNLINK, WP_NS_CWD, 0, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE)            \
+	X(unlinkat, Unlinkat, 66, UNLINK, 0, 1, WP_NS_NONE, WP_NS_NONE, 2, WP_NS_NONE)                           \
+	X(rmdir, Rmdir, 67, RMDIR, WP_NS_CWD, 0, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE)              \
+	X(mkdir, Mkdir, 68, MKDIR, WP_NS_CWD, 0, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE)              \
+	X(mkdirat, Mkdirat, 69, MKDIR, 0, 1, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE)                    \
+	X(creat, Creat, 70, OPEN, WP_NS_CWD, 0, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE)               \
+	X(open, Open, 71, OPEN, WP_NS_CWD, 0, WP_NS_NONE, WP_NS_NONE, 1, WP_NS_NONE)                         \
+	X(openat, OpenatCreate, 72, OPEN, 0, 1, WP_NS_NONE, WP_NS_NONE, 2, WP_NS_NONE)                               \
+	X(truncate, Truncate, 73, TRUNCATE, WP_NS_CWD, 0, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE)        \
+	X(ftruncate, Ftruncate, 74, TRUNCATE, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, 0)      \
+	X(fallocate, Fallocate, 75, FALLOCATE, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, 0)
+
+/* What a namespace record's call did; stored raw in trace files: never renumber. */
+enum wp_ns_op {
+	WP_NS_RENAME = 1,
+	WP_NS_LINK = 2,
+	WP_NS_UNLINK = 3,
+	WP_NS_RMDIR = 4,
+	WP_NS_MKDIR = 5,
+	WP_NS_OPEN = 6, /* open/openat/creat with O_CREAT or O_TRUNC */
+	WP_NS_TRUNCATE = 7,
+	WP_NS_FALLOCATE = 8,
+};
+
+/* wp_namespace_record.flags, normalised (the O_* values differ between architectures). */
+enum wp_ns_flags {
+	WP_NS_CREATE = 1 << 0,	   /* open: O_CREAT (creat(2) too) */
+	WP_NS_EXCL = 1 << 1,	   /* open: O_EXCL: the call made the file or failed */
+	WP_NS_TRUNC = 1 << 2,	   /* open: O_TRUNC */
+	WP_NS_NOREPLACE = 1 << 3,  /* renameat2: RENAME_NOREPLACE */
+	WP_NS_EXCHANGE = 1 << 4,   /* renameat2: RENAME_EXCHANGE */
+	WP_NS_WHITEOUT = 1 << 5,   /* renameat2: RENAME_WHITEOUT */
+	WP_NS_NAME1_CUT = 1 << 6,  /* name1 was longer than WP_NS_NAME_BYTES - 1 */
+	WP_NS_NAME2_CUT = 1 << 7,  /* name2 the same */
+	WP_NS_DIR = 1 << 8,	   /* open: the file opened is a directory */
+};
+
+/* Bytes of each name a namespace record carries (NUL included): a longer name is cut and
+ * flagged. */
+#define WP_NS_NAME_BYTES 256
+
 
 /* Request/bio flags, normalised from the kernel's enum req_flag_bits (whose values move
  * between kernels) with CO-RE in bpf/compat.bpf.h. */
@@ -657,6 +730,28 @@ struct wp_file_path_record {
 	char names[WP_PATH_BYTES];
 };
 
+/* One namespace call of a traced thread, at its exit (header ts = exit). The names are the
+ * caller's own strings; each relative one comes with the directory it is relative to (the
+ * dirfd's, or the working directory's), whose path record went out before this record, so
+ * the agent can make the name whole without reading /proc. */
+struct wp_namespace_record {
+	struct wp_record_header h;
+	wp_u64 start_ns;
+	wp_s64 ret;
+	wp_u64 dir_ino[2]; /* the directory each name is relative to (0: none, or absolute) */
+	wp_u64 ino;	   /* the file the call acted on through an fd (ftruncate, fallocate) or
+			    * opened (open: the returned fd's); 0 when unknown */
+	wp_u32 dir_dev[2];
+	wp_u32 dev;
+	wp_u32 pid;
+	wp_u32 tid;
+	wp_u16 flags;  /* enum wp_ns_flags */
+	wp_u8 op;      /* enum wp_ns_op */
+	wp_u8 syscall; /* the call: its value in WP_NAMESPACE_TABLE */
+	char comm[WP_COMM_LEN];
+	char name[2][WP_NS_NAME_BYTES];
+};
+
 /* A file the application reaches through a stacking file system (overlayfs: every container's
  * root) whose pages, requests and journal are another file's: the upper file of the file
  * system below. Records name the backing file (dev, ino: the page cache's own inode); this
@@ -760,6 +855,7 @@ WP_ASSERT_SIZE(struct wp_mmap_dirty_record, 64);
 WP_ASSERT_SIZE(struct wp_fs_log_record, 40);
 WP_ASSERT_SIZE(struct wp_file_path_record, 40 + WP_PATH_BYTES);
 WP_ASSERT_SIZE(struct wp_cgroup_record, 32);
+WP_ASSERT_SIZE(struct wp_namespace_record, 96 + 2 * WP_NS_NAME_BYTES);
 WP_ASSERT_SIZE(struct wp_offcpu_slot, 48 + 16 * WP_STACK_DEPTH);
 WP_ASSERT_SIZE(struct wp_offcpu_record, 112 + WP_OFFCPU_SLOTS * (48 + 16 * WP_STACK_DEPTH));
 /* wp_syscall_record.syscall is one byte, and 0 there means no syscall. */

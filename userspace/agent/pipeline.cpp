@@ -93,7 +93,10 @@ void Pipeline::feed(const Event& event) {
   }
   std::visit(
       [this](const auto& e) {
-        if constexpr (std::is_same_v<std::decay_t<decltype(e)>, SyscallEvent>) {
+        using T = std::decay_t<decltype(e)>;
+        if constexpr (std::is_same_v<T, NamespaceEvent>) {
+          last_ts_ = std::max(last_ts_, e.end_ns);
+        } else if constexpr (std::is_same_v<T, SyscallEvent>) {
           last_ts_ = std::max(last_ts_, e.end_ns);
           // While the writer runs: its namespace is read now, its items may come later.
           if (options_.host_paths) options_.host_paths->note_process(e.pid, e.end_ns);
@@ -116,6 +119,7 @@ void Pipeline::add_lost(const LostCounts& delta) {
 
 TraceSummary Pipeline::finish(Nanos duration_ns) {
   stitcher_.finish(emit_);
+  auditor_.finish(deliver_);
   TraceSummary summary;
   summary.events = decoder_.stats().records;
   for (std::size_t hook = 0; hook < lost_.size(); ++hook) {
@@ -125,6 +129,7 @@ TraceSummary Pipeline::finish(Nanos duration_ns) {
   const auto& stats = stitcher_.stats();
   summary.writes = stats.writes;
   summary.fsyncs = stats.syncs;
+  summary.namespace_calls = stats.namespace_calls;
   summary.incomplete = stats.incomplete;
   summary.aged_out = stats.aged_out;
   summary.evicted = stats.evicted;
@@ -210,7 +215,10 @@ bool Pipeline::passes(const Timeline& item) const {
 void Pipeline::emit(Timeline& item) {
   if (!passes(item)) return;
   name_item_context(item);
-  add_hazards(item);
+  auditor_.take(std::move(item), deliver_);
+}
+
+void Pipeline::deliver(Timeline& item) {
   hazards_.add(item);
   if (options_.observer) options_.observer(item);
   if (const auto* sync = std::get_if<SyncTimeline>(&item)) sync_phases_.add(*sync);

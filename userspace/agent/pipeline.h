@@ -95,6 +95,8 @@ class Pipeline {
   void feed(const Event& event);
   // One finished item: filtered, counted into the summaries, handed to the sink.
   void emit(Timeline& item);
+  // An item whose hazards are decided (HazardAuditor): counted, observed, handed to the sink.
+  void deliver(Timeline& item);
   bool passes(const Timeline& item) const;
   // Sets the item's cgroup path and container from its cgroup id (cgroup_names_), and its
   // file's host path (options_.host_paths).
@@ -110,6 +112,8 @@ class Pipeline {
   Nanos last_ts_ = 0;
   SyncPhaseSummary sync_phases_;
   DirectIoSummary direct_io_;
+  HazardAuditor auditor_;
+  HazardAuditor::Out deliver_{[this](Timeline&& item) { deliver(item); }};
   HazardSummary hazards_;
   std::map<std::string, std::uint64_t> untraced_calls_;
   FilteredRequestsByDisk filtered_requests_;

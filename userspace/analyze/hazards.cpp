@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
+#include <map>
+#include <optional>
 
 #include "common/units.h"
 
@@ -32,10 +35,51 @@ constexpr std::array kRules = {
                      "NOTES on O_DIRECT",
         .fix = "open with O_DSYNC as well (FUA or a flush per write), or fdatasync after the "
                "writes that must survive"},
+    HazardRuleInfo{
+        .name = "rename-of-unsynced-data",
+        .why = "the file was renamed (over another, usually) while data written to it was not "
+               "yet durable: after a crash the new name can be durable before the data, and "
+               "the application finds an empty or half-written file where the old one was",
+        .file_systems = "all; ext4's auto_da_alloc starts writeback of a file renamed over "
+                        "another, which narrows the window but makes nothing durable, and xfs "
+                        "and btrfs have no such heuristic",
+        .reference = "Pillai et al., \"All File Systems Are Not Created Equal\" (ALICE), OSDI "
+                     "2014; ext4(5), auto_da_alloc",
+        .fix = "fsync (or fdatasync) the file after its last write and before the rename"},
+    HazardRuleInfo{
+        .name = "write-after-fsync-before-rename",
+        .why = "the file was synced, then written again, then renamed: the rename publishes "
+               "data the sync did not cover, so a crash can leave the new name with the "
+               "later write missing or torn",
+        .file_systems = "all",
+        .reference = "Pillai et al., ALICE, OSDI 2014 (ordering vulnerabilities)",
+        .fix = "move the sync after the last write, right before the rename"},
+    HazardRuleInfo{
+        .name = "name-not-durable",
+        .why = "a name was made (rename, link, exclusive create) and its data synced, but the "
+               "directory holding the name was never synced afterwards by a traced process "
+               "before the trace ended: a crash can lose the name, so the synced data is "
+               "unreachable or the old file comes back",
+        .file_systems = "all; on ext4 with data=ordered a later journal commit usually carries "
+                        "the name, but nothing guarantees when; fsync(2): \"an explicit fsync() "
+                        "on a file descriptor for the directory is also needed\"",
+        .reference = "fsync(2), NOTES; Pillai et al., ALICE, OSDI 2014",
+        .fix = "open the directory (O_RDONLY|O_DIRECTORY) and fsync it after the rename or "
+               "create"},
+    HazardRuleInfo{
+        .name = "sync-of-the-wrong-thing",
+        .why = "the last sync of the file was sync_file_range(2) or msync(MS_ASYNC): "
+               "sync_file_range writes data pages only, no metadata and no device cache "
+               "flush, and MS_ASYNC starts no I/O at all, so neither makes the file durable",
+        .file_systems = "all",
+        .reference = "sync_file_range(2), \"Warning\"; msync(2)",
+        .fix = "use fsync or fdatasync (msync(MS_SYNC) for a mapping) where durability is "
+               "needed; keep sync_file_range for starting writeback early"},
 };
 
 // kRules' indices, so that a hazard's rule is the documented rule's name.
-constexpr std::size_t kLostButAcknowledged = 0, kDirectNotDurable = 1;
+constexpr std::size_t kLostButAcknowledged = 0, kDirectNotDurable = 1, kRenameUnsynced = 2,
+                      kWriteAfterSync = 3, kNameNotDurable = 4, kWrongSync = 5;
 
 Hazard lost_but_acknowledged(const SyncTimeline& sync) {
   return Hazard{
@@ -74,6 +118,7 @@ void add_hazards(Timeline& item) {
       sync->hazards.push_back(lost_but_acknowledged(*sync));
     return;
   }
+  if (!std::holds_alternative<WriteTimeline>(item)) return;  // namespace items: HazardAuditor
   auto& write = std::get<WriteTimeline>(item);
   write.hazards.clear();
   // Written (its data on the device) but not durable when emitted: only at the end of the
@@ -81,6 +126,251 @@ void add_hazards(Timeline& item) {
   // A device without a volatile cache made it durable when written (DurableVia::NoWriteCache).
   if (write.direct && write.state == WriteState::Written && !write.incomplete)
     write.hazards.push_back(direct_not_durable(write));
+}
+
+namespace {
+
+// A sync that makes the file durable (Full), one that does not though it looks as if it might
+// (Wrong), one of every file (Global: sync, syncfs), or none of those (nullopt: failed).
+std::optional<HazardAuditor::SyncKind> sync_kind(const SyncTimeline& sync) {
+  using K = HazardAuditor::SyncKind;
+  const SyscallEvent& call = sync.call;
+  if (call.ret != 0) return std::nullopt;
+  switch (call.syscall) {
+    case Syscall::Sync:
+    case Syscall::Syncfs: return K::Global;
+    case Syscall::SyncFileRange:
+    case Syscall::IoUringSyncFileRange: return K::Wrong;
+    case Syscall::Msync: return (call.call_flags & call_flag::kMsSync) ? K::Full : K::Wrong;
+    default: return K::Full;
+  }
+}
+
+bool holds(const Timeline& item) {
+  if (std::holds_alternative<NamespaceTimeline>(item)) return true;
+  const auto* sync = std::get_if<SyncTimeline>(&item);
+  return sync && sync_kind(*sync) == HazardAuditor::SyncKind::Wrong;
+}
+
+std::string parent_of(const std::string& path) {
+  const auto slash = path.rfind('/');
+  if (slash == std::string::npos) return "";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+}  // namespace
+
+void HazardAuditor::take(Timeline&& item, const Out& out) {
+  add_hazards(item);
+  const SyscallEvent& call = call_of(item);
+  const FileKey file{call.dev, call.ino};
+  if (writes_.size() + syncs_.size() + paths_.size() < max_facts_) {
+    if (const auto* write = std::get_if<WriteTimeline>(&item); write && call.ino && call.ret > 0)
+      writes_.push_back({write->id, file, call.start_ns, call_end(call), write->durable_ns,
+                         write->state == WriteState::Memory});
+    if (const auto* sync = std::get_if<SyncTimeline>(&item))
+      if (const auto kind = sync_kind(*sync))
+        syncs_.push_back({sync->id, file, call.path, call.start_ns, call_end(call), *kind});
+    if (call.ino && !call.path.empty() && !std::holds_alternative<NamespaceTimeline>(item))
+      paths_.push_back({call.start_ns, call.path, file});
+  }
+  if (!holds(item)) return out(std::move(item));
+  held_.push_back(std::move(item));
+  if (held_.size() > max_held_) {
+    ++undecided_;
+    out(std::move(held_.front()));
+    held_.erase(held_.begin());
+  }
+}
+
+void HazardAuditor::finish(const Out& out) {
+  decide();
+  std::sort(held_.begin(), held_.end(),
+            [](const Timeline& a, const Timeline& b) { return id_of(a) < id_of(b); });
+  for (auto& item : held_) out(std::move(item));
+  held_.clear();
+}
+
+// Replays the names in time order (each write's and sync's file under the path it had, and
+// what the held namespace calls did to names) to tell which file each rename moved, then
+// applies the rules.
+void HazardAuditor::decide() {
+  const auto by_time = [](const auto& a, const auto& b) { return a.first < b.first; };
+  std::vector<std::pair<Nanos, std::size_t>> order;  // (time, index): path facts, then held
+  for (std::size_t i = 0; i < paths_.size(); ++i) order.emplace_back(paths_[i].at, i);
+  for (std::size_t i = 0; i < held_.size(); ++i)
+    order.emplace_back(call_end(call_of(held_[i])), paths_.size() + i);
+  std::stable_sort(order.begin(), order.end(), by_time);
+  std::map<std::string, FileKey> named;  // path → the file it names now
+  std::vector<std::optional<FileKey>> moved(held_.size());
+  for (const auto& [at, index] : order) {
+    if (index < paths_.size()) {
+      named[paths_[index].path] = paths_[index].file;
+      continue;
+    }
+    const std::size_t h = index - paths_.size();
+    auto* ns = std::get_if<NamespaceTimeline>(&held_[h]);
+    if (!ns || ns->call.ret < 0) continue;
+    const std::string& from = ns->paths[0];
+    const std::string& to = ns->paths[1];
+    switch (ns->op) {
+      case NamespaceOp::Open:
+        if (ns->call.ino && !from.empty()) named[from] = {ns->call.dev, ns->call.ino};
+        break;
+      case NamespaceOp::Rename:
+      case NamespaceOp::Link: {
+        auto it = named.find(from);
+        if (from.empty() || to.empty() || it == named.end()) break;
+        const FileKey file = it->second;
+        moved[h] = file;
+        if (ns->flags & WP_NS_EXCHANGE) {
+          auto other = named.find(to);
+          if (other != named.end())
+            it->second = other->second;
+          else
+            named.erase(it);
+        } else if (ns->op == NamespaceOp::Rename) {
+          named.erase(it);
+        }
+        named[to] = file;
+        break;
+      }
+      case NamespaceOp::Unlink:
+      case NamespaceOp::Rmdir: named.erase(from); break;
+      default: break;
+    }
+  }
+  for (std::size_t h = 0; h < held_.size(); ++h) {
+    if (auto* ns = std::get_if<NamespaceTimeline>(&held_[h]))
+      hazards_of(*ns, moved[h] ? &*moved[h] : nullptr);
+    else if (auto* sync = std::get_if<SyncTimeline>(&held_[h]))
+      hazards_of(*sync);
+  }
+}
+
+bool HazardAuditor::dir_synced_after(Nanos after, FileKey dir, const std::string& dir_path) const {
+  for (const SyncFact& s : syncs_) {
+    if (s.start < after || s.kind == SyncKind::Wrong) continue;
+    if (s.kind == SyncKind::Global) return true;
+    if ((dir.second && s.file == dir) || (!dir_path.empty() && s.path == dir_path)) return true;
+  }
+  return false;
+}
+
+// Whether `path` still names what it named at `after` when the trace ends: no later unlink or
+// rename away of it among the held namespace items.
+bool HazardAuditor::name_survives(const std::string& path, Nanos after) const {
+  for (const Timeline& item : held_) {
+    const auto* ns = std::get_if<NamespaceTimeline>(&item);
+    if (!ns || ns->call.ret < 0 || ns->call.start_ns < after) continue;
+    const bool removes = ns->op == NamespaceOp::Unlink || ns->op == NamespaceOp::Rmdir ||
+                         (ns->op == NamespaceOp::Rename && !(ns->flags & WP_NS_EXCHANGE));
+    if (removes && ns->paths[0] == path) return false;
+  }
+  return true;
+}
+
+void HazardAuditor::hazards_of(NamespaceTimeline& item, const FileKey* renamed) {
+  item.hazards.clear();
+  if (item.call.ret < 0) return;
+  const Nanos start = item.call.start_ns, end = call_end(item.call);
+  std::string name, dir_path;
+  FileKey dir{0, 0};
+  std::optional<FileKey> file;
+  if (item.op == NamespaceOp::Rename || item.op == NamespaceOp::Link) {
+    if (!renamed) return;
+    file = *renamed;
+    name = item.paths[1];
+    if (item.names[1].find('/') == std::string::npos) dir = {item.dir_dev[1], item.dir_ino[1]};
+  } else if (item.op == NamespaceOp::Open && (item.flags & WP_NS_EXCL) &&
+             !(item.flags & WP_NS_DIR) && item.call.ino) {
+    file = FileKey{item.call.dev, item.call.ino};
+    name = item.paths[0];
+    if (item.names[0].find('/') == std::string::npos) dir = {item.dir_dev[0], item.dir_ino[0]};
+  } else {
+    return;
+  }
+  dir_path = parent_of(name);
+
+  if (item.op == NamespaceOp::Rename) {
+    std::vector<const WriteFact*> undurable;
+    for (const WriteFact& w : writes_)
+      if (w.file == *file && w.end <= start && !w.memory && !(w.durable && *w.durable <= start))
+        undurable.push_back(&w);
+    if (!undurable.empty()) {
+      const SyncFact* last_sync = nullptr;
+      bool wrong_sync = false;
+      for (const SyncFact& s : syncs_) {
+        if (s.file != *file || s.end > start) continue;
+        if (s.kind == SyncKind::Full && (!last_sync || s.end > last_sync->end)) last_sync = &s;
+        if (s.kind == SyncKind::Wrong && s.end >= undurable.front()->end) wrong_sync = true;
+      }
+      std::vector<std::uint64_t> after;
+      if (last_sync)
+        for (const WriteFact* w : undurable)
+          if (w->start >= last_sync->end) after.push_back(w->id);
+      if (!after.empty()) {
+        after.push_back(last_sync->id);
+        item.hazards.push_back(Hazard{
+            .rule = kRules[kWriteAfterSync].name,
+            .detail = fmt::format("{} write{} to the file after its sync #{} and before this "
+                                  "rename {} not durable when it was renamed",
+                                  after.size() - 1, after.size() == 2 ? "" : "s", last_sync->id,
+                                  after.size() == 2 ? "was" : "were"),
+            .related = after});
+      } else if (!wrong_sync) {
+        std::vector<std::uint64_t> ids;
+        for (const WriteFact* w : undurable) ids.push_back(w->id);
+        item.hazards.push_back(Hazard{
+            .rule = kRules[kRenameUnsynced].name,
+            .detail = fmt::format("{} write{} to the file {} not durable when it was renamed{}",
+                                  ids.size(), ids.size() == 1 ? "" : "s",
+                                  ids.size() == 1 ? "was" : "were",
+                                  last_sync ? "" : ", and it was never synced"),
+            .related = ids});
+      }
+    }
+  }
+
+  // The name: made here, kept to the end, never made durable by a sync of its directory.
+  if (name.empty() || !name_survives(name, end)) return;
+  if (item.op != NamespaceOp::Rename) {
+    // A link or an exclusive create: only a name whose data the application synced, so
+    // asked to keep.
+    bool data_synced = false;
+    for (const SyncFact& s : syncs_)
+      if (s.file == *file && s.kind == SyncKind::Full && s.start >= end) data_synced = true;
+    if (!data_synced) return;
+  }
+  if (dir_synced_after(end, dir, dir_path)) return;
+  item.hazards.push_back(Hazard{
+      .rule = kRules[kNameNotDurable].name,
+      .detail = fmt::format("{} made {}; its directory {} was not synced after it before the "
+                            "trace ended",
+                            namespace_op_name(item.op), name,
+                            dir_path.empty() ? std::string("(unknown)") : dir_path),
+      .related = {}});
+}
+
+void HazardAuditor::hazards_of(SyncTimeline& sync) {
+  const FileKey file{sync.call.dev, sync.call.ino};
+  const Nanos start = sync.call.start_ns, end = call_end(sync.call);
+  bool wrote = false;
+  for (const WriteFact& w : writes_)
+    wrote = wrote || (w.file == file && w.end <= start && !w.memory);
+  if (!wrote) return;
+  for (const SyncFact& s : syncs_)
+    if (s.start >= end &&
+        (s.kind == SyncKind::Global || (s.kind == SyncKind::Full && s.file == file)))
+      return;
+  sync.hazards.push_back(Hazard{
+      .rule = kRules[kWrongSync].name,
+      .detail =
+          fmt::format("{} was the file's last sync: no fsync or fdatasync followed it "
+                      "before the trace ended",
+                      (sync.call.syscall == Syscall::Msync) ? "msync(MS_ASYNC)"
+                                                            : syscall_name(sync.call.syscall)),
+      .related = {}});
 }
 
 void HazardSummary::add(const Timeline& item) {

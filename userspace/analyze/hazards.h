@@ -6,9 +6,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <span>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "stitch/timeline.h"
 
@@ -28,6 +31,64 @@ std::span<const HazardRuleInfo> hazard_rules();
 // Sets `item.hazards` from what the item itself shows (the item as emitted, complete or at
 // the end of the trace).
 void add_hazards(Timeline& item);
+
+// The rules that need the items around an item, not the item alone: a rename against the
+// writes and syncs of the file it renames and the later syncs of its directory, a
+// sync_file_range against the syncs that follow it. Pure: items in, the same items out, each
+// with its hazards. Items whose hazards depend on what comes later (namespace items, and
+// sync_file_range / msync(MS_ASYNC) syncs) are held and handed out at finish(), when the trace
+// has said all it will; the rest pass at once. What is kept of each write and sync is a few
+// numbers (its file, times, durability), bounded by `max_facts`; past `max_held` held items the
+// oldest is handed out undecided (counted).
+class HazardAuditor {
+ public:
+  using Out = std::function<void(Timeline&&)>;
+  explicit HazardAuditor(std::size_t max_held = 1u << 16, std::size_t max_facts = 1u << 20)
+      : max_held_(max_held), max_facts_(max_facts) {}
+
+  // Sets the item's own hazards (add_hazards) and hands it to `out` now or at finish().
+  void take(Timeline&& item, const Out& out);
+  // Decides the held items against everything seen, and hands them out in id order.
+  void finish(const Out& out);
+  // Items handed out before they could be decided (over max_held).
+  std::uint64_t undecided() const { return undecided_; }
+
+  using FileKey = std::pair<std::uint64_t, std::uint64_t>;  // (dev, ino)
+  enum class SyncKind : std::uint8_t { Full, Wrong, Global };
+  struct WriteFact {
+    std::uint64_t id;
+    FileKey file;
+    Nanos start, end;
+    std::optional<Nanos> durable;
+    bool memory;  // a file system in memory: no crash hazard to speak of
+  };
+  struct SyncFact {
+    std::uint64_t id;
+    FileKey file;
+    std::string path;
+    Nanos start, end;
+    SyncKind kind;
+  };
+  struct PathFact {
+    Nanos at;
+    std::string path;
+    FileKey file;
+  };
+
+ private:
+  void decide();
+  void hazards_of(NamespaceTimeline& item, const FileKey* renamed);
+  void hazards_of(SyncTimeline& sync);
+  bool dir_synced_after(Nanos after, FileKey dir, const std::string& dir_path) const;
+  bool name_survives(const std::string& path, Nanos after) const;
+
+  std::size_t max_held_, max_facts_;
+  std::vector<Timeline> held_;
+  std::vector<WriteFact> writes_;
+  std::vector<SyncFact> syncs_;
+  std::vector<PathFact> paths_;
+  std::uint64_t undecided_ = 0;
+};
 
 // Hazards by rule, over a trace: the summary's "hazards".
 class HazardSummary {

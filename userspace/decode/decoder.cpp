@@ -264,6 +264,31 @@ std::optional<Event> decode_fuse(std::span<const std::byte> bytes) {
                         r.daemon_pid, r.daemon_tid, comm_string(r.daemon_comm)};
 }
 
+std::optional<Event> decode_namespace(std::span<const std::byte> bytes) {
+  wp_namespace_record r;
+  if (!read_record(bytes, r) || r.op < WP_NS_RENAME || r.op > WP_NS_FALLOCATE) return std::nullopt;
+  const auto syscall = namespace_call_from_record(r.syscall);
+  if (!syscall) return std::nullopt;
+  NamespaceEvent e;
+  e.start_ns = r.start_ns;
+  e.end_ns = r.h.ts_ns;
+  e.pid = r.pid;
+  e.tid = r.tid;
+  e.comm = comm_string(r.comm);
+  e.syscall = *syscall;
+  e.op = static_cast<NamespaceOp>(r.op);
+  e.flags = r.flags;
+  e.ret = r.ret;
+  for (std::size_t i = 0; i < 2; ++i) {
+    e.names[i] = std::string(r.name[i], strnlen(r.name[i], sizeof(r.name[i])));
+    e.dir_dev[i] = r.dir_dev[i];
+    e.dir_ino[i] = r.dir_ino[i];
+  }
+  e.dev = r.dev;
+  e.ino = r.ino;
+  return e;
+}
+
 std::optional<Event> decode_cgroup(std::span<const std::byte> bytes) {
   wp_cgroup_record r;
   if (!read_record(bytes, r) || r.cgroup_id == 0) return std::nullopt;
@@ -345,6 +370,7 @@ const char* hook_counter_name(std::size_t hook) {
     case WP_HOOK_FILE_PATH: return "file-path";
     case WP_HOOK_CGROUP: return "cgroup";
     case WP_HOOK_OFFCPU: return "offcpu";
+    case WP_HOOK_NAMESPACE: return "namespace";
   }
   return "?";
 }
@@ -373,6 +399,7 @@ std::optional<Event> Decoder::decode(std::span<const std::byte> record) {
         case WP_REC_FUSE: event = decode_fuse(bytes); break;
         case WP_REC_CGROUP: event = decode_cgroup(bytes); break;
         case WP_REC_OFFCPU: event = decode_offcpu(bytes); break;
+        case WP_REC_NAMESPACE: event = decode_namespace(bytes); break;
         default: break;
       }
     }

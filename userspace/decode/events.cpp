@@ -2,6 +2,33 @@
 
 namespace wp {
 
+const char* namespace_op_name(NamespaceOp op) {
+  switch (op) {
+    case NamespaceOp::Rename: return "rename";
+    case NamespaceOp::Link: return "link";
+    case NamespaceOp::Unlink: return "unlink";
+    case NamespaceOp::Rmdir: return "rmdir";
+    case NamespaceOp::Mkdir: return "mkdir";
+    case NamespaceOp::Open: return "open";
+    case NamespaceOp::Truncate: return "truncate";
+    case NamespaceOp::Fallocate: return "fallocate";
+  }
+  return "?";
+}
+
+std::vector<const char*> namespace_flag_names(std::uint32_t flags) {
+  static constexpr std::pair<std::uint32_t, const char*> kNames[] = {
+      {WP_NS_CREATE, "create"},         {WP_NS_EXCL, "excl"},
+      {WP_NS_TRUNC, "trunc"},           {WP_NS_NOREPLACE, "noreplace"},
+      {WP_NS_EXCHANGE, "exchange"},     {WP_NS_WHITEOUT, "whiteout"},
+      {WP_NS_DIR, "directory"},         {WP_NS_NAME1_CUT, "name_cut"},
+      {WP_NS_NAME2_CUT, "new_name_cut"}};
+  std::vector<const char*> out;
+  for (const auto& [bit, name] : kNames)
+    if (flags & bit) out.push_back(name);
+  return out;
+}
+
 const char* submit_why_name(SubmitWhy why) {
   switch (why) {
     case SubmitWhy::Unknown: return "unknown";

@@ -437,6 +437,44 @@ struct FuseReplyEvent {
   std::string daemon_comm;
 };
 
+// What a namespace call did (WP_NAMESPACE_TABLE's op column).
+enum class NamespaceOp : std::uint8_t {
+  Rename = WP_NS_RENAME,
+  Link = WP_NS_LINK,
+  Unlink = WP_NS_UNLINK,
+  Rmdir = WP_NS_RMDIR,
+  Mkdir = WP_NS_MKDIR,
+  Open = WP_NS_OPEN,  // with O_CREAT or O_TRUNC
+  Truncate = WP_NS_TRUNCATE,
+  Fallocate = WP_NS_FALLOCATE,
+};
+const char* namespace_op_name(NamespaceOp op);  // "rename", "link", ...
+// WP_NS_* flags by name: "create", "excl", "trunc", "noreplace", "exchange", "whiteout",
+// "directory"; the name-cut flags as "name_cut", "new_name_cut".
+std::vector<const char*> namespace_flag_names(std::uint32_t flags);
+
+// A namespace call of a traced thread (rename, link, unlink, mkdir, a creating or truncating
+// open, truncate, fallocate), complete: emitted at its exit.
+struct NamespaceEvent {
+  Nanos start_ns = 0;
+  Nanos end_ns = 0;
+  std::uint32_t pid = 0;
+  std::uint32_t tid = 0;
+  std::string comm;
+  Syscall syscall = Syscall::Rename;
+  NamespaceOp op = NamespaceOp::Rename;
+  std::uint32_t flags = 0;  // WP_NS_* (enum wp_ns_flags)
+  std::int64_t ret = 0;     // 0 / the fd, or -errno
+  // The names as the caller passed them (rename's and link's old and new; one for the rest),
+  // each with the directory it is relative to ((0, 0): absolute, or none).
+  std::array<std::string, 2> names;
+  std::array<DevT, 2> dir_dev{};
+  std::array<std::uint64_t, 2> dir_ino{};
+  // The file acted on through an fd (ftruncate, fallocate) or opened (open): (0, 0) if none.
+  DevT dev = 0;
+  std::uint64_t ino = 0;
+};
+
 // Records were lost (ring buffer full) just before this point of the stream.
 struct LostEvent {
   Nanos ts = 0;
@@ -471,6 +509,6 @@ struct FileSystemInfo {
 using Event =
     std::variant<SyscallEvent, BioEvent, RequestEvent, JournalEvent, ThrottleEvent, NvmeEvent,
                  LostEvent, CausesEvent, DiscardEvent, MmapDirtyEvent, FsLogEvent, FilePathEvent,
-                 FileViewEvent, CgroupEvent, OffCpuEvent, FuseReplyEvent>;
+                 FileViewEvent, CgroupEvent, OffCpuEvent, FuseReplyEvent, NamespaceEvent>;
 
 }  // namespace wp

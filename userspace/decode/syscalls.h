@@ -14,9 +14,11 @@
 namespace wp {
 
 #define WP_URING_COUNT_(id, value, name, Name, cls, opcode) +1
+#define WP_NAMESPACE_COUNT_(name, Name, value, op, d1, n1, d2, n2, flags, fd) +1
 
 // One value per slot; the value is the slot (WP_SLOT_*), in the table's order. The io_uring
-// ops (WP_URING_OP_TABLE) follow the slots: they have none.
+// ops (WP_URING_OP_TABLE) follow the slots: they have none; then the namespace calls
+// (WP_NAMESPACE_TABLE), which make namespace items, neither writes nor syncs.
 enum class Syscall : std::uint8_t {
 #define WP_SYSCALL_ENUMERATOR_(id, value, name, Name, cls, vfs) Name = WP_SLOT_##id,
   WP_SYSCALL_TABLE(WP_SYSCALL_ENUMERATOR_)
@@ -24,6 +26,9 @@ enum class Syscall : std::uint8_t {
 #define WP_URING_OP_ENUMERATOR_(id, value, name, Name, cls, opcode) Name,
       WP_URING_OP_TABLE(WP_URING_OP_ENUMERATOR_)
 #undef WP_URING_OP_ENUMERATOR_
+#define WP_NAMESPACE_ENUMERATOR_(name, Name, value, op, d1, n1, d2, n2, flags, fd) Name,
+          WP_NAMESPACE_TABLE(WP_NAMESPACE_ENUMERATOR_)
+#undef WP_NAMESPACE_ENUMERATOR_
 };
 
 struct SyscallSlot {
@@ -57,14 +62,37 @@ inline constexpr std::array<SyscallSlot, 0 WP_URING_OP_TABLE(WP_URING_COUNT_)> k
 #undef WP_URING_OP_ROW_
 }};
 
-// A slot's row, or an io_uring op's.
+// The namespace calls, in Syscall order after the io_uring ops: no slot, not a write.
+inline constexpr std::array<SyscallSlot, 0 WP_NAMESPACE_TABLE(WP_NAMESPACE_COUNT_)> kNamespaceCalls{
+    {
+#define WP_NAMESPACE_ROW_(name, Name, value, op, d1, n1, d2, n2, flags, fd) \
+  {Syscall::Name, value, #name, false, false, false},
+        WP_NAMESPACE_TABLE(WP_NAMESPACE_ROW_)
+#undef WP_NAMESPACE_ROW_
+    }};
+
+// A slot's row, an io_uring op's or a namespace call's.
 constexpr const SyscallSlot& syscall_slot(Syscall s) {
   const auto i = static_cast<std::size_t>(s);
-  return i < kSyscallSlots.size() ? kSyscallSlots[i] : kUringOps[i - kSyscallSlots.size()];
+  if (i < kSyscallSlots.size()) return kSyscallSlots[i];
+  if (i < kSyscallSlots.size() + kUringOps.size()) return kUringOps[i - kSyscallSlots.size()];
+  return kNamespaceCalls[i - kSyscallSlots.size() - kUringOps.size()];
 }
 
 constexpr bool is_uring_op(Syscall s) {
-  return static_cast<std::size_t>(s) >= kSyscallSlots.size();
+  const auto i = static_cast<std::size_t>(s);
+  return i >= kSyscallSlots.size() && i < kSyscallSlots.size() + kUringOps.size();
+}
+
+constexpr bool is_namespace_call(Syscall s) {
+  return static_cast<std::size_t>(s) >= kSyscallSlots.size() + kUringOps.size();
+}
+
+// The namespace call a wp_namespace_record's `syscall` value names, or nullopt.
+constexpr std::optional<Syscall> namespace_call_from_record(std::uint32_t value) {
+  for (const SyscallSlot& call : kNamespaceCalls)
+    if (call.value == value) return call.syscall;
+  return std::nullopt;
 }
 
 // The syscall a record's WP_SYS_* value names, or nullopt for a value that is none.
@@ -77,7 +105,8 @@ constexpr std::optional<Syscall> syscall_from_record(std::uint32_t value) {
 }
 
 constexpr const char* syscall_name(Syscall s) {
-  return static_cast<std::size_t>(s) < kSyscallSlots.size() + kUringOps.size()
+  return static_cast<std::size_t>(s) <
+                 kSyscallSlots.size() + kUringOps.size() + kNamespaceCalls.size()
              ? syscall_slot(s).name
              : "unknown";
 }
@@ -141,6 +170,12 @@ static_assert([] {
   for (std::size_t i = 0; i < kUringOps.size(); ++i)
     if (static_cast<std::size_t>(kUringOps[i].syscall) != kSyscallSlots.size() + i ||
         syscall_from_record(kUringOps[i].value) != kUringOps[i].syscall)
+      return false;
+  for (std::size_t i = 0; i < kNamespaceCalls.size(); ++i)
+    if (static_cast<std::size_t>(kNamespaceCalls[i].syscall) !=
+            kSyscallSlots.size() + kUringOps.size() + i ||
+        namespace_call_from_record(kNamespaceCalls[i].value) != kNamespaceCalls[i].syscall ||
+        syscall_from_record(kNamespaceCalls[i].value))
       return false;
   return true;
 }());

@@ -299,6 +299,23 @@ std::vector<Hook> build_table() {
                    {tracepoint(std::string("wp_count_") + call.name, "syscalls",
                                std::string("sys_enter_") + call.event)}});
 
+      // Namespace calls of traced processes (bpf/namespace.bpf.c, WP_NAMESPACE_TABLE): the items
+      // the crash-consistency rules read. One hook per syscall (its entry and exit), so a kernel
+      // or architecture without one (arm64 has no open(2), rename(2)...) loses only that call.
+      // Classic tracepoints only: on the raw pair they would run on every syscall of every process.
+#define WP_NAMESPACE_HOOK_(name, Name, value, op, d1, n1, d2, n2, flags, fd) \
+  t.push_back({"namespace " #name,                                           \
+               "namespace",                                                  \
+               false,                                                        \
+               {{{"wp_ns_enter_" #name, "wp_ns_exit_" #name},                \
+                 K::Tracepoint,                                              \
+                 "syscalls",                                                 \
+                 {"sys_enter_" #name, "sys_exit_" #name},                    \
+                 "",                                                         \
+                 -1}}});
+  WP_NAMESPACE_TABLE(WP_NAMESPACE_HOOK_)
+#undef WP_NAMESPACE_HOOK_
+
   t.push_back(
       {"nvme submit",
        "nvme",

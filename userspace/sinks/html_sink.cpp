@@ -251,8 +251,8 @@ void HtmlSink::timeline(const Timeline& item) {
       return;
     keep(writes_, options_.max_writes,
          Kept{latency, order, slim(write_json(*write), {"requests"})});
-  } else {
-    const auto& sync = std::get<SyncTimeline>(item);
+  } else if (const auto* kept = std::get_if<SyncTimeline>(&item)) {
+    const auto& sync = *kept;
     ++syncs_seen_;
     count_call(sync.call, false);
     count_container(sync.call, false, false, sync.incomplete);

@@ -112,16 +112,7 @@ std::string_view JsonLineFormatter::sync(const SyncTimeline& sync) {
 }
 
 std::string_view JsonLineFormatter::timeline(const Timeline& item) {
-  return std::visit(
-      [this](const auto& timeline) -> std::string_view {
-        using T = std::decay_t<decltype(timeline)>;
-        if constexpr (std::is_same_v<T, WriteTimeline>) {
-          return write(timeline);
-        } else {
-          return sync(timeline);
-        }
-      },
-      item);
+  return std::visit([this](const auto& timeline) { return state_->format(timeline); }, item);
 }
 
 std::string_view JsonLineFormatter::timeline(const Timeline& item, const JsonItemLine& line) {

@@ -373,6 +373,25 @@ class PerfettoSink::Writer {
     if (!call.host_path.empty()) slice.args.push_back({"host_path", call.host_path});
   }
 
+  // A namespace call: a slice on its thread named by what it did, its names as arguments.
+  void add_item(const NamespaceTimeline& item) {
+    const SyscallEvent& call = item.call;
+    Slice slice;
+    slice.begin = call.start_ns;
+    slice.end = call_end(call);
+    slice.name = fmt::format("{} {}", call_name(call), namespace_op_name(item.op));
+    if (call.ino) add_file_args(slice, call);
+    for (std::size_t i = 0; i < item.names.size(); ++i) {
+      const std::string& shown = item.paths[i].empty() ? item.names[i] : item.paths[i];
+      if (!shown.empty()) slice.args.push_back({i ? "new_name" : "name", shown});
+    }
+    slice.args.push_back({"ret", std::int64_t{call.ret}});
+    for (const Hazard& hazard : item.hazards) slice.args.push_back({"hazard", hazard.rule});
+    if (item.incomplete) slice.args.push_back({"incomplete", std::string("yes")});
+    add_context_args(slice, call);
+    tracks_.draw(tracks_.thread_track(call), slice);
+  }
+
   void add_item(const SyncTimeline& sync) {
     const SyscallEvent& call = sync.call;
     const Nanos start = call.start_ns;

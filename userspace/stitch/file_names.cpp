@@ -1,6 +1,7 @@
 #include "stitch/file_names.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <vector>
 
 namespace wp::stitch {
@@ -30,6 +31,25 @@ void FileNames::name(SyscallEvent& call) const {
   call.path = it->second.path;
   call.view_dev = it->second.view_dev;
   call.view_ino = it->second.view_ino;
+}
+
+std::string FileNames::resolve(DevT dir_dev, std::uint64_t dir_ino, const std::string& name) const {
+  if (name.empty()) return "";
+  std::filesystem::path joined;
+  if (name.front() == '/') {
+    joined = name;
+  } else {
+    const auto it = paths_.find(InodeKey{dir_dev, dir_ino});
+    // A directory whose path was cut or that was removed names nothing whole.
+    if (dir_ino == 0 || it == paths_.end() || it->second.path.rfind("...", 0) == 0 ||
+        it->second.path.ends_with(" (deleted)"))
+      return "";
+    joined = std::filesystem::path(it->second.path) / name;
+  }
+  std::string out = joined.lexically_normal().string();
+  // "dir/" names the directory itself.
+  while (out.size() > 1 && out.back() == '/') out.pop_back();
+  return out;
 }
 
 void FileNames::trim() {

@@ -27,6 +27,10 @@ class FileNames {
   // Sets call.path (and the overlay view) from the table unless it has one; leaves it empty
   // when no path is known.
   void name(SyscallEvent& call) const;
+  // The path a namespace call's name stands for: `name` joined to the path of the directory
+  // (dev, ino) it is relative to, "." and ".." resolved as written (a symlink among them is
+  // not followed); `name` itself when absolute; "" when the directory's path is not known.
+  std::string resolve(DevT dir_dev, std::uint64_t dir_ino, const std::string& name) const;
   std::size_t size() const { return paths_.size(); }
 
  private:

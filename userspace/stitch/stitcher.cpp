@@ -129,6 +129,34 @@ struct Stitcher::State : stitch::BlockListener {
     hand_out(std::move(s));
   }
 
+  void on_namespace(const NamespaceEvent& ev) {
+    NamespaceTimeline n;
+    n.id = writes.take_id();
+    n.call.start_ns = ev.start_ns;
+    n.call.end_ns = ev.end_ns;
+    n.call.pid = ev.pid;
+    n.call.tid = ev.tid;
+    n.call.comm = ev.comm;
+    n.call.syscall = ev.syscall;
+    n.call.dev = ev.dev;
+    n.call.ino = ev.ino;
+    n.call.ret = ev.ret;
+    n.call.cgroup_id = cgroup_of(ev.pid, ev.tid);
+    n.op = ev.op;
+    n.flags = ev.flags;
+    n.names = ev.names;
+    n.dir_dev = ev.dir_dev;
+    n.dir_ino = ev.dir_ino;
+    constexpr std::uint32_t kCut[] = {WP_NS_NAME1_CUT, WP_NS_NAME2_CUT};
+    for (std::size_t i = 0; i < 2; ++i)
+      if (!(ev.flags & kCut[i]))
+        n.paths[i] = names.resolve(ev.dir_dev[i], ev.dir_ino[i], ev.names[i]);
+    if (loss.within(ev.start_ns, ev.end_ns)) n.incomplete = true;
+    if (n.incomplete) ++stats.incomplete;
+    ++stats.namespace_calls;
+    hand_out(std::move(n));
+  }
+
   // Every item leaves through here, named after its file's path record, if one came: the
   // path its call record arrived under, else (a mapping's stores) the latest.
   void hand_out(Timeline&& t) {
@@ -185,7 +213,10 @@ struct Stitcher::State : stitch::BlockListener {
     std::visit(
         [this](const auto& ev) {
           using T = std::decay_t<decltype(ev)>;
-          if constexpr (std::is_same_v<T, SyscallEvent>) {
+          if constexpr (std::is_same_v<T, NamespaceEvent>) {
+            now = std::max(now, ev.end_ns);
+            on_namespace(ev);
+          } else if constexpr (std::is_same_v<T, SyscallEvent>) {
             now = std::max(now, ev.end_ns);
             SyscallEvent call = ev;
             call.cgroup_id = cgroup_of(ev.pid, ev.tid);

@@ -2,6 +2,7 @@
 // never sees the stitcher's internal state.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -234,7 +235,30 @@ struct SyncTimeline {
   std::vector<Hazard> hazards;       // set as the item is emitted (analyze/hazards.h)
 };
 
-using Timeline = std::variant<WriteTimeline, SyncTimeline>;
+// A namespace call (rename, link, unlink, mkdir, a creating or truncating open, truncate,
+// fallocate): complete when it returns. What makes it durable (the directory's sync) and what
+// it did to data not yet durable are the hazard rules' (analyze/hazards.h).
+struct NamespaceTimeline {
+  std::uint64_t id = 0;  // as WriteTimeline::id
+  // The call: `syscall` the namespace call, `ret` its result; dev, ino and path the file it
+  // acted on through an fd or opened (ftruncate, fallocate, open), else 0 and "".
+  SyscallEvent call;
+  NamespaceOp op = NamespaceOp::Rename;
+  std::uint32_t flags = 0;  // WP_NS_* (enum wp_ns_flags)
+  // The names as the caller passed them (rename's and link's old and new; one for the rest),
+  // and each made whole from the path of the directory it is relative to ("" when that path
+  // was not known, or the name was cut).
+  std::array<std::string, 2> names;
+  std::array<std::string, 2> paths;
+  // The directory each name is relative to ((0, 0): absolute).
+  std::array<DevT, 2> dir_dev{};
+  std::array<std::uint64_t, 2> dir_ino{};
+  bool incomplete = false;           // records were lost around it
+  std::optional<SlowCauses> causes;  // never set: a namespace call is not followed off-CPU
+  std::vector<Hazard> hazards;       // set as the item is emitted (analyze/hazards.h)
+};
+
+using Timeline = std::variant<WriteTimeline, SyncTimeline, NamespaceTimeline>;
 
 // The item's id (WriteTimeline::id).
 inline std::uint64_t id_of(const Timeline& item) {

@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Namespace calls of traced threads: rename, link, unlink, mkdir, creating or truncating opens,
+ * truncate and fallocate (WP_NAMESPACE_TABLE). The entry keeps the arguments; the exit emits
+ * one wp_namespace_record with the caller's names and, for each relative name, the directory it
+ * is relative to (whose path record goes out first), so the agent can join them into the path
+ * the call acted on. Untraced threads cost the traced check at entry and nothing at exit: no
+ * state is made for them.
+ */
+#include "vmlinux.h"
+
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "compat.bpf.h"
+#include "maps.bpf.h"
+
+/* A namespace call between its entry and its exit. */
+struct wp_ns_call {
+	__u64 start_ns;
+	__u64 name[2]; /* user pointers to the names (0: none) */
+	__s64 dirfd[2];
+	__s64 fd;	/* the fd argument, or -1 */
+	__u32 flags;	/* enum wp_ns_flags, from the call's flags argument */
+	__u8 op;	/* enum wp_ns_op; 0: no call open */
+	__u8 syscall;	/* its value in WP_NAMESPACE_TABLE */
+	__u8 pad[2];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct wp_ns_call);
+} ns_calls SEC(".maps");
+
+/* The call's flags argument, normalised (wp_ns_flags): open's O_* for OPEN, renameat2's
+ * RENAME_* for RENAME, unlinkat's AT_REMOVEDIR makes the call an RMDIR (returned in *op). */
+static __always_inline __u32 wp_ns_flags_of(__u8 *op, __u64 raw, bool has_flags)
+{
+	__u32 flags = 0;
+
+	if (*op == WP_NS_OPEN) {
+		/* creat(2) has no flags argument: it is open(O_CREAT|O_WRONLY|O_TRUNC). */
+		if (!has_flags)
+			return WP_NS_CREATE | WP_NS_TRUNC;
+		if (raw & WP_O_CREAT)
+			flags |= WP_NS_CREATE;
+		if (raw & WP_O_EXCL)
+			flags |= WP_NS_EXCL;
+		if (raw & WP_O_TRUNC)
+			flags |= WP_NS_TRUNC;
+		return flags;
+	}
+	if (!has_flags)
+		return 0;
+	if (*op == WP_NS_RENAME) {
+		if (raw & WP_RENAME_NOREPLACE)
+			flags |= WP_NS_NOREPLACE;
+		if (raw & WP_RENAME_EXCHANGE)
+			flags |= WP_NS_EXCHANGE;
+		if (raw & WP_RENAME_WHITEOUT)
+			flags |= WP_NS_WHITEOUT;
+	} else if (*op == WP_NS_UNLINK && (raw & WP_AT_REMOVEDIR)) {
+		*op = WP_NS_RMDIR;
+	}
+	return flags;
+}
+
+static __always_inline int wp_ns_enter(__u8 syscall, __u8 op, __u64 name0, __s64 dirfd0, __u64 name1,
+				       __s64 dirfd1, __u64 raw_flags, bool has_flags, __s64 fd)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct wp_ns_call *call;
+	__u32 flags;
+
+	flags = wp_ns_flags_of(&op, raw_flags, has_flags);
+	/* An open that neither creates nor truncates changes no name and no size. */
+	if (op == WP_NS_OPEN && !(flags & (WP_NS_CREATE | WP_NS_TRUNC)))
+		return 0;
+	if (!wp_task_traced_of(task))
+		return 0;
+	call = bpf_task_storage_get(&ns_calls, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!call) {
+		wp_count_lost(WP_HOOK_NAMESPACE);
+		return 0;
+	}
+	call->start_ns = bpf_ktime_get_ns();
+	call->name[0] = name0;
+	call->name[1] = name1;
+	call->dirfd[0] = dirfd0;
+	call->dirfd[1] = dirfd1;
+	call->fd = fd;
+	call->flags = flags;
+	call->op = op;
+	call->syscall = syscall;
+	return 0;
+}
+
+/* The directory a name is relative to: the dirfd's file, or the working directory. Sets its
+ * (dev, ino) and sends its path record. An absolute name (or none) has none: 0. Called before
+ * the record is reserved: a global function may not be called while a reservation is held. */
+static __always_inline void wp_ns_dir(struct task_struct *task, __s64 dirfd, __u64 name,
+				      __u32 *dev, __u64 *ino)
+{
+	struct dentry *dentry;
+	struct vfsmount *mnt;
+	struct inode *inode;
+	char first = 0;
+
+	*dev = 0;
+	*ino = 0;
+	if (!name || bpf_probe_read_user(&first, 1, (const void *)name) || first == '/' || !first)
+		return;
+	/* Read as numbers (probe reads), not BTF pointers: wp_emit_path takes scalars. */
+	if (dirfd == WP_AT_FDCWD) {
+		dentry = BPF_CORE_READ(task, fs, pwd.dentry);
+		mnt = BPF_CORE_READ(task, fs, pwd.mnt);
+	} else {
+		struct file *file = wp_task_file(task, (int)dirfd);
+
+		if (!file)
+			return;
+		dentry = BPF_CORE_READ(file, f_path.dentry);
+		mnt = BPF_CORE_READ(file, f_path.mnt);
+	}
+	inode = wp_backing_inode(BPF_CORE_READ(dentry, d_inode));
+	if (!inode)
+		return;
+	*dev = wp_inode_dev(inode);
+	*ino = BPF_CORE_READ(inode, i_ino);
+	wp_emit_path((__u64)dentry, (__u64)mnt, *dev, *ino);
+}
+
+/* The file behind `fd` as the write records name it (the page cache's inode: an overlay file's
+ * upper one), with its path record; 0 when there is none. Returns whether it is a directory. */
+static __always_inline bool wp_ns_file(struct task_struct *task, __s64 fd, __u32 *dev, __u64 *ino)
+{
+	struct file *file = fd >= 0 ? wp_task_file(task, (int)fd) : NULL;
+	struct inode *host;
+
+	*dev = 0;
+	*ino = 0;
+	if (!file)
+		return false;
+	host = wp_backing_inode(BPF_CORE_READ(file, f_mapping, host));
+	*dev = wp_inode_dev(host);
+	*ino = BPF_CORE_READ(host, i_ino);
+	wp_emit_file_path((__u64)file, *dev, *ino);
+	return (BPF_CORE_READ(host, i_mode) & WP_S_IFMT) == WP_S_IFDIR;
+}
+
+static __always_inline int wp_ns_exit(long ret)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct wp_namespace_record *r;
+	struct wp_task_state *st;
+	struct wp_ns_call *call;
+	__u64 now = bpf_ktime_get_ns();
+	__u32 dir_dev[2], dev;
+	__u64 dir_ino[2], ino;
+	bool is_dir;
+	__s64 fd;
+	long n;
+
+	/* A thread never traced has no storage at all: one load tells so. */
+	if (!wp_task_has_storage(task))
+		return 0;
+	call = bpf_task_storage_get(&ns_calls, task, 0, 0);
+	if (!call || !call->op)
+		return 0;
+	/* The cgroup record the agent names the item by, as for the write records. */
+	st = bpf_task_storage_get(&task_state, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (st)
+		wp_note_cgroup_of(st, task);
+	/* Path records first: the directories, and the file an open opened (its returned fd),
+	 * or ftruncate's and fallocate's (their argument). */
+	wp_ns_dir(task, call->dirfd[0], call->name[0], &dir_dev[0], &dir_ino[0]);
+	wp_ns_dir(task, call->dirfd[1], call->name[1], &dir_dev[1], &dir_ino[1]);
+	fd = call->op == WP_NS_OPEN ? (ret >= 0 ? ret : -1) : call->fd;
+	is_dir = wp_ns_file(task, fd, &dev, &ino);
+	r = wp_reserve_at(sizeof(*r), WP_REC_NAMESPACE, WP_HOOK_NAMESPACE, now);
+	if (!r) {
+		call->op = 0;
+		return 0;
+	}
+	r->start_ns = call->start_ns;
+	r->ret = ret;
+	r->op = call->op;
+	r->flags = call->flags;
+	if (is_dir && call->op == WP_NS_OPEN)
+		r->flags |= WP_NS_DIR;
+	r->syscall = call->syscall;
+	r->pid = task->tgid;
+	r->tid = task->pid;
+	__builtin_memcpy(r->comm, task->comm, WP_COMM_LEN);
+	r->dev = dev;
+	r->ino = ino;
+	for (int i = 0; i < 2; i++) {
+		r->name[i][0] = 0;
+		r->dir_dev[i] = dir_dev[i];
+		r->dir_ino[i] = dir_ino[i];
+		if (!call->name[i])
+			continue;
+		n = bpf_probe_read_user_str(r->name[i], WP_NS_NAME_BYTES,
+					    (const void *)call->name[i]);
+		if (n <= 0)
+			r->name[i][0] = 0;
+		/* A name that filled the buffer may have been cut. */
+		else if (n == WP_NS_NAME_BYTES)
+			r->flags |= i ? WP_NS_NAME2_CUT : WP_NS_NAME1_CUT;
+	}
+	call->op = 0;
+	wp_submit(r, sizeof(*r));
+	return 0;
+}
+
+/* An argument of the table by index, or the default for WP_NS_NONE / WP_NS_CWD. */
+#define WP_NS_ARG(ctx, idx, none) ((idx) >= 0 ? (ctx)->args[(idx) >= 0 ? (idx) : 0] : (none))
+
+#define WP_NS_PROGRAMS_(name, Name, value, op, dir1, name1, dir2, name2, flags, fd)                              \
+	SEC("tracepoint/syscalls/sys_enter_" #name)                                                \
+	int wp_ns_enter_##name(struct trace_event_raw_sys_enter *ctx)                              \
+	{                                                                                          \
+		return wp_ns_enter(value, WP_NS_##op, WP_NS_ARG(ctx, name1, 0),                           \
+				   (dir1) == WP_NS_CWD ? WP_AT_FDCWD : (__s64)(int)WP_NS_ARG(ctx, dir1, 0), \
+				   WP_NS_ARG(ctx, name2, 0),                                       \
+				   (dir2) == WP_NS_CWD ? WP_AT_FDCWD : (__s64)(int)WP_NS_ARG(ctx, dir2, 0), \
+				   WP_NS_ARG(ctx, flags, 0), (flags) >= 0,                         \
+				   (__s64)(int)WP_NS_ARG(ctx, fd, -1));                            \
+	}                                                                                          \
+	SEC("tracepoint/syscalls/sys_exit_" #name)                                                 \
+	int wp_ns_exit_##name(struct trace_event_raw_sys_exit *ctx)                                \
+	{                                                                                          \
+		return wp_ns_exit(ctx->ret);                                                       \
+	}
+WP_NAMESPACE_TABLE(WP_NS_PROGRAMS_)
+#undef WP_NS_PROGRAMS_
+
+char LICENSE[] SEC("license") = "GPL";
