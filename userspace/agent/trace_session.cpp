@@ -40,6 +40,7 @@
 #include "probe/kernel_caps.h"
 #include "record/trace_file.h"
 #include "sinks/async_sink.h"
+#include "sinks/audit_sink.h"
 #include "stitch/stitcher.h"
 
 namespace wp {
@@ -389,15 +390,17 @@ int run_trace(const TraceOptions& options) {
         throw Failure(kExitRuntime, fmt::format("writing {}: {}", output->name(), output->error()));
     };
     sink = std::make_unique<AsyncSink>(
-        make_sink(options.format, output->stream(),
-                  SinkOptions{.color = options.output.empty() && ::isatty(STDOUT_FILENO),
-                              .devices = devices,
-                              .live = options.live,
-                              .timestamps = options.timestamps,
-                              .clock = clock,
+        options.audit
+            ? std::make_unique<AuditSink>(output->stream(), options.format == OutputFormat::Json)
+            : make_sink(options.format, output->stream(),
+                        SinkOptions{.color = options.output.empty() && ::isatty(STDOUT_FILENO),
+                                    .devices = devices,
+                                    .live = options.live,
+                                    .timestamps = options.timestamps,
+                                    .clock = clock,
 
-                              .cgroups = options.cgroup || options.container || options.pod ||
-                                         options.k8s_namespace}),
+                                    .cgroups = options.cgroup || options.container || options.pod ||
+                                               options.k8s_namespace}),
         drain);
     auto observer = [&options, &pids_with_items](const Timeline& item) {
       const std::uint32_t pid = call_of(item).pid;
@@ -578,6 +581,7 @@ int run_trace(const TraceOptions& options) {
   for (auto pid : options.pids)
     if (session->tgid_flags(pid) & WP_TGID_FORKED) pids_with_children.insert(pid);
   LossReport loss;
+  bool hazards = false;
   // Read once the hooks are detached: the final counts, kept by a recording too.
   const UntracedTally untraced = untraced_tally(planned.plan, session->untraced_calls());
   if (recording) recording->untraced(untraced_by_name(untraced));
@@ -598,7 +602,9 @@ int run_trace(const TraceOptions& options) {
     pipeline->add_filtered_requests(filtered);
     pipeline->set_untraced_calls(untraced_by_name(untraced));
     pipeline->set_hint(children_hint(options.pids, pids_with_children, pids_with_items));
-    loss = loss_report(pipeline->finish(duration).events, lost_total, true);
+    const TraceSummary summary = pipeline->finish(duration);
+    loss = loss_report(summary.events, lost_total, true);
+    hazards = !summary.hazards.empty();
   } else if (recording)
     loss = loss_report(recording->records(), lost_total, false);
   flush_outputs();
@@ -609,6 +615,8 @@ int run_trace(const TraceOptions& options) {
   if (options.record_only && recording)
     std::cerr << fmt::format("writepath: recorded {} records to {}\n", recording->records(),
                              options.record_path);
+  // audit: its verdict first; without hazards, the command's own code.
+  if (options.audit && hazards) return kExitHazards;
   return exit_code;
 }
 

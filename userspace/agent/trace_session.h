@@ -59,6 +59,9 @@ struct TraceOptions {
   // stream). Off: complete items only.
   bool live = false;
   bool timestamps = false;  // text: the -T wall-clock column
+  // writepath audit: print only the crash-consistency hazards (as text, or JSON with
+  // OutputFormat::Json) and exit with kExitHazards when there are any.
+  bool audit = false;
   // Sees every timeline the sink gets (writepath demo keeps them to explain the run).
   std::function<void(const Timeline&)> observer;
 };

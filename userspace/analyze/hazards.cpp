@@ -56,10 +56,10 @@ constexpr std::array kRules = {
         .fix = "move the sync after the last write, right before the rename"},
     HazardRuleInfo{
         .name = "name-not-durable",
-        .why = "a name was made (rename, link, exclusive create) and its data synced, but the "
-               "directory holding the name was never synced afterwards by a traced process "
-               "before the trace ended: a crash can lose the name, so the synced data is "
-               "unreachable or the old file comes back",
+        .why = "a name was made (a rename; a link or an exclusive create whose data was then "
+               "synced) and kept, but the directory holding it was never synced afterwards by "
+               "a traced process before the trace ended: a crash can lose the name, so the "
+               "data is unreachable or the old file comes back",
         .file_systems = "all; on ext4 with data=ordered a later journal commit usually carries "
                         "the name, but nothing guarantees when; fsync(2): \"an explicit fsync() "
                         "on a file descriptor for the directory is also needed\"",

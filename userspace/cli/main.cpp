@@ -299,6 +299,17 @@ int main(int argc, char** argv) {
                   "JSON: an object per event of an item (returned, written, durable, ...), "
                   "keyed by its id, instead of one object per complete item");
 
+  wp::TraceOptions audit_options;
+  std::string audit_min_latency, audit_duration, audit_buffer_size, audit_format = "text";
+  auto* audit = app.add_subcommand(
+      "audit", "Trace and print only crash-consistency hazards; exit 3 when there are any");
+  add_filters(audit, audit_options, audit_min_latency, audit_duration, audit_buffer_size);
+  audit->add_option("--format", audit_format, "Output format: text or json (default: text)")
+      ->type_name("NAME")
+      ->check(wp::one_of({"text", "json"}));
+  audit->add_option("-o,--output", audit_options.output, "Write to FILE instead of stdout")
+      ->type_name("FILE");
+
   auto* record = app.add_subcommand("record", "Record a trace to a file for writepath report");
   add_filters(record, record_options, record_min_latency, record_duration, record_buffer_size);
   record->add_option("-o,--output", record_options.record_path, "The trace file to write")
@@ -416,6 +427,17 @@ int main(int argc, char** argv) {
       trace_options.live = trace_options.format == wp::OutputFormat::Text || json_live;
       trace_options.buffer_bytes = ring_buffer_bytes(buffer_size);
       return wp::run_trace(trace_options);
+    }
+    if (*audit) {
+      if (auto ns = wp::duration_option("--min-latency", audit_min_latency))
+        audit_options.min_latency_ns = *ns;
+      check_stacks_flag(audit_options);
+      audit_options.duration_ns = wp::duration_option("--duration", audit_duration, "s");
+      audit_options.format =
+          audit_format == "json" ? wp::OutputFormat::Json : wp::OutputFormat::Text;
+      audit_options.buffer_bytes = ring_buffer_bytes(audit_buffer_size);
+      audit_options.audit = true;
+      return wp::run_trace(audit_options);
     }
     if (*record) {
       if (auto ns = wp::duration_option("--min-latency", record_min_latency))

@@ -9,6 +9,8 @@ namespace wp {
 
 constexpr int kExitRuntime = 1;
 constexpr int kExitUsage = 2;
+// writepath audit found crash-consistency hazards (0: none), for CI pipelines to test.
+constexpr int kExitHazards = 3;
 
 class Failure : public std::runtime_error {
  public:

@@ -1,7 +1,8 @@
 // atomic-save: saving a checkpoint so that a crash leaves the old file or the new one, never
 // half of one: write a temporary file, fsync it, rename it over the target, fsync the
 // directory. Against the naive overwrite in place (O_TRUNC, write, close), which is faster
-// because nothing of it is durable when it returns.
+// because nothing of it is durable when it returns. --unsafe RULE makes the safe save commit
+// one mistake of analyze/hazards.h on purpose, so that `writepath audit` has it to find.
 #include <fcntl.h>
 #include <fmt/format.h>
 
@@ -24,6 +25,15 @@ namespace {
 
 constexpr std::uint64_t kChunk = 1u << 20;  // bytes per write(2)
 
+// --unsafe: the mistakes the safe save can make, by the hazard rule that names each.
+enum Unsafe : std::uint64_t {
+  kSafe,
+  kRenameUnsynced,  // no fsync of the temporary file before the rename
+  kWriteAfterSync,  // its last chunk written again after its fsync, before the rename
+  kNameNotDurable,  // no fsync of the directory after the rename
+  kWrongSync,       // sync_file_range where the fsync belongs
+};
+
 class AtomicSave : public Scenario {
  public:
   std::string name() const override { return "atomic-save"; }
@@ -33,7 +43,15 @@ class AtomicSave : public Scenario {
   std::vector<Param> params() override {
     return {
         {"size", "checkpoint size", ParamKind::Size, &size_, 1, 16ull << 30},
-        {"rounds", "saves of each kind (medians reported)", ParamKind::Count, &rounds_, 1, 1000}};
+        {"rounds", "saves of each kind (medians reported)", ParamKind::Count, &rounds_, 1, 1000},
+        {"unsafe",
+         "make the safe save commit this mistake (a rule writepath audit reports)",
+         ParamKind::Choice,
+         &unsafe_,
+         0,
+         4,
+         {"none", "rename-of-unsynced-data", "write-after-fsync-before-rename", "name-not-durable",
+          "sync-of-the-wrong-thing"}}};
   }
   // At the rename: the new temporary file and the old target, plus the naive file.
   std::uint64_t space_needed() const override { return 3 * size_; }
@@ -57,14 +75,27 @@ class AtomicSave : public Scenario {
         UniqueFd fd = open_file(temp, O_WRONLY | O_CREAT | O_TRUNC);
         write_chunks(ctx, fd.get(), content);
         Stopwatch fsync_time;
-        fsync_or_throw(fd.get(), "fsync of the temporary file");
-        file_fsync_ns.push_back(fsync_time.elapsed_ns());
-        ++safe_fsyncs;
+        if (unsafe_ == kWrongSync) {
+          // Writes the pages and waits for them: no metadata, no cache flush.
+          if (::sync_file_range(fd.get(), 0, 0,
+                                SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+                                    SYNC_FILE_RANGE_WAIT_AFTER) != 0)
+            throw LoadError(fmt::format("sync_file_range: {}", std::strerror(errno)));
+        } else if (unsafe_ != kRenameUnsynced) {
+          fsync_or_throw(fd.get(), "fsync of the temporary file");
+          file_fsync_ns.push_back(fsync_time.elapsed_ns());
+          ++safe_fsyncs;
+        }
+        if (unsafe_ == kWriteAfterSync) {
+          const std::uint64_t last = (content.size() - 1) / kChunk * kChunk;
+          write_all(fd.get(), content.data() + last, content.size() - last,
+                    static_cast<off_t>(last));
+        }
       }
       if (std::rename(temp.c_str(), target.c_str()) != 0)
         throw LoadError(fmt::format("rename {} to {}: {}", temp.string(), target.string(),
                                     std::strerror(errno)));
-      {
+      if (unsafe_ != kNameNotDurable) {
         // The rename is an entry in the directory: durable only once the directory is.
         UniqueFd dir = open_file(workspace.dir(), O_RDONLY | O_DIRECTORY);
         Stopwatch fsync_time;
@@ -105,10 +136,18 @@ class AtomicSave : public Scenario {
     r.figures["naive_max_ns"] = unsafe.max;
     r.figures["naive_fsyncs"] = 0;
     r.figures["naive_fsyncs_per_round"] = 0;
-    r.lines.push_back(fmt::format(
-        "safe save of {}: median {} (file fsync {}, directory fsync {}), 2 fsyncs each",
-        human_size(), human_duration(safe.p50), human_duration(summarize(file_fsync_ns).p50),
-        human_duration(summarize(dir_fsync_ns).p50)));
+    r.figures["unsafe"] = unsafe_;
+    if (unsafe_ == kSafe)
+      r.lines.push_back(fmt::format(
+          "safe save of {}: median {} (file fsync {}, directory fsync {}), 2 fsyncs each",
+          human_size(), human_duration(safe.p50), human_duration(summarize(file_fsync_ns).p50),
+          human_duration(summarize(dir_fsync_ns).p50)));
+    else
+      r.lines.push_back(
+          fmt::format("save of {} made unsafe on purpose ({}): median {}, {} "
+                      "fsync{} each",
+                      human_size(), params()[2].choices[unsafe_], human_duration(safe.p50),
+                      safe_fsyncs / rounds_, safe_fsyncs / rounds_ == 1 ? "" : "s"));
     r.lines.push_back(fmt::format("naive overwrite: median {}, no fsync: not durable on return",
                                   human_duration(unsafe.p50)));
     r.lines.push_back(fmt::format(
@@ -143,6 +182,7 @@ class AtomicSave : public Scenario {
 
   std::uint64_t size_ = 4u << 20;
   std::uint64_t rounds_ = 5;
+  std::uint64_t unsafe_ = kSafe;
 };
 
 }  // namespace
