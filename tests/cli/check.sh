@@ -44,7 +44,7 @@ expect 2 stderr "^writepath: unknown option '--sise' for 'writepath demo write-f
   demo write-fsync --sise 1M
 expect 2 stderr "^writepath: --format: jsn is not one of text, json, html, perfetto; did you mean 'json'\? \(see writepath trace --help\)$" \
   trace --format jsn
-expect 2 stderr "^writepath: 'writepath' needs a command: doctor, trace, record, report, load, demo, serve \(see writepath --help\)$"
+expect 2 stderr "^writepath: 'writepath' needs a command: doctor, trace, audit, record, report, load, demo, serve \(see writepath --help\)$"
 expect 2 stderr "^writepath: --min-latency 10: give a unit, e.g. 10ms \(units: ns, us, ms, s, m, h\)$" \
   trace --min-latency 10
 expect 2 stderr "^writepath: --min-latency fast: not a duration" trace --min-latency fast

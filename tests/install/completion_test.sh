@@ -48,7 +48,7 @@ expect_among() {
 }
 
 expect "trace" tr
-expect "demo doctor load record report serve trace" ""
+expect "audit demo doctor load record report serve trace" ""
 expect "--format" trace --fo
 expect "html json perfetto text" trace --format ""
 expect "json" trace --format j

@@ -135,7 +135,10 @@ TEST(HazardRules, EachIsDocumented) {
     for (const char* text : {rule.why, rule.file_systems, rule.reference, rule.fix})
       EXPECT_GT(std::string(text).size(), 10u) << rule.name;
   }
-  EXPECT_EQ(names, (std::set<std::string>{"direct-not-durable", "lost-but-acknowledged"}));
+  EXPECT_EQ(names,
+            (std::set<std::string>{"direct-not-durable", "lost-but-acknowledged",
+                                   "rename-of-unsynced-data", "write-after-fsync-before-rename",
+                                   "name-not-durable", "sync-of-the-wrong-thing"}));
 }
 
 }  // namespace

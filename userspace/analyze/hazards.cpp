@@ -51,7 +51,7 @@ constexpr std::array kRules = {
         .why = "the file was synced, then written again, then renamed: the rename publishes "
                "data the sync did not cover, so a crash can leave the new name with the "
                "later write missing or torn",
-        .file_systems = "all",
+        .file_systems = "all: no file system orders a later write before a rename",
         .reference = "Pillai et al., ALICE, OSDI 2014 (ordering vulnerabilities)",
         .fix = "move the sync after the last write, right before the rename"},
     HazardRuleInfo{
@@ -71,7 +71,7 @@ constexpr std::array kRules = {
         .why = "the last sync of the file was sync_file_range(2) or msync(MS_ASYNC): "
                "sync_file_range writes data pages only, no metadata and no device cache "
                "flush, and MS_ASYNC starts no I/O at all, so neither makes the file durable",
-        .file_systems = "all",
+        .file_systems = "all: both are file-system independent in what they leave out",
         .reference = "sync_file_range(2), \"Warning\"; msync(2)",
         .fix = "use fsync or fdatasync (msync(MS_SYNC) for a mapping) where durability is "
                "needed; keep sync_file_range for starting writeback early"},
@@ -281,12 +281,12 @@ void HazardAuditor::hazards_of(NamespaceTimeline& item, const FileKey* renamed) 
     if (!renamed) return;
     file = *renamed;
     name = item.paths[1];
-    if (item.names[1].find('/') == std::string::npos) dir = {item.dir_dev[1], item.dir_ino[1]};
+    if (item.names[1].find('/') == std::string::npos) dir = {item.dirs[1].dev, item.dirs[1].ino};
   } else if (item.op == NamespaceOp::Open && (item.flags & WP_NS_EXCL) &&
              !(item.flags & WP_NS_DIR) && item.call.ino) {
     file = FileKey{item.call.dev, item.call.ino};
     name = item.paths[0];
-    if (item.names[0].find('/') == std::string::npos) dir = {item.dir_dev[0], item.dir_ino[0]};
+    if (item.names[0].find('/') == std::string::npos) dir = {item.dirs[0].dev, item.dirs[0].ino};
   } else {
     return;
   }
@@ -337,9 +337,10 @@ void HazardAuditor::hazards_of(NamespaceTimeline& item, const FileKey* renamed) 
   if (item.op != NamespaceOp::Rename) {
     // A link or an exclusive create: only a name whose data the application synced, so
     // asked to keep.
+    // (Before the name was made or after: a link publishes data synced under another name.)
     bool data_synced = false;
     for (const SyncFact& s : syncs_)
-      if (s.file == *file && s.kind == SyncKind::Full && s.start >= end) data_synced = true;
+      if (s.file == *file && s.kind == SyncKind::Full) data_synced = true;
     if (!data_synced) return;
   }
   if (dir_synced_after(end, dir, dir_path)) return;

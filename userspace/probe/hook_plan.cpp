@@ -299,22 +299,28 @@ std::vector<Hook> build_table() {
                    {tracepoint(std::string("wp_count_") + call.name, "syscalls",
                                std::string("sys_enter_") + call.event)}});
 
-      // Namespace calls of traced processes (bpf/namespace.bpf.c, WP_NAMESPACE_TABLE): the items
-      // the crash-consistency rules read. One hook per syscall (its entry and exit), so a kernel
-      // or architecture without one (arm64 has no open(2), rename(2)...) loses only that call.
-      // Classic tracepoints only: on the raw pair they would run on every syscall of every process.
+  // Namespace calls of traced processes (bpf/namespace.bpf.c, WP_NAMESPACE_TABLE): the items
+  // the crash-consistency rules read, an entry and an exit program per syscall. Two hooks: the
+  // calls every architecture has, and the older ones only some keep (arm64's table has no
+  // rename, link, unlink, rmdir, mkdir, creat or open: only their *at forms), so a kernel
+  // without those loses only them. Classic tracepoints only: on the raw pair they would run
+  // on every syscall of every process.
+  {
+    const std::set<std::string> legacy = {"rename", "link",  "unlink", "rmdir",
+                                          "mkdir",  "creat", "open"};
+    HookVariant current{{}, K::Tracepoint, "syscalls", {}, "", -1};
+    HookVariant older = current;
 #define WP_NAMESPACE_HOOK_(name, Name, value, op, d1, n1, d2, n2, flags, fd) \
-  t.push_back({"namespace " #name,                                           \
-               "namespace",                                                  \
-               false,                                                        \
-               {{{"wp_ns_enter_" #name, "wp_ns_exit_" #name},                \
-                 K::Tracepoint,                                              \
-                 "syscalls",                                                 \
-                 {"sys_enter_" #name, "sys_exit_" #name},                    \
-                 "",                                                         \
-                 -1}}});
-  WP_NAMESPACE_TABLE(WP_NAMESPACE_HOOK_)
+  for (const char* side : {"enter", "exit"}) {                               \
+    HookVariant& v = legacy.contains(#name) ? older : current;               \
+    v.programs.push_back(fmt::format("wp_ns_{}_{}", side, #name));           \
+    v.events.push_back(fmt::format("sys_{}_{}", side, #name));               \
+  }
+    WP_NAMESPACE_TABLE(WP_NAMESPACE_HOOK_)
 #undef WP_NAMESPACE_HOOK_
+    t.push_back({"namespace calls", "namespace", false, {current}});
+    t.push_back({"namespace calls (older)", "namespace", false, {older}});
+  }
 
   t.push_back(
       {"nvme submit",

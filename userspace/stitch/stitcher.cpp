@@ -145,8 +145,7 @@ struct Stitcher::State : stitch::BlockListener {
     n.op = ev.op;
     n.flags = ev.flags;
     n.names = ev.names;
-    n.dir_dev = ev.dir_dev;
-    n.dir_ino = ev.dir_ino;
+    for (std::size_t i = 0; i < 2; ++i) n.dirs[i] = {ev.dir_dev[i], ev.dir_ino[i]};
     constexpr std::uint32_t kCut[] = {WP_NS_NAME1_CUT, WP_NS_NAME2_CUT};
     for (std::size_t i = 0; i < 2; ++i)
       if (!(ev.flags & kCut[i]))

@@ -251,8 +251,12 @@ struct NamespaceTimeline {
   std::array<std::string, 2> names;
   std::array<std::string, 2> paths;
   // The directory each name is relative to ((0, 0): absolute).
-  std::array<DevT, 2> dir_dev{};
-  std::array<std::uint64_t, 2> dir_ino{};
+  struct Dir {
+    DevT dev = 0;
+    std::uint64_t ino = 0;
+    bool operator==(const Dir&) const = default;
+  };
+  std::array<Dir, 2> dirs{};
   bool incomplete = false;           // records were lost around it
   std::optional<SlowCauses> causes;  // never set: a namespace call is not followed off-CPU
   std::vector<Hazard> hazards;       // set as the item is emitted (analyze/hazards.h)

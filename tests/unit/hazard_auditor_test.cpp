@@ -1,0 +1,347 @@
+// The sequence rules of the HazardAuditor on synthetic item streams, each beside its near
+// misses: the safe atomic save (write, fsync, rename, fsync the directory) and the same save
+// one step away, which reports exactly the rule that step breaks.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "analyze/hazards.h"
+
+namespace wp {
+namespace {
+
+constexpr DevT kDev = 0x700001;
+constexpr std::uint64_t kTemp = 12, kTarget = 11, kDir = 2;
+const std::string kDirPath = "/data";
+const std::string kTempPath = "/data/f.tmp";
+const std::string kTargetPath = "/data/f";
+
+// Builds a stream of items one after another, 1 µs apart, each with the next id.
+class Stream {
+ public:
+  std::uint64_t write(std::uint64_t ino, const std::string& path,
+                      std::optional<Nanos> durable = std::nullopt) {
+    WriteTimeline w;
+    w.call = call(Syscall::Pwrite64, ino, path);
+    w.call.ret = 4096;
+    w.call.count = 4096;
+    w.durable_ns = durable;
+    w.state = durable ? WriteState::Durable : WriteState::Dirty;
+    return add(std::move(w));
+  }
+  std::uint64_t sync(Syscall syscall, std::uint64_t ino, const std::string& path,
+                     std::uint32_t call_flags = 0) {
+    SyncTimeline s;
+    s.call = call(syscall, ino, path);
+    s.call.call_flags = call_flags;
+    return add(std::move(s));
+  }
+  std::uint64_t rename(const std::string& from, const std::string& to, std::int64_t ret = 0) {
+    NamespaceTimeline n;
+    n.call = call(Syscall::Renameat2, 0, "");
+    n.call.ret = ret;
+    n.op = NamespaceOp::Rename;
+    n.names = {name_of(from), name_of(to)};
+    n.paths = {from, to};
+    n.dirs = {{{kDev, kDir}, {kDev, kDir}}};
+    return add(std::move(n));
+  }
+  std::uint64_t open(NamespaceOp op, std::uint32_t flags, std::uint64_t ino,
+                     const std::string& path) {
+    NamespaceTimeline n;
+    n.call = call(Syscall::OpenatCreate, ino, ino ? path : "");
+    n.op = op;
+    n.flags = flags;
+    n.names = {name_of(path), ""};
+    n.paths = {path, ""};
+    n.dirs[0] = {kDev, kDir};
+    return add(std::move(n));
+  }
+  Nanos now() const { return t_; }
+
+  // Every item through the auditor; their hazards by item id.
+  std::map<std::uint64_t, std::vector<Hazard>> audit() {
+    HazardAuditor auditor;
+    std::map<std::uint64_t, std::vector<Hazard>> out;
+    const HazardAuditor::Out keep = [&](Timeline&& item) {
+      EXPECT_FALSE(out.contains(id_of(item))) << "item handed out twice";
+      out[id_of(item)] = std::visit([](const auto& t) { return t.hazards; }, item);
+    };
+    for (Timeline item : items_) auditor.take(std::move(item), keep);
+    auditor.finish(keep);
+    EXPECT_EQ(out.size(), items_.size()) << "every item comes out";
+    return out;
+  }
+
+ private:
+  static std::string name_of(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+  SyscallEvent call(Syscall syscall, std::uint64_t ino, const std::string& path) {
+    SyscallEvent c;
+    c.start_ns = t_;
+    c.end_ns = t_ + 500;
+    t_ += 1'000;
+    c.pid = c.tid = 42;
+    c.comm = "save";
+    c.syscall = syscall;
+    c.dev = ino ? kDev : 0;
+    c.ino = ino;
+    c.path = path;
+    return c;
+  }
+  template <typename T>
+  std::uint64_t add(T item) {
+    item.id = ++id_;
+    items_.emplace_back(std::move(item));
+    return id_;
+  }
+  Nanos t_ = 1'000'000;
+  std::uint64_t id_ = 0;
+  std::vector<Timeline> items_;
+};
+
+// The rules each item of a run reported, item by item, only the items with any.
+std::map<std::uint64_t, std::vector<std::string>> rules(
+    const std::map<std::uint64_t, std::vector<Hazard>>& found) {
+  std::map<std::uint64_t, std::vector<std::string>> out;
+  for (const auto& [id, hazards] : found)
+    for (const Hazard& h : hazards) out[id].push_back(h.rule);
+  return out;
+}
+
+using Rules = std::map<std::uint64_t, std::vector<std::string>>;
+
+TEST(HazardAuditor, TheSafeAtomicSaveHasNoHazard) {
+  Stream s;
+  s.open(NamespaceOp::Open, WP_NS_CREATE | WP_NS_TRUNC, kTemp, kTempPath);
+  const Nanos written = s.now();
+  s.write(kTemp, kTempPath, written + 1'200);  // durable inside the fsync below
+  s.sync(Syscall::Fsync, kTemp, kTempPath);
+  s.rename(kTempPath, kTargetPath);
+  s.sync(Syscall::Fsync, kDir, kDirPath);
+  EXPECT_EQ(rules(s.audit()), Rules{});
+}
+
+TEST(HazardAuditor, RenameOfDataNeverSynced) {
+  Stream s;
+  const auto w1 = s.write(kTemp, kTempPath);
+  const auto w2 = s.write(kTemp, kTempPath);
+  const auto r = s.rename(kTempPath, kTargetPath);
+  s.sync(Syscall::Fsync, kDir, kDirPath);
+  const auto found = s.audit();
+  EXPECT_EQ(rules(found), (Rules{{r, {"rename-of-unsynced-data"}}}));
+  EXPECT_EQ(found.at(r).at(0).related, (std::vector<std::uint64_t>{w1, w2}));
+}
+
+TEST(HazardAuditor, RenameNearMisses) {
+  {  // the data became durable before the rename by other means (O_SYNC, writeback + flush)
+    Stream s;
+    s.write(kTemp, kTempPath, 1'000'600);
+    s.rename(kTempPath, kTargetPath);
+    s.sync(Syscall::Fsync, kDir, kDirPath);
+    EXPECT_EQ(rules(s.audit()), Rules{});
+  }
+  {  // another file's writes are not durable: not this rename's concern
+    Stream s;
+    s.write(kTarget + 100, "/data/other");
+    s.write(kTemp, kTempPath, 1'001'600);
+    s.rename(kTempPath, kTargetPath);
+    s.sync(Syscall::Fsync, kDir, kDirPath);
+    EXPECT_EQ(rules(s.audit()), Rules{});
+  }
+  {  // the rename failed (EXDEV): nothing was published
+    Stream s;
+    s.write(kTemp, kTempPath);
+    s.rename(kTempPath, kTargetPath, -18);
+    EXPECT_EQ(rules(s.audit()), Rules{});
+  }
+  {  // a write made after the rename is the renamed file's, not the rename's
+    Stream s;
+    s.rename(kTempPath, kTargetPath);  // no writes known under the old name yet
+    s.write(kTemp, kTargetPath);
+    s.sync(Syscall::Fsync, kDir, kDirPath);
+    EXPECT_EQ(rules(s.audit()), Rules{});
+  }
+}
+
+TEST(HazardAuditor, AWriteAfterTheFsyncAndBeforeTheRename) {
+  Stream s;
+  s.write(kTemp, kTempPath, 1'001'200);
+  const auto sync = s.sync(Syscall::Fsync, kTemp, kTempPath);
+  const auto late = s.write(kTemp, kTempPath);
+  const auto r = s.rename(kTempPath, kTargetPath);
+  s.sync(Syscall::Fsync, kDir, kDirPath);
+  const auto found = s.audit();
+  // Only this rule: the file was synced, so "never synced" would be wrong.
+  EXPECT_EQ(rules(found), (Rules{{r, {"write-after-fsync-before-rename"}}}));
+  EXPECT_EQ(found.at(r).at(0).related, (std::vector<std::uint64_t>{late, sync}));
+}
+
+TEST(HazardAuditor, WriteAfterFsyncNearMiss) {
+  Stream s;  // the late write was synced again before the rename
+  s.write(kTemp, kTempPath, 1'000'900);
+  s.sync(Syscall::Fsync, kTemp, kTempPath);
+  s.write(kTemp, kTempPath, 1'003'400);
+  s.sync(Syscall::Fdatasync, kTemp, kTempPath);
+  s.rename(kTempPath, kTargetPath);
+  s.sync(Syscall::Fsync, kDir, kDirPath);
+  EXPECT_EQ(rules(s.audit()), Rules{});
+}
+
+TEST(HazardAuditor, ANameNeverMadeDurable) {
+  Stream s;
+  s.write(kTemp, kTempPath, 1'001'200);
+  s.sync(Syscall::Fsync, kTemp, kTempPath);
+  const auto r = s.rename(kTempPath, kTargetPath);
+  const auto found = s.audit();
+  EXPECT_EQ(rules(found), (Rules{{r, {"name-not-durable"}}}));
+  EXPECT_NE(found.at(r).at(0).detail.find("/data"), std::string::npos);
+}
+
+TEST(HazardAuditor, NameNearMisses) {
+  {  // the directory synced before the rename does not count
+    Stream s;
+    s.write(kTemp, kTempPath, 1'001'200);
+    s.sync(Syscall::Fsync, kTemp, kTempPath);
+    s.sync(Syscall::Fsync, kDir, kDirPath);
+    const auto r = s.rename(kTempPath, kTargetPath);
+    EXPECT_EQ(rules(s.audit()), (Rules{{r, {"name-not-durable"}}}));
+  }
+  {  // syncfs after the rename covers it
+    Stream s;
+    s.write(kTemp, kTempPath, 1'001'200);
+    s.sync(Syscall::Fsync, kTemp, kTempPath);
+    s.rename(kTempPath, kTargetPath);
+    s.sync(Syscall::Syncfs, kTemp, kTargetPath);
+    EXPECT_EQ(rules(s.audit()), Rules{});
+  }
+  {  // the directory known by path only (its inode unknown to the rename)
+    Stream s;
+    s.write(kTemp, kTempPath, 1'001'200);
+    s.sync(Syscall::Fsync, kTemp, kTempPath);
+    s.rename(kTempPath, kTargetPath);
+    s.sync(Syscall::Fsync, kDir + 50, kDirPath);
+    EXPECT_EQ(rules(s.audit()), Rules{});
+  }
+  {  // the name was removed again before the end: nothing to lose
+    Stream s;
+    s.write(kTemp, kTempPath, 1'001'200);
+    s.sync(Syscall::Fsync, kTemp, kTempPath);
+    s.rename(kTempPath, kTargetPath);
+    s.rename(kTargetPath, "/data/f.old");
+    s.sync(Syscall::Fsync, kDir, kDirPath);
+    EXPECT_EQ(rules(s.audit()), Rules{});
+  }
+}
+
+TEST(HazardAuditor, AnExclusiveCreateWhoseDataIsSyncedNeedsItsDirectorySynced) {
+  Stream s;
+  const auto made = s.open(NamespaceOp::Open, WP_NS_CREATE | WP_NS_EXCL, kTemp, kTempPath);
+  s.write(kTemp, kTempPath, 1'002'200);
+  s.sync(Syscall::Fsync, kTemp, kTempPath);
+  EXPECT_EQ(rules(s.audit()), (Rules{{made, {"name-not-durable"}}}));
+}
+
+TEST(HazardAuditor, CreateNearMisses) {
+  {  // O_CREAT without O_EXCL: it may have opened a file that was there
+    Stream s;
+    s.open(NamespaceOp::Open, WP_NS_CREATE, kTemp, kTempPath);
+    s.write(kTemp, kTempPath, 1'002'200);
+    s.sync(Syscall::Fsync, kTemp, kTempPath);
+    EXPECT_EQ(rules(s.audit()), Rules{});
+  }
+  {  // data never synced: the application did not ask for it to be kept
+    Stream s;
+    s.open(NamespaceOp::Open, WP_NS_CREATE | WP_NS_EXCL, kTemp, kTempPath);
+    s.write(kTemp, kTempPath);
+    EXPECT_EQ(rules(s.audit()), Rules{});
+  }
+  {  // the directory synced after the create
+    Stream s;
+    s.open(NamespaceOp::Open, WP_NS_CREATE | WP_NS_EXCL, kTemp, kTempPath);
+    s.write(kTemp, kTempPath, 1'002'200);
+    s.sync(Syscall::Fsync, kTemp, kTempPath);
+    s.sync(Syscall::Fsync, kDir, kDirPath);
+    EXPECT_EQ(rules(s.audit()), Rules{});
+  }
+}
+
+TEST(HazardAuditor, SyncFileRangeAsTheLastSync) {
+  Stream s;
+  s.write(kTemp, kTempPath);
+  const auto sfr = s.sync(Syscall::SyncFileRange, kTemp, kTempPath);
+  // The rename of data only sync_file_range wrote: the wrong sync is the cause, said once.
+  s.rename(kTempPath, kTargetPath);
+  s.sync(Syscall::Fsync, kDir, kDirPath);
+  EXPECT_EQ(rules(s.audit()), (Rules{{sfr, {"sync-of-the-wrong-thing"}}}));
+}
+
+TEST(HazardAuditor, MsyncAsyncAsTheLastSync) {
+  Stream s;
+  s.write(kTemp, kTempPath);
+  const auto ms = s.sync(Syscall::Msync, kTemp, kTempPath, call_flag::kMsAsync);
+  EXPECT_EQ(rules(s.audit()), (Rules{{ms, {"sync-of-the-wrong-thing"}}}));
+}
+
+TEST(HazardAuditor, WrongSyncNearMisses) {
+  {  // sync_file_range to start writeback early, fsync later: PostgreSQL's checkpointer
+    Stream s;
+    s.write(kTemp, kTempPath);
+    s.sync(Syscall::SyncFileRange, kTemp, kTempPath);
+    s.sync(Syscall::Fsync, kTemp, kTempPath);
+    EXPECT_EQ(rules(s.audit()), Rules{});
+  }
+  {  // msync(MS_SYNC) is a full sync
+    Stream s;
+    s.write(kTemp, kTempPath);
+    s.sync(Syscall::Msync, kTemp, kTempPath, call_flag::kMsSync);
+    EXPECT_EQ(rules(s.audit()), Rules{});
+  }
+  {  // nothing written before it: nothing it failed to make durable
+    Stream s;
+    s.sync(Syscall::SyncFileRange, kTemp, kTempPath);
+    s.write(kTemp, kTempPath, 1'001'900);
+    EXPECT_EQ(rules(s.audit()), Rules{});
+  }
+}
+
+TEST(HazardAuditor, HeldItemsComeOutInIdOrderAfterThePassingOnes) {
+  HazardAuditor auditor;
+  std::vector<std::uint64_t> out;
+  const HazardAuditor::Out keep = [&](Timeline&& item) { out.push_back(id_of(item)); };
+  NamespaceTimeline rename;
+  rename.id = 1;
+  rename.op = NamespaceOp::Rename;
+  SyncTimeline sfr;
+  sfr.id = 2;
+  sfr.call.syscall = Syscall::SyncFileRange;
+  SyncTimeline fsync;
+  fsync.id = 3;
+  fsync.call.syscall = Syscall::Fsync;
+  auditor.take(rename, keep);
+  auditor.take(sfr, keep);
+  auditor.take(fsync, keep);
+  EXPECT_EQ(out, (std::vector<std::uint64_t>{3}));  // the rename and sync_file_range wait
+  auditor.finish(keep);
+  EXPECT_EQ(out, (std::vector<std::uint64_t>{3, 1, 2}));
+}
+
+TEST(HazardAuditor, PastItsBoundTheOldestHeldItemLeavesUndecided) {
+  HazardAuditor auditor(/*max_held=*/2);
+  std::vector<std::uint64_t> out;
+  const HazardAuditor::Out keep = [&](Timeline&& item) { out.push_back(id_of(item)); };
+  for (std::uint64_t id = 1; id <= 3; ++id) {
+    NamespaceTimeline n;
+    n.id = id;
+    n.op = NamespaceOp::Unlink;
+    auditor.take(n, keep);
+  }
+  EXPECT_EQ(out, (std::vector<std::uint64_t>{1}));
+  EXPECT_EQ(auditor.undecided(), 1u);
+  auditor.finish(keep);
+  EXPECT_EQ(out, (std::vector<std::uint64_t>{1, 2, 3}));
+}
+
+}  // namespace
+}  // namespace wp
