@@ -48,6 +48,22 @@ class Stream {
     n.dirs = {{{kDev, kDir}, {kDev, kDir}}};
     return add(std::move(n));
   }
+  std::uint64_t link(const std::string& from, const std::string& to) {
+    const auto id = rename(from, to);
+    auto& n = std::get<NamespaceTimeline>(items_.back());
+    n.op = NamespaceOp::Link;
+    n.call.syscall = Syscall::Linkat;
+    return id;
+  }
+  std::uint64_t unlink(const std::string& path) {
+    NamespaceTimeline n;
+    n.call = call(Syscall::Unlinkat, 0, "");
+    n.op = NamespaceOp::Unlink;
+    n.names = {name_of(path), ""};
+    n.paths = {path, ""};
+    n.dirs[0] = {kDev, kDir};
+    return add(std::move(n));
+  }
   std::uint64_t open(NamespaceOp op, std::uint32_t flags, std::uint64_t ino,
                      const std::string& path) {
     NamespaceTimeline n;
@@ -235,35 +251,81 @@ TEST(HazardAuditor, NameNearMisses) {
   }
 }
 
-TEST(HazardAuditor, AnExclusiveCreateWhoseDataIsSyncedNeedsItsDirectorySynced) {
-  Stream s;
-  const auto made = s.open(NamespaceOp::Open, WP_NS_CREATE | WP_NS_EXCL, kTemp, kTempPath);
+TEST(HazardAuditor, ALinkToSyncedDataNeedsItsDirectorySynced) {
+  Stream s;  // git's loose objects: written and fsynced as tmp_obj, linked, the temp unlinked
+  s.open(NamespaceOp::Open, WP_NS_CREATE | WP_NS_EXCL, kTemp, kTempPath);
   s.write(kTemp, kTempPath, 1'002'200);
   s.sync(Syscall::Fsync, kTemp, kTempPath);
-  EXPECT_EQ(rules(s.audit()), (Rules{{made, {"name-not-durable"}}}));
+  const auto linked = s.link(kTempPath, kTargetPath);
+  s.unlink(kTempPath);
+  EXPECT_EQ(rules(s.audit()), (Rules{{linked, {"name-not-durable"}}}));
 }
 
-TEST(HazardAuditor, CreateNearMisses) {
-  {  // O_CREAT without O_EXCL: it may have opened a file that was there
-    Stream s;
-    s.open(NamespaceOp::Open, WP_NS_CREATE, kTemp, kTempPath);
-    s.write(kTemp, kTempPath, 1'002'200);
-    s.sync(Syscall::Fsync, kTemp, kTempPath);
-    EXPECT_EQ(rules(s.audit()), Rules{});
-  }
+TEST(HazardAuditor, LinkAndCreateNearMisses) {
   {  // data never synced: the application did not ask for it to be kept
     Stream s;
-    s.open(NamespaceOp::Open, WP_NS_CREATE | WP_NS_EXCL, kTemp, kTempPath);
     s.write(kTemp, kTempPath);
+    s.link(kTempPath, kTargetPath);
     EXPECT_EQ(rules(s.audit()), Rules{});
   }
-  {  // the directory synced after the create
+  {  // the directory synced after the link
+    Stream s;
+    s.write(kTemp, kTempPath, 1'001'200);
+    s.sync(Syscall::Fsync, kTemp, kTempPath);
+    s.link(kTempPath, kTargetPath);
+    s.sync(Syscall::Fsync, kDir, kDirPath);
+    EXPECT_EQ(rules(s.audit()), Rules{});
+  }
+  {  // an exclusive create whose data is then fsynced: that fsync carries the name too
     Stream s;
     s.open(NamespaceOp::Open, WP_NS_CREATE | WP_NS_EXCL, kTemp, kTempPath);
     s.write(kTemp, kTempPath, 1'002'200);
     s.sync(Syscall::Fsync, kTemp, kTempPath);
-    s.sync(Syscall::Fsync, kDir, kDirPath);
     EXPECT_EQ(rules(s.audit()), Rules{});
+  }
+  {  // a rename followed by an fsync of the renamed file: its commit carries the rename
+    Stream s;
+    s.write(kTemp, kTempPath, 1'000'900);
+    s.sync(Syscall::Fsync, kTemp, kTempPath);
+    s.rename(kTempPath, kTargetPath);
+    s.sync(Syscall::Fsync, kTemp, kTargetPath);
+    EXPECT_EQ(rules(s.audit()), Rules{});
+  }
+}
+
+TEST(HazardAuditor, AReusedInodeNumberIsAnotherFile) {
+  {  // the old file's fsync does not count for the new file under the same inode number
+    Stream s;
+    s.write(kTemp, "/data/old", 1'000'900);
+    s.sync(Syscall::Fsync, kTemp, "/data/old");
+    s.unlink("/data/old");
+    s.open(NamespaceOp::Open, WP_NS_CREATE | WP_NS_TRUNC, kTemp, kTempPath);
+    const auto w = s.write(kTemp, kTempPath);
+    const auto r = s.rename(kTempPath, kTargetPath);
+    s.sync(Syscall::Fsync, kDir, kDirPath);
+    const auto found = s.audit();
+    EXPECT_EQ(rules(found), (Rules{{r, {"rename-of-unsynced-data"}}}));
+    EXPECT_EQ(found.at(r).at(0).related, (std::vector<std::uint64_t>{w}));
+  }
+  {  // a sync_file_range of a scratch file deleted later: nothing left to make durable
+    Stream s;
+    s.write(kTemp, kTempPath);
+    s.sync(Syscall::SyncFileRange, kTemp, kTempPath);
+    s.unlink(kTempPath);
+    EXPECT_EQ(rules(s.audit()), Rules{});
+  }
+  {  // but one renamed into place and later replaced was the saved file until then
+    Stream s;
+    s.write(kTemp, kTempPath);
+    const auto first = s.sync(Syscall::SyncFileRange, kTemp, kTempPath);
+    s.rename(kTempPath, kTargetPath);
+    s.sync(Syscall::Fsync, kDir, kDirPath);
+    s.write(kTemp + 1, kTempPath);
+    const auto second = s.sync(Syscall::SyncFileRange, kTemp + 1, kTempPath);
+    s.rename(kTempPath, kTargetPath);
+    s.sync(Syscall::Fsync, kDir, kDirPath);
+    EXPECT_EQ(rules(s.audit()),
+              (Rules{{first, {"sync-of-the-wrong-thing"}}, {second, {"sync-of-the-wrong-thing"}}}));
   }
 }
 

@@ -56,13 +56,14 @@ constexpr std::array kRules = {
         .fix = "move the sync after the last write, right before the rename"},
     HazardRuleInfo{
         .name = "name-not-durable",
-        .why = "a name was made (a rename; a link or an exclusive create whose data was then "
-               "synced) and kept, but the directory holding it was never synced afterwards by "
-               "a traced process before the trace ended: a crash can lose the name, so the "
-               "data is unreachable or the old file comes back",
-        .file_systems = "all; on ext4 with data=ordered a later journal commit usually carries "
-                        "the name, but nothing guarantees when; fsync(2): \"an explicit fsync() "
-                        "on a file descriptor for the directory is also needed\"",
+        .why = "a name was made (a rename, or a link to data the application synced) and kept, "
+               "but neither the directory holding it nor the file was synced afterwards by a "
+               "traced process before the trace ended: a crash can lose the name, so the data "
+               "is unreachable or the old file comes back",
+        .file_systems = "all; on ext4, xfs and btrfs an fsync of the file itself after the "
+                        "rename also carries its name (so does a later journal commit, but "
+                        "nothing says when); fsync(2): \"an explicit fsync() on a file "
+                        "descriptor for the directory is also needed\"",
         .reference = "fsync(2), NOTES; Pillai et al., ALICE, OSDI 2014",
         .fix = "open the directory (O_RDONLY|O_DIRECTORY) and fsync it after the rename or "
                "create"},
@@ -166,11 +167,11 @@ void HazardAuditor::take(Timeline&& item, const Out& out) {
   const FileKey file{call.dev, call.ino};
   if (writes_.size() + syncs_.size() + paths_.size() < max_facts_) {
     if (const auto* write = std::get_if<WriteTimeline>(&item); write && call.ino && call.ret > 0)
-      writes_.push_back({write->id, file, call.start_ns, call_end(call), write->durable_ns,
+      writes_.push_back({write->id, file, 0, call.start_ns, call_end(call), write->durable_ns,
                          write->state == WriteState::Memory});
     if (const auto* sync = std::get_if<SyncTimeline>(&item))
       if (const auto kind = sync_kind(*sync))
-        syncs_.push_back({sync->id, file, call.path, call.start_ns, call_end(call), *kind});
+        syncs_.push_back({sync->id, file, 0, call.path, call.start_ns, call_end(call), *kind});
     if (call.ino && !call.path.empty() && !std::holds_alternative<NamespaceTimeline>(item))
       paths_.push_back({call.start_ns, call.path, file});
   }
@@ -191,52 +192,104 @@ void HazardAuditor::finish(const Out& out) {
   held_.clear();
 }
 
-// Replays the names in time order (each write's and sync's file under the path it had, and
-// what the held namespace calls did to names) to tell which file each rename moved, then
-// applies the rules.
+// Replays the trace in time order: which path names which file (each write's and sync's file
+// under the path it had, and what the held namespace calls did to names), and each file's
+// lifetimes, so that an inode number reused by a new file (ext4 hands a freed one out again at
+// once) is not taken for the old one: a file's generation moves on when its last name goes
+// (unlink, a rename over it) and when it is made or emptied again (an exclusive create, a
+// truncating open). Then applies the rules, each within one generation of a file.
 void HazardAuditor::decide() {
-  const auto by_time = [](const auto& a, const auto& b) { return a.first < b.first; };
-  std::vector<std::pair<Nanos, std::size_t>> order;  // (time, index): path facts, then held
-  for (std::size_t i = 0; i < paths_.size(); ++i) order.emplace_back(paths_[i].at, i);
+  enum Kind : std::uint8_t { kName, kWrite, kSync, kHeld };
+  struct Step {
+    Nanos at;
+    Kind kind;
+    std::size_t index;
+  };
+  std::vector<Step> order;
+  order.reserve(paths_.size() + writes_.size() + syncs_.size() + held_.size());
+  for (std::size_t i = 0; i < paths_.size(); ++i) order.push_back({paths_[i].at, kName, i});
+  for (std::size_t i = 0; i < writes_.size(); ++i) order.push_back({writes_[i].start, kWrite, i});
+  for (std::size_t i = 0; i < syncs_.size(); ++i) order.push_back({syncs_[i].start, kSync, i});
   for (std::size_t i = 0; i < held_.size(); ++i)
-    order.emplace_back(call_end(call_of(held_[i])), paths_.size() + i);
-  std::stable_sort(order.begin(), order.end(), by_time);
+    order.push_back({call_end(call_of(held_[i])), kHeld, i});
+  std::stable_sort(order.begin(), order.end(),
+                   [](const Step& a, const Step& b) { return a.at < b.at; });
+
   std::map<std::string, FileKey> named;  // path → the file it names now
-  std::vector<std::optional<FileKey>> moved(held_.size());
-  for (const auto& [at, index] : order) {
-    if (index < paths_.size()) {
-      named[paths_[index].path] = paths_[index].file;
-      continue;
+  std::map<FileKey, std::uint32_t> names_of, generation;
+  // Its last name gone: the file's lifetime ends, deleted (unlink) or replaced (renamed over).
+  const auto unname = [&](std::map<std::string, FileKey>::iterator it, bool deleted) {
+    const FileKey file = it->second;
+    named.erase(it);
+    if (--names_of[file] != 0) return;
+    if (deleted) deleted_.insert({file, generation[file]});
+    ++generation[file];
+  };
+  const auto name = [&](const std::string& path, FileKey file) {
+    auto it = named.find(path);
+    if (it != named.end() && it->second == file) return;
+    if (it != named.end()) {
+      // What we knew of the old file under this name was only what its items said: no
+      // removal is implied (the kernel said the inode now has this name), so no new generation.
+      --names_of[it->second];
+      it->second = file;
+    } else {
+      named.emplace(path, file);
     }
-    const std::size_t h = index - paths_.size();
-    auto* ns = std::get_if<NamespaceTimeline>(&held_[h]);
+    ++names_of[file];
+  };
+  std::vector<std::optional<GenKey>> moved(held_.size());
+  for (const Step& step : order) {
+    switch (step.kind) {
+      case kName: name(paths_[step.index].path, paths_[step.index].file); continue;
+      case kWrite: writes_[step.index].gen = generation[writes_[step.index].file]; continue;
+      case kSync: syncs_[step.index].gen = generation[syncs_[step.index].file]; continue;
+      case kHeld: break;
+    }
+    auto* ns = std::get_if<NamespaceTimeline>(&held_[step.index]);
     if (!ns || ns->call.ret < 0) continue;
     const std::string& from = ns->paths[0];
     const std::string& to = ns->paths[1];
     switch (ns->op) {
-      case NamespaceOp::Open:
-        if (ns->call.ino && !from.empty()) named[from] = {ns->call.dev, ns->call.ino};
+      case NamespaceOp::Open: {
+        if (!ns->call.ino || from.empty() || (ns->flags & WP_NS_DIR)) break;
+        const FileKey file{ns->call.dev, ns->call.ino};
+        if (ns->flags & (WP_NS_EXCL | WP_NS_TRUNC)) ++generation[file];  // made or emptied
+        name(from, file);
+        moved[step.index] = GenKey{file, generation[file]};
         break;
+      }
       case NamespaceOp::Rename:
       case NamespaceOp::Link: {
         auto it = named.find(from);
         if (from.empty() || to.empty() || it == named.end()) break;
         const FileKey file = it->second;
-        moved[h] = file;
+        moved[step.index] = GenKey{file, generation[file]};
         if (ns->flags & WP_NS_EXCHANGE) {
           auto other = named.find(to);
-          if (other != named.end())
-            it->second = other->second;
-          else
+          if (other != named.end()) {
+            const FileKey swapped = other->second;
+            other->second = file;
+            it->second = swapped;
+          } else {
             named.erase(it);
-        } else if (ns->op == NamespaceOp::Rename) {
-          named.erase(it);
+            named[to] = file;
+          }
+          break;
         }
-        named[to] = file;
+        if (auto over = named.find(to); over != named.end() && over->second != file)
+          unname(over, false);  // the file renamed over loses this name
+        if (ns->op == NamespaceOp::Rename) {
+          named.erase(it);
+          --names_of[file];
+        }
+        name(to, file);
         break;
       }
       case NamespaceOp::Unlink:
-      case NamespaceOp::Rmdir: named.erase(from); break;
+      case NamespaceOp::Rmdir:
+        if (auto it = named.find(from); it != named.end()) unname(it, true);
+        break;
       default: break;
     }
   }
@@ -248,11 +301,19 @@ void HazardAuditor::decide() {
   }
 }
 
-bool HazardAuditor::dir_synced_after(Nanos after, FileKey dir, const std::string& dir_path) const {
+// Whether the name `item` made was made durable after it: the directory synced (by inode, or
+// by path when the name's directory is known only so), the whole file system or machine
+// synced, or the file itself fsynced under it: on ext4, xfs and btrfs (the file systems the
+// trace stitches) the journal commit or log write of that fsync carries the name made before
+// it (ext4 waits for the transaction of the inode's last change, which the create or rename
+// is; xfs forces its log past it; btrfs logs a new inode's names with it).
+bool HazardAuditor::name_synced_after(Nanos after, FileKey dir, const std::string& dir_path,
+                                      const GenKey& file) const {
   for (const SyncFact& s : syncs_) {
     if (s.start < after || s.kind == SyncKind::Wrong) continue;
     if (s.kind == SyncKind::Global) return true;
     if ((dir.second && s.file == dir) || (!dir_path.empty() && s.path == dir_path)) return true;
+    if (s.file == file.file && s.gen == file.gen) return true;
   }
   return false;
 }
@@ -270,38 +331,35 @@ bool HazardAuditor::name_survives(const std::string& path, Nanos after) const {
   return true;
 }
 
-void HazardAuditor::hazards_of(NamespaceTimeline& item, const FileKey* renamed) {
+void HazardAuditor::hazards_of(NamespaceTimeline& item, const GenKey* file) {
   item.hazards.clear();
-  if (item.call.ret < 0) return;
+  if (item.call.ret < 0 || !file) return;
   const Nanos start = item.call.start_ns, end = call_end(item.call);
-  std::string name, dir_path;
+  const auto of_file = [file](const auto& fact) {
+    return fact.file == file->file && fact.gen == file->gen;
+  };
+  std::string name;
   FileKey dir{0, 0};
-  std::optional<FileKey> file;
   if (item.op == NamespaceOp::Rename || item.op == NamespaceOp::Link) {
-    if (!renamed) return;
-    file = *renamed;
     name = item.paths[1];
     if (item.names[1].find('/') == std::string::npos) dir = {item.dirs[1].dev, item.dirs[1].ino};
-  } else if (item.op == NamespaceOp::Open && (item.flags & WP_NS_EXCL) &&
-             !(item.flags & WP_NS_DIR) && item.call.ino) {
-    file = FileKey{item.call.dev, item.call.ino};
-    name = item.paths[0];
-    if (item.names[0].find('/') == std::string::npos) dir = {item.dirs[0].dev, item.dirs[0].ino};
   } else {
+    // A create is not judged: the only sync that says its data matters is one of the file
+    // itself, made after it, and that carries its name too (name_synced_after).
     return;
   }
-  dir_path = parent_of(name);
+  const std::string dir_path = parent_of(name);
 
   if (item.op == NamespaceOp::Rename) {
     std::vector<const WriteFact*> undurable;
     for (const WriteFact& w : writes_)
-      if (w.file == *file && w.end <= start && !w.memory && !(w.durable && *w.durable <= start))
+      if (of_file(w) && w.end <= start && !w.memory && !(w.durable && *w.durable <= start))
         undurable.push_back(&w);
     if (!undurable.empty()) {
       const SyncFact* last_sync = nullptr;
       bool wrong_sync = false;
       for (const SyncFact& s : syncs_) {
-        if (s.file != *file || s.end > start) continue;
+        if (!of_file(s) || s.end > start) continue;
         if (s.kind == SyncKind::Full && (!last_sync || s.end > last_sync->end)) last_sync = &s;
         if (s.kind == SyncKind::Wrong && s.end >= undurable.front()->end) wrong_sync = true;
       }
@@ -319,6 +377,7 @@ void HazardAuditor::hazards_of(NamespaceTimeline& item, const FileKey* renamed) 
                                   after.size() == 2 ? "was" : "were"),
             .related = after});
       } else if (!wrong_sync) {
+        // (A sync_file_range of it is the cause, said on that sync: not said twice.)
         std::vector<std::uint64_t> ids;
         for (const WriteFact* w : undurable) ids.push_back(w->id);
         item.hazards.push_back(Hazard{
@@ -332,37 +391,41 @@ void HazardAuditor::hazards_of(NamespaceTimeline& item, const FileKey* renamed) 
     }
   }
 
-  // The name: made here, kept to the end, never made durable by a sync of its directory.
+  // The name: made here, kept to the end, never made durable.
   if (name.empty() || !name_survives(name, end)) return;
-  if (item.op != NamespaceOp::Rename) {
-    // A link or an exclusive create: only a name whose data the application synced, so
-    // asked to keep.
-    // (Before the name was made or after: a link publishes data synced under another name.)
-    bool data_synced = false;
-    for (const SyncFact& s : syncs_)
-      if (s.file == *file && s.kind == SyncKind::Full) data_synced = true;
-    if (!data_synced) return;
+  if (item.op == NamespaceOp::Link) {
+    // A link: only a name whose data the application synced, so asked to keep (git's objects:
+    // written and fsynced under a temporary name, then linked).
+    if (std::none_of(syncs_.begin(), syncs_.end(),
+                     [&](const SyncFact& s) { return of_file(s) && s.kind == SyncKind::Full; }))
+      return;
   }
-  if (dir_synced_after(end, dir, dir_path)) return;
+  if (name_synced_after(end, dir, dir_path, *file)) return;
   item.hazards.push_back(Hazard{
       .rule = kRules[kNameNotDurable].name,
-      .detail = fmt::format("{} made {}; its directory {} was not synced after it before the "
-                            "trace ended",
+      .detail = fmt::format("{} made {}; neither its directory {} nor the file was synced after "
+                            "it before the trace ended",
                             namespace_op_name(item.op), name,
                             dir_path.empty() ? std::string("(unknown)") : dir_path),
       .related = {}});
 }
 
 void HazardAuditor::hazards_of(SyncTimeline& sync) {
-  const FileKey file{sync.call.dev, sync.call.ino};
+  const auto fact = std::find_if(syncs_.begin(), syncs_.end(),
+                                 [&](const SyncFact& s) { return s.id == sync.id; });
+  if (fact == syncs_.end()) return;  // past max_facts: not known well enough to judge
+  const GenKey file{fact->file, fact->gen};
+  // A file deleted since (a scratch file never published) leaves nothing to lose; one
+  // replaced by a rename over it was the live version until then, and is judged.
+  if (deleted_.contains({file.file, file.gen})) return;
   const Nanos start = sync.call.start_ns, end = call_end(sync.call);
-  bool wrote = false;
-  for (const WriteFact& w : writes_)
-    wrote = wrote || (w.file == file && w.end <= start && !w.memory);
-  if (!wrote) return;
+  if (std::none_of(writes_.begin(), writes_.end(), [&](const WriteFact& w) {
+        return w.file == file.file && w.gen == file.gen && w.end <= start && !w.memory;
+      }))
+    return;
   for (const SyncFact& s : syncs_)
-    if (s.start >= end &&
-        (s.kind == SyncKind::Global || (s.kind == SyncKind::Full && s.file == file)))
+    if (s.start >= end && (s.kind == SyncKind::Global ||
+                           (s.kind == SyncKind::Full && s.file == file.file && s.gen == file.gen)))
       return;
   sync.hazards.push_back(Hazard{
       .rule = kRules[kWrongSync].name,

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <span>
 #include <string>
 #include <utility>
@@ -55,9 +56,15 @@ class HazardAuditor {
 
   using FileKey = std::pair<std::uint64_t, std::uint64_t>;  // (dev, ino)
   enum class SyncKind : std::uint8_t { Full, Wrong, Global };
+  // A file in one of its lifetimes (see decide()).
+  struct GenKey {
+    FileKey file;
+    std::uint32_t gen = 0;
+  };
   struct WriteFact {
     std::uint64_t id;
     FileKey file;
+    std::uint32_t gen = 0;  // set by decide()
     Nanos start, end;
     std::optional<Nanos> durable;
     bool memory;  // a file system in memory: no crash hazard to speak of
@@ -65,6 +72,7 @@ class HazardAuditor {
   struct SyncFact {
     std::uint64_t id;
     FileKey file;
+    std::uint32_t gen = 0;  // set by decide()
     std::string path;
     Nanos start, end;
     SyncKind kind;
@@ -77,9 +85,10 @@ class HazardAuditor {
 
  private:
   void decide();
-  void hazards_of(NamespaceTimeline& item, const FileKey* renamed);
+  void hazards_of(NamespaceTimeline& item, const GenKey* file);
   void hazards_of(SyncTimeline& sync);
-  bool dir_synced_after(Nanos after, FileKey dir, const std::string& dir_path) const;
+  bool name_synced_after(Nanos after, FileKey dir, const std::string& dir_path,
+                         const GenKey& file) const;
   bool name_survives(const std::string& path, Nanos after) const;
 
   std::size_t max_held_, max_facts_;
@@ -87,6 +96,8 @@ class HazardAuditor {
   std::vector<WriteFact> writes_;
   std::vector<SyncFact> syncs_;
   std::vector<PathFact> paths_;
+  // File lifetimes that ended by an unlink of their last name (decide()): (file, generation).
+  std::set<std::pair<FileKey, std::uint32_t>> deleted_;
   std::uint64_t undecided_ = 0;
 };
 

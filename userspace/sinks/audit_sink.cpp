@@ -14,6 +14,9 @@
 namespace wp {
 namespace {
 
+// Evidence items a text block lists per hazard.
+constexpr std::size_t kShownEvidence = 4;
+
 std::string call_state(const SyscallEvent& call) {
   return call.ret < 0 ? fmt::format("failed {}", errno_name(static_cast<int>(call.ret)))
                       : std::string("returned");
@@ -127,11 +130,19 @@ void AuditSink::summary(const TraceSummary& totals) {
     for (const Finding* f : of_rule) {
       out_ << "  " << line(f->item) << "\n";
       out_ << "      " << f->hazard.detail << "\n";
-      for (std::uint64_t id : f->hazard.related) {
-        if (const Evidence* e = find(id))
+      // The first few pieces of evidence and the last (a sync the writes came after is
+      // listed last); JSON has them all.
+      const auto& related = f->hazard.related;
+      for (std::size_t i = 0; i < related.size(); ++i) {
+        if (related.size() > kShownEvidence && i + 1 >= kShownEvidence && i + 1 < related.size()) {
+          if (i + 1 == kShownEvidence)
+            out_ << fmt::format("      ... {} more\n", related.size() - kShownEvidence);
+          continue;
+        }
+        if (const Evidence* e = find(related[i]))
           out_ << "      " << line(*e) << "\n";
         else
-          out_ << fmt::format("      #{} (no longer remembered)\n", id);
+          out_ << fmt::format("      #{} (no longer remembered)\n", related[i]);
       }
     }
     out_ << "\n";
