@@ -165,22 +165,39 @@ void HazardAuditor::take(Timeline&& item, const Out& out) {
   add_hazards(item);
   const SyscallEvent& call = call_of(item);
   const FileKey file{call.dev, call.ino};
-  if (writes_.size() + syncs_.size() + paths_.size() < max_facts_) {
-    if (const auto* write = std::get_if<WriteTimeline>(&item); write && call.ino && call.ret > 0)
-      writes_.push_back({write->id, file, 0, call.start_ns, call_end(call), write->durable_ns,
-                         write->state == WriteState::Memory});
+  // sync(2) names no file (and covers them all): kept under (0, 0).
+  const auto* as_sync = std::get_if<SyncTimeline>(&item);
+  const bool global = as_sync && sync_kind(*as_sync) == SyncKind::Global;
+  if ((call.ino != 0 || global) && (files_.contains(file) || facts_ < max_facts_)) {
+    FileFacts& facts = files_[file];
+    const auto keep = [this](auto& list, auto fact) {
+      list.push_back(std::move(fact));
+      if (list.size() > kFactsPerFile)
+        list.pop_front();
+      else
+        ++facts_;
+    };
+    if (const auto* write = std::get_if<WriteTimeline>(&item); write && call.ret > 0)
+      keep(facts.writes, WriteFact{write->id, file, 0, call.start_ns, call_end(call),
+                                   write->durable_ns, write->state == WriteState::Memory});
     if (const auto* sync = std::get_if<SyncTimeline>(&item))
       if (const auto kind = sync_kind(*sync))
-        syncs_.push_back({sync->id, file, 0, call.path, call.start_ns, call_end(call), *kind});
-    if (call.ino && !call.path.empty() && !std::holds_alternative<NamespaceTimeline>(item))
+        keep(facts.syncs,
+             SyncFact{sync->id, file, 0, call.path, call.start_ns, call_end(call), *kind});
+    // A path fact when the file's name changes, not per item.
+    if (call.ino != 0 && !call.path.empty() && call.path != facts.last_path &&
+        !std::holds_alternative<NamespaceTimeline>(item)) {
+      facts.last_path = call.path;
       paths_.push_back({call.start_ns, call.path, file});
+      ++facts_;
+    }
   }
   if (!holds(item)) return out(std::move(item));
   held_.push_back(std::move(item));
   if (held_.size() > max_held_) {
     ++undecided_;
     out(std::move(held_.front()));
-    held_.erase(held_.begin());
+    held_.pop_front();
   }
 }
 
@@ -199,6 +216,12 @@ void HazardAuditor::finish(const Out& out) {
 // (unlink, a rename over it) and when it is made or emptied again (an exclusive create, a
 // truncating open). Then applies the rules, each within one generation of a file.
 void HazardAuditor::decide() {
+  writes_.clear();
+  syncs_.clear();
+  for (auto& [file, facts] : files_) {
+    writes_.insert(writes_.end(), facts.writes.begin(), facts.writes.end());
+    syncs_.insert(syncs_.end(), facts.syncs.begin(), facts.syncs.end());
+  }
   enum Kind : std::uint8_t { kName, kWrite, kSync, kHeld };
   struct Step {
     Nanos at;
@@ -293,6 +316,42 @@ void HazardAuditor::decide() {
       default: break;
     }
   }
+  index_ = {};
+  for (const WriteFact& w : writes_) index_.writes[{w.file, w.gen}].push_back(&w);
+  for (const SyncFact& f : syncs_) {
+    index_.sync_by_id[f.id] = &f;
+    if (f.kind == SyncKind::Wrong) {
+      index_.syncs[{f.file, f.gen}].push_back(&f);
+      continue;
+    }
+    if (f.kind == SyncKind::Global) {
+      index_.last_global_sync = std::max(index_.last_global_sync.value_or(0), f.start);
+      continue;
+    }
+    index_.syncs[{f.file, f.gen}].push_back(&f);
+    Nanos& by_file = index_.last_full_sync[f.file];
+    by_file = std::max(by_file, f.start);
+    if (!f.path.empty()) {
+      Nanos& by_path = index_.last_full_sync_of_path[f.path];
+      by_path = std::max(by_path, f.start);
+    }
+  }
+  for (const Timeline& item : held_) {
+    const auto* ns = std::get_if<NamespaceTimeline>(&item);
+    if (!ns || ns->call.ret < 0 || ns->paths[0].empty()) continue;
+    if (ns->op == NamespaceOp::Unlink || ns->op == NamespaceOp::Rmdir ||
+        (ns->op == NamespaceOp::Rename && !(ns->flags & WP_NS_EXCHANGE)))
+      index_.removed[ns->paths[0]].push_back(ns->call.start_ns);
+  }
+  for (auto& [path, times] : index_.removed) std::sort(times.begin(), times.end());
+  // (writes_ and syncs_ are in emission order; the rules want time order within a file.)
+  for (auto& [file, list] : index_.writes)
+    std::sort(list.begin(), list.end(),
+              [](const WriteFact* a, const WriteFact* b) { return a->start < b->start; });
+  for (auto& [file, list] : index_.syncs)
+    std::sort(list.begin(), list.end(),
+              [](const SyncFact* a, const SyncFact* b) { return a->start < b->start; });
+
   for (std::size_t h = 0; h < held_.size(); ++h) {
     if (auto* ns = std::get_if<NamespaceTimeline>(&held_[h]))
       hazards_of(*ns, moved[h] ? &*moved[h] : nullptr);
@@ -309,35 +368,32 @@ void HazardAuditor::decide() {
 // is; xfs forces its log past it; btrfs logs a new inode's names with it).
 bool HazardAuditor::name_synced_after(Nanos after, FileKey dir, const std::string& dir_path,
                                       const GenKey& file) const {
-  for (const SyncFact& s : syncs_) {
-    if (s.start < after || s.kind == SyncKind::Wrong) continue;
-    if (s.kind == SyncKind::Global) return true;
-    if ((dir.second && s.file == dir) || (!dir_path.empty() && s.path == dir_path)) return true;
-    if (s.file == file.file && s.gen == file.gen) return true;
-  }
+  const auto since = [after](const auto& map, const auto& key) {
+    const auto it = map.find(key);
+    return it != map.end() && it->second >= after;
+  };
+  if (index_.last_global_sync && *index_.last_global_sync >= after) return true;
+  if (dir.second && since(index_.last_full_sync, dir)) return true;
+  if (!dir_path.empty() && since(index_.last_full_sync_of_path, dir_path)) return true;
+  const auto own = index_.syncs.find({file.file, file.gen});
+  if (own != index_.syncs.end())
+    for (const SyncFact* s : own->second)
+      if (s->kind == SyncKind::Full && s->start >= after) return true;
   return false;
 }
 
 // Whether `path` still names what it named at `after` when the trace ends: no later unlink or
 // rename away of it among the held namespace items.
 bool HazardAuditor::name_survives(const std::string& path, Nanos after) const {
-  for (const Timeline& item : held_) {
-    const auto* ns = std::get_if<NamespaceTimeline>(&item);
-    if (!ns || ns->call.ret < 0 || ns->call.start_ns < after) continue;
-    const bool removes = ns->op == NamespaceOp::Unlink || ns->op == NamespaceOp::Rmdir ||
-                         (ns->op == NamespaceOp::Rename && !(ns->flags & WP_NS_EXCHANGE));
-    if (removes && ns->paths[0] == path) return false;
-  }
-  return true;
+  const auto it = index_.removed.find(path);
+  if (it == index_.removed.end()) return true;
+  return std::lower_bound(it->second.begin(), it->second.end(), after) == it->second.end();
 }
 
 void HazardAuditor::hazards_of(NamespaceTimeline& item, const GenKey* file) {
   item.hazards.clear();
   if (item.call.ret < 0 || !file) return;
   const Nanos start = item.call.start_ns, end = call_end(item.call);
-  const auto of_file = [file](const auto& fact) {
-    return fact.file == file->file && fact.gen == file->gen;
-  };
   std::string name;
   FileKey dir{0, 0};
   if (item.op == NamespaceOp::Rename || item.op == NamespaceOp::Link) {
@@ -350,18 +406,25 @@ void HazardAuditor::hazards_of(NamespaceTimeline& item, const GenKey* file) {
   }
   const std::string dir_path = parent_of(name);
 
+  static const std::vector<const WriteFact*> kNoWrites;
+  static const std::vector<const SyncFact*> kNoSyncs;
+  const auto writes_it = index_.writes.find({file->file, file->gen});
+  const auto syncs_it = index_.syncs.find({file->file, file->gen});
+  const auto& writes = writes_it == index_.writes.end() ? kNoWrites : writes_it->second;
+  const auto& syncs = syncs_it == index_.syncs.end() ? kNoSyncs : syncs_it->second;
+
   if (item.op == NamespaceOp::Rename) {
     std::vector<const WriteFact*> undurable;
-    for (const WriteFact& w : writes_)
-      if (of_file(w) && w.end <= start && !w.memory && !(w.durable && *w.durable <= start))
-        undurable.push_back(&w);
+    for (const WriteFact* w : writes)
+      if (w->end <= start && !w->memory && !(w->durable && *w->durable <= start))
+        undurable.push_back(w);
     if (!undurable.empty()) {
       const SyncFact* last_sync = nullptr;
       bool wrong_sync = false;
-      for (const SyncFact& s : syncs_) {
-        if (!of_file(s) || s.end > start) continue;
-        if (s.kind == SyncKind::Full && (!last_sync || s.end > last_sync->end)) last_sync = &s;
-        if (s.kind == SyncKind::Wrong && s.end >= undurable.front()->end) wrong_sync = true;
+      for (const SyncFact* s : syncs) {
+        if (s->end > start) continue;
+        if (s->kind == SyncKind::Full && (!last_sync || s->end > last_sync->end)) last_sync = s;
+        if (s->kind == SyncKind::Wrong && s->end >= undurable.front()->end) wrong_sync = true;
       }
       std::vector<std::uint64_t> after;
       if (last_sync)
@@ -396,8 +459,8 @@ void HazardAuditor::hazards_of(NamespaceTimeline& item, const GenKey* file) {
   if (item.op == NamespaceOp::Link) {
     // A link: only a name whose data the application synced, so asked to keep (git's objects:
     // written and fsynced under a temporary name, then linked).
-    if (std::none_of(syncs_.begin(), syncs_.end(),
-                     [&](const SyncFact& s) { return of_file(s) && s.kind == SyncKind::Full; }))
+    if (std::none_of(syncs.begin(), syncs.end(),
+                     [](const SyncFact* s) { return s->kind == SyncKind::Full; }))
       return;
   }
   if (name_synced_after(end, dir, dir_path, *file)) return;
@@ -411,22 +474,22 @@ void HazardAuditor::hazards_of(NamespaceTimeline& item, const GenKey* file) {
 }
 
 void HazardAuditor::hazards_of(SyncTimeline& sync) {
-  const auto fact = std::find_if(syncs_.begin(), syncs_.end(),
-                                 [&](const SyncFact& s) { return s.id == sync.id; });
-  if (fact == syncs_.end()) return;  // past max_facts: not known well enough to judge
+  const auto found = index_.sync_by_id.find(sync.id);
+  if (found == index_.sync_by_id.end()) return;  // past max_facts: not known well enough
+  const SyncFact* fact = found->second;
   const GenKey file{fact->file, fact->gen};
   // A file deleted since (a scratch file never published) leaves nothing to lose; one
   // replaced by a rename over it was the live version until then, and is judged.
   if (deleted_.contains({file.file, file.gen})) return;
   const Nanos start = sync.call.start_ns, end = call_end(sync.call);
-  if (std::none_of(writes_.begin(), writes_.end(), [&](const WriteFact& w) {
-        return w.file == file.file && w.gen == file.gen && w.end <= start && !w.memory;
-      }))
+  const auto writes = index_.writes.find({file.file, file.gen});
+  if (writes == index_.writes.end() ||
+      std::none_of(writes->second.begin(), writes->second.end(),
+                   [&](const WriteFact* w) { return w->end <= start && !w->memory; }))
     return;
-  for (const SyncFact& s : syncs_)
-    if (s.start >= end && (s.kind == SyncKind::Global ||
-                           (s.kind == SyncKind::Full && s.file == file.file && s.gen == file.gen)))
-      return;
+  if (index_.last_global_sync && *index_.last_global_sync >= end) return;
+  for (const SyncFact* s : index_.syncs.at({file.file, file.gen}))
+    if (s->start >= end && s->kind == SyncKind::Full) return;
   sync.hazards.push_back(Hazard{
       .rule = kRules[kWrongSync].name,
       .detail =

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <set>
@@ -91,13 +92,40 @@ class HazardAuditor {
                          const GenKey& file) const;
   bool name_survives(const std::string& path, Nanos after) const;
 
+  // What is kept of one file as items arrive: its latest writes and syncs (a file written a
+  // million times keeps the last kFactsPerFile of each: the rules look at what was not yet
+  // durable at a rename, the latest writes), and the path its last item had.
+  static constexpr std::size_t kFactsPerFile = 256;
+  struct FileFacts {
+    std::deque<WriteFact> writes;
+    std::deque<SyncFact> syncs;
+    std::string last_path;
+  };
+
   std::size_t max_held_, max_facts_;
-  std::vector<Timeline> held_;
+  std::size_t facts_ = 0;  // kept in files_ and paths_
+  std::deque<Timeline> held_;
+  std::map<FileKey, FileFacts> files_;
+  std::vector<PathFact> paths_;
+  // files_ flattened by decide(): the facts the index points into.
   std::vector<WriteFact> writes_;
   std::vector<SyncFact> syncs_;
-  std::vector<PathFact> paths_;
   // File lifetimes that ended by an unlink of their last name (decide()): (file, generation).
   std::set<std::pair<FileKey, std::uint32_t>> deleted_;
+  // What the rules look up, built once by decide() so that each held item costs a few lookups
+  // (a rename loop holds tens of thousands): per file lifetime its writes and syncs in time
+  // order, the latest start of a full sync per file, per path and machine-wide, and when each
+  // path was removed.
+  struct Index {
+    std::map<std::pair<FileKey, std::uint32_t>, std::vector<const WriteFact*>> writes;
+    std::map<std::pair<FileKey, std::uint32_t>, std::vector<const SyncFact*>> syncs;
+    std::map<FileKey, Nanos> last_full_sync;  // any lifetime: directories are not renamed here
+    std::map<std::string, Nanos> last_full_sync_of_path;
+    std::optional<Nanos> last_global_sync;
+    std::map<std::string, std::vector<Nanos>> removed;  // path → unlink/rename-away times
+    std::map<std::uint64_t, const SyncFact*> sync_by_id;
+  };
+  Index index_;
   std::uint64_t undecided_ = 0;
 };
 
