@@ -17,6 +17,9 @@
 #                 cgroup, its own mount namespace, its file on a bind-mounted volume), traced
 #                 in JSON: ns/op ratios, the agent's CPU seconds, lost records; with BASELINE,
 #                 that build's trace of the container beside this one's
+#   namespace     a rename loop beside the cached pwrite loop: each untraced, traced, and as a
+#                 bystander of `trace -p 1`; the added ns per traced rename against per traced
+#                 write, and the programs' own time per op (kernel.bpf_stats_enabled)
 #   programs      each BPF program's ns per run as the kernel counts it (kernel.bpf_stats_enabled,
 #                 on for this section only) and the program time per op: a traced cached pwrite,
 #                 a bystander's write(2) to /dev/null and getppid under trace -p 1 and serve
@@ -33,13 +36,13 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
-all_sections=(side-by-side variants soak saturation replay scenarios stacks serve containers programs profile)
+all_sections=(side-by-side variants soak saturation replay scenarios stacks serve containers namespace programs profile)
 sections=()
 build=build
 for arg in "$@"; do
   case $arg in
     all) sections+=("${all_sections[@]}") ;;
-    side-by-side | variants | soak | saturation | replay | scenarios | stacks | serve | containers | programs | profile)
+    side-by-side | variants | soak | saturation | replay | scenarios | stacks | serve | containers | namespace | programs | profile)
       sections+=("$arg") ;;
     -h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "bench: unknown option $arg" >&2; exit 2 ;;
@@ -73,7 +76,7 @@ if [[ $(id -u) -ne 0 ]]; then
   echo "bench: tracing needs root" >&2
   exit 1
 fi
-for exe in writepath wp_bench_pwrite wp_bench_getppid wp_bench_logger wp_bench_write wp_bench_json_rewrite; do
+for exe in writepath wp_bench_pwrite wp_bench_getppid wp_bench_logger wp_bench_write wp_bench_json_rewrite wp_bench_rename; do
   if [[ ! -x $bin/$exe ]]; then
     echo "bench: $bin/$exe is missing; build it first (make build BUILD=$build)" >&2
     exit 1
@@ -929,6 +932,76 @@ containers_section() {
   } >>"$summary"
 }
 
+# ---- section: namespace -----------------------------------------------------------------------
+# What a traced rename costs against a traced write, and what an untraced one pays: the rename
+# loop and the cached pwrite loop, each untraced, under `trace -- CMD` (JSON; every rename an
+# item the hazard rules hold to the end) and as a bystander of `trace -p 1`, interleaved.
+namespace_run() {  # TRACER LOOP: one run's ns/op ("fail" for a failed run)
+  local ns cmd
+  case $2 in
+    rename) cmd=("$bin/wp_bench_rename" "$SCRATCH_MNT" "$count") ;;
+    pwrite) cmd=("$bin/wp_bench_pwrite" "$SCRATCH_MNT/ns.dat" "$count" 1) ;;
+  esac
+  case $1 in
+    untraced) ns=$("${cmd[@]}" 2>"$work/err") || ns="" ;;
+    traced) ns=$("$wp" trace --format json -o "$work/ns.jsonl" -- "${cmd[@]}" 2>"$work/err") || ns="" ;;
+    bystander)
+      if bg_start "$work/ns.log" "writepath: tracing" "$wp" trace -p 1 -o "$work/ns-bystander.out"; then
+        ns=$("${cmd[@]}" 2>"$work/err") || ns=""
+        bg_stop TERM
+      fi ;;
+  esac
+  echo "${ns:-fail}"
+}
+namespace_section() {
+  echo "== namespace: $rounds rounds; $count renames and $count cached pwrites per run"
+  local runs=(untraced:rename traced:rename bystander:rename untraced:pwrite traced:pwrite bystander:pwrite)
+  declare -A ns_of=()
+  local order run
+  for ((r = 0; r < rounds; r++)); do
+    mapfile -t order < <(column_order "$r" "${runs[@]}")
+    local line="round $r:"
+    for run in "${order[@]}"; do
+      local ns
+      ns=$(namespace_run "${run%%:*}" "${run##*:}")
+      ns_of[$run]+="$ns "
+      line+=" $run $ns ns/op;"
+    done
+    echo "$line"
+  done
+  local rows=() loop
+  for loop in rename pwrite; do
+    local base traced by added
+    base=$(median ${ns_of[untraced:$loop]})
+    traced=$(median ${ns_of[traced:$loop]})
+    by=$(median ${ns_of[bystander:$loop]})
+    added=$(awk -v t="$traced" -v b="$base" 'BEGIN {if (t + 0 > 0 && b + 0 > 0) printf "%.0f", t - b; else print "fail"}')
+    rows+=("| $loop | $(fmt_ns "$base") | $(fmt_ratio "$(median_ratio "${ns_of[traced:$loop]}" "${ns_of[untraced:$loop]}")") | $added | $(fmt_ratio "$(median_ratio "${ns_of[bystander:$loop]}" "${ns_of[untraced:$loop]}")") |")
+  done
+  # The programs' own time per op, as the kernel counts it.
+  local prows=()
+  bpf_stats_was=$(sysctl -n kernel.bpf_stats_enabled)
+  sysctl -qw kernel.bpf_stats_enabled=1
+  prows+=("$(program_row_traced "traced rename (trace -- CMD)" "$count" "$bin/wp_bench_rename" "$SCRATCH_MNT" "$count")")
+  prows+=("$(program_row_traced "traced cached 4 KiB pwrite (trace -- CMD)" "$count" "$bin/wp_bench_pwrite" "$SCRATCH_MNT/ns.dat" "$count" 1)")
+  restore_bpf_stats
+  bpf_stats_was=""
+  {
+    echo "### Namespace calls (median of $rounds interleaved rounds; $count ops per run)"
+    echo
+    echo "| loop | untraced ns/op | traced (trace -- CMD) | added ns per traced op | bystander of trace -p 1 |"
+    echo "|---|---:|---:|---:|---:|"
+    printf '%s
+' "${rows[@]}"
+    echo
+    echo "| workload | program ns per op | program: ns per run × runs per op |"
+    echo "|---|---:|---|"
+    printf '%s
+' "${prows[@]}"
+    echo
+  } >>"$summary"
+}
+
 # ---- section: programs ------------------------------------------------------------------------
 # The kernel's own count of each program's runs and time (bpftop's source), read from bpftool
 # before and after one workload while a tracer runs: where a traced call's cost goes, and what
@@ -1067,6 +1140,7 @@ for section in "${sections[@]}"; do
     stacks) stacks ;;
     serve) serve_section ;;
     containers) containers_section ;;
+    namespace) namespace_section ;;
     programs) programs ;;
     profile) profile ;;
   esac

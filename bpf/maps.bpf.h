@@ -519,12 +519,12 @@ static __always_inline void wp_submit(void *record, __u32 size)
  * record the ring buffer has no room for is tried again with the thread's next record. The id
  * is read as bpf_get_current_cgroup_id() reads it (task->cgroups->dfl_cgrp->kn->id), without
  * the call. */
-static __always_inline void wp_note_cgroup_of(struct wp_task_state *st, struct task_struct *task)
+static __always_inline void wp_note_task_cgroup(__u64 *noted, struct task_struct *task)
 {
 	__u64 id = task->cgroups->dfl_cgrp->kn->id;
 	struct wp_cgroup_record *r;
 
-	if (st->cgroup_noted == id)
+	if (*noted == id)
 		return;
 	r = wp_reserve(sizeof(*r), WP_REC_CGROUP, WP_HOOK_CGROUP);
 	if (!r)
@@ -533,7 +533,12 @@ static __always_inline void wp_note_cgroup_of(struct wp_task_state *st, struct t
 	r->pid = task->tgid;
 	r->tid = task->pid;
 	wp_submit(r, sizeof(*r));
-	st->cgroup_noted = id;
+	*noted = id;
+}
+
+static __always_inline void wp_note_cgroup_of(struct wp_task_state *st, struct task_struct *task)
+{
+	wp_note_task_cgroup(&st->cgroup_noted, task);
 }
 
 static __always_inline void wp_note_cgroup(struct wp_task_state *st)

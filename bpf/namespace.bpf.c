@@ -22,11 +22,30 @@ struct wp_ns_call {
 	__u64 name[2]; /* user pointers to the names (0: none) */
 	__s64 dirfd[2];
 	__s64 fd;	/* the fd argument, or -1 */
+	/* The directory a name was last resolved in (its dentry) and what it resolved to: a
+	 * thread renaming in one directory sends its path once and reads it once (see wp_ns_dir). */
+	__u64 dir_dentry;
+	__u64 dir_ino;
+	__u64 cgroup_noted; /* the cgroup last told for this thread by these programs */
+	__u32 dir_dev;
 	__u32 flags;	/* enum wp_ns_flags, from the call's flags argument */
 	__u8 op;	/* enum wp_ns_op; 0: no call open */
 	__u8 syscall;	/* its value in WP_NAMESPACE_TABLE */
 	__u8 pad[2];
 };
+
+/* A record is built here, names and all, and copied to the ring buffer at its used length. */
+struct wp_ns_scratch {
+	struct wp_namespace_record rec;
+	char names[WP_NS_NAMES_MAX];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct wp_ns_scratch);
+} ns_scratch SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -101,17 +120,16 @@ static __always_inline int wp_ns_enter(__u8 syscall, __u8 op, __u64 name0, __s64
 /* The directory a name is relative to: the dirfd's file, or the working directory. Sets its
  * (dev, ino) and sends its path record. An absolute name (or none) has none: 0. Called before
  * the record is reserved: a global function may not be called while a reservation is held. */
-static __always_inline void wp_ns_dir(struct task_struct *task, __s64 dirfd, __u64 name,
-				      __u32 *dev, __u64 *ino)
+static __always_inline void wp_ns_dir(struct task_struct *task, struct wp_ns_call *call,
+				      __s64 dirfd, char first, __u32 *dev, __u64 *ino)
 {
 	struct dentry *dentry;
 	struct vfsmount *mnt;
 	struct inode *inode;
-	char first = 0;
 
 	*dev = 0;
 	*ino = 0;
-	if (!name || bpf_probe_read_user(&first, 1, (const void *)name) || first == '/' || !first)
+	if (first == '/' || !first)
 		return;
 	/* Read as numbers (probe reads), not BTF pointers: wp_emit_path takes scalars. */
 	if (dirfd == WP_AT_FDCWD) {
@@ -125,12 +143,23 @@ static __always_inline void wp_ns_dir(struct task_struct *task, __s64 dirfd, __u
 		dentry = BPF_CORE_READ(file, f_path.dentry);
 		mnt = BPF_CORE_READ(file, f_path.mnt);
 	}
+	/* The directory of this thread's last call (the same dentry: its path went out then, as
+	 * wp_emit_call_path trusts a file's). */
+	if ((__u64)dentry == call->dir_dentry && call->dir_ino) {
+		*dev = call->dir_dev;
+		*ino = call->dir_ino;
+		return;
+	}
 	inode = wp_backing_inode(BPF_CORE_READ(dentry, d_inode));
 	if (!inode)
 		return;
 	*dev = wp_inode_dev(inode);
 	*ino = BPF_CORE_READ(inode, i_ino);
-	wp_emit_path((__u64)dentry, (__u64)mnt, *dev, *ino);
+	if (wp_emit_path((__u64)dentry, (__u64)mnt, *dev, *ino) < 0)
+		return; /* not sent: the next call tries again */
+	call->dir_dentry = (__u64)dentry;
+	call->dir_dev = *dev;
+	call->dir_ino = *ino;
 }
 
 /* The file behind `fd` as the write records name it (the page cache's inode: an overlay file's
@@ -155,9 +184,10 @@ static __always_inline int wp_ns_exit(long ret)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct wp_namespace_record *r;
-	struct wp_task_state *st;
+	struct wp_ns_scratch *scratch;
 	struct wp_ns_call *call;
 	__u64 now = bpf_ktime_get_ns();
+	__u32 zero = 0, used, size;
 	__u32 dir_dev[2], dev;
 	__u64 dir_ino[2], ino;
 	bool is_dir;
@@ -170,25 +200,55 @@ static __always_inline int wp_ns_exit(long ret)
 	call = bpf_task_storage_get(&ns_calls, task, 0, 0);
 	if (!call || !call->op)
 		return 0;
-	/* The cgroup record the agent names the item by, as for the write records. */
-	st = bpf_task_storage_get(&task_state, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (st)
-		wp_note_cgroup_of(st, task);
-	/* Path records first: the directories, and the file an open opened (its returned fd),
-	 * or ftruncate's and fallocate's (their argument). */
-	wp_ns_dir(task, call->dirfd[0], call->name[0], &dir_dev[0], &dir_ino[0]);
-	wp_ns_dir(task, call->dirfd[1], call->name[1], &dir_dev[1], &dir_ino[1]);
-	fd = call->op == WP_NS_OPEN ? (ret >= 0 ? ret : -1) : call->fd;
-	is_dir = wp_ns_file(task, fd, &dev, &ino);
-	r = wp_reserve_at(sizeof(*r), WP_REC_NAMESPACE, WP_HOOK_NAMESPACE, now);
-	if (!r) {
+	/* The cgroup record the agent names the item by, as for the write records (their state
+	 * keeps its own: a thread doing both may tell its cgroup twice, never too late). */
+	wp_note_task_cgroup(&call->cgroup_noted, task);
+	scratch = bpf_map_lookup_elem(&ns_scratch, &zero);
+	if (!scratch) {
 		call->op = 0;
 		return 0;
 	}
+	r = &scratch->rec;
+	/* The names first: whether each is relative decides the directories below. */
+	r->flags = call->flags;
+	r->name_len[0] = 0;
+	r->name_len[1] = 0;
+	if (call->name[0]) {
+		n = bpf_probe_read_user_str(scratch->names, WP_NS_NAME_BYTES,
+					    (const void *)call->name[0]);
+		if (n > 0) {
+			r->name_len[0] = n;
+			/* A name that filled the buffer may have been cut. */
+			if (n == WP_NS_NAME_BYTES)
+				r->flags |= WP_NS_NAME1_CUT;
+		}
+	}
+	used = r->name_len[0];
+	if (call->name[1] && used <= WP_NS_NAME_BYTES) {
+		n = bpf_probe_read_user_str(&scratch->names[used], WP_NS_NAME_BYTES,
+					    (const void *)call->name[1]);
+		if (n > 0) {
+			r->name_len[1] = n;
+			if (n == WP_NS_NAME_BYTES)
+				r->flags |= WP_NS_NAME2_CUT;
+		}
+	}
+	/* Path records before this record: the directories, and the file an open opened (its
+	 * returned fd), or ftruncate's and fallocate's (their argument). */
+	wp_ns_dir(task, call, call->dirfd[0], r->name_len[0] ? scratch->names[0] : 0, &dir_dev[0],
+		  &dir_ino[0]);
+	wp_ns_dir(task, call, call->dirfd[1],
+		  r->name_len[1] && used < WP_NS_NAME_BYTES ? scratch->names[used] : 0, &dir_dev[1],
+		  &dir_ino[1]);
+	fd = call->op == WP_NS_OPEN ? (ret >= 0 ? ret : -1) : call->fd;
+	is_dir = wp_ns_file(task, fd, &dev, &ino);
+	r->h.type = WP_REC_NAMESPACE;
+	r->h.version = WP_RECORD_VERSION;
+	r->h.cpu = bpf_get_smp_processor_id();
+	r->h.ts_ns = now;
 	r->start_ns = call->start_ns;
 	r->ret = ret;
 	r->op = call->op;
-	r->flags = call->flags;
 	if (is_dir && call->op == WP_NS_OPEN)
 		r->flags |= WP_NS_DIR;
 	r->syscall = call->syscall;
@@ -197,22 +257,17 @@ static __always_inline int wp_ns_exit(long ret)
 	__builtin_memcpy(r->comm, task->comm, WP_COMM_LEN);
 	r->dev = dev;
 	r->ino = ino;
-	for (int i = 0; i < 2; i++) {
-		r->name[i][0] = 0;
-		r->dir_dev[i] = dir_dev[i];
-		r->dir_ino[i] = dir_ino[i];
-		if (!call->name[i])
-			continue;
-		n = bpf_probe_read_user_str(r->name[i], WP_NS_NAME_BYTES,
-					    (const void *)call->name[i]);
-		if (n <= 0)
-			r->name[i][0] = 0;
-		/* A name that filled the buffer may have been cut. */
-		else if (n == WP_NS_NAME_BYTES)
-			r->flags |= i ? WP_NS_NAME2_CUT : WP_NS_NAME1_CUT;
-	}
+	r->dir_dev[0] = dir_dev[0];
+	r->dir_dev[1] = dir_dev[1];
+	r->dir_ino[0] = dir_ino[0];
+	r->dir_ino[1] = dir_ino[1];
+	size = (sizeof(*r) + r->name_len[0] + r->name_len[1] + 7) & ~7u;
+	if (size > sizeof(*scratch))
+		size = sizeof(*scratch);
+	r->h.size = size;
 	call->op = 0;
-	wp_submit(r, sizeof(*r));
+	if (bpf_ringbuf_output(&events, scratch, size, wp_wakeup_flag(size)))
+		wp_count_lost(WP_HOOK_NAMESPACE);
 	return 0;
 }
 

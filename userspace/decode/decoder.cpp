@@ -264,9 +264,16 @@ std::optional<Event> decode_fuse(std::span<const std::byte> bytes) {
                         r.daemon_pid, r.daemon_tid, comm_string(r.daemon_comm)};
 }
 
+// Variable-sized: the struct, then the names (wp_namespace_record's comment).
 std::optional<Event> decode_namespace(std::span<const std::byte> bytes) {
   wp_namespace_record r;
-  if (!read_record(bytes, r) || r.op < WP_NS_RENAME || r.op > WP_NS_FALLOCATE) return std::nullopt;
+  if (bytes.size() < sizeof(r)) return std::nullopt;
+  std::memcpy(&r, bytes.data(), sizeof(r));
+  const std::size_t names = std::size_t{r.name_len[0]} + r.name_len[1];
+  if (r.h.size != bytes.size() || r.h.size < sizeof(r) + names ||
+      r.h.size > sizeof(r) + WP_NS_NAMES_MAX + 8 || r.name_len[0] > WP_NS_NAME_BYTES ||
+      r.name_len[1] > WP_NS_NAME_BYTES || r.op < WP_NS_RENAME || r.op > WP_NS_FALLOCATE)
+    return std::nullopt;
   const auto syscall = namespace_call_from_record(r.syscall);
   if (!syscall) return std::nullopt;
   NamespaceEvent e;
@@ -279,8 +286,11 @@ std::optional<Event> decode_namespace(std::span<const std::byte> bytes) {
   e.op = static_cast<NamespaceOp>(r.op);
   e.flags = r.flags;
   e.ret = r.ret;
+  const char* at = reinterpret_cast<const char*>(bytes.data()) + sizeof(r);
   for (std::size_t i = 0; i < 2; ++i) {
-    e.names[i] = std::string(r.name[i], strnlen(r.name[i], sizeof(r.name[i])));
+    // name_len counts the NUL; a name is what precedes its first NUL.
+    e.names[i] = std::string(at, strnlen(at, r.name_len[i]));
+    at += r.name_len[i];
     e.dir_dev[i] = r.dir_dev[i];
     e.dir_ino[i] = r.dir_ino[i];
   }
