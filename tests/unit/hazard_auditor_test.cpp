@@ -194,6 +194,15 @@ TEST(HazardAuditor, AWriteAfterTheFsyncAndBeforeTheRename) {
   EXPECT_EQ(found.at(r).at(0).related, (std::vector<std::uint64_t>{late, sync}));
 }
 
+TEST(HazardAuditor, AnFsyncThatReturnedCoversTheWritesBeforeIt) {
+  Stream s;  // the trace never saw the write durable (a flush it missed): the fsync's 0 counts
+  s.write(kTemp, kTempPath);
+  s.sync(Syscall::Fsync, kTemp, kTempPath);
+  s.rename(kTempPath, kTargetPath);
+  s.sync(Syscall::Fsync, kDir, kDirPath);
+  EXPECT_EQ(rules(s.audit()), Rules{});
+}
+
 TEST(HazardAuditor, WriteAfterFsyncNearMiss) {
   Stream s;  // the late write was synced again before the rename
   s.write(kTemp, kTempPath, 1'000'900);

@@ -414,9 +414,17 @@ void HazardAuditor::hazards_of(NamespaceTimeline& item, const GenKey* file) {
   const auto& syncs = syncs_it == index_.syncs.end() ? kNoSyncs : syncs_it->second;
 
   if (item.op == NamespaceOp::Rename) {
+    // Not durable when renamed: neither seen durable by then nor covered by a sync of the file
+    // that began after it and returned 0 before the rename (the kernel's word that it is
+    // durable, whatever the trace saw of its flush).
+    const auto synced = [&](const WriteFact* w) {
+      return std::any_of(syncs.begin(), syncs.end(), [&](const SyncFact* s) {
+        return s->kind == SyncKind::Full && s->start >= w->end && s->end <= start;
+      });
+    };
     std::vector<const WriteFact*> undurable;
     for (const WriteFact* w : writes)
-      if (w->end <= start && !w->memory && !(w->durable && *w->durable <= start))
+      if (w->end <= start && !w->memory && !(w->durable && *w->durable <= start) && !synced(w))
         undurable.push_back(w);
     if (!undurable.empty()) {
       const SyncFact* last_sync = nullptr;
