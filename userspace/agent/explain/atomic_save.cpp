@@ -7,6 +7,7 @@
 
 #include "agent/explain/explain.h"
 #include "agent/explain/lines.h"
+#include "analyze/hazards.h"
 #include "common/units.h"
 #include "loadgen/measure.h"
 
@@ -87,6 +88,27 @@ std::vector<std::string> explain_atomic_save(const loadgen::ScenarioResult&,
         fmt::format("({} of them became durable only afterwards, when the "
                     "workspace was synced on its way out)",
                     naive_durable_later));
+
+  // The saves' sequence as the hazard rules judged it (--unsafe RULE makes one mistake).
+  std::map<std::string, std::size_t> hazards;
+  for (const auto& item : timelines)
+    std::visit(
+        [&](const auto& t) {
+          for (const Hazard& h : t.hazards) ++hazards[h.rule];
+        },
+        item);
+  if (hazards.empty()) {
+    out.push_back(
+        "no crash-consistency hazard: each save synced its file before the rename and the "
+        "directory after it (the naive overwrite renames nothing; its risk is the "
+        "not-durable count above)");
+  }
+  for (const auto& [rule, count] : hazards) {
+    const auto it = std::find_if(hazard_rules().begin(), hazard_rules().end(),
+                                 [&](const HazardRuleInfo& r) { return rule == r.name; });
+    out.push_back(
+        fmt::format("HAZARD {} ×{}: {}", rule, count, it == hazard_rules().end() ? "" : it->fix));
+  }
   return out;
 }
 
