@@ -127,6 +127,29 @@ TEST(HazardSummary, CountsByRule) {
                                    {"direct-not-durable", 3}, {"lost-but-acknowledged", 1}}));
 }
 
+TEST(HazardSummary, CountsByFileAndProcessNamingARenameByItsNewName) {
+  HazardSummary summary;
+  WriteTimeline w = direct_written();
+  w.call.path = "/data/direct";
+  w.call.comm = "dd";
+  w.call.pid = 7;
+  Timeline write = w;
+  add_hazards(write);
+  summary.add(write);
+  NamespaceTimeline rename;
+  rename.op = NamespaceOp::Rename;
+  rename.call.comm = "mv";
+  rename.call.pid = 9;
+  rename.paths = {"/data/f.tmp", "/data/f"};
+  rename.hazards = {Hazard{.rule = "rename-of-unsynced-data", .detail = "", .related = {}},
+                    Hazard{.rule = "name-not-durable", .detail = "", .related = {}}};
+  summary.add(rename);
+  EXPECT_EQ(summary.by_file(),
+            (std::map<std::string, std::uint64_t>{{"/data/direct", 1}, {"/data/f", 2}}));
+  EXPECT_EQ(summary.by_process(), (std::map<std::string, std::uint64_t>{{"dd 7", 1}, {"mv 9", 2}}));
+  EXPECT_EQ(summary.by_rule().size(), 3u);
+}
+
 // Every rule says why, where, where from and what to do; names are unique.
 TEST(HazardRules, EachIsDocumented) {
   std::set<std::string> names;

@@ -148,6 +148,8 @@ TraceSummary Pipeline::finish(Nanos duration_ns) {
   summary.sync_phases = sync_phases_;
   summary.direct_io = direct_io_;
   summary.hazards = hazards_.by_rule();
+  summary.hazards_by_file = hazards_.by_file();
+  summary.hazards_by_process = hazards_.by_process();
   summary.untraced_calls = untraced_calls_;
   summary.bpf_cost = bpf_cost_;
   const LossReport loss = loss_report(summary.events, summary.lost, options_.live);

@@ -6,6 +6,7 @@
 #include <array>
 #include <map>
 #include <optional>
+#include <type_traits>
 
 #include "common/units.h"
 
@@ -511,7 +512,19 @@ void HazardAuditor::hazards_of(SyncTimeline& sync) {
 void HazardSummary::add(const Timeline& item) {
   std::visit(
       [this](const auto& t) {
-        for (const Hazard& h : t.hazards) ++by_rule_[h.rule];
+        if (t.hazards.empty()) return;
+        std::string file = t.call.path;
+        if constexpr (std::is_same_v<std::decay_t<decltype(t)>, NamespaceTimeline>) {
+          const bool two = t.op == NamespaceOp::Rename || t.op == NamespaceOp::Link;
+          const std::string& named = two ? t.paths[1] : t.paths[0];
+          if (!named.empty()) file = named;
+        }
+        const std::string process = fmt::format("{} {}", t.call.comm, t.call.pid);
+        for (const Hazard& h : t.hazards) {
+          ++by_rule_[h.rule];
+          if (!file.empty()) ++by_file_[file];
+          ++by_process_[process];
+        }
       },
       item);
 }

@@ -129,14 +129,20 @@ class HazardAuditor {
   std::uint64_t undecided_ = 0;
 };
 
-// Hazards by rule, over a trace: the summary's "hazards".
+// Hazards over a trace, by rule, by file and by process: the summary's "hazards",
+// "hazards_by_file" and "hazards_by_process".
 class HazardSummary {
  public:
   void add(const Timeline& item);
   const std::map<std::string, std::uint64_t>& by_rule() const { return by_rule_; }
+  // The file an item concerns: a rename's or link's new name, another namespace call's name,
+  // else the call's file ("" when no path is known).
+  const std::map<std::string, std::uint64_t>& by_file() const { return by_file_; }
+  // "COMM PID" of the process that made the call.
+  const std::map<std::string, std::uint64_t>& by_process() const { return by_process_; }
 
  private:
-  std::map<std::string, std::uint64_t> by_rule_;
+  std::map<std::string, std::uint64_t> by_rule_, by_file_, by_process_;
 };
 
 }  // namespace wp

@@ -1,6 +1,7 @@
 #include "sinks/audit_sink.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -150,11 +151,16 @@ void AuditSink::summary(const TraceSummary& totals) {
   // A hazard of a rule this build does not document (a newer recording) is still counted.
   const std::uint64_t undocumented = findings_.size() - total;
   if (json_) {
-    nlohmann::ordered_json by_rule = nlohmann::ordered_json::object();
-    for (const auto& [rule, n] : totals.hazards) by_rule[rule] = n;
+    const auto counts = [](const std::map<std::string, std::uint64_t>& of) {
+      nlohmann::ordered_json out = nlohmann::ordered_json::object();
+      for (const auto& [name, n] : of) out[name] = n;
+      return out;
+    };
     out_ << json_line({{"type", "audit_summary"},
                        {"hazards", findings_.size()},
-                       {"by_rule", by_rule},
+                       {"by_rule", counts(totals.hazards)},
+                       {"by_file", counts(totals.hazards_by_file)},
+                       {"by_process", counts(totals.hazards_by_process)},
                        {"items", items_},
                        {"writes", totals.writes},
                        {"syncs", totals.fsyncs},
@@ -172,6 +178,14 @@ void AuditSink::summary(const TraceSummary& totals) {
   else
     out_ << fmt::format("{} crash-consistency hazard{} in {} items\n", findings_.size(),
                         findings_.size() == 1 ? "" : "s", items_);
+  const auto listed = [](const std::map<std::string, std::uint64_t>& of) {
+    std::vector<std::string> parts;
+    for (const auto& [name, n] : of) parts.push_back(fmt::format("{} ({})", name, n));
+    return fmt::format("{}", fmt::join(parts, ", "));
+  };
+  if (!totals.hazards_by_process.empty())
+    out_ << fmt::format("  by process: {}\n  by file: {}\n", listed(totals.hazards_by_process),
+                        listed(totals.hazards_by_file));
   if (totals.lost)
     out_ << fmt::format("{} records were lost: a hazard may have gone unseen\n", totals.lost);
 }

@@ -112,19 +112,22 @@ void write_json(Emitter& e, const TraceSummary& t) {
       t.bpf_cost ? std::optional<BpfCostOf>(BpfCostOf{*t.bpf_cost, t}) : std::nullopt;
   const auto advice = t.lost_advice.empty() ? std::nullopt : std::optional(t.lost_advice);
   const auto hint = t.hint.empty() ? std::nullopt : std::optional(t.hint);
-  e.object(
-      field("type", "summary"), field("events", t.events), field("lost", t.lost),
-      field("lost_by_hook", CountsByName{t.lost_by_hook}),
-      field("missed_completions", t.missed_completions), field("writes", t.writes),
-      field("fsyncs", t.fsyncs), field("namespace_calls", t.namespace_calls),
-      field("incomplete", t.incomplete), field("aged_out", t.aged_out), field("evicted", t.evicted),
-      field("discarded", t.discarded), field("memory_only", t.memory_only),
-      field("lost_writes", t.lost_writes), field("lost_bytes", t.lost_bytes),
-      field("disks", DiskTotalsByDev{t.disks}), field("lost_share", Fraction{t.lost_share}),
-      field("lost_advice", advice), field("duration_ns", t.duration_ns),
-      field("fsync_phases", t.sync_phases), field("direct_io", t.direct_io.verdicts()),
-      field("untraced_calls", CountsByName{t.untraced_calls}),
-      field("hazards", CountsByName{t.hazards}), field("hint", hint), field("bpf_cost", bpf_cost));
+  e.object(field("type", "summary"), field("events", t.events), field("lost", t.lost),
+           field("lost_by_hook", CountsByName{t.lost_by_hook}),
+           field("missed_completions", t.missed_completions), field("writes", t.writes),
+           field("fsyncs", t.fsyncs), field("namespace_calls", t.namespace_calls),
+           field("incomplete", t.incomplete), field("aged_out", t.aged_out),
+           field("evicted", t.evicted), field("discarded", t.discarded),
+           field("memory_only", t.memory_only), field("lost_writes", t.lost_writes),
+           field("lost_bytes", t.lost_bytes), field("disks", DiskTotalsByDev{t.disks}),
+           field("lost_share", Fraction{t.lost_share}), field("lost_advice", advice),
+           field("duration_ns", t.duration_ns), field("fsync_phases", t.sync_phases),
+           field("direct_io", t.direct_io.verdicts()),
+           field("untraced_calls", CountsByName{t.untraced_calls}),
+           field("hazards", CountsByName{t.hazards}),
+           field("hazards_by_file", CountsByName{t.hazards_by_file}),
+           field("hazards_by_process", CountsByName{t.hazards_by_process}), field("hint", hint),
+           field("bpf_cost", bpf_cost));
 }
 
 }  // namespace wp::jsonl

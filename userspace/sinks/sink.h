@@ -46,6 +46,9 @@ struct TraceSummary {
   DirectIoSummary direct_io;         // O_DIRECT verdict per process and file
   // Crash-consistency hazards the items showed, by rule (analyze/hazards.h); none: empty.
   std::map<std::string, std::uint64_t> hazards;
+  // The same by the file each concerns and by process ("COMM PID").
+  std::map<std::string, std::uint64_t> hazards_by_file;
+  std::map<std::string, std::uint64_t> hazards_by_process;
   std::string hint;  // what the trace likely missed and how to see it ("": none)
   // Calls of traced processes that write by ways the trace does not stitch (copy_file_range,
   // the ring's unstitched ops, ...), counted in the kernel; only the calls counted on this kernel,
