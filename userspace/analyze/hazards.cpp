@@ -326,16 +326,12 @@ void HazardAuditor::decide() {
       continue;
     }
     if (f.kind == SyncKind::Global) {
-      index_.last_global_sync = std::max(index_.last_global_sync.value_or(0), f.start);
+      index_.global_syncs.push_back(&f);
       continue;
     }
     index_.syncs[{f.file, f.gen}].push_back(&f);
-    Nanos& by_file = index_.last_full_sync[f.file];
-    by_file = std::max(by_file, f.start);
-    if (!f.path.empty()) {
-      Nanos& by_path = index_.last_full_sync_of_path[f.path];
-      by_path = std::max(by_path, f.start);
-    }
+    index_.full_syncs[f.file].push_back(&f);
+    if (!f.path.empty()) index_.full_syncs_of_path[f.path].push_back(&f);
   }
   for (const Timeline& item : held_) {
     const auto* ns = std::get_if<NamespaceTimeline>(&item);
@@ -349,9 +345,12 @@ void HazardAuditor::decide() {
   for (auto& [file, list] : index_.writes)
     std::sort(list.begin(), list.end(),
               [](const WriteFact* a, const WriteFact* b) { return a->start < b->start; });
-  for (auto& [file, list] : index_.syncs)
-    std::sort(list.begin(), list.end(),
-              [](const SyncFact* a, const SyncFact* b) { return a->start < b->start; });
+  const auto by_start = [](const SyncFact* a, const SyncFact* b) { return a->start < b->start; };
+  for (auto& [file, list] : index_.syncs) std::sort(list.begin(), list.end(), by_start);
+  for (auto& [file, list] : index_.full_syncs) std::sort(list.begin(), list.end(), by_start);
+  for (auto& [path, list] : index_.full_syncs_of_path)
+    std::sort(list.begin(), list.end(), by_start);
+  std::sort(index_.global_syncs.begin(), index_.global_syncs.end(), by_start);
 
   for (std::size_t h = 0; h < held_.size(); ++h) {
     if (auto* ns = std::get_if<NamespaceTimeline>(&held_[h]))
@@ -367,20 +366,33 @@ void HazardAuditor::decide() {
 // trace stitches) the journal commit or log write of that fsync carries the name made before
 // it (ext4 waits for the transaction of the inode's last change, which the create or rename
 // is; xfs forces its log past it; btrfs logs a new inode's names with it).
-bool HazardAuditor::name_synced_after(Nanos after, FileKey dir, const std::string& dir_path,
-                                      const GenKey& file) const {
-  const auto since = [after](const auto& map, const auto& key) {
-    const auto it = map.find(key);
-    return it != map.end() && it->second >= after;
+const HazardAuditor::SyncFact* HazardAuditor::name_synced_after(Nanos after, FileKey dir,
+                                                                const std::string& dir_path,
+                                                                const GenKey* file) const {
+  // The first sync of a list (in start order) to start at `after` or later.
+  const auto first_since = [after](const std::vector<const SyncFact*>& list) -> const SyncFact* {
+    const auto it = std::lower_bound(list.begin(), list.end(), after,
+                                     [](const SyncFact* s, Nanos t) { return s->start < t; });
+    return it == list.end() ? nullptr : *it;
   };
-  if (index_.last_global_sync && *index_.last_global_sync >= after) return true;
-  if (dir.second && since(index_.last_full_sync, dir)) return true;
-  if (!dir_path.empty() && since(index_.last_full_sync_of_path, dir_path)) return true;
-  const auto own = index_.syncs.find({file.file, file.gen});
-  if (own != index_.syncs.end())
-    for (const SyncFact* s : own->second)
-      if (s->kind == SyncKind::Full && s->start >= after) return true;
-  return false;
+  const SyncFact* first = nullptr;
+  const auto consider = [&](const SyncFact* s) {
+    if (s && s->kind != SyncKind::Wrong && (!first || s->start < first->start)) first = s;
+  };
+  consider(first_since(index_.global_syncs));
+  if (auto it = index_.full_syncs.find(dir); dir.second && it != index_.full_syncs.end())
+    consider(first_since(it->second));
+  if (auto it = index_.full_syncs_of_path.find(dir_path);
+      !dir_path.empty() && it != index_.full_syncs_of_path.end())
+    consider(first_since(it->second));
+  if (file)
+    if (auto it = index_.syncs.find({file->file, file->gen}); it != index_.syncs.end())
+      for (const SyncFact* s : it->second)
+        if (s->kind == SyncKind::Full && s->start >= after) {
+          consider(s);
+          break;
+        }
+  return first;
 }
 
 // Whether `path` still names what it named at `after` when the trace ends: no later unlink or
@@ -393,19 +405,26 @@ bool HazardAuditor::name_survives(const std::string& path, Nanos after) const {
 
 void HazardAuditor::hazards_of(NamespaceTimeline& item, const GenKey* file) {
   item.hazards.clear();
-  if (item.call.ret < 0 || !file) return;
+  item.name_synced_by.reset();
+  if (item.call.ret < 0) return;
   const Nanos start = item.call.start_ns, end = call_end(item.call);
-  std::string name;
+  // The name the call made, and the directory it is in (by inode when the name is a plain
+  // name in the directory the record resolved; by path always).
+  const bool two = item.op == NamespaceOp::Rename || item.op == NamespaceOp::Link;
+  const bool makes = two || item.op == NamespaceOp::Mkdir ||
+                     (item.op == NamespaceOp::Open && (item.flags & WP_NS_CREATE));
+  if (!makes) return;
+  const std::size_t which = two ? 1 : 0;
+  const std::string& name = item.paths[which];
   FileKey dir{0, 0};
-  if (item.op == NamespaceOp::Rename || item.op == NamespaceOp::Link) {
-    name = item.paths[1];
-    if (item.names[1].find('/') == std::string::npos) dir = {item.dirs[1].dev, item.dirs[1].ino};
-  } else {
-    // A create is not judged: the only sync that says its data matters is one of the file
-    // itself, made after it, and that carries its name too (name_synced_after).
-    return;
-  }
+  if (item.names[which].find('/') == std::string::npos)
+    dir = {item.dirs[which].dev, item.dirs[which].ino};
   const std::string dir_path = parent_of(name);
+  const SyncFact* synced_by = name.empty() ? nullptr : name_synced_after(end, dir, dir_path, file);
+  if (synced_by) item.name_synced_by = synced_by->id;
+  // A create or mkdir is not judged: the only sync that says a created file's data matters is
+  // one of the file itself, made after it, and that carries its name too (name_synced_after).
+  if (!two || !file) return;
 
   static const std::vector<const WriteFact*> kNoWrites;
   static const std::vector<const SyncFact*> kNoSyncs;
@@ -472,7 +491,7 @@ void HazardAuditor::hazards_of(NamespaceTimeline& item, const GenKey* file) {
                      [](const SyncFact* s) { return s->kind == SyncKind::Full; }))
       return;
   }
-  if (name_synced_after(end, dir, dir_path, *file)) return;
+  if (synced_by) return;
   item.hazards.push_back(Hazard{
       .rule = kRules[kNameNotDurable].name,
       .detail = fmt::format("{} made {}; neither its directory {} nor the file was synced after "
@@ -496,7 +515,7 @@ void HazardAuditor::hazards_of(SyncTimeline& sync) {
       std::none_of(writes->second.begin(), writes->second.end(),
                    [&](const WriteFact* w) { return w->end <= start && !w->memory; }))
     return;
-  if (index_.last_global_sync && *index_.last_global_sync >= end) return;
+  if (!index_.global_syncs.empty() && index_.global_syncs.back()->start >= end) return;
   for (const SyncFact* s : index_.syncs.at({file.file, file.gen}))
     if (s->start >= end && s->kind == SyncKind::Full) return;
   sync.hazards.push_back(Hazard{

@@ -88,8 +88,8 @@ class HazardAuditor {
   void decide();
   void hazards_of(NamespaceTimeline& item, const GenKey* file);
   void hazards_of(SyncTimeline& sync);
-  bool name_synced_after(Nanos after, FileKey dir, const std::string& dir_path,
-                         const GenKey& file) const;
+  const SyncFact* name_synced_after(Nanos after, FileKey dir, const std::string& dir_path,
+                                    const GenKey* file) const;
   bool name_survives(const std::string& path, Nanos after) const;
 
   // What is kept of one file as items arrive: its latest writes and syncs (a file written a
@@ -114,14 +114,16 @@ class HazardAuditor {
   std::set<std::pair<FileKey, std::uint32_t>> deleted_;
   // What the rules look up, built once by decide() so that each held item costs a few lookups
   // (a rename loop holds tens of thousands): per file lifetime its writes and syncs in time
-  // order, the latest start of a full sync per file, per path and machine-wide, and when each
-  // path was removed.
+  // order, full syncs per file, per path and machine-wide in time order, and when each path
+  // was removed.
   struct Index {
     std::map<std::pair<FileKey, std::uint32_t>, std::vector<const WriteFact*>> writes;
     std::map<std::pair<FileKey, std::uint32_t>, std::vector<const SyncFact*>> syncs;
-    std::map<FileKey, Nanos> last_full_sync;  // any lifetime: directories are not renamed here
-    std::map<std::string, Nanos> last_full_sync_of_path;
-    std::optional<Nanos> last_global_sync;
+    // Full syncs by file (any lifetime: a directory's) and by path, and sync/syncfs, each in
+    // start order.
+    std::map<FileKey, std::vector<const SyncFact*>> full_syncs;
+    std::map<std::string, std::vector<const SyncFact*>> full_syncs_of_path;
+    std::vector<const SyncFact*> global_syncs;
     std::map<std::string, std::vector<Nanos>> removed;  // path → unlink/rename-away times
     std::map<std::uint64_t, const SyncFact*> sync_by_id;
   };

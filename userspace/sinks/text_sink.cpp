@@ -349,6 +349,7 @@ std::string format_namespace(const NamespaceTimeline& item, const Painter& paint
   header += fmt::format("  latency {}", human_duration(latency_ns(call)));
   if (call.ret < 0)
     header += "  " + paint.red(fmt::format("FAILED {}", errno_name(static_cast<int>(call.ret))));
+  if (item.name_synced_by) header += fmt::format("  name synced by #{}", *item.name_synced_by);
   if (item.incomplete) header += " " + paint.magenta("(incomplete)");
   add_hazard_lines(block, item.hazards, paint);
   return block.finish(std::move(header));

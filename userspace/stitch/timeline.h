@@ -257,6 +257,10 @@ struct NamespaceTimeline {
     bool operator==(const Dir&) const = default;
   };
   std::array<Dir, 2> dirs{};
+  // The sync that made the name it made (rename's and link's new name, mkdir's, a creating
+  // open's) durable: its directory's, the file's own, or sync/syncfs, by id; set with the
+  // hazards (analyze/hazards.h), none when nothing synced it before the trace ended.
+  std::optional<std::uint64_t> name_synced_by;
   bool incomplete = false;           // records were lost around it
   std::optional<SlowCauses> causes;  // never set: a namespace call is not followed off-CPU
   std::vector<Hazard> hazards;       // set as the item is emitted (analyze/hazards.h)
