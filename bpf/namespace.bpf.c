@@ -163,8 +163,13 @@ static __always_inline void wp_ns_dir(struct task_struct *task, struct wp_ns_cal
 }
 
 /* The file behind `fd` as the write records name it (the page cache's inode: an overlay file's
- * upper one), with its path record; 0 when there is none. Returns whether it is a directory. */
-static __always_inline bool wp_ns_file(struct task_struct *task, __s64 fd, __u32 *dev, __u64 *ino)
+ * upper one); 0 when there is none. Returns whether it is a directory. With `send_path`, its
+ * path record goes out too (ftruncate, fallocate). Not for an open: the agent names an open by
+ * the name it was called with, and the file's first write sends its path as it stands then (a
+ * record sent at the open would fix the name before an unlink, and the path cache would keep it
+ * without " (deleted)"). */
+static __always_inline bool wp_ns_file(struct task_struct *task, __s64 fd, bool send_path,
+				       __u32 *dev, __u64 *ino)
 {
 	struct file *file = fd >= 0 ? wp_task_file(task, (int)fd) : NULL;
 	struct inode *host;
@@ -176,7 +181,8 @@ static __always_inline bool wp_ns_file(struct task_struct *task, __s64 fd, __u32
 	host = wp_backing_inode(BPF_CORE_READ(file, f_mapping, host));
 	*dev = wp_inode_dev(host);
 	*ino = BPF_CORE_READ(host, i_ino);
-	wp_emit_file_path((__u64)file, *dev, *ino);
+	if (send_path)
+		wp_emit_file_path((__u64)file, *dev, *ino);
 	return (BPF_CORE_READ(host, i_mode) & WP_S_IFMT) == WP_S_IFDIR;
 }
 
@@ -241,7 +247,7 @@ static __always_inline int wp_ns_exit(long ret)
 		  r->name_len[1] && used < WP_NS_NAME_BYTES ? scratch->names[used] : 0, &dir_dev[1],
 		  &dir_ino[1]);
 	fd = call->op == WP_NS_OPEN ? (ret >= 0 ? ret : -1) : call->fd;
-	is_dir = wp_ns_file(task, fd, &dev, &ino);
+	is_dir = wp_ns_file(task, fd, call->op != WP_NS_OPEN, &dev, &ino);
 	r->h.type = WP_REC_NAMESPACE;
 	r->h.version = WP_RECORD_VERSION;
 	r->h.cpu = bpf_get_smp_processor_id();

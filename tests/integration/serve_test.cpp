@@ -281,9 +281,25 @@ TEST_F(Serve, DirtyThrottlePausesAreCountedAsTraceCountsThem) {
   const int port = free_port();
   auto serve = start_serve(port);
   const std::string items = (root_ / "dt.jsonl").string();
-  RunResult load = run({tool("writepath"), "trace", "--format", "json", "-o", items, "--",
-                        tool("writepath"), "load", "dirty-throttle", "--dirty-limit", "16M",
-                        "--background", "8M", "--flood", "128M", "--duration", "2s", "--dir",
+  RunResult load = run({tool("writepath"),
+                        "trace",
+                        "--format",
+                        "json",
+                        "-o",
+                        items,
+                        "--",
+                        tool("writepath"),
+                        "load",
+                        "dirty-throttle",
+                        "--dirty-limit",
+                        "16M",
+                        "--background",
+                        "8M",
+                        "--flood",
+                        "128M",
+                        "--duration",
+                        "2s",
+                        "--dir",
                         file("dt")});
   ASSERT_EQ(load.exit_code, 0) << load.err;
   std::uint64_t trace_pauses = 0;

@@ -117,8 +117,8 @@ TEST_F(WhyBlocked, DirtyThrottleIsNamedWithBalanceDirtyPages) {
     const json wait = named_wait(item, "dirty-throttle");
     if (wait.is_null()) {
       ADD_FAILURE() << "a write paused in balance_dirty_pages has no dirty-throttle wait: "
-                    << item["causes"].dump() << " latency_ns " << item["latency_ns"]
-                    << " pauses " << item["throttle_pauses"].dump();
+                    << item["causes"].dump() << " latency_ns " << item["latency_ns"] << " pauses "
+                    << item["throttle_pauses"].dump();
       continue;
     }
     ++named;

@@ -150,6 +150,9 @@ struct Stitcher::State : stitch::BlockListener {
     for (std::size_t i = 0; i < 2; ++i)
       if (!(ev.flags & kCut[i]))
         n.paths[i] = names.resolve(ev.dir_dev[i], ev.dir_ino[i], ev.names[i]);
+    // An open is named by the name it was called with (the kernel sends no path record for it:
+    // the file's first write does).
+    if (ev.op == NamespaceOp::Open && ev.ino != 0 && !n.paths[0].empty()) n.call.path = n.paths[0];
     if (loss.within(ev.start_ns, ev.end_ns)) n.incomplete = true;
     if (n.incomplete) ++stats.incomplete;
     ++stats.namespace_calls;
