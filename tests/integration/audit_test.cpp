@@ -104,13 +104,16 @@ TEST_F(AuditRun, EachUnsafeAtomicSaveIsItsRuleOncePerRoundAndNothingElse) {
   }
 }
 
-// `echo > tmp && mv tmp f`: the two hazards a naive save has, on mv's rename; the same save
-// with coreutils' sync of the file and of the directory has none.
+// `echo > tmp && mv tmp f` over the saved f: the two hazards a naive save has, on mv's
+// rename; the same save with coreutils' sync of the file and of the directory has none; and
+// the naive save of a file that did not exist yet replaces nothing (mv's RENAME_NOREPLACE
+// succeeded), so it has none either.
 TEST_F(AuditRun, TheNaiveShellSaveHasTwoHazardsAndTheSyncedOneNone) {
   ScratchFs disk("ext4", "mkfs.ext4 -q -F");
   ASSERT_TRUE(disk.ready());
   const std::string dir = disk.mount_point();
   const std::string data = "saved " + std::to_string(rng_());
+  ASSERT_TRUE(sh("echo old > " + disk.file("f") + " && sync"));
   const Audit naive =
       audit({"sh", "-c", "cd " + dir + " && echo '" + data + "' > tmp && mv tmp f"});
   // The shell's own result: f holds the data, tmp is gone.
@@ -125,7 +128,9 @@ TEST_F(AuditRun, TheNaiveShellSaveHasTwoHazardsAndTheSyncedOneNone) {
     if (h["rule"] == "rename-of-unsynced-data") {
       ASSERT_EQ(h["related"].size(), 1u) << h.dump();  // the one write echo made
       EXPECT_EQ(h["related"][0]["comm"], "sh");
-      EXPECT_EQ(h["related"][0]["state"], "dirty");
+      // Not durable: dirty, or written without a flush (ext4's auto_da_alloc starts the
+      // writeback of a file renamed over another).
+      EXPECT_NE(h["related"][0]["state"], "durable") << h.dump();
     }
   }
 
@@ -135,6 +140,12 @@ TEST_F(AuditRun, TheNaiveShellSaveHasTwoHazardsAndTheSyncedOneNone) {
   EXPECT_EQ(slurp(disk.file("g")), data + "\n");
   EXPECT_EQ(safe.exit_code, 0) << safe.err;
   EXPECT_TRUE(safe.hazards.empty()) << safe.hazards.front().dump();
+
+  const Audit first =
+      audit({"sh", "-c", "cd " + dir + " && echo '" + data + "' > tmp3 && mv tmp3 new"});
+  EXPECT_EQ(slurp(disk.file("new")), data + "\n");
+  EXPECT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_TRUE(first.hazards.empty()) << first.hazards.front().dump();
 }
 
 // sqlite3 with synchronous=FULL in WAL and rollback-journal modes: journals made, synced and
@@ -210,8 +221,8 @@ TEST_F(AuditRun, GitCommitWithAndWithoutCoreFsync) {
 // PostgreSQL's server (initdb before the audit: it runs with fsync off and syncs everything
 // at its end): pgbench's load and a clean shutdown. Its WAL segments, relation files and
 // control file are made durably; the two files it writes unsynced by design (the relation
-// cache's init file and the statistics file, both discarded after a crash) are all that
-// audit may report.
+// cache's init file and the statistics file, both rebuilt when missing) are renamed to names
+// it unlinked at startup, so they replace nothing: no hazard at all.
 TEST_F(AuditRun, PostgresqlKeepsItsDurableFilesSafe) {
   const std::string bin = "/usr/lib/postgresql/15/bin";
   if (!fs::exists(bin + "/pgbench") || !sh("command -v runuser >/dev/null"))
@@ -231,15 +242,11 @@ TEST_F(AuditRun, PostgresqlKeepsItsDurableFilesSafe) {
                  " -c 2 -T " + std::to_string(seconds) + " postgres >/dev/null 2>&1; rc=$?; " + u +
                  bin + "/pg_ctl -D " + d + "/pg -m fast -w stop >/dev/null; exit $rc"});
   EXPECT_GT(a.summary["syncs"].get<int>(), 0) << a.err;
-  const std::regex by_design(".*/(pg_internal\\.init|pg_stat/pgstat\\.stat)$");
-  for (const json& h : a.hazards) {
-    const std::string what = h["item"]["what"];
-    EXPECT_TRUE(std::regex_match(what, by_design)) << h.dump();
-    EXPECT_EQ(what.find("/pg_wal/"), std::string::npos) << h.dump();
-  }
-  EXPECT_EQ(a.exit_code, a.hazards.empty() ? 0 : 3) << a.err;
-  std::printf("[ audit    ] postgresql: %zu hazards, all on files written unsynced by design\n",
-              a.hazards.size());
+  EXPECT_GT(a.summary["namespace_calls"].get<int>(), 0) << a.err;
+  EXPECT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_TRUE(a.hazards.empty()) << a.hazards.front().dump();
+  // The server's own account: it started, served pgbench and shut down cleanly.
+  EXPECT_NE(slurp(d + "/pg.log").find("database system is shut down"), std::string::npos);
 }
 
 // A recording keeps the namespace records: report finds the same hazards the live trace did.
@@ -248,6 +255,7 @@ TEST_F(AuditRun, ARecordingReportsTheSameHazards) {
   ASSERT_TRUE(disk.ready());
   const fs::path wpt = fs::temp_directory_path() / "wp_audit.wpt";
   const std::string script = "cd " + disk.mount_point() + " && echo x > t && mv t f";
+  ASSERT_TRUE(sh("echo old > " + disk.file("f")));
   const RunResult traced = run(
       {writepath(), "trace", "--format", "json", "--save", wpt.string(), "--", "sh", "-c", script});
   ASSERT_EQ(traced.exit_code, 0) << traced.err;
@@ -257,7 +265,8 @@ TEST_F(AuditRun, ARecordingReportsTheSameHazards) {
   const auto renames = [&](const std::string& out) {
     std::vector<json> r;
     for (const json& item : json_lines(out))
-      if (item["type"] == "namespace" && item["op"] == "rename") r.push_back(item);
+      if (item["type"] == "namespace" && item["op"] == "rename" && item["ret"] == 0)
+        r.push_back(item);  // (not mv's first try, RENAME_NOREPLACE, which found f there)
     return r;
   };
   const auto live = renames(traced.out), again = renames(reported.out);
@@ -267,7 +276,7 @@ TEST_F(AuditRun, ARecordingReportsTheSameHazards) {
   EXPECT_EQ(again[0]["name_path"], live[0]["name_path"]);
   EXPECT_EQ(again[0]["new_path"], live[0]["new_path"]);
   EXPECT_EQ(again[0]["hazards"], live[0]["hazards"]);
-  EXPECT_EQ(live[0]["hazards"].size(), 2u);
+  EXPECT_EQ(live[0]["hazards"].size(), 2u) << live[0].dump();
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 // one step away, which reports exactly the rule that step breaks.
 #include <gtest/gtest.h>
 
+#include <cerrno>
+
 #include <map>
 #include <string>
 #include <vector>
@@ -38,11 +40,13 @@ class Stream {
     s.call.call_flags = call_flags;
     return add(std::move(s));
   }
-  std::uint64_t rename(const std::string& from, const std::string& to, std::int64_t ret = 0) {
+  std::uint64_t rename(const std::string& from, const std::string& to, std::int64_t ret = 0,
+                       std::uint32_t flags = 0) {
     NamespaceTimeline n;
     n.call = call(Syscall::Renameat2, 0, "");
     n.call.ret = ret;
     n.op = NamespaceOp::Rename;
+    n.flags = flags;
     n.names = {name_of(from), name_of(to)};
     n.paths = {from, to};
     n.dirs = {{{kDev, kDir}, {kDev, kDir}}};
@@ -55,9 +59,10 @@ class Stream {
     n.call.syscall = Syscall::Linkat;
     return id;
   }
-  std::uint64_t unlink(const std::string& path) {
+  std::uint64_t unlink(const std::string& path, std::int64_t ret = 0) {
     NamespaceTimeline n;
     n.call = call(Syscall::Unlinkat, 0, "");
+    n.call.ret = ret;
     n.op = NamespaceOp::Unlink;
     n.names = {name_of(path), ""};
     n.paths = {path, ""};
@@ -179,6 +184,65 @@ TEST(HazardAuditor, RenameNearMisses) {
     s.sync(Syscall::Fsync, kDir, kDirPath);
     EXPECT_EQ(rules(s.audit()), Rules{});
   }
+}
+
+// "Over another": a rename to a name the trace saw free replaces no older version, and data
+// the application never synced is data it asked nothing of (PostgreSQL's cache files: unlinked
+// at startup, rewritten unsynced, renamed into place). Over a name it saw taken, or cannot
+// tell about, the rename is judged as before.
+TEST(HazardAuditor, ARenameToANameSeenFreeOfDataNeverSynced) {
+  for (const std::int64_t unlinked : {0, -ENOENT}) {  // removed, or found not there
+    Stream s;
+    s.unlink(kTargetPath, unlinked);
+    s.write(kTemp, kTempPath);
+    s.rename(kTempPath, kTargetPath);
+    EXPECT_EQ(rules(s.audit()), Rules{}) << "unlink returned " << unlinked;
+  }
+  {  // renameat2(RENAME_NOREPLACE) returned 0: the name was free
+    Stream s;
+    s.write(kTemp, kTempPath);
+    s.rename(kTempPath, kTargetPath, 0, WP_NS_NOREPLACE);
+    EXPECT_EQ(rules(s.audit()), Rules{});
+  }
+}
+
+TEST(HazardAuditor, ARenameOverANameSeenTaken) {
+  {  // the old file was written under the name
+    Stream s;
+    s.write(kTarget, kTargetPath, 1'000'600);
+    s.write(kTemp, kTempPath);
+    const auto r = s.rename(kTempPath, kTargetPath);
+    EXPECT_EQ(rules(s.audit()), (Rules{{r, {"rename-of-unsynced-data", "name-not-durable"}}}));
+  }
+  {  // mv: renameat2(RENAME_NOREPLACE) fails with EEXIST, then the plain rename
+    Stream s;
+    s.unlink(kTargetPath);
+    s.write(kTemp, kTempPath);
+    // (something the trace did not see took the name since the unlink)
+    s.rename(kTempPath, kTargetPath, -EEXIST, WP_NS_NOREPLACE);
+    const auto r = s.rename(kTempPath, kTargetPath);
+    const auto found = rules(s.audit());
+    EXPECT_EQ(found.at(r),
+              (std::vector<std::string>{"rename-of-unsynced-data", "name-not-durable"}));
+  }
+  {  // freed, then taken again by a create before the rename
+    Stream s;
+    s.unlink(kTargetPath);
+    s.open(NamespaceOp::Open, WP_NS_CREATE, kTarget, kTargetPath);
+    s.write(kTemp, kTempPath);
+    const auto r = s.rename(kTempPath, kTargetPath);
+    EXPECT_EQ(rules(s.audit()), (Rules{{r, {"rename-of-unsynced-data", "name-not-durable"}}}));
+  }
+}
+
+TEST(HazardAuditor, ARenameToANameSeenFreeOfSyncedData) {
+  // Synced, so meant to last: its name must be made durable too.
+  Stream s;
+  s.unlink(kTargetPath, -ENOENT);
+  s.write(kTemp, kTempPath, 1'001'200);
+  s.sync(Syscall::Fsync, kTemp, kTempPath);
+  const auto r = s.rename(kTempPath, kTargetPath);
+  EXPECT_EQ(rules(s.audit()), (Rules{{r, {"name-not-durable"}}}));
 }
 
 TEST(HazardAuditor, AWriteAfterTheFsyncAndBeforeTheRename) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <map>
 #include <optional>
 #include <type_traits>
@@ -38,9 +39,10 @@ constexpr std::array kRules = {
                "writes that must survive"},
     HazardRuleInfo{
         .name = "rename-of-unsynced-data",
-        .why = "the file was renamed (over another, usually) while data written to it was not "
-               "yet durable: after a crash the new name can be durable before the data, and "
-               "the application finds an empty or half-written file where the old one was",
+        .why = "the file was renamed over another while data written to it was not yet "
+               "durable: after a crash the new name can be durable before the data, and the "
+               "application finds an empty or half-written file where the old one was (a "
+               "name the trace saw free counts only for a file the application synced)",
         .file_systems = "all; ext4's auto_da_alloc starts writeback of a file renamed over "
                         "another, which narrows the window but makes nothing durable, and xfs "
                         "and btrfs have no such heuristic",
@@ -262,18 +264,53 @@ void HazardAuditor::decide() {
     }
     ++names_of[file];
   };
+  // Whether a path names a file, as far as the trace can tell: true once a file was seen
+  // under it or a call made it or failed because it existed (mv tries RENAME_NOREPLACE
+  // first), false once a call removed it or failed for want of it (PostgreSQL unlinks its
+  // cache files at startup, whether or not they are there); absent from the map: unknown.
+  std::map<std::string, bool> present;
+  const auto seen = [&](const std::string& path, bool is) {
+    if (!path.empty()) present[path] = is;
+  };
   std::vector<std::optional<GenKey>> moved(held_.size());
+  replaced_.assign(held_.size(), std::nullopt);
   for (const Step& step : order) {
     switch (step.kind) {
-      case kName: name(paths_[step.index].path, paths_[step.index].file); continue;
+      case kName:
+        name(paths_[step.index].path, paths_[step.index].file);
+        seen(paths_[step.index].path, true);
+        continue;
       case kWrite: writes_[step.index].gen = generation[writes_[step.index].file]; continue;
       case kSync: syncs_[step.index].gen = generation[syncs_[step.index].file]; continue;
       case kHeld: break;
     }
     auto* ns = std::get_if<NamespaceTimeline>(&held_[step.index]);
-    if (!ns || ns->call.ret < 0) continue;
+    if (!ns) continue;
     const std::string& from = ns->paths[0];
     const std::string& to = ns->paths[1];
+    if (ns->call.ret < 0) {
+      const bool two = ns->op == NamespaceOp::Rename || ns->op == NamespaceOp::Link;
+      if (ns->call.ret == -EEXIST) seen(two ? to : from, true);
+      if (ns->call.ret == -ENOENT && (ns->op == NamespaceOp::Unlink || two)) seen(from, false);
+      continue;
+    }
+    switch (ns->op) {
+      case NamespaceOp::Open:
+      case NamespaceOp::Mkdir: seen(from, true); break;
+      case NamespaceOp::Unlink:
+      case NamespaceOp::Rmdir: seen(from, false); break;
+      case NamespaceOp::Rename:
+        if (ns->flags & WP_NS_EXCHANGE) break;  // both names stay taken
+        if (ns->flags & WP_NS_NOREPLACE)
+          replaced_[step.index] = false;  // it would have failed with EEXIST
+        else if (const auto it = present.find(to); it != present.end())
+          replaced_[step.index] = it->second;
+        seen(from, false);
+        seen(to, true);
+        break;
+      case NamespaceOp::Link: seen(to, true); break;
+      default: break;
+    }
     switch (ns->op) {
       case NamespaceOp::Open: {
         if (!ns->call.ino || from.empty() || (ns->flags & WP_NS_DIR)) break;
@@ -354,7 +391,7 @@ void HazardAuditor::decide() {
 
   for (std::size_t h = 0; h < held_.size(); ++h) {
     if (auto* ns = std::get_if<NamespaceTimeline>(&held_[h]))
-      hazards_of(*ns, moved[h] ? &*moved[h] : nullptr);
+      hazards_of(*ns, moved[h] ? &*moved[h] : nullptr, replaced_[h]);
     else if (auto* sync = std::get_if<SyncTimeline>(&held_[h]))
       hazards_of(*sync);
   }
@@ -403,7 +440,8 @@ bool HazardAuditor::name_survives(const std::string& path, Nanos after) const {
   return std::lower_bound(it->second.begin(), it->second.end(), after) == it->second.end();
 }
 
-void HazardAuditor::hazards_of(NamespaceTimeline& item, const GenKey* file) {
+void HazardAuditor::hazards_of(NamespaceTimeline& item, const GenKey* file,
+                               std::optional<bool> replaced) {
   item.hazards.clear();
   item.name_synced_by.reset();
   if (item.call.ret < 0) return;
@@ -432,6 +470,16 @@ void HazardAuditor::hazards_of(NamespaceTimeline& item, const GenKey* file) {
   const auto syncs_it = index_.syncs.find({file->file, file->gen});
   const auto& writes = writes_it == index_.writes.end() ? kNoWrites : writes_it->second;
   const auto& syncs = syncs_it == index_.syncs.end() ? kNoSyncs : syncs_it->second;
+
+  // A rename to a name the trace saw free replaced nothing: a crash can lose the new file
+  // but brings back no older version of it, and an application that never synced the file
+  // asked nothing of it (PostgreSQL's relation cache and statistics files, rebuilt when
+  // missing or bad). Judged only when the application synced the file; a rename over a file,
+  // or over a name the trace cannot tell about, always.
+  const bool new_name = replaced.has_value() && !*replaced;
+  const bool synced_ever = std::any_of(syncs.begin(), syncs.end(),
+                                       [](const SyncFact* s) { return s->kind == SyncKind::Full; });
+  if (new_name && !synced_ever) return;
 
   if (item.op == NamespaceOp::Rename) {
     // Not durable when renamed: neither seen durable by then nor covered by a sync of the file
@@ -467,7 +515,7 @@ void HazardAuditor::hazards_of(NamespaceTimeline& item, const GenKey* file) {
                                   after.size() - 1, after.size() == 2 ? "" : "s", last_sync->id,
                                   after.size() == 2 ? "was" : "were"),
             .related = after});
-      } else if (!wrong_sync) {
+      } else if (!wrong_sync && !new_name) {
         // (A sync_file_range of it is the cause, said on that sync: not said twice.)
         std::vector<std::uint64_t> ids;
         for (const WriteFact* w : undurable) ids.push_back(w->id);

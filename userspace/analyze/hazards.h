@@ -9,6 +9,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -86,7 +87,7 @@ class HazardAuditor {
 
  private:
   void decide();
-  void hazards_of(NamespaceTimeline& item, const GenKey* file);
+  void hazards_of(NamespaceTimeline& item, const GenKey* file, std::optional<bool> replaced);
   void hazards_of(SyncTimeline& sync);
   const SyncFact* name_synced_after(Nanos after, FileKey dir, const std::string& dir_path,
                                     const GenKey* file) const;
@@ -110,6 +111,8 @@ class HazardAuditor {
   // files_ flattened by decide(): the facts the index points into.
   std::vector<WriteFact> writes_;
   std::vector<SyncFact> syncs_;
+  // Per held item: whether its rename replaced a file the trace knew of (nullopt: unknown).
+  std::vector<std::optional<bool>> replaced_;
   // File lifetimes that ended by an unlink of their last name (decide()): (file, generation).
   std::set<std::pair<FileKey, std::uint32_t>> deleted_;
   // What the rules look up, built once by decide() so that each held item costs a few lookups
