@@ -17,7 +17,7 @@
 #                 cgroup, its own mount namespace, its file on a bind-mounted volume), traced
 #                 in JSON: ns/op ratios, the agent's CPU seconds, lost records; with BASELINE,
 #                 that build's trace of the container beside this one's
-#   namespace     a rename loop beside the cached pwrite loop: each untraced, traced, and as a
+#   namespace     a rename loop beside the cached pwrite and appending write loops: each untraced, traced, and as a
 #                 bystander of `trace -p 1`; the added ns per traced rename against per traced
 #                 write, and the programs' own time per op (kernel.bpf_stats_enabled)
 #   programs      each BPF program's ns per run as the kernel counts it (kernel.bpf_stats_enabled,
@@ -941,6 +941,8 @@ namespace_run() {  # TRACER LOOP: one run's ns/op ("fail" for a failed run)
   case $2 in
     rename) cmd=("$bin/wp_bench_rename" "$SCRATCH_MNT" "$count") ;;
     pwrite) cmd=("$bin/wp_bench_pwrite" "$SCRATCH_MNT/ns.dat" "$count" 1) ;;
+    append) : >"$SCRATCH_MNT/ns-append.dat"
+      cmd=("$bin/wp_bench_write" "$count" "$SCRATCH_MNT/ns-append.dat" 4096) ;;
   esac
   case $1 in
     untraced) ns=$("${cmd[@]}" 2>"$work/err") || ns="" ;;
@@ -954,8 +956,9 @@ namespace_run() {  # TRACER LOOP: one run's ns/op ("fail" for a failed run)
   echo "${ns:-fail}"
 }
 namespace_section() {
-  echo "== namespace: $rounds rounds; $count renames and $count cached pwrites per run"
-  local runs=(untraced:rename traced:rename bystander:rename untraced:pwrite traced:pwrite bystander:pwrite)
+  echo "== namespace: $rounds rounds; $count renames, cached pwrites and appending writes per run"
+  local runs=(untraced:rename traced:rename bystander:rename untraced:pwrite traced:pwrite
+    bystander:pwrite untraced:append traced:append bystander:append)
   declare -A ns_of=()
   local order run
   for ((r = 0; r < rounds; r++)); do
@@ -970,7 +973,7 @@ namespace_section() {
     echo "$line"
   done
   local rows=() loop
-  for loop in rename pwrite; do
+  for loop in rename pwrite append; do
     local base traced by added
     base=$(median ${ns_of[untraced:$loop]})
     traced=$(median ${ns_of[traced:$loop]})
@@ -984,6 +987,9 @@ namespace_section() {
   sysctl -qw kernel.bpf_stats_enabled=1
   prows+=("$(program_row_traced "traced rename (trace -- CMD)" "$count" "$bin/wp_bench_rename" "$SCRATCH_MNT" "$count")")
   prows+=("$(program_row_traced "traced cached 4 KiB pwrite (trace -- CMD)" "$count" "$bin/wp_bench_pwrite" "$SCRATCH_MNT/ns.dat" "$count" 1)")
+  : >"$SCRATCH_MNT/ns-append.dat"
+  prows+=("$(program_row_traced "traced appending 4 KiB write (trace -- CMD)" "$count" "$bin/wp_bench_write" "$count" "$SCRATCH_MNT/ns-append.dat" 4096)")
+  rm -f "$SCRATCH_MNT/ns-append.dat"
   restore_bpf_stats
   bpf_stats_was=""
   {

@@ -361,9 +361,11 @@ struct {
 static __always_inline void wp_time_request(struct request *rq, __u8 event, __u32 op, __u32 disk,
 					    __u32 nr_bytes)
 {
-	__u64 key = (__u64)rq, now = bpf_ktime_get_ns(), *issued;
+	__u64 key = (__u64)rq, now, *issued;
 
+	/* The clock only for the two events that use it (a read is not free on a KVM guest). */
 	if (event == WP_RQ_ISSUE) {
+		now = bpf_ktime_get_ns();
 		bpf_map_update_elem(&rq_issued, &key, &now, BPF_ANY);
 		return;
 	}
@@ -372,7 +374,7 @@ static __always_inline void wp_time_request(struct request *rq, __u8 event, __u3
 	issued = bpf_map_lookup_elem(&rq_issued, &key);
 	if (!issued)
 		return;
-	now -= *issued;
+	now = bpf_ktime_get_ns() - *issued;
 	bpf_map_delete_elem(&rq_issued, &key);
 	wp_metric_add(WP_METRIC_WHAT(WP_METRIC_REQUEST, op), disk, now, nr_bytes, 0);
 	if (op == WP_OP_FLUSH)

@@ -192,12 +192,12 @@ static __always_inline int wp_ns_exit(long ret)
 	struct wp_namespace_record *r;
 	struct wp_ns_scratch *scratch;
 	struct wp_ns_call *call;
-	__u64 now = bpf_ktime_get_ns();
 	__u32 zero = 0, used, size;
 	__u32 dir_dev[2], dev;
 	__u64 dir_ino[2], ino;
 	bool is_dir;
 	__s64 fd;
+	__u64 now;
 	long n;
 
 	/* A thread never traced has no storage at all: one load tells so. */
@@ -206,6 +206,8 @@ static __always_inline int wp_ns_exit(long ret)
 	call = bpf_task_storage_get(&ns_calls, task, 0, 0);
 	if (!call || !call->op)
 		return 0;
+	/* The clock only now: on a KVM guest a read costs a bystander's exit most of its time. */
+	now = bpf_ktime_get_ns();
 	/* The cgroup record the agent names the item by, as for the write records (their state
 	 * keeps its own: a thread doing both may tell its cgroup twice, never too late). */
 	wp_note_task_cgroup(&call->cgroup_noted, task);
