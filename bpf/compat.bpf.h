@@ -60,6 +60,8 @@ static __always_inline __u32 wp_mkdev(int major, int minor)
 #define WP_MS_ASYNC 1
 #define WP_MS_INVALIDATE 2
 #define WP_MS_SYNC 4
+/* fmode_t FMODE_WRITE (include/linux/fs.h; the same bit since before git). */
+#define WP_FMODE_WRITE 0x2
 #define WP_S_IFMT 00170000
 #define WP_S_IFREG 0100000
 #define WP_S_IFBLK 0060000

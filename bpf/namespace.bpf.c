@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Namespace calls of traced threads: rename, link, unlink, mkdir, creating or truncating opens,
- * truncate and fallocate (WP_NAMESPACE_TABLE). The entry keeps the arguments; the exit emits
+ * truncate, fallocate, and the close of a file open for writing (WP_NAMESPACE_TABLE). The entry keeps the arguments; the exit emits
  * one wp_namespace_record with the caller's names and, for each relative name, the directory it
  * is relative to (whose path record goes out first), so the agent can join them into the path
  * the call acted on. Untraced threads cost the traced check at entry and nothing at exit: no
@@ -27,6 +27,8 @@ struct wp_ns_call {
 	__u64 dir_dentry;
 	__u64 dir_ino;
 	__u64 cgroup_noted; /* the cgroup last told for this thread by these programs */
+	__u64 file_ino; /* close: the file closed, resolved at the entry (gone at the exit) */
+	__u32 file_dev;
 	__u32 dir_dev;
 	__u32 flags;	/* enum wp_ns_flags, from the call's flags argument */
 	__u8 op;	/* enum wp_ns_op; 0: no call open */
@@ -87,18 +89,44 @@ static __always_inline __u32 wp_ns_flags_of(__u8 *op, __u64 raw, bool has_flags)
 	return flags;
 }
 
+/* The file a close is about to close, if it is a regular file open for writing: its (dev, ino)
+ * as the write records name it, its path record sent. Other closes (pipes, sockets, files
+ * read) are no item. */
+static __always_inline bool wp_ns_closing_written(struct task_struct *task, __s64 fd, __u32 *dev,
+						  __u64 *ino)
+{
+	struct file *file = fd >= 0 ? wp_task_file(task, (int)fd) : NULL;
+	struct inode *host;
+
+	if (!file || !(BPF_CORE_READ(file, f_mode) & WP_FMODE_WRITE) ||
+	    (BPF_CORE_READ(file, f_inode, i_mode) & WP_S_IFMT) != WP_S_IFREG)
+		return false;
+	host = wp_backing_inode(BPF_CORE_READ(file, f_mapping, host));
+	*dev = wp_inode_dev(host);
+	*ino = BPF_CORE_READ(host, i_ino);
+	wp_emit_file_path((__u64)file, *dev, *ino);
+	return true;
+}
+
 static __always_inline int wp_ns_enter(__u8 syscall, __u8 op, __u64 name0, __s64 dirfd0, __u64 name1,
 				       __s64 dirfd1, __u64 raw_flags, bool has_flags, __s64 fd)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct wp_ns_call *call;
-	__u32 flags;
+	__u32 flags, file_dev = 0;
+	__u64 file_ino = 0;
 
 	flags = wp_ns_flags_of(&op, raw_flags, has_flags);
 	/* An open that neither creates nor truncates changes no name and no size. */
 	if (op == WP_NS_OPEN && !(flags & (WP_NS_CREATE | WP_NS_TRUNC)))
 		return 0;
+	/* close runs far more often than the rest: a thread with no task storage at all made no
+	 * traced call, so it wrote no file through one; one load tells so. */
+	if (op == WP_NS_CLOSE && !wp_task_has_storage(task))
+		return 0;
 	if (!wp_task_traced_of(task))
+		return 0;
+	if (op == WP_NS_CLOSE && !wp_ns_closing_written(task, fd, &file_dev, &file_ino))
 		return 0;
 	call = bpf_task_storage_get(&ns_calls, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!call) {
@@ -111,6 +139,8 @@ static __always_inline int wp_ns_enter(__u8 syscall, __u8 op, __u64 name0, __s64
 	call->dirfd[0] = dirfd0;
 	call->dirfd[1] = dirfd1;
 	call->fd = fd;
+	call->file_dev = file_dev;
+	call->file_ino = file_ino;
 	call->flags = flags;
 	call->op = op;
 	call->syscall = syscall;
@@ -219,6 +249,11 @@ static __always_inline int wp_ns_exit(long ret)
 	r = &scratch->rec;
 	/* The names first: whether each is relative decides the directories below. */
 	r->flags = call->flags;
+	r->fd = 0;
+	if (call->fd >= 0 && call->op != WP_NS_OPEN) {
+		r->flags |= WP_NS_FD;
+		r->fd = (__s32)call->fd;
+	}
 	r->name_len[0] = 0;
 	r->name_len[1] = 0;
 	if (call->name[0]) {
@@ -248,8 +283,14 @@ static __always_inline int wp_ns_exit(long ret)
 	wp_ns_dir(task, call, call->dirfd[1],
 		  r->name_len[1] && used < WP_NS_NAME_BYTES ? scratch->names[used] : 0, &dir_dev[1],
 		  &dir_ino[1]);
-	fd = call->op == WP_NS_OPEN ? (ret >= 0 ? ret : -1) : call->fd;
-	is_dir = wp_ns_file(task, fd, call->op != WP_NS_OPEN, &dev, &ino);
+	if (call->op == WP_NS_CLOSE) {
+		dev = call->file_dev;
+		ino = call->file_ino;
+		is_dir = false;
+	} else {
+		fd = call->op == WP_NS_OPEN ? (ret >= 0 ? ret : -1) : call->fd;
+		is_dir = wp_ns_file(task, fd, call->op != WP_NS_OPEN, &dev, &ino);
+	}
 	r->h.type = WP_REC_NAMESPACE;
 	r->h.version = WP_RECORD_VERSION;
 	r->h.cpu = bpf_get_smp_processor_id();

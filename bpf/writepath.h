@@ -343,7 +343,8 @@ enum wp_call_flags {
  *          WP_NS_CWD: relative to the working directory (rename(2) has no dirfd), WP_NS_NONE:
  *          the call has no such argument
  *   flags  the index of the call's flags argument, or WP_NS_NONE
- *   fd     the index of the file descriptor argument (ftruncate, fallocate), or WP_NS_NONE
+ *   fd     the index of the file descriptor argument (ftruncate, fallocate, close), or
+ *          WP_NS_NONE
  * open(2) exists on x86-64 and not on arm64 (only openat): a missing tracepoint loses that
  * hook only. openat/openat2 are traced here only with O_CREAT or O_TRUNC.
  */
@@ -365,7 +366,8 @@ enum wp_call_flags {
 	X(openat, OpenatCreate, 72, OPEN, 0, 1, WP_NS_NONE, WP_NS_NONE, 2, WP_NS_NONE)                               \
 	X(truncate, Truncate, 73, TRUNCATE, WP_NS_CWD, 0, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE)        \
 	X(ftruncate, Ftruncate, 74, TRUNCATE, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, 0)      \
-	X(fallocate, Fallocate, 75, FALLOCATE, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, 0)
+	X(fallocate, Fallocate, 75, FALLOCATE, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, 0) \
+	X(close, Close, 76, CLOSE, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, 0)
 
 /* What a namespace record's call did; stored raw in trace files: never renumber. */
 enum wp_ns_op {
@@ -377,6 +379,7 @@ enum wp_ns_op {
 	WP_NS_OPEN = 6, /* open/openat/creat with O_CREAT or O_TRUNC */
 	WP_NS_TRUNCATE = 7,
 	WP_NS_FALLOCATE = 8,
+	WP_NS_CLOSE = 9, /* of a regular file open for writing: other closes are no item */
 };
 
 /* wp_namespace_record.flags, normalised (the O_* values differ between architectures). */
@@ -390,6 +393,7 @@ enum wp_ns_flags {
 	WP_NS_NAME1_CUT = 1 << 6,  /* name1 was longer than WP_NS_NAME_BYTES - 1 */
 	WP_NS_NAME2_CUT = 1 << 7,  /* name2 the same */
 	WP_NS_DIR = 1 << 8,	   /* open: the file opened is a directory */
+	WP_NS_FD = 1 << 9,	   /* fd holds the call's fd argument (ftruncate, fallocate, close) */
 };
 
 /* Bytes of each name a namespace record carries (NUL included): a longer name is cut and
@@ -743,7 +747,7 @@ struct wp_namespace_record {
 	wp_u64 start_ns;
 	wp_s64 ret;
 	wp_u64 dir_ino[2]; /* the directory each name is relative to (0: none, or absolute) */
-	wp_u64 ino;	   /* the file the call acted on through an fd (ftruncate, fallocate) or
+	wp_u64 ino;	   /* the file the call acted on through an fd (ftruncate, fallocate, close) or
 			    * opened (open: the returned fd's); 0 when unknown */
 	wp_u32 dir_dev[2];
 	wp_u32 dev;
@@ -753,7 +757,7 @@ struct wp_namespace_record {
 	wp_u8 op;      /* enum wp_ns_op */
 	wp_u8 syscall; /* the call: its value in WP_NAMESPACE_TABLE */
 	wp_u16 name_len[2];
-	wp_u8 pad[4];
+	wp_s32 fd; /* with WP_NS_FD (records before it have 0 here and no flag) */
 	char comm[WP_COMM_LEN];
 };
 /* The most a namespace record's names take after it. */

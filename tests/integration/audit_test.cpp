@@ -50,17 +50,7 @@ std::string sh_out(const std::string& command) {
   return r.out;
 }
 
-class AuditRun : public ::testing::Test {
- protected:
-  void SetUp() override {
-    WP_REQUIRE_ROOT();
-    const auto seed = std::random_device{}();
-    rng_.seed(seed);
-    trace_.emplace(__FILE__, __LINE__, "seed " + std::to_string(seed));
-  }
-  std::mt19937 rng_;
-  std::optional<::testing::ScopedTrace> trace_;
-};
+class AuditRun : public SeededTest {};
 
 // Each --unsafe variant of the atomic save is reported with its rule, once per round the load
 // says it saved, and with nothing else; the safe save with nothing at all.

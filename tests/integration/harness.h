@@ -19,6 +19,8 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <random>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -207,6 +209,22 @@ inline json load_figures(const std::string& scenario, const std::vector<std::str
   EXPECT_EQ(doc["scenario"], scenario);
   return doc["figures"];
 }
+
+// A root test whose sizes and counts are drawn at random: the seed is printed with each
+// failure, so a failing run can be told apart and its draw read back.
+class SeededTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    WP_REQUIRE_ROOT();
+    const auto seed = std::random_device{}();
+    rng_.seed(seed);
+    seed_trace_.emplace(__FILE__, __LINE__, "seed " + std::to_string(seed));
+  }
+  std::mt19937 rng_;
+
+ private:
+  std::optional<::testing::ScopedTrace> seed_trace_;
+};
 
 // ext4 with its journal on a loop device: the dev box's own root fs has no journal.
 class ScratchExt4 : public ::testing::Test {

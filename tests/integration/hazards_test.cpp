@@ -61,18 +61,14 @@ DirectRun run_direct_dd(ScratchFs& disk, const std::string& cache, std::size_t b
   return r;
 }
 
-class DirectHazard : public ::testing::Test {
+class DirectHazard : public SeededTest {
  protected:
   void SetUp() override {
-    WP_REQUIRE_ROOT();
-    const auto seed = std::random_device{}();
-    rng_.seed(seed);
-    trace_.emplace(__FILE__, __LINE__, "seed " + std::to_string(seed));
+    SeededTest::SetUp();
+    if (IsSkipped()) return;
     bs_ = std::size_t{4096} << (rng_() % 5);  // 4 KiB .. 64 KiB
     count_ = 2 + rng_() % 15;
   }
-  std::mt19937 rng_;
-  std::optional<::testing::ScopedTrace> trace_;
   std::size_t bs_ = 4096, count_ = 4;
 };
 

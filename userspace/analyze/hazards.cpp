@@ -151,7 +151,8 @@ std::optional<HazardAuditor::SyncKind> sync_kind(const SyncTimeline& sync) {
 }
 
 bool holds(const Timeline& item) {
-  if (std::holds_alternative<NamespaceTimeline>(item)) return true;
+  // A close changes no name and makes nothing durable: no rule waits on it.
+  if (const auto* ns = std::get_if<NamespaceTimeline>(&item)) return ns->op != NamespaceOp::Close;
   const auto* sync = std::get_if<SyncTimeline>(&item);
   return sync && sync_kind(*sync) == HazardAuditor::SyncKind::Wrong;
 }

@@ -272,7 +272,7 @@ std::optional<Event> decode_namespace(std::span<const std::byte> bytes) {
   const std::size_t names = std::size_t{r.name_len[0]} + r.name_len[1];
   if (r.h.size != bytes.size() || r.h.size < sizeof(r) + names ||
       r.h.size > sizeof(r) + WP_NS_NAMES_MAX + 8 || r.name_len[0] > WP_NS_NAME_BYTES ||
-      r.name_len[1] > WP_NS_NAME_BYTES || r.op < WP_NS_RENAME || r.op > WP_NS_FALLOCATE)
+      r.name_len[1] > WP_NS_NAME_BYTES || r.op < WP_NS_RENAME || r.op > WP_NS_CLOSE)
     return std::nullopt;
   const auto syscall = namespace_call_from_record(r.syscall);
   if (!syscall) return std::nullopt;
@@ -286,6 +286,7 @@ std::optional<Event> decode_namespace(std::span<const std::byte> bytes) {
   e.op = static_cast<NamespaceOp>(r.op);
   e.flags = r.flags;
   e.ret = r.ret;
+  if (r.flags & WP_NS_FD) e.fd = r.fd;
   const char* at = reinterpret_cast<const char*>(bytes.data()) + sizeof(r);
   for (std::size_t i = 0; i < 2; ++i) {
     // name_len counts the NUL; a name is what precedes its first NUL.

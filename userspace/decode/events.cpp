@@ -12,6 +12,7 @@ const char* namespace_op_name(NamespaceOp op) {
     case NamespaceOp::Open: return "open";
     case NamespaceOp::Truncate: return "truncate";
     case NamespaceOp::Fallocate: return "fallocate";
+    case NamespaceOp::Close: return "close";
   }
   return "?";
 }

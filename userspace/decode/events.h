@@ -447,6 +447,7 @@ enum class NamespaceOp : std::uint8_t {
   Open = WP_NS_OPEN,  // with O_CREAT or O_TRUNC
   Truncate = WP_NS_TRUNCATE,
   Fallocate = WP_NS_FALLOCATE,
+  Close = WP_NS_CLOSE,  // of a regular file open for writing
 };
 const char* namespace_op_name(NamespaceOp op);  // "rename", "link", ...
 // WP_NS_* flags by name: "create", "excl", "trunc", "noreplace", "exchange", "whiteout",
@@ -454,7 +455,8 @@ const char* namespace_op_name(NamespaceOp op);  // "rename", "link", ...
 std::vector<const char*> namespace_flag_names(std::uint32_t flags);
 
 // A namespace call of a traced thread (rename, link, unlink, mkdir, a creating or truncating
-// open, truncate, fallocate), complete: emitted at its exit.
+// open, truncate, fallocate, the close of a file open for writing), complete: emitted at its
+// exit.
 struct NamespaceEvent {
   Nanos start_ns = 0;
   Nanos end_ns = 0;
@@ -465,12 +467,14 @@ struct NamespaceEvent {
   NamespaceOp op = NamespaceOp::Rename;
   std::uint32_t flags = 0;  // WP_NS_* (enum wp_ns_flags)
   std::int64_t ret = 0;     // 0 / the fd, or -errno
+  int fd = -1;              // the fd argument (ftruncate, fallocate, close), else -1
   // The names as the caller passed them (rename's and link's old and new; one for the rest),
   // each with the directory it is relative to ((0, 0): absolute, or none).
   std::array<std::string, 2> names;
   std::array<DevT, 2> dir_dev{};
   std::array<std::uint64_t, 2> dir_ino{};
-  // The file acted on through an fd (ftruncate, fallocate) or opened (open): (0, 0) if none.
+  // The file acted on through an fd (ftruncate, fallocate, close) or opened (open): (0, 0) if
+  // none.
   DevT dev = 0;
   std::uint64_t ino = 0;
 };

@@ -141,6 +141,7 @@ struct Stitcher::State : stitch::BlockListener {
     n.call.dev = ev.dev;
     n.call.ino = ev.ino;
     n.call.ret = ev.ret;
+    n.call.fd = ev.fd;
     n.call.cgroup_id = cgroup_of(ev.pid, ev.tid);
     n.op = ev.op;
     n.flags = ev.flags;
