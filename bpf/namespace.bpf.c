@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Namespace calls of traced threads: rename, link, unlink, mkdir, creating or truncating opens,
- * truncate, fallocate, and the close of a file open for writing (WP_NAMESPACE_TABLE). The entry keeps the arguments; the exit emits
+ * truncate, fallocate, the close of a file open for writing, and a process's first socket send
+ * after it made a name (WP_NAMESPACE_TABLE). The entry keeps the arguments; the exit emits
  * one wp_namespace_record with the caller's names and, for each relative name, the directory it
  * is relative to (whose path record goes out first), so the agent can join them into the path
  * the call acted on. Untraced threads cost the traced check at entry and nothing at exit: no
@@ -48,6 +49,16 @@ struct {
 	__type(key, __u32);
 	__type(value, struct wp_ns_scratch);
 } ns_scratch SEC(".maps");
+
+/* The processes (tgid) that made a name (rename, link, mkdir, a creating open) since their last
+ * socket send: only their next send is an item, the acknowledgement-shaped event a name should
+ * be durable before. Made and read here only. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u8);
+} ns_send_wanted SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -124,6 +135,15 @@ static __always_inline int wp_ns_enter(__u8 syscall, __u8 op, __u64 name0, __s64
 	 * traced call, so it wrote no file through one; one load tells so. */
 	if (op == WP_NS_CLOSE && !wp_task_has_storage(task))
 		return 0;
+	/* A send is wanted only after a name was made: the rest of a server's sends cost a load
+	 * (no storage) or one lookup. A thread with no storage of its own (a worker that made no
+	 * traced call) is not followed. */
+	if (op == WP_NS_SEND) {
+		__u32 tgid = task->tgid;
+
+		if (!wp_task_has_storage(task) || !bpf_map_lookup_elem(&ns_send_wanted, &tgid))
+			return 0;
+	}
 	if (!wp_task_traced_of(task))
 		return 0;
 	if (op == WP_NS_CLOSE && !wp_ns_closing_written(task, fd, &file_dev, &file_ino))
@@ -238,6 +258,21 @@ static __always_inline int wp_ns_exit(long ret)
 		return 0;
 	/* The clock only now: on a KVM guest a read costs a bystander's exit most of its time. */
 	now = bpf_ktime_get_ns();
+	if (ret >= 0) {
+		__u32 tgid = task->tgid;
+		__u8 one = 1;
+
+		if (call->op == WP_NS_SEND) {
+			bpf_map_delete_elem(&ns_send_wanted, &tgid);
+		} else if (call->op == WP_NS_RENAME || call->op == WP_NS_LINK ||
+			   call->op == WP_NS_MKDIR ||
+			   (call->op == WP_NS_OPEN && (call->flags & WP_NS_CREATE))) {
+			bpf_map_update_elem(&ns_send_wanted, &tgid, &one, BPF_ANY);
+		}
+	} else if (call->op == WP_NS_SEND) {
+		call->op = 0; /* a failed send acknowledged nothing: the next one is wanted */
+		return 0;
+	}
 	/* The cgroup record the agent names the item by, as for the write records (their state
 	 * keeps its own: a thread doing both may tell its cgroup twice, never too late). */
 	wp_note_task_cgroup(&call->cgroup_noted, task);
@@ -283,7 +318,11 @@ static __always_inline int wp_ns_exit(long ret)
 	wp_ns_dir(task, call, call->dirfd[1],
 		  r->name_len[1] && used < WP_NS_NAME_BYTES ? scratch->names[used] : 0, &dir_dev[1],
 		  &dir_ino[1]);
-	if (call->op == WP_NS_CLOSE) {
+	if (call->op == WP_NS_SEND) {
+		dev = 0;
+		ino = 0;
+		is_dir = false;
+	} else if (call->op == WP_NS_CLOSE) {
 		dev = call->file_dev;
 		ino = call->file_ino;
 		is_dir = false;

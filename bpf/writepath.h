@@ -367,7 +367,10 @@ enum wp_call_flags {
 	X(truncate, Truncate, 73, TRUNCATE, WP_NS_CWD, 0, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE)        \
 	X(ftruncate, Ftruncate, 74, TRUNCATE, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, 0)      \
 	X(fallocate, Fallocate, 75, FALLOCATE, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, 0) \
-	X(close, Close, 76, CLOSE, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, 0)
+	X(close, Close, 76, CLOSE, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, 0)    \
+	X(sendto, Sendto, 77, SEND, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, 0)   \
+	X(sendmsg, Sendmsg, 78, SEND, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, 0) \
+	X(sendmmsg, Sendmmsg, 79, SEND, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, 0)
 
 /* What a namespace record's call did; stored raw in trace files: never renumber. */
 enum wp_ns_op {
@@ -380,6 +383,7 @@ enum wp_ns_op {
 	WP_NS_TRUNCATE = 7,
 	WP_NS_FALLOCATE = 8,
 	WP_NS_CLOSE = 9, /* of a regular file open for writing: other closes are no item */
+	WP_NS_SEND = 10, /* a process's first socket send after it made a name: its reply */
 };
 
 /* wp_namespace_record.flags, normalised (the O_* values differ between architectures). */

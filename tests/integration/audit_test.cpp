@@ -138,6 +138,58 @@ TEST_F(AuditRun, TheNaiveShellSaveHasTwoHazardsAndTheSyncedOneNone) {
   EXPECT_TRUE(first.hazards.empty()) << first.hazards.front().dump();
 }
 
+// A server's reply: a save made safe by the directory's fsync, and the same save answered on
+// its socket before that fsync. Only the second has a hazard, on the rename, whose related
+// item is the script's own send (its socket's fd, as the script printed it).
+TEST_F(AuditRun, AReplyBeforeTheDirectorySyncIsNameNotDurable) {
+  ScratchFs disk("ext4", "mkfs.ext4 -q -F");
+  ASSERT_TRUE(disk.ready());
+  ASSERT_TRUE(sh("echo old > " + disk.file("f") + " && sync"));
+  const int size = 1 + static_cast<int>(rng_() % 65536);
+  for (const bool reply_first : {false, true}) {
+    SCOPED_TRACE(reply_first ? "reply, then the directory's fsync" : "fsync, then the reply");
+    const std::string sync_dir =
+        "    dfd = os.open(d, os.O_RDONLY | os.O_DIRECTORY); os.fsync(dfd); os.close(dfd)\n";
+    const std::string reply = "    a.send(b'saved')\n";
+    const std::string script =
+        "import os, socket, sys\n"
+        "d = sys.argv[1]\n"
+        "a, b = socket.socketpair()\n"
+        "fd = os.open(f'{d}/f.tmp', os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)\n"
+        "os.write(fd, b'x' * " +
+        std::to_string(size) +
+        ")\n"
+        "os.fsync(fd); os.close(fd)\n"
+        "os.rename(f'{d}/f.tmp', f'{d}/f')\n"
+        "if True:\n" +
+        (reply_first ? reply + sync_dir : sync_dir + reply) +
+        "assert b.recv(16) == b'saved'\n"
+        "print(a.fileno())\n";
+    const fs::path printed = fs::temp_directory_path() / "wp_audit_reply.out";
+    const Audit a = audit(
+        {"sh", "-c", "python3 -c \"$0\" \"$1\" > " + printed.string(), script, disk.mount_point()});
+    const std::string fd = slurp(printed);
+    fs::remove(printed);
+    ASSERT_FALSE(fd.empty()) << a.err;
+    EXPECT_EQ(fs::file_size(disk.file("f")), static_cast<std::uintmax_t>(size));
+    if (!reply_first) {
+      EXPECT_EQ(a.exit_code, 0) << a.err;
+      EXPECT_TRUE(a.hazards.empty()) << a.hazards.front().dump();
+      continue;
+    }
+    EXPECT_EQ(a.exit_code, 3) << a.err;
+    ASSERT_EQ(a.hazards.size(), 1u);
+    const json& h = a.hazards.front();
+    EXPECT_EQ(h["rule"], "name-not-durable") << h.dump();
+    EXPECT_EQ(h["item"]["what"], disk.file("f.tmp") + " -> " + disk.file("f")) << h.dump();
+    ASSERT_EQ(h["related"].size(), 1u) << h.dump();
+    EXPECT_EQ(h["related"][0]["syscall"], "sendto") << h.dump();
+    EXPECT_NE(h["detail"].get<std::string>().find("replied on fd " + fd.substr(0, fd.find('\n'))),
+              std::string::npos)
+        << h.dump();
+  }
+}
+
 // sqlite3 with synchronous=FULL in WAL and rollback-journal modes: journals made, synced and
 // removed as it should; no hazard.
 TEST_F(AuditRun, Sqlite3WithFullSyncHasNone) {

@@ -80,6 +80,14 @@ class Stream {
     n.dirs[0] = {kDev, kDir};
     return add(std::move(n));
   }
+  std::uint64_t send(int fd, std::uint32_t pid = 42) {
+    NamespaceTimeline n;
+    n.call = call(Syscall::Sendto, 0, "");
+    n.call.pid = n.call.tid = pid;
+    n.call.fd = fd;
+    n.op = NamespaceOp::Send;
+    return add(std::move(n));
+  }
   Nanos now() const { return t_; }
 
   // Every item through the auditor; their hazards by item id.
@@ -243,6 +251,50 @@ TEST(HazardAuditor, ARenameToANameSeenFreeOfSyncedData) {
   s.sync(Syscall::Fsync, kTemp, kTempPath);
   const auto r = s.rename(kTempPath, kTargetPath);
   EXPECT_EQ(rules(s.audit()), (Rules{{r, {"name-not-durable"}}}));
+}
+
+// The reply: a socket send after the rename and before the directory's fsync told a client
+// of a name a crash could still take back.
+TEST(HazardAuditor, AReplyBeforeTheNameWasDurable) {
+  Stream s;
+  s.write(kTemp, kTempPath, 1'001'200);
+  s.sync(Syscall::Fsync, kTemp, kTempPath);
+  const auto r = s.rename(kTempPath, kTargetPath);
+  const auto reply = s.send(7);
+  s.sync(Syscall::Fsync, kDir, kDirPath);
+  const auto found = s.audit();
+  EXPECT_EQ(rules(found), (Rules{{r, {"name-not-durable"}}}));
+  EXPECT_EQ(found.at(r).at(0).related, (std::vector<std::uint64_t>{reply}));
+}
+
+TEST(HazardAuditor, ReplyNearMisses) {
+  {  // the directory synced before the reply: the safe save, then the answer
+    Stream s;
+    s.write(kTemp, kTempPath, 1'001'200);
+    s.sync(Syscall::Fsync, kTemp, kTempPath);
+    s.rename(kTempPath, kTargetPath);
+    s.sync(Syscall::Fsync, kDir, kDirPath);
+    s.send(7);
+    EXPECT_EQ(rules(s.audit()), Rules{});
+  }
+  {  // another process's send is not this one's reply
+    Stream s;
+    s.write(kTemp, kTempPath, 1'001'200);
+    s.sync(Syscall::Fsync, kTemp, kTempPath);
+    s.rename(kTempPath, kTargetPath);
+    s.send(7, /*pid=*/43);
+    s.sync(Syscall::Fsync, kDir, kDirPath);
+    EXPECT_EQ(rules(s.audit()), Rules{});
+  }
+  {  // a send before the rename answers something else
+    Stream s;
+    s.write(kTemp, kTempPath, 1'001'200);
+    s.sync(Syscall::Fsync, kTemp, kTempPath);
+    s.send(7);
+    s.rename(kTempPath, kTargetPath);
+    s.sync(Syscall::Fsync, kDir, kDirPath);
+    EXPECT_EQ(rules(s.audit()), Rules{});
+  }
 }
 
 TEST(HazardAuditor, AWriteAfterTheFsyncAndBeforeTheRename) {

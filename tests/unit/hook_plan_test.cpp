@@ -92,7 +92,7 @@ TEST(HookPlan, ThisKernelUsesSyscallTracepointsAndTpBtf) {
       {"count sendfile", "tracepoint syscalls:sys_enter_sendfile64", ""},
       {"count splice", "tracepoint syscalls:sys_enter_splice", ""},
       {"count fallocate", "tracepoint syscalls:sys_enter_fallocate", ""},
-      {"namespace calls", "tracepoint syscalls:sys_enter_renameat (+19)", ""},
+      {"namespace calls", "tracepoint syscalls:sys_enter_renameat (+25)", ""},
       {"namespace calls (older)", "tracepoint syscalls:sys_enter_rename (+13)", ""},
       {"nvme submit", "-", "tp_btf: no nvme_core BTF for nvme_setup_cmd"},
       {"nvme complete", "-", "tp_btf: no nvme_core BTF for nvme_complete_rq"},

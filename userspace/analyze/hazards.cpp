@@ -61,8 +61,9 @@ constexpr std::array kRules = {
         .name = "name-not-durable",
         .why = "a name was made (a rename, or a link to data the application synced) and kept, "
                "but neither the directory holding it nor the file was synced afterwards by a "
-               "traced process before the trace ended: a crash can lose the name, so the data "
-               "is unreachable or the old file comes back",
+               "traced process before the trace ended, or before the process's next reply "
+               "(its first socket send after the name): a crash can lose the name, so the "
+               "data is unreachable or the old file comes back after the client was told",
         .file_systems = "all; on ext4, xfs and btrfs an fsync of the file itself after the "
                         "rename also carries its name (so does a later journal commit, but "
                         "nothing says when); fsync(2): \"an explicit fsync() on a file "
@@ -152,7 +153,9 @@ std::optional<HazardAuditor::SyncKind> sync_kind(const SyncTimeline& sync) {
 
 bool holds(const Timeline& item) {
   // A close changes no name and makes nothing durable: no rule waits on it.
-  if (const auto* ns = std::get_if<NamespaceTimeline>(&item)) return ns->op != NamespaceOp::Close;
+  // Nor does a send: it is kept as a fact (HazardAuditor::take).
+  if (const auto* ns = std::get_if<NamespaceTimeline>(&item))
+    return ns->op != NamespaceOp::Close && ns->op != NamespaceOp::Send;
   const auto* sync = std::get_if<SyncTimeline>(&item);
   return sync && sync_kind(*sync) == HazardAuditor::SyncKind::Wrong;
 }
@@ -195,6 +198,11 @@ void HazardAuditor::take(Timeline&& item, const Out& out) {
       paths_.push_back({call.start_ns, call.path, file});
       ++facts_;
     }
+  }
+  if (const auto* ns = std::get_if<NamespaceTimeline>(&item);
+      ns && ns->op == NamespaceOp::Send && ns->call.ret >= 0) {
+    auto& list = sends_[ns->call.pid];
+    if (list.size() < kFactsPerFile) list.push_back({ns->id, ns->call.start_ns, ns->call.fd});
   }
   if (!holds(item)) return out(std::move(item));
   held_.push_back(std::move(item));
@@ -540,13 +548,31 @@ void HazardAuditor::hazards_of(NamespaceTimeline& item, const GenKey* file,
                      [](const SyncFact* s) { return s->kind == SyncKind::Full; }))
       return;
   }
-  if (synced_by) return;
+  // The process's reply after the name (its first socket send): the name should have been
+  // durable before it, not merely before the trace ended.
+  const SendFact* reply = nullptr;
+  if (const auto it = sends_.find(item.call.pid); it != sends_.end())
+    for (const SendFact& send : it->second)
+      if (send.start >= end) {
+        reply = &send;
+        break;
+      }
+  if (synced_by && (!reply || synced_by->end <= reply->start)) return;
+  const std::string dir_named = dir_path.empty() ? std::string("(unknown)") : dir_path;
+  if (reply) {
+    item.hazards.push_back(Hazard{
+        .rule = kRules[kNameNotDurable].name,
+        .detail = fmt::format("{} made {}; the process replied on fd {} (#{}) before its "
+                              "directory {} or the file was synced",
+                              namespace_op_name(item.op), name, reply->fd, reply->id, dir_named),
+        .related = {reply->id}});
+    return;
+  }
   item.hazards.push_back(Hazard{
       .rule = kRules[kNameNotDurable].name,
       .detail = fmt::format("{} made {}; neither its directory {} nor the file was synced after "
                             "it before the trace ended",
-                            namespace_op_name(item.op), name,
-                            dir_path.empty() ? std::string("(unknown)") : dir_path),
+                            namespace_op_name(item.op), name, dir_named),
       .related = {}});
 }
 

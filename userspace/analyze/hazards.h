@@ -79,6 +79,11 @@ class HazardAuditor {
     Nanos start, end;
     SyncKind kind;
   };
+  struct SendFact {  // a process's reply: its first socket send after it made a name
+    std::uint64_t id;
+    Nanos start;
+    int fd;
+  };
   struct PathFact {
     Nanos at;
     std::string path;
@@ -108,6 +113,7 @@ class HazardAuditor {
   std::deque<Timeline> held_;
   std::map<FileKey, FileFacts> files_;
   std::vector<PathFact> paths_;
+  std::map<std::uint32_t, std::vector<SendFact>> sends_;  // by pid, in arrival order
   // files_ flattened by decide(): the facts the index points into.
   std::vector<WriteFact> writes_;
   std::vector<SyncFact> syncs_;

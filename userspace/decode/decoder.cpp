@@ -272,7 +272,7 @@ std::optional<Event> decode_namespace(std::span<const std::byte> bytes) {
   const std::size_t names = std::size_t{r.name_len[0]} + r.name_len[1];
   if (r.h.size != bytes.size() || r.h.size < sizeof(r) + names ||
       r.h.size > sizeof(r) + WP_NS_NAMES_MAX + 8 || r.name_len[0] > WP_NS_NAME_BYTES ||
-      r.name_len[1] > WP_NS_NAME_BYTES || r.op < WP_NS_RENAME || r.op > WP_NS_CLOSE)
+      r.name_len[1] > WP_NS_NAME_BYTES || r.op < WP_NS_RENAME || r.op > WP_NS_SEND)
     return std::nullopt;
   const auto syscall = namespace_call_from_record(r.syscall);
   if (!syscall) return std::nullopt;

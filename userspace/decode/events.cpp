@@ -13,6 +13,7 @@ const char* namespace_op_name(NamespaceOp op) {
     case NamespaceOp::Truncate: return "truncate";
     case NamespaceOp::Fallocate: return "fallocate";
     case NamespaceOp::Close: return "close";
+    case NamespaceOp::Send: return "send";
   }
   return "?";
 }

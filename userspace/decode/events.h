@@ -448,6 +448,7 @@ enum class NamespaceOp : std::uint8_t {
   Truncate = WP_NS_TRUNCATE,
   Fallocate = WP_NS_FALLOCATE,
   Close = WP_NS_CLOSE,  // of a regular file open for writing
+  Send = WP_NS_SEND,    // the first socket send after a name was made: a reply
 };
 const char* namespace_op_name(NamespaceOp op);  // "rename", "link", ...
 // WP_NS_* flags by name: "create", "excl", "trunc", "noreplace", "exchange", "whiteout",
