@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Thin front over CMake. `make demo` and `make test` set up everything on a fresh machine.
 BUILD ?= build
 JOBS ?= $(shell nproc)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A non-write syscall loop: COUNT getppid() calls, then the mean ns per call on stdout, timed
 // around the loop only. Every process on a machine pays a tracer's syscall-wide hooks on calls
 // like this one, traced or not, so this is the bystander's cost.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The replay section's yardstick: how long RapidJSON's own Writer takes to write the very objects
 // `writepath report --format json` wrote (the same keys and values, in the same order). Reads
 // JSON Lines from FILE in chunks, parses each chunk (not timed), then times writing each of its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The soak benchmark's workload: a logger appending 4 KiB buffered records to DIR/log at
 // RATE writes/s for SECONDS, never syncing, as an application logging steadily would. Every
 // ROTATE_MiB the file is rotated the way logrotate does it: renamed to log.N and a new log

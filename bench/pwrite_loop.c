@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The benchmarks' write workload: COUNT 4 KiB pwrites over a FILE_MiB window of one file
 // (wrapping), then the mean ns per write on stdout, timed around the loop only. The window is
 // written once before the clock starts, so every timed write overwrites a page already in the

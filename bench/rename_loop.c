@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A namespace-call loop: COUNT renames of one empty file back and forth in DIR (a, b, a, ...),
 // then the mean ns per rename(2) on stdout, timed around the loop only. Beside the cached
 // pwrite loop it tells what a traced namespace call costs against a traced write, and under

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # writepath's benchmarks, side by side with bpftrace and perf trace. Sections:
 #   side-by-side  ns/op of three loops untraced, then the ratio to untraced under each tracer
 #   variants      the write-syscall hook's variants: bystander and traced-write cost of each

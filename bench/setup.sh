@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs what the benchmarks need besides the build: the peer tracers they compare with
 # (bpftrace, perf) and GNU time for peak RSS. Idempotent: installs only what is missing.
 set -euo pipefail

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An untraced-kind write loop: COUNT write(2)s of BYTES (default 64) to PATH (default
 // /dev/null), then the mean ns per write on stdout, timed around the loop only. Most of a
 // server's writes go to sockets, pipes and terminals, which the write path does not follow:

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * Layer 3: bios and block requests. A bio record carries the file pages it writes (inode,
  * page-index extents) so the agent can hand each page back to the write that owns it; a

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The one place in bpf/ that knows kernels differ. Every helper reads through CO-RE and
  * says which kernel changed what. The agent's userspace/probe/ picks between program

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * File paths: the first time a record names a file (dev, ino), a wp_file_path_record with its
  * path goes out before it. An LRU of the files already resolved makes the walk cost once per

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * FUSE: a write or fsync on a FUSE file system (bindfs, fuse-overlayfs, sshfs, a rootless
  * container's storage) is handed to the file system's daemon as a request, and the call waits

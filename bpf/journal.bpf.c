@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * Layer 4: the file systems' journals. jbd2 commits (ext4's journal): the commit thread is a
  * kernel thread, so these are never filtered by process; an fsync claims the commits on its

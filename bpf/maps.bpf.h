@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Maps and configuration shared by the per-layer programs. Each layer's object includes
  * this header; the definitions are weak so `bpftool gen object` links them into one map each.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * writepath serve: the metrics the kernel side aggregates itself, read by the agent at scrape
  * time (serve/write_metrics.h). One per-CPU hash entry per label set (struct wp_metric_key),

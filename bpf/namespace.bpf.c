@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * Namespace calls of traced threads: rename, link, unlink, mkdir, creating or truncating opens,
  * truncate, fallocate, the close of a file open for writing, and a process's first socket send

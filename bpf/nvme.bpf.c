@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * Layer 5: NVMe commands under block requests, keyed by the request pointer (the command id
  * carries a generation counter since v5.16, e7006de6c238, so (qid, cid) is not an identity).

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * Layer 2: the page cache under a traced write. Dirtied folios, dirty-throttling pauses and
  * waits on pages under writeback are added to the calling thread's state (no record per

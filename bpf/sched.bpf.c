@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * Layer 6: time off CPU inside a traced syscall, for the causes of slow writes and fsyncs.
  * A switch-out of a thread inside a traced call starts an off-CPU span; the switch back in

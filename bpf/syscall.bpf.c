@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * Layer 1: write and sync syscalls of traced threads. Entry resolves the fd to its file
  * (dev, ino, flags, offset) and opens per-thread state; the page-cache hooks add to that

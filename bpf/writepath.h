@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* SPDX-License-Identifier: GPL-2.0-only OR Apache-2.0 */
 /*
  * Records that travel from the BPF programs to the agent through the ring buffer.
  * This header is compiled by clang for BPF and by the C++ agent: fixed-width types only,

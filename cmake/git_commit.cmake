@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Writes OUT, a header defining WRITEPATH_GIT_COMMIT: the commit SRC is checked out at
 # ("-dirty" with uncommitted changes), "unknown" outside a git checkout. Run at every build;
 # the file is rewritten only when the commit changed, so nothing rebuilds needlessly.

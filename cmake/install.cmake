@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # `make install` and `make package`: the binary (stripped, its debug information split off), the
 # man page and the bash completion, installed by `cmake --install` and packed into a .deb by
 # CPack from the same rules.
@@ -27,6 +28,8 @@ install(CODE "
   set(WP_BINDIR \"${CMAKE_INSTALL_BINDIR}\")")
 install(SCRIPT ${CMAKE_SOURCE_DIR}/cmake/install_stripped.cmake)
 install(FILES ${CMAKE_SOURCE_DIR}/docs/writepath.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+# The licences (LICENSE), in Debian's machine-readable form where a .deb keeps them.
+install(FILES ${CMAKE_SOURCE_DIR}/packaging/copyright DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/writepath)
 install(FILES ${WP_COMPLETION} DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions)
 # `writepath serve` deployed: the systemd unit where systemd looks for a package's units, and
 # the dashboard, manifests and configs for the operator to copy (deploy/).
@@ -84,6 +87,7 @@ if(WRITEPATH_TESTS)
                    ${CMAKE_SOURCE_DIR})
   add_test(NAME install.package
            COMMAND bash ${CMAKE_SOURCE_DIR}/tests/install/package_test.sh ${CMAKE_BINARY_DIR})
+  add_test(NAME install.spdx COMMAND bash ${CMAKE_SOURCE_DIR}/tests/spdx_check.sh ${CMAKE_SOURCE_DIR})
   set_tests_properties(install.docs_match_help install.completion install.destdir
-                       install.package PROPERTIES LABELS install)
+                       install.package install.spdx PROPERTIES LABELS install)
 endif()

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Installs the writepath binary stripped, its debug information split off the way Debian's
 # dh_strip does: $PREFIX/lib/debug/.build-id/NN/REST.debug, found by gdb through the binary's
 # build ID (for PREFIX=/usr with no setting; else `set debug-file-directory PREFIX/lib/debug`),

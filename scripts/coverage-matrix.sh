@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # What the tracer reports for each write path on each file system, next to an independent count.
 # For every file system (ext4 with a journal, xfs, btrfs: each on its own loop device) and every
 # fio engine (psync, io_uring buffered and direct, libaio direct, mmap), fio writes FIO_SIZE in 4 KiB

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `make demo`: trace a buffered write + fsync and an O_DIRECT write on a scratch ext4 (with
 # journal) that is created here and removed afterwards, and print their stitched timelines.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the Debian packages writepath builds, tests and runs with. Idempotent: installs
 # only what is missing, so `make` on a machine that has everything never touches apt.
 set -euo pipefail

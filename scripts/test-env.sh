@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The machine the integration tests expect: tracefs mounted where systemd mounts it. Many tests
 # exercise the classic tracepoints (dirty throttling, the untraced-call counters, doctor's
 # coverage); writepath itself never mounts tracefs, so a bare machine (a container, a minimal

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The built binary's usage errors, help and --version, as a person sees them: each case runs
 # `writepath ARGS…` and checks the exit code and that the output matches a regular expression
 # (usage errors: exactly one line on stderr). No root needed: nothing here traces.

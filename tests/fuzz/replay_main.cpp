@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs the fuzz target once on every file of the corpus directories given: the inputs that
 // once found bugs stay regression tests in the ordinary build.
 #include <cstdint>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the trace-file fuzzer with clang (libFuzzer + AddressSanitizer + UBSan) and runs it
 # for a short while from the checked-in corpus.
 # Usage: run.sh BUILD_DIR SECONDS SOURCES…   (SOURCES: wp_core's, as CMake passes them)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: any bytes through the trace-file reader and the whole report pipeline
 // (decode, stitch, JSON and text sinks). It must never crash, hang or leak.
 #include <cstddef>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Golden test of `writepath report`: each checked-in trace file (*.wpt), reported in every
 # deterministic format, must print exactly its checked-in expected output. Any difference
 # fails and is shown as a unified diff. No root needed: report reads a file, nothing more.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The bash completion script as bash loads it: registered for writepath, and completing what a
 # user types (subcommands, scenarios, option values, file names, the command after --).
 # Usage: completion_test.sh COMPLETION_SCRIPT

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The man page and the bash completion against the binary's own --help: every subcommand and
 # scenario, and every long option each one's --help lists, must be in the man page and be
 # offered by the completion for that command. A new option without docs fails here.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `make install DESTDIR=…` (default PREFIX /usr/local; package_test.sh covers /usr): the
 # binary stripped and running, its split debug information where its build ID and debuglink
 # say (gdb finds it), the man page rendering without warnings, the completion loading in bash,

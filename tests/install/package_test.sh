@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The .deb CPack makes from the build tree (the build is reused; CPack only installs and
 # packs): its control fields, its files, Depends covering every library the binary links
 # (checked against dpkg -S of each DT_NEEDED library), and the unpacked binary running.
@@ -43,13 +44,18 @@ contents=$(dpkg-deb -c "$deb" | awk '{ print $NF }')
 for wanted in ./usr/bin/writepath ./usr/share/man/man1/writepath.1 \
   ./usr/share/bash-completion/completions/writepath ./usr/lib/systemd/system/writepath-serve.service \
   ./usr/share/writepath/deploy/grafana/writepath.json \
-  ./usr/share/writepath/deploy/kubernetes/writepath-daemonset.yaml; do
+  ./usr/share/writepath/deploy/kubernetes/writepath-daemonset.yaml \
+  ./usr/share/doc/writepath/copyright; do
   grep -qx -- "$wanted" <<<"$contents" || fail "$wanted not in the package"
 done
 grep -Eq '^\./usr/lib/debug/\.build-id/[0-9a-f]{2}/[0-9a-f]+\.debug$' <<<"$contents" ||
   fail "no debug file in the package"
 
 dpkg-deb -x "$deb" "$tmp/root"
+for licence in Apache-2.0 GPL-2.0-only; do
+  grep -q "^License: $licence\$" "$tmp/root/usr/share/doc/writepath/copyright" ||
+    fail "the package's copyright file has no $licence licence paragraph"
+done
 "$tmp/root/usr/bin/writepath" --version | grep -q "^writepath " || fail "unpacked binary does not run"
 file -b "$tmp/root/usr/bin/writepath" | grep -q ', stripped' || fail "packaged binary not stripped"
 grep -q '^ExecStart=/usr/bin/writepath serve ' "$tmp/root/usr/lib/systemd/system/writepath-serve.service" ||

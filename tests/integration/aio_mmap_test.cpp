@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Data that reaches the disk without write(2): Linux AIO (io_submit), per-call RWF_* flags of
 // pwritev2, and stores into a shared mapping made durable by msync. Each test compares the
 // trace with what the program did (fio's own JSON report, the workload's fixed counts).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Real applications under the oracle: PostgreSQL (initdb, pgbench), Redis with
 // `appendfsync always`, and sqlite3 in WAL and DELETE journal modes with synchronous=FULL, each
 // on a fresh loop-device ext4 with a journal, run under `writepath trace` and strace at once.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // writepath audit on real programs, against what the programs did by their own account: the
 // load generator's count of the saves it made unsafe, strace's list of the renames and links
 // git made, the files a shell left behind, sqlite3's row count, and PostgreSQL's file layout.

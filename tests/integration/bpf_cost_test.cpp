@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The summary's bpf_cost is the kernel's own count of the programs' runs and time: with
 // kernel.bpf_stats_enabled on, the write syscall's programs ran once per write the workload
 // made, and without it the summary says nothing of cost.

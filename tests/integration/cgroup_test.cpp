@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // --cgroup on the real cgroup2 hierarchy: a parent cgroup with a child, and a sibling outside
 // the parent, made under wherever cgroup2 is mounted (/proc/mounts). A writer moved into the
 // child (before it writes) is traced with --cgroup of the parent in each form --cgroup takes,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // --children: the real tracer following process trees. A parent (wp_workload fork-tree) holds
 // EARLY children forked before the trace, and forks N more once the tracer is attached; each
 // child writes K 4 KiB blocks to its own file on the scratch ext4 and fsyncs it. What the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Containers built here from what a runtime is made of, since podman cannot run in this
 // sandbox: a cgroup named as the runtime names its containers, entered before `unshare`
 // gives the process its own pid, mount and UTS namespaces and a file system at /mnt. A docker

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the tracer does not stitch, said rather than hidden: the untraced calls a traced
 // program makes are counted in the summary, and doctor prints the coverage of this kernel.
 #include <gtest/gtest.h>

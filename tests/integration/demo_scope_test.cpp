@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // writepath demo traces only a scenario's measured part, by the names of its threads: no item
 // of mkfs, losetup, the file layout, the result file or the teardown; and dirty-throttle's
 // logger stalls for hundreds of ms in balance_dirty_pages, as its explanation says.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Writes whose pages the page cache drops before writeback (unlink, truncate) end "discarded";
 // the counts are compared with what the workload did to each file.
 #include <map>

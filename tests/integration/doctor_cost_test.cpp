@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // doctor's cost section: what the trace's programs cost a traced process's pwrite and another
 // process's write(2), timed by helpers doctor forks, and the programs' runs per call as the
 // kernel counted them. The run counts are held to the helpers' own number of calls: each call

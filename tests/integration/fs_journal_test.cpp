@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // xfs and btrfs on loop devices the tests make: a sync's journal phase (xfs's log force,
 // btrfs's log tree), flushes attributed through the file system's real disk and matched
 // against /proc/diskstats, and btrfs's --file and --dev by the disk and by stat()'s device.

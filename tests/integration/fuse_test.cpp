@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Writes to a FUSE file system (Debian's bindfs, a real daemon started here in the foreground):
 // each is handed to the daemon, which the item names by the pid this test started it as, and
 // none is left dirty in the kernel; the fsync says the daemon was asked. Truths: dd's own

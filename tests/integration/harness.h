@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the integration tests share: running the built tools with captured output, in the
 // foreground or in the background with waits on what they print, skipping without root, JSON
 // Lines, load scenarios' figures, and a scratch ext4 (with a journal) on a loop device per

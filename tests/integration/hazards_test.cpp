@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The hazard rules on real runs, against what the test set up and what the kernel and the
 // workload say, not what the tracer computed: the loop device's queue/write_cache (set here),
 // dd's own count of the blocks it wrote and its exit status, and diskstats' count of the cache

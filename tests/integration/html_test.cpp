@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HTML report end to end: a real trace written with --format html, then opened in headless
 // Chromium (Debian's `chromium`, which scripts/install-deps.sh installs) to check that the page
 // draws what the trace holds and raises no script error. Needs root (the trace) and chromium.

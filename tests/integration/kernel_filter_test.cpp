@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // With a process filter the kernel keeps other processes' records out: a trace of an idle
 // process decodes almost nothing beside noisy bystanders, a traced writer's items stay whole
 // among them, and the disk's totals still count every request the disk completed (diskstats).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Live output and wall-clock time on real I/O: a buffered write's line shows while the traced
 // command still runs, within a second of the write's return (by the workload's own
 // CLOCK_REALTIME, the -T column and when the test read it); JSON `time` against the same

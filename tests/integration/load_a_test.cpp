@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Integration tests of the load generator's wal, group-commit, cold-warm and atomic-save
 // scenarios: each run small on its own scratch ext4 (with a journal) and its figures checked
 // against what the physics allows. Needs root (loop device, mount, BPF for the demo).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // writepath load / demo: mmap-load, odirect, dirty-throttle and kv-tier at small sizes, each
 // checked against the physics the chapter describes. Needs root (scratch filesystems, sysctls).
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // writepath load / demo: the workspace rules every scenario shares, and write-fsync's physics.
 #include <sys/wait.h>
 #include <unistd.h>

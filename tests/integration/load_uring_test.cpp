@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // writepath load / demo kv-tier --engine io_uring: the blocks really go through the ring with
 // O_DIRECT, checked without the tracer — strace counts the calls, /proc/diskstats the loop
 // device's written sectors, fincore the files' pages in the page cache.

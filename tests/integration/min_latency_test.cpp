@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // --min-latency is decided in the kernel: calls under the threshold cost no record at all,
 // while a slow call keeps everything it needs (its requests, flushes and phases).
 #include "harness.h"

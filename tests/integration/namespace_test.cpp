@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Namespace items on real runs, against the workload's own log of the calls it made (what it
 // opened how, what it closed, with which fd), not what the tracer computed. Counts are random
 // (the seed is printed).

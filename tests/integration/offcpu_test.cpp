@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where slow fsyncs slept: `record --min-latency` keeps, per slow call, the kernel stacks it
 // slept with and who woke it, and names their frames in the trace file. On ext4 with a journal
 // an fsync waits for jbd2's commit (jbd2_log_wait_commit, as /proc/PID/stack of a thread

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The verdict oracle: holds a trace's items of one file against truths the tracer did not
 // compute — the workload's own log of its calls and their return codes (oracle_writer.c), the
 // kernel's page-cache state of every page as the workload ended (cachestat(2)), the contract

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The randomized sweep: each round draws, from its seed, a file system (ext4 with journal, xfs,
 // btrfs), an I/O scheduler, max_sectors_kb, the disk's write cache, a write pattern (engine,
 // block size, sequential or random, how it syncs) and whether it writes through an overlay

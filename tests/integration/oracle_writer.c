@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The oracle sweep's workload: writes a file in a pattern set by its arguments and logs, as it
 // goes, what it did and what the kernel answered, so that the test can hold the tracer's
 // verdicts against truths the tracer did not compute:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Writes through overlayfs (every container's root): stitched to the upper file's pages,
 // requests, journal and flushes, shown as the application sees the file and as the disk does,
 // and selected by --dev and --file given either. Truths: dd's own counts and exit status,

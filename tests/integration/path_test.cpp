@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File paths on items: resolved in the kernel once per file, checked against the paths the test
 // itself created (and stat() of them) on a scratch ext4 mounted below the root file system.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Perfetto output of a real trace: `writepath trace --format perfetto -o FILE` on a
 // buffered-then-fsync workload, parsed back with the generated classes (names through the
 // sequence's interning tables, as the importer resolves them). Needs root.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Least privilege: tracing as an unprivileged user holding only CAP_BPF and CAP_PERFMON (no
 // tracefs access: it is root's 0700), the one-line refusal without them, and `doctor`
 // leaving the mounts alone, with tracefs and without (in a private mount namespace).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `writepath serve` against a real Prometheus (Debian's `prometheus`, started here) scraping it:
 // what Prometheus's HTTP API answers is compared with what `trace --format json` measured of
 // the very same calls (trace runs the workload while serve watches the whole machine).

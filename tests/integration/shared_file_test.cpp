@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Eight fio threads write one shared file at random 4 KiB offsets, each calling fsync after
 // every fourth write. The block layer merges bios of different threads into one request, and
 // each thread's fsync waits for its own pages only. The trace is checked against what fio

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the stall tests share: a cgroup with one controller's limit (cgroup2 where the
 // controller is enabled there, else the controller's v1 hierarchy), removed whatever happens;
 // the workload's own report of what it did (its stdout lines); the kernel stacks of a process

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // strace as a truth the tracer did not compute: `strace -f -qq -y -s 0 -e signal=none -o LOG`
 // of an application's run, read back as its write and sync calls, each with the file's path
 // as strace resolved the descriptor when the call returned (-y) and the call's return value.

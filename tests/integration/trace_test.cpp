@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Integration tests: the real tracer, real BPF on the running kernel, real I/O on an ext4
 // filesystem with a journal that the suite builds on a loop device. Needs root.
 #include "harness.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // io_uring write and fsync ops become write and sync items: the counts are compared with fio's
 // own JSON report and with what the workload's uring-mix did.
 #include <map>

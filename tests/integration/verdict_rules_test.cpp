@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Verdicts the oracle (oracle.h) found wrong, each pinned by a real run of the command that
 // showed it: dd's own record count and exit status, the sync contract and the page counts.
 #include <fcntl.h>

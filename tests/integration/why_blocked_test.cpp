@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Why a slow write or fsync blocked: each test makes one stall happen for real, on a loop
 // device file system of its own, proves it happened by an independent source (the blocked
 // thread's /proc stack, the cgroup's own counters, the workload's clock), then checks that

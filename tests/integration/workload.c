@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Small, exact write workloads for the integration tests: the facts the tests assert
 // (how many writes, of what size, buffered or direct, fsynced or not) are set here.
 #define _GNU_SOURCE

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sinks/async_sink.h"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Block tracker rules: bios, request lifetimes, splits and merges, NVMe commands.
 #include "stitch/block_tracker.h"
 #include "stitch_fixture.h"

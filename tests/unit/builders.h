@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Builders of the syscall events and timelines the unit tests hand to the stitcher and the
 // sinks. A test names the facts it checks (times, sizes, who, which file); the builder fills in
 // the rest consistently, so that every test file describes a write the same way.

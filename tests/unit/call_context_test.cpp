@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Call context rules: causes and throttling pauses reach the call they belong to.
 #include "stitch/call_context.h"
 

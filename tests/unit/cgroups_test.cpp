@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cgroup v2 paths: the cgroup2 mounts of a mountinfo, the three forms --cgroup takes resolved
 // against a cgroup2 hierarchy laid out in a temporary directory, and cgroup ids named by a
 // walk of it.

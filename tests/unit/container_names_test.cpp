@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // container_names: each runtime's state files, written here in the shape the runtime writes
 // them under a scratch root, and what is read of them; missing or broken files name nothing.
 #include "probe/container_names.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // container_of_cgroup: every runtime's cgroup naming, with both drivers, cgroup v2 and v1, and
 // the paths that look like a container's and are not.
 #include "common/container.h"

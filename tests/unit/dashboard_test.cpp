@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Grafana dashboard (deploy/grafana/writepath.json) names only metrics `writepath serve`
 // exports: every panel target's and templating variable's PromQL is read for metric names,
 // each checked against metric_catalogue() (histograms with _bucket, _sum or _count), so a

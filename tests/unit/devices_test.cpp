@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Devices: file systems without a block device of their own (btrfs) or on a stacked one
 // (device-mapper, md) found from a mountinfo and a sysfs tree laid out in a temporary directory.
 #include "probe/devices.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Durability tracker rules: FLUSH, FUA and write-cache-less devices.
 #include "stitch/durability_tracker.h"
 #include "stitch_fixture.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What `writepath demo` says of a trace: only what the trace's items show (kv-tier's io_uring
 // engine, dirty-throttle's stalls or their absence).
 #include "agent/explain/explain.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Kernels described by their facts, for the planner's and the coverage rules' tests: what
 // tracefs lists, the btf_trace_* prototypes, the functions in BTF, whether fentry attaches.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sequence rules of the HazardAuditor on synthetic item streams, each beside its near
 // misses: the safe atomic save (write, fsync, rename, fsync the directory) and the same save
 // one step away, which reports exactly the rule that step breaks.

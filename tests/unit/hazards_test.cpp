@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The hazard rules on synthetic items, each beside its near misses: the same item one fact
 // away from the hazard reports none.
 #include "analyze/hazards.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // translate_path: a file a process names in its mount namespace, as the host names it, from
 // real-shaped mountinfo of both (docker's overlay root, a bind-mounted volume, a Kubernetes
 // emptyDir, an overlay the namespace mounted itself).

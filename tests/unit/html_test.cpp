@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HTML report sink: hand-built timelines in, one page out. The page's drawing is tested in node
 // with a stub DOM (report_page_test.js) and in a real browser by the integration suite; here: the
 // embedded data round-trips, nothing in it can break out of its script element, the page fetches

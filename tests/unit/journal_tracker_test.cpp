@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Journal tracker rules: commits from their phase events, and which overlap a call.
 #include "stitch/journal_tracker.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The live trace's naming of the addresses in off-CPU records: once per address, before the
 // record is handed on, "(hidden)" when kallsyms hid its addresses.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Kernel symbols: synthetic kallsyms text (vmlinux and module symbols, data symbols, aliases,
 // hidden addresses, broken lines), and the running kernel's /proc/kallsyms.
 #include "probe/kernel_symbols.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Live output and wall-clock time: the offset math, RFC 3339 and the -T column, the text
 // sink's early and update lines, the JSON event stream and `time`, the trace file's offsets.
 #include <gtest/gtest.h>

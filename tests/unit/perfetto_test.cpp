@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Perfetto sink: hand-built timelines in, a protobuf trace out, parsed back with the generated
 // classes and checked as the importer would read it: interned names resolved through the
 // sequence's tables, tracks, slices from BEGIN/END pairs of each track in time order (the importer

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The pipeline from raw records to the sink: items carry the path of the cgroup the kernel
 // named for their thread, as the agent (live) or a trace file (report) names the id.
 #include "agent/pipeline.h"

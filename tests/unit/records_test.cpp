@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The syscall table of bpf/writepath.h and what is generated from it, and the decoder's
 // mapping of every record value onto its event.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HTML report's scripts, run in node against a stub DOM: the page HtmlSink wrote for the
 // unit test HtmlSink.LabelsDurationsAndSizesAsTheTextOutputDoes (its path is argv[2]) must draw
 // its charts, tables and tooltips from the labels in its data, and a part that fails must say so

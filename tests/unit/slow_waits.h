@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A slow fsync's causes as the stitcher names them with stacks on, built by hand for the sinks'
 // tests: 280 ms waiting on journal commit 5 (woken by jbd2, a flush in its chain), 12 ms on
 // the file's i_rwsem held by another writer, 3 ms unnamed.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Builders of synthetic kernel events (on top of builders.h) and a fixture that feeds them to the
 // stitcher: the trackers' rule tests drive the whole stitcher with them (each tracker's rules are
 // what it contributes to the timelines), next to direct tests of each tracker's own interface.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include <algorithm>
 // The stitcher as a whole: names of its states and phases, and the dispatcher's bounds.
 #include "stitch_fixture.h"

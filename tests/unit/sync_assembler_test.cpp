@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sync assembler rules: a sync's requests, flushes, commits and phase partition.
 #include "stitch/sync_assembler.h"
 #include "stitch_fixture.h"

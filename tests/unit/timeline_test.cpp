@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The small facts computed once on the timelines (stitch/timeline.h) and the phase table
 // (stitch/sync_phase.h): their edge cases, where a copy of them used to go wrong.
 #include "stitch/timeline.h"

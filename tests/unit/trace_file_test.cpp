@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The trace file writer's buffering: frames come back whole and in order whatever the buffer
 // size, and a failed write is reported with its reason. The reader streams frames, and stops
 // at a damaged or cut-short tail with a warning.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Wait rules: each cause's rule on stacks shaped like 6.18's (as sched_switch sees them, the
 // scheduler's and the hook's frames on top), their near misses, aggregation and ordering; and
 // the wait chains to the journal commit and flushes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The named causes of a slow call in the JSON and text sinks: the contract's keys inside
 // "causes" (stacks, unslotted_ns, waits with their chain), and the text's why lines, one
 // synthetic wait of each cause against the line a person reads.

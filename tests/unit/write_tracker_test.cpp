@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Write tracker rules: buffered, O_DIRECT and failed writes, batches, loss, bounds.
 #include "stitch/io_state.h"
 #include "stitch_fixture.h"

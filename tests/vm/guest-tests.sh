@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Runs inside the VM guest (busybox sh). Mounts the host-made ext4 (with journal) on the
 # emulated NVMe disk and runs writepath on it. It asserts nothing: every output goes to the
 # console between markers and the host checks it (tests/vm/vm_test.cpp):

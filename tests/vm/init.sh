@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=dash
 # /init of the VM test guest (busybox only). Mounts what the tracer needs, loads the NVMe and
 # ext4 modules, runs /guest-tests.sh and leaves the VM with its exit status as the verdict:

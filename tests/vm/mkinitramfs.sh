@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/vm/mkinitramfs.sh CACHE_DIR ROOT_DIR OUT.cpio.gz WRITEPATH WP_WORKLOAD WP_ORACLE_WRITER
 # Builds the guest's whole userland as one initramfs: busybox, dmsetup with its libraries, the
 # kernel modules setup.sh picked, /init, /guest-tests.sh and the three statically linked test

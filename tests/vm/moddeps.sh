@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/vm/moddeps.sh MODULES_DIR NAME...
 # Prints the module files that load NAME... in a working order, dependencies first. Reads each
 # module's own "depends=" from its .modinfo section: the extracted package has no modules.dep

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/vm/run.sh CACHE_DIR INITRAMFS CONSOLE_LOG [TIMEOUT_S]
 # Boots the Debian kernel in CACHE_DIR (setup.sh) with INITRAMFS as its whole userland,
 # under QEMU TCG (this machine's /dev/kvm is kvm-pvm and cannot run a stock kernel), with an

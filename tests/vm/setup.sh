@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/vm/setup.sh CACHE_DIR [SERIES]
 # Fetches what the VM tests boot: Debian bookworm's current kernel of SERIES (6.1, the default:
 # the package linux-image-amd64 depends on; 6.12: the one linux-image-6.12-amd64 depends on)

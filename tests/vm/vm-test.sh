@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/vm/vm-test.sh [BUILD_DIR]   (make vm-test)
 # The VM suite: builds the static writepath and wp_workload, and for each of Debian bookworm's
 # kernels (6.1, its own, and 6.12, which it also ships) fetches it (setup.sh, cached in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // VM tests, host side: the checks on what writepath printed inside a Debian guest (bookworm's
 // 6.1 or its 6.12; tests/vm/vm-test.sh boots each) with an
 // emulated NVMe disk and working fentry (tests/vm/run.sh boots it, tests/vm/guest-tests.sh

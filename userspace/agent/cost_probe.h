@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the trace's programs cost a call on this machine, measured now (`writepath doctor`).
 // Two helper processes make the calls and time them themselves: one the trace follows, making
 // cached 4 KiB pwrites to a file of its own, and one it does not, writing 64 bytes to /dev/null

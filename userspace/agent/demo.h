@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `writepath demo SCENARIO`: the scenario run as a traced command, then its figures next to
 // what the tracer saw.
 #pragma once

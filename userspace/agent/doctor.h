@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `writepath doctor`: what works on this kernel, what falls back, and why.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The trace's output: stdout or -o FILE, behind a std::ostream the sinks write to. Unlike
 // std::ofstream it remembers why a write failed (ENOSPC, EPIPE, EIO), so the agent can stop
 // the trace with that reason, and it writes only when its buffer fills or the agent drains it:

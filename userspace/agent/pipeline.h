@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // decode → stitch → sink, the one way data flows, shared by live tracing and `report`.
 #pragma once
 

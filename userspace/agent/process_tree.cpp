@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "agent/process_tree.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The process tree as /proc shows it, for `--children`: the descendants a trace follows from
 // its start (new forks are followed in the kernel), and whether a `-p` process the trace saw
 // nothing from had children it was not told to follow.

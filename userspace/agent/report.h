@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `writepath report FILE`: a recorded trace, stitched and printed as `trace` would have.
 #pragma once
 

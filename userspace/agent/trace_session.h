@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `writepath trace`: hooks → ring buffer → decode → stitch → sink, until a duration, a signal
 // or the traced command's exit ends it. `writepath record`: hooks → ring buffer → trace file,
 // nothing else.

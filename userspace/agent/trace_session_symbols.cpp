@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "agent/trace_session_symbols.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The names of what a live trace's records name by number: the kernel addresses its off-CPU
 // records hold (their sleep and waker stacks), from this machine's /proc/kallsyms, and the
 // cgroup ids of its cgroup records.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Crash-consistency hazards: what an item shows that a crash now could turn into lost or
 // half-made data, each by a named rule. Pure: an item in, its hazards out. Rules that need
 // only one item (and what the stitcher already linked to it) are decided here as the item is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // End-of-trace summaries computed from the stitched timelines (pure: timelines in, figures
 // out): the fsync phase breakdown and the O_DIRECT verdict.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bash completion generated from the command line's own definition (`writepath completion
 // bash`), so a new subcommand, option or scenario completes without a second list to keep.
 #pragma once

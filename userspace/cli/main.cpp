@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CLI11 wiring only: parse, then hand over to the agent.
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Parsing of the command line's values (durations, sizes, scenario options), shared by the
 // subcommands.
 //

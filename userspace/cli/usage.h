@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Usage errors a person can act on: an unknown command or option gets the nearest real name
 // ("did you mean") and the help of the subcommand that was being parsed.
 #pragma once

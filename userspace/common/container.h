@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which container a cgroup is, read from its path by each runtime's naming rules, with no
 // daemon asked: the id and runtime, and on Kubernetes the pod's uid and QoS class. Names (the
 // container's, the pod's) come from elsewhere when they can be had; the id is always there.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Failures that end a command, carrying the exit code the README promises: 1 runtime failure,
 // 2 bad usage.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An owned file descriptor, closed when it goes out of scope.
 #pragma once
 

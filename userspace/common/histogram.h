@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fixed-size histograms of nanoseconds and nearest-rank percentiles: the one implementation of
 // quantiles for the summaries (bounded memory, any number of samples) and the load generator
 // (exact, over the samples it kept).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one time unit of the project.
 #pragma once
 

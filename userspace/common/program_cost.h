@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the trace's BPF programs cost the machine, from the kernel's own counters: each
 // program's runs and the time spent in it, which the kernel keeps while
 // kernel.bpf_stats_enabled is 1 (what bpftop shows). The agent reads them at the end of a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The measured phase of a traced command: a command the tracer starts can say when the part
 // worth tracing begins and ends (writepath load: after its scratch filesystem and file layout,
 // before its teardown), so set-up and teardown never appear among the items.

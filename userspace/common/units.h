@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Human-readable renderings shared by the sinks and the load generator: durations, signed
 // offsets, byte counts, errno names. Pure functions of their arguments.
 #pragma once

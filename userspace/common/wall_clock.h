@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Wall-clock time for items stamped with CLOCK_MONOTONIC (bpf_ktime_get_ns): the offsets that
 // turn a monotonic time into CLOCK_REALTIME and CLOCK_BOOTTIME, measured by the agent and
 // handed down; the formats a person or a log correlator reads.

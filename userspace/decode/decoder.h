@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Ring-buffer records → typed events. Validates the header (type, size, version) so that a
 // mismatched BPF object or a corrupt record is counted, never misread.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Typed kernel events: what decode produces from ring-buffer records and what the stitcher
 // consumes. Plain values, no kernel or BPF types, so the stitcher can be driven by synthetic
 // sequences in unit tests. Flags and enumerators take their values from bpf/writepath.h, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The traced syscalls as the agent sees them, generated from WP_SYSCALL_TABLE in
 // bpf/writepath.h: the one list of syscall slots, shared with the BPF programs.
 #pragma once

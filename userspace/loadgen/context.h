@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where a scenario runs: its workspace (a directory it owns, on a scratch filesystem or one
 // the user named), interruption, progress, and the measurements every scenario shares.
 #pragma once

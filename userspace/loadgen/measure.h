@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Measurements and small I/O helpers shared by the scenarios.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `writepath load SCENARIO`: set up the workspace, run, report, clean up.
 #pragma once
 

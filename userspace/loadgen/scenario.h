@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The load generator's scenarios: the chapter's experiments, each a class that declares its
 // options as data (the CLI binds them), runs in a LoadContext and returns measured figures.
 // Scenarios know nothing of the tracer: `writepath demo` explains a run in agent/explain/.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "loadgen/trace_phase.h"
 
 #include <fcntl.h>

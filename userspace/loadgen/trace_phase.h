@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The load's side of common/trace_phase.h: under `writepath demo` (or any tracer that hands
 // over a phase socket) only a scenario's measured part is traced, not the scratch filesystem's
 // mkfs and mount, the scenario's file layout, the result file or the teardown.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Block writes through an io_uring: up to `depth` in flight, each from a buffer slot of its
 // own (registered with the ring when the kernel lets it pin them: IORING_OP_WRITE_FIXED),
 // every completion checked, the latency of each from its submission to its completion.

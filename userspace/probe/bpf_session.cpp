@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "probe/bpf_session.h"
 
 #include <bpf/bpf.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RAII ownership of the loaded BPF programs: skeleton, links and ring buffer. Destruction
 // detaches first, then frees the maps and programs: one cleanup path.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cgroup v2 as the agent sees it: where the cgroup2 hierarchy is mounted, which cgroup
 // --cgroup names, and the path of a cgroup the kernel names by id.
 #pragma once

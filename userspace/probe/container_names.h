@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A container's name, and its pod's name and namespace on Kubernetes, from what its runtime
 // keeps on disk, with no daemon asked: docker's config.v2.json, podman's containers.json,
 // containerd's and CRI-O's OCI bundle configs (the Kubernetes annotations the CRI plugins

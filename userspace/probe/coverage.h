@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a trace stitches on this kernel, per way of writing a file and per file system: decided
 // from the hook plan and the kernel's facts by rules defined once (coverage.cpp), printed by
 // doctor and checked by tests/unit/coverage_test.cpp.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Block devices as sysfs describes them: partition → disk, volatile write cache, FUA; and the
 // mounted file systems whose superblock device is none of them (btrfs) or is stacked on them
 // (device-mapper, md), with their disks.

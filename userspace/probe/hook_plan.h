@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which BPF program serves each hook on a kernel. The table lists, per hook, the program
 // variants in order of preference; planning keeps the first whose tracepoint exists with the
 // expected prototype (from BTF) and that has not already failed to attach. Planning is a pure

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where a file a process names in its own mount namespace is, as the agent (the host) names
 // it. The kernel-side path walk follows the writer's own mount tree, so a container's item
 // says "/data/x" (its root is the namespace's root mount) and a bind-mounted volume's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the running kernel and this process can do, found by looking (BTF, tracefs, a real
 // fentry attach), never by kernel version numbers.
 #pragma once

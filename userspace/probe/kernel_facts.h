@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The facts about a kernel that hook planning consults, and nothing else: which tracepoints
 // exist, the prototypes of their raw (BTF) forms, which functions fentry could attach to, and
 // whether fentry attaches at all. The planner is a function of these facts and the user's

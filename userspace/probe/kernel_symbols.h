@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Kernel text addresses → "function+0xoff [module]", from /proc/kallsyms: the symbolizer for
 // kernel stacks (bpf_get_stackid/bpf_get_stack), read once and kept by the object that owns it.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whether this process may trace: its capabilities, not its uid. The decision is a pure
 // function of a capability set and what the kernel knows of capabilities, so it is tested
 // without changing privileges; read_privilege_facts() reads them from the running process.

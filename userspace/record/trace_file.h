@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The binary trace file of `writepath record` / `report`: a versioned header, then
 // length-framed frames holding the ring-buffer records exactly as the kernel side wrote them.
 // A recorder killed mid-write leaves a file readable up to its last whole frame.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // --listen: HOST:PORT, checked before anything is attached, and a bind that fails said in one
 // line (civetweb only says it could not start).
 #include <arpa/inet.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bounded label values of the exporter: a cgroup (or a command name) gets a label value of
 // its own when first seen while fewer than `capacity` have one, and keeps it for the agent's
 // lifetime; every other one is "other". Sticky on purpose: a series that changed its label

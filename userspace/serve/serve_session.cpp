@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "serve/serve_session.h"
 
 #include <sys/epoll.h>

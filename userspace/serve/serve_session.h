@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `writepath serve`: a long-running agent that exports write-path metrics on /metrics in the
 // Prometheus text format, aggregated in the kernel where it can be (serve/write_metrics.h), and
 // optionally writes each slow call as one JSON line (the object `trace --format json` writes).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The static binary of the VM suite: prometheus-cpp has no static archives, so `serve` is not
 // in it. Everything else of the CLI is.
 #include "common/errors.h"

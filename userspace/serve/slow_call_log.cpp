@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "serve/slow_call_log.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // serve's slow-call log: each call over --slow as one JSON line (the object `trace --format
 // json` writes for it, causes included), at most a given number a second; the rest counted.
 // The file is opened for appending and reopened on request (SIGHUP, after logrotate renamed it).

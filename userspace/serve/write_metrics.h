@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The metrics `writepath serve` exports, built at scrape time from two sources: the kernel's
 // own aggregates (the `metrics` map: write and sync latency, bytes, O_DIRECT writes that
 // dirtied pages, throttle pauses, request service and flush times), and what the stitcher

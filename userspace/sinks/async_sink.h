@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A sink on a thread of its own: the thread that decodes and stitches hands finished items over
 // and goes on, while this sink's thread formats and writes them. Formatting JSON costs about as
 // much as decoding and stitching together, so the two overlap instead of adding up (`report`

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // writepath audit's output: only the crash-consistency hazards, one block per rule with the
 // rule's reason, its fix, and per hazard the item that shows it and the items it names as
 // evidence (their times and states); JSON: an object per hazard, then a summary. Every item

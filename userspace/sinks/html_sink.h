@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HTML report sink: one self-contained page (inline CSS, vanilla JS, inline SVG; nothing fetched,
 // so it works offline and can be mailed around) that shows where the time went: a timeline of
 // writes and syncs per thread, each sync's phases, slow-call causes, dirty-throttling pauses and

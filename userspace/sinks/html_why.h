@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HTML report's "Why the slowest calls were slow" list: for a slow call with named causes,
 // what the page shows of each (time and share of the latency, the frame or tracepoint that
 // decided it, its top frames, who woke it or held the lock, the journal commit and flushes it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The JSON Lines sink's writer: keys and values over a SAX writer, one call per field. Objects
 // are written as lists of fields, `e.object(field("qid", nvme.qid), …)`, and a value is written
 // by its type: numbers, strings, booleans, optionals (null when empty), vectors (arrays), the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // JSON Lines sink: one object per finished item, one line each, flushed per line so a consumer
 // tailing the stream sees items as they finish. Keys follow the JSON Lines contract of
 // docs/ARCHITECTURE.md; absent stages are JSON null.

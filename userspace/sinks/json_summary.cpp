@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The JSON Lines object of the end-of-trace summary.
 #include <fmt/format.h>
 

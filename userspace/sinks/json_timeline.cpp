@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The JSON Lines objects of the timelines: a write, a sync, and the requests, NVMe commands,
 // journal commits and causes they hold.
 #include "sinks/json_emitter.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sinks/perfetto_sink.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Perfetto sink: the trace as a Perfetto protobuf file (open it in ui.perfetto.dev). Each traced
 // thread gets a track with its write and sync calls as slices (sync phases nested under the
 // sync); each disk gets request lanes, each NVMe queue command lanes, each journal a track of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Perfetto sink's packet layer: the track descriptors (processes, threads, disks, NVMe
 // queues, journals, and the lanes that keep overlapping slices apart), the interning tables,
 // and the encoding of slices as TrackEvent packets. The sink above it decides what to draw;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HTML report's page, built into the binary from sinks/report/ (report.html with its
 // stylesheet and scripts inlined, by sinks/report/embed.cmake): one self-contained file, with
 // @@WRITEPATH_DATA@@ where the trace's data goes. Nothing is read at run time. The data is

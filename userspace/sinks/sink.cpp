@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sinks/sink.h"
 
 #include "sinks/html_sink.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Output sinks: where finished timelines go. A sink renders; it never stitches, filters or
 // reads the clock. The CLI picks one with make_sink() and feeds it timelines as the stitcher
 // finishes them, then one summary at the end of the trace.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Live text lines: an item when its call returns (the block as it stands, headed by the item's
 // id), then one update line per later event of it (written, durable, discarded, or its state
 // at the end of the trace), keyed by the same id. And the -T wall-clock column.

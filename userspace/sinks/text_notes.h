@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the text output explains besides the items themselves: the one-time legend of its codes
 // and units, and which of a sync's phases ran at the same time.
 #pragma once

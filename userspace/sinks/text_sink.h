@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Human text sink: one block per finished item, a header line with the verdict (latency, state,
 // when it became durable) and one indented line per stage, with times relative to the syscall's
 // start in a right-aligned column so a person can read the journey top to bottom.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sinks/text_why.h"
 
 #include <fmt/format.h>

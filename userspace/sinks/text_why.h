@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The text output's `why` lines: under a slow call's `causes` line, one line per cause the
 // stitcher named (stitch/timeline.h NamedWait), the top frames of its longest sleep, and for a
 // wait on a journal commit the commit and its flushes' device time.

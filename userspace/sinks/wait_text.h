@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How the sinks name the parts of a slow call's sleeps and waits: kernel frames as people read
 // them, sleep flags, wakers. One place, so the text, Perfetto and HTML outputs agree.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Block tracker: bios and request lifetimes, with their NVMe commands. It pairs each bio with
 // the request that carried it (by disk, sector and queue order, splits and merges included),
 // ends request lifetimes on completion or pointer reuse, and keeps a bounded history of bios

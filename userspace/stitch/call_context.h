@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Per-thread facts that arrive before a syscall's own record: the off-CPU causes of a slow
 // call, where it slept (its stacks, named into waits by stitch/wait_rules.h) and the
 // dirty-throttling pauses inside a write. Held per thread until the record of

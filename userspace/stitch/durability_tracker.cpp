@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "stitch/durability_tracker.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Durability tracker: when completed data reaches stable media. Data completed on a disk with
 // a volatile write cache is durable once a FLUSH that started after its completion has
 // completed; FUA data at its flush sequence's end (or at completion when the device does FUA

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which path each file (dev, ino) has, from the kernel's path records, for the items that
 // name it. Pure: it knows only what the events said.
 #pragma once

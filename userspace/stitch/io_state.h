@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // State the stitcher's trackers share: bios and request lifetimes as the block tracker keeps
 // them, and the small facts about events every tracker needs. Internal to stitch/.
 #pragma once

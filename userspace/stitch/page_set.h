@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A set of page indices stored as disjoint closed ranges: a write's pages still waiting to be
 // written back. Large writes cover thousands of pages but are written back in few ranges, so
 // ranges keep both memory and the per-bio work small.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sync assembler: a sync call's timeline from what the trackers below hold when its record
 // arrives (at its exit): the data requests carrying bios its thread submitted during the
 // call, the flushes completing on its disk inside the call, and the journal commits on its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The phases of a sync call's latency, defined once: the enum, every name a phase goes by in
 // the outputs, the order phases are reported in and the order they take precedence in. The
 // stitcher, the summaries and every sink iterate these tables rather than listing phases.

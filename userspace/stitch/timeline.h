@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Stitched timelines: what the stitcher hands to the sinks. Snapshots (plain values): a sink
 // never sees the stitcher's internal state.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Wait chains: a named wait linked to the timeline it waited on further down: the journal
 // commit a journal wait waited for and the flushes that commit issued, or the flush a call
 // waited for itself. Rules: docs/ARCHITECTURE.md, "Stitching rules: wait chains";

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Wait rules: what a slow call waited on, named from the kernel stacks it went to sleep with and
 // the tracepoint-timed waits of the call (OffCpuEvent). Pure: one event in, NamedWaits out.
 // Rules: docs/ARCHITECTURE.md, "Stitching rules: wait causes"; tests:

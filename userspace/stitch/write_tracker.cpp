@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "stitch/write_tracker.h"
 
 #include <algorithm>

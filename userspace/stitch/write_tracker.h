@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Write tracker: each write from its record (at syscall exit) until its last state is known:
 // failed at once; O_DIRECT written when its own bios complete; buffered written when every
 // page it covers was carried by a bio queued after the write started; durable when every

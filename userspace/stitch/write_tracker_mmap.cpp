@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The write tracker's items that are not one syscall each: the pages a process stores into
 // a shared mapping (one item per process, file and writeback cycle), and the O_DIRECT iocbs of
 // one io_submit call (which share the call's window, so its bios are shared out in order).

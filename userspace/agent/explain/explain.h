@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the tracer saw during a scenario's run, in a person's words (writepath demo). The load
 // generator measures; explaining a trace is the agent's business, so loadgen knows nothing of
 // timelines.

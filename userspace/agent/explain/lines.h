@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Lines several explanations share.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // atomic-save: saving a checkpoint so that a crash leaves the old file or the new one, never
 // half of one: write a temporary file, fsync it, rename it over the target, fsync the
 // directory. Against the naive overwrite in place (O_TRUNC, write, close), which is faster

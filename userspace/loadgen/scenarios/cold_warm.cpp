@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cold-warm: the second read of a file is fast because the first left it in the page cache.
 // POSIX_FADV_DONTNEED drops the file's pages first, so the first read has to go to the device.
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dirty-throttle: "a log write sometimes stalls for hundreds of ms". A writer floods the page
 // cache under the system's own (generous) dirty limits; then the limits fall below what is
 // dirty, as they do when available memory shrinks (vm.dirty_ratio is a share of it), and a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // group-commit: threads appending records to one log, each record durable before its thread
 // goes on. Per record, every record pays a whole fsync; with a group-commit leader, the records
 // that queued up while one fsync ran share the next one.

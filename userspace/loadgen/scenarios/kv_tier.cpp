@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kv-tier: KV-cache blocks evicted to an SSD tier. Written with O_DIRECT (no fsync: a lost
 // block is recomputed, a checksum catches a torn one) they leave the page cache to the model;
 // written buffered, the same blocks fill it. --engine io_uring submits both modes' writes

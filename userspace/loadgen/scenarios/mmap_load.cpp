@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mmap-load: a safetensors file (8-byte little-endian header length, a JSON header of names,
 // dtypes, shapes and data offsets, then raw tensor bytes) lets one tensor be viewed in place:
 // mmap it and only the pages touched are read. Loaded three ways from a cold page cache —

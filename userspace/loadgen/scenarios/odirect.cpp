@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // odirect: O_DIRECT bypasses the page cache, and in exchange the buffer's address, the length
 // and the file offset must be aligned to the device's logical block size. An unaligned write
 // fails with EINVAL; an aligned one goes straight to the device and leaves no page cached.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "loadgen/scenarios/scenarios.h"
 
 namespace wp::loadgen {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // wal: a write-ahead log that makes every record durable before it returns. Each small append
 // costs a whole fsync round trip (writeback, journal commit, cache flush), not its few bytes.
 #include <fcntl.h>

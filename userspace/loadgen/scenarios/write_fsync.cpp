@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // write-fsync: a big buffered write lands in the page cache in no time; fsync pays for it.
 #include <fcntl.h>
 #include <fmt/format.h>

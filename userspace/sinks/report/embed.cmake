@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Builds the HTML report's page into the binary: inlines the stylesheet and scripts report.html
 # links (<link rel="stylesheet" href="F"> and <script src="F"></script>, F in this directory), so
 # the page stays one self-contained file, then writes it as a byte array in a C++ source that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HTML report's script: draws the data HtmlSink embeds in the page (#data). It builds every
 // element with createElement/textContent, never from markup, so nothing in the data (comms are
 // chosen by any process) is ever parsed as markup. Durations and sizes arrive already formatted

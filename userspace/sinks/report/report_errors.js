@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // First, on its own: a page that fails to draw says so in #errors instead of staying blank.
 window.addEventListener('error', function (e) {
   var box = document.getElementById('errors');
