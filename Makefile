@@ -52,8 +52,7 @@ vm-test: $(DEPS_STAMP) build
 # run even if the first fails.
 test: $(DEPS_STAMP) build
 	@bash scripts/test-env.sh
-	@rc=0; (cd $(BUILD) && ctest --output-on-failure -j $(JOBS)) || rc=$$?; \
-	bash tests/vm/vm-test.sh $(BUILD) || rc=$$?; exit $$rc
+	@bash scripts/run-tests.sh $(BUILD) $(JOBS)
 
 demo: $(DEPS_STAMP) build
 	@bash scripts/demo.sh $(BUILD)

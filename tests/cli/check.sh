@@ -58,6 +58,30 @@ expect 2 stderr "^writepath: write-fsync --size 6000: give a unit, e.g. 6000K or
 expect 2 stderr "^writepath: --fs-size 2: give a unit, e.g. 2G " load write-fsync --fs-size 2
 expect 2 stderr "^writepath: dirty-throttle --interval 5: give a unit, e.g. 5ms " \
   load dirty-throttle --interval 5
+# A parse that fails before the command's "--" names the failure, not the separator.
+expect 2 stderr "^writepath: --format: jsn is not one of text, json, html, perfetto; did you mean 'json'\? \(see writepath trace --help\)$" \
+  trace --format jsn -- true
+expect 2 stderr "^writepath: --output is required \(see writepath record --help\)$" record -- true
+expect 2 stderr "^writepath: --pid abc: not a number \(see writepath trace --help\)$" trace -p abc
+# Two letters swapped are one slip; with nothing near, the command's own list.
+expect 2 stderr "^writepath: unknown command 'dmeo'; did you mean 'demo'\? \(see writepath --help\)$" dmeo
+expect 2 stderr "^writepath: unknown command 'dmeo'; writepath demo takes: [a-z-]+(, [a-z-]+)+ \(see writepath demo --help\)$" \
+  demo dmeo
+# A command that cannot run is said before anything is traced, with the shells' 127.
+expect 127 stderr "^writepath: /nonexistent/cmd: No such file or directory$" trace -- /nonexistent/cmd
+expect 127 stderr "^writepath: no-such-command-wp: command not found$" record -o /dev/null -- no-such-command-wp
+# report of trace's own JSON output says where a trace file comes from.
+json_lines=$(mktemp)
+echo '{"type":"write"}' >"$json_lines"
+expect 1 stderr "^writepath: $json_lines: JSON Lines, not a writepath trace file: report reads recordings \(writepath record -o FILE, or trace --save FILE\)$" \
+  report "$json_lines"
+rm -f "$json_lines"
+# Help speaks of what the tool does, not of a book the reader has not read.
+expect 0 stdout "load +Run a write-path scenario" --help
+if "$writepath" --help 2>&1 | grep -qi chapter; then
+  echo "cli: writepath --help mentions a chapter" >&2
+  failed=1
+fi
 # 0 is 0 in every unit.
 expect 0 stdout '"type":"summary"' report --min-latency 0 --format json "$golden"
 expect 0 stdout "^writepath [0-9]+\.[0-9]+\.[0-9]+ \(commit ([0-9a-f]{12}(-dirty)?|unknown), libbpf [0-9]+\.[0-9]+\)$" \

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <chrono>
 
 #include <algorithm>
 #include <cstdlib>
@@ -302,6 +303,26 @@ TEST(BadInput, ReportOfAForeignFileIsOneClearLine) {
 // --min-latency: each slow call comes with the causes of its time, adding up to its latency.
 // Under lowered dirty limits (the dirty-throttle scenario) the flood writer's slow writes
 // must show time asleep in balance_dirty_pages, with the dirty state of each pause.
+// -d: the start line says how long (and that Ctrl-C ends it early, not that it is the way to
+// stop), and the summary's duration is the span asked for, measured by this test's own clock
+// around the run: not the time detaching the hooks took afterwards.
+TEST(Duration, TracesForTheSpanAskedAndSaysSo) {
+  WP_REQUIRE_ROOT();
+  const auto before = std::chrono::steady_clock::now();
+  const RunResult r = run({writepath(), "trace", "-p", "1", "-d", "1s", "--format", "json"});
+  const auto wall = std::chrono::steady_clock::now() - before;
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("tracing writes and syncs for 1s; Ctrl-C stops it early"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("Ctrl-C to stop"), std::string::npos) << r.err;
+  const auto items = json_lines(r.out);
+  ASSERT_FALSE(items.empty());
+  const double seconds = items.back()["duration_ns"].get<double>() / 1e9;
+  EXPECT_GE(seconds, 1.0);
+  EXPECT_LT(seconds, 1.2) << "the timer fires at 1 s; detaching is not traced time";
+  EXPECT_LE(seconds, std::chrono::duration<double>(wall).count());
+}
+
 TEST(SlowCalls, CausesAddUpAndShowDirtyThrottling) {
   WP_REQUIRE_ROOT();
   fs::path out = fs::temp_directory_path() / ("wp_slow_" + std::to_string(::getpid()));

@@ -93,6 +93,23 @@ WriteTimeline log_append(Nanos start, Nanos latency) {
                                     .ret = 64}));
 }
 
+// O_DIRECT: whatever the states, the demo says in words that a direct write that returned
+// is not durable by itself (only FUA writes and write-through devices are).
+TEST(ExplainOdirect, SaysInWordsThatDirectWritesAreNotDurableByThemselves) {
+  WriteTimeline flushed_later = direct_write(Syscall::Pwrite64, 7, 7);
+  flushed_later.durable_via = DurableVia::Flush;
+  WriteTimeline fua = direct_write(Syscall::Pwrite64, 7, 7);
+  fua.durable_via = DurableVia::Fua;
+  const std::string text =
+      joined(explain::explain_odirect(loadgen::ScenarioResult{}, {flushed_later, fua}));
+  EXPECT_NE(text.find("O_DIRECT skips the page cache, not the device's cache. 1 of these 2 "
+                      "direct writes was durable when it returned"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(joined(explain::explain_odirect(loadgen::ScenarioResult{}, {})),
+            "no O_DIRECT writes were seen\n");
+}
+
 TEST(ExplainDirtyThrottle, NoStallSaysSoWithTheSlowestAppend) {
   std::vector<Timeline> timelines = {log_append(0, 4'800), log_append(10'000'000, 23'700),
                                      log_append(20'000'000, 5'000)};

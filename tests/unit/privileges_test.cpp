@@ -13,6 +13,7 @@ namespace {
 PrivilegeFacts with(std::initializer_list<Cap> caps, int last_cap = 40) {
   PrivilegeFacts facts;
   facts.last_cap = last_cap;
+  facts.executable = "/usr/bin/writepath";  // the binary's own path, as /proc/self/exe says
   for (Cap cap : caps) facts.effective |= 1ull << static_cast<int>(cap);
   return facts;
 }
@@ -31,7 +32,7 @@ TEST(Privileges, NoCapabilitiesNamesBothAndHowToGrantThem) {
   EXPECT_EQ(v.missing, (std::vector<Cap>{Cap::Bpf, Cap::Perfmon}));
   EXPECT_EQ(v.error,
             "tracing needs CAP_BPF and CAP_PERFMON (missing CAP_BPF, CAP_PERFMON): run as root, "
-            "or grant them: sudo setcap cap_bpf,cap_perfmon+ep /path/to/writepath, systemd "
+            "or grant them: sudo setcap cap_bpf,cap_perfmon+ep /usr/bin/writepath, systemd "
             "AmbientCapabilities=CAP_BPF CAP_PERFMON, or setpriv --inh-caps=+bpf,+perfmon "
             "--ambient-caps=+bpf,+perfmon");
   EXPECT_EQ(v.error.find('\n'), std::string::npos);

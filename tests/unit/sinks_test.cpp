@@ -958,7 +958,7 @@ TEST(TextSink, Summary) {
   sink->summary(totals);
   EXPECT_EQ(out.str(),
             "summary  writes 100  fsyncs 10  incomplete 2  duration 5.00s\n"
-            "         events 12345  lost 3 (block_bio_queue 1, block_rq_issue 2)\n");
+            "         kernel records 12345  lost 3 (block_bio_queue 1, block_rq_issue 2)\n");
 }
 
 TEST(TextSink, ItemsNameTheirCgroupWhenAskedOrOnceASecondOneIsSeen) {
@@ -1052,7 +1052,7 @@ TEST(TextSink, SummaryWithoutLossesHasNoHookList) {
   TraceSummary totals;
   totals.events = 7;
   const std::string text = format_summary(totals, SinkOptions{});
-  EXPECT_TRUE(contains(text, "events 7  lost 0\n")) << text;
+  EXPECT_TRUE(contains(text, "kernel records 7  lost 0\n")) << text;
 }
 
 }  // namespace

@@ -419,7 +419,9 @@ TEST(TraceFileReader, AForeignFileIsAnErrorWithNoFrames) {
   std::vector<std::byte> bytes(text.size());
   std::memcpy(bytes.data(), text.data(), text.size());
   auto reader = TraceFileReader::parse(bytes);
-  EXPECT_EQ(reader.error(), "not a writepath trace file");
+  EXPECT_EQ(reader.error(),
+            "JSON Lines, not a writepath trace file: report reads recordings (writepath record "
+            "-o FILE, or trace --save FILE)");
   EXPECT_FALSE(reader.next());
 }
 

@@ -8,12 +8,14 @@
 namespace wp {
 namespace {
 
-TEST(EditDistance, CountsInsertionsDeletionsAndSubstitutions) {
+TEST(EditDistance, CountsInsertionsDeletionsSubstitutionsAndSwaps) {
   EXPECT_EQ(edit_distance("trace", "trace"), 0u);
   EXPECT_EQ(edit_distance("trce", "trace"), 1u);    // a letter left out
   EXPECT_EQ(edit_distance("tracee", "trace"), 1u);  // one too many
   EXPECT_EQ(edit_distance("trade", "trace"), 1u);   // one wrong
-  EXPECT_EQ(edit_distance("rtace", "trace"), 2u);   // two swapped
+  EXPECT_EQ(edit_distance("rtace", "trace"), 1u);   // two neighbours swapped: one slip
+  EXPECT_EQ(edit_distance("dmeo", "demo"), 1u);
+  EXPECT_EQ(edit_distance("rtcae", "trace"), 2u);   // two slips
   EXPECT_EQ(edit_distance("", "doctor"), 6u);
   EXPECT_EQ(edit_distance("report", "record"), 2u);
 }
@@ -70,7 +72,10 @@ TEST(UsageError, UnknownCommandGetsTheNearestOne) {
   EXPECT_EQ(
       Cli().error_of({"load", "write-fsyn"}),
       "unknown command 'write-fsyn'; did you mean 'write-fsync'? (see writepath load --help)");
-  EXPECT_EQ(Cli().error_of({"frobnicate"}), "unknown command 'frobnicate' (see writepath --help)");
+  // Nothing near: the commands it could have been.
+  EXPECT_EQ(Cli().error_of({"frobnicate"}),
+            "unknown command 'frobnicate'; writepath takes: trace, report, load (see writepath "
+            "--help)");
 }
 
 TEST(UsageError, UnknownOptionPointsAtItsSubcommandsHelp) {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <memory>
 #include <set>
 
@@ -18,6 +19,26 @@
 
 namespace wp {
 namespace {
+
+// Why a kernel with BTF refused the fentry probe, and what to do: nothing, the write path's
+// syscall tracepoints do the same job at a higher cost per call.
+std::string fentry_why(const KernelCaps& caps) {
+  constexpr const char* kNext = "nothing to do: the write path uses syscall tracepoints instead";
+  if (caps.fentry_error.find("Operation not permitted") == std::string::npos || !caps.privileges.ok)
+    return kNext;
+  // EPERM with the capabilities tracing needs: the kernel itself forbids trampolines.
+  std::string lockdown;
+  std::getline(std::ifstream("/sys/kernel/security/lockdown"), lockdown);
+  const auto open = lockdown.find('['), close = lockdown.find(']');
+  const std::string mode = open != std::string::npos && close > open
+                               ? lockdown.substr(open + 1, close - open - 1)
+                               : std::string("not reported");
+  return fmt::format(
+      "this kernel refuses BPF trampolines even with CAP_BPF and CAP_PERFMON (lockdown: {}; "
+      "otherwise a build or host policy, e.g. a hypervisor that forbids patching kernel "
+      "text); {}",
+      mode, kNext);
+}
 
 // The cost measurement: enough calls a round that the clock's resolution and a helper's
 // start are noise, few enough that doctor stays quick (about 0.1 s a round here).
@@ -152,9 +173,8 @@ int run_doctor(std::ostream& out, const HookPrefs& prefs) {
                                   : " (" + caps.tracefs_error +
                                         "): classic tracepoints unavailable, tp_btf hooks only");
   out << fmt::format("  {} fentry/fexit{}\n", caps.fentry ? "ok  " : "no  ",
-                     caps.fentry
-                         ? (allow_fentry ? "" : " (--no-fentry: not used)")
-                         : " (" + caps.fentry_error + "): the write path uses syscall tracepoints");
+                     caps.fentry ? (allow_fentry ? "" : " (--no-fentry: not used)")
+                                 : " (" + caps.fentry_error + "): " + fentry_why(caps));
   if (!caps.privileges.ok) {
     out << fmt::format("tracing cannot run here: {}\n", caps.privileges.error);
     return 1;

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <memory>
@@ -31,6 +32,7 @@
 #include "common/errors.h"
 #include "common/fd.h"
 #include "common/trace_phase.h"
+#include "common/units.h"
 #include "decode/decoder.h"
 #include "probe/bpf_session.h"
 #include "probe/cgroups.h"
@@ -49,6 +51,32 @@ namespace {
 
 std::string errno_text() {
   return std::strerror(errno);
+}
+
+// Why `command` cannot be run, as execvp would find it (a name with a slash as it is, else
+// each directory of PATH), or "" when it can. Asked before anything is traced: a command that
+// cannot start would otherwise leave only its own error message in the trace.
+std::string cannot_run(const std::string& command) {
+  const auto runnable = [](const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+           ::access(path.c_str(), X_OK) == 0;
+  };
+  if (command.find('/') != std::string::npos) {
+    if (runnable(command)) return "";
+    struct stat st {};
+    if (::stat(command.c_str(), &st) != 0) return errno_text();
+    return S_ISREG(st.st_mode) ? std::strerror(EACCES) : "not a regular file";
+  }
+  const char* env = std::getenv("PATH");
+  std::string path = env != nullptr ? env : "/usr/local/bin:/usr/bin:/bin";
+  for (std::size_t begin = 0; begin <= path.size();) {
+    const std::size_t end = std::min(path.find(':', begin), path.size());
+    const std::string dir = end == begin ? "." : path.substr(begin, end - begin);
+    if (runnable(dir + "/" + command)) return "";
+    begin = end + 1;
+  }
+  return "command not found";
 }
 
 // The command of `-- CMD`, forked at once but held before exec until tracing is attached,
@@ -333,6 +361,9 @@ void follow_existing_descendants(BpfSession& session, const TraceOptions& option
 }  // namespace
 
 int run_trace(const TraceOptions& options) {
+  if (!options.command.empty())
+    if (const std::string why = cannot_run(options.command.front()); !why.empty())
+      throw Failure(kExitCommandNotFound, fmt::format("{}: {}", options.command.front(), why));
   std::vector<UniqueFd> cgroup_dirs;
   KernelFilter filter = build_filter(options, cgroup_dirs);
 
@@ -525,6 +556,10 @@ int run_trace(const TraceOptions& options) {
     std::cerr << fmt::format("writepath: {} {} (pid {})\n",
                              options.record_only ? "recording" : "tracing", options.command[0],
                              child->pid());
+  else if (options.duration_ns)
+    std::cerr << fmt::format("writepath: {} writes and syncs for {}; Ctrl-C stops it early\n",
+                             options.record_only ? "recording" : "tracing",
+                             human_duration(*options.duration_ns));  // hooks are in
   else
     std::cerr << fmt::format("writepath: {} writes and syncs; Ctrl-C to stop\n",
                              options.record_only ? "recording" : "tracing");  // hooks are in
@@ -574,11 +609,14 @@ int run_trace(const TraceOptions& options) {
     }
   }
 
+  // The span traced: to the moment tracing was to stop (the command's exit, the --duration
+  // timer, the signal), not to the end of detaching the hooks one by one, which takes most
+  // of a second on a busy machine and traces nothing.
+  const Nanos duration = monotonic_now() - started;
   // Stop the hooks, then read what they left in the ring buffer.
   session->detach();
   while (session->consume(kBatchRecords) > 0) flush_outputs();
   take_lost();
-  const Nanos duration = monotonic_now() - started;
   for (auto pid : options.pids)
     if (session->tgid_flags(pid) & WP_TGID_FORKED) pids_with_children.insert(pid);
   LossReport loss;

@@ -336,7 +336,8 @@ int main(int argc, char** argv) {
 
   // load and demo: one subcommand per scenario.
   auto scenarios = wp::loadgen::make_scenarios();
-  auto* load = app.add_subcommand("load", "Run one of the chapter's scenarios and measure it");
+  auto* load = app.add_subcommand(
+      "load", "Run a write-path scenario (fsync, O_DIRECT, atomic save, ...) and measure it");
   auto* demo = app.add_subcommand("demo", "Run a scenario under the tracer and explain it");
   load->require_subcommand(1);
   demo->require_subcommand(1);

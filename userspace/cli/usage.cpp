@@ -9,19 +9,23 @@
 namespace wp {
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
-  // One row of the dynamic-programming table at a time.
-  std::vector<std::size_t> row(b.size() + 1);
-  std::iota(row.begin(), row.end(), std::size_t{0});
+  // Optimal string alignment: insertions, deletions, substitutions, and two neighbours
+  // swapped ("dmeo" is one slip from "demo", as a person types). Two rows back are needed
+  // for the swap.
+  std::vector<std::size_t> before(b.size() + 1), last(b.size() + 1), row(b.size() + 1);
+  std::iota(last.begin(), last.end(), std::size_t{0});
   for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
     row[0] = i;
     for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
+      row[j] =
+          std::min({last[j] + 1, row[j - 1] + 1, last[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        row[j] = std::min(row[j], before[j - 2] + 1);
     }
+    before.swap(last);
+    last.swap(row);
   }
-  return row[b.size()];
+  return last[b.size()];
 }
 
 std::optional<std::string> did_you_mean(std::string_view word,
@@ -103,12 +107,24 @@ std::string with_suggestion(std::string line, std::string_view word,
   return line;
 }
 
+// CLI11's "Could not convert: --pid = abc" as a person would say it.
+std::string conversion_error(const std::string& what) {
+  static constexpr std::string_view kPrefix = "Could not convert: ";
+  const std::size_t equals = what.find(" = ");
+  if (what.rfind(kPrefix, 0) != 0 || equals == std::string::npos) return what;
+  const std::string option = what.substr(kPrefix.size(), equals - kPrefix.size());
+  return fmt::format("{} {}: not a number", option, what.substr(equals + 3));
+}
+
 }  // namespace
 
 std::string usage_error(const CLI::App& root, const CLI::ParseError& error) {
   const CLI::App& app = deepest_parsed(root);
   const std::string help = fmt::format(" (see {} --help)", command_path(app));
-  const std::vector<std::string> extras = root.remaining(true);
+  std::vector<std::string> extras = root.remaining(true);
+  // A parse that failed before the command's "--" leaves it, and the command, unparsed: the
+  // error is the failure's, not the separator's.
+  if (!extras.empty() && extras.front() == "--") extras.clear();
   if (!extras.empty()) {
     const std::string& word = extras.front();
     if (word.size() > 1 && word[0] == '-') {
@@ -118,14 +134,20 @@ std::string usage_error(const CLI::App& root, const CLI::ParseError& error) {
              help;
     }
     const std::vector<std::string> commands = subcommand_names(app);
-    if (!commands.empty() && app.get_subcommands().empty())
-      return with_suggestion(fmt::format("unknown command '{}'", word), word, commands) + help;
+    if (!commands.empty() && app.get_subcommands().empty()) {
+      const std::string line = fmt::format("unknown command '{}'", word);
+      if (did_you_mean(word, commands)) return with_suggestion(line, word, commands) + help;
+      return fmt::format("{}; {} takes: {}", line, command_path(app), fmt::join(commands, ", ")) +
+             help;
+    }
     return fmt::format("unexpected argument '{}'", word) + help;
   }
   const std::vector<std::string> commands = subcommand_names(app);
   if (!commands.empty() && app.get_subcommands().empty() && app.get_require_subcommand_min() > 0)
     return fmt::format("'{}' needs a command: {}", command_path(app), fmt::join(commands, ", ")) +
            help;
+  if (dynamic_cast<const CLI::ConversionError*>(&error) != nullptr)
+    return conversion_error(error.what()) + help;
   return error.what() + help;
 }
 

@@ -12,6 +12,8 @@ constexpr int kExitRuntime = 1;
 constexpr int kExitUsage = 2;
 // writepath audit found crash-consistency hazards (0: none), for CI pipelines to test.
 constexpr int kExitHazards = 3;
+// The command of `-- CMD` cannot be run (not found, not executable): the shells' code.
+constexpr int kExitCommandNotFound = 127;
 
 class Failure : public std::runtime_error {
  public:

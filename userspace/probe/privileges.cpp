@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <filesystem>
 #include <fstream>
 
 namespace wp {
@@ -73,10 +74,10 @@ PrivilegeVerdict decide_privileges(const PrivilegeFacts& facts) {
   if (verdict.ok) return verdict;
   verdict.error = fmt::format(
       "tracing needs {} (missing {}): run as root, or grant them: "
-      "sudo setcap {}+ep /path/to/writepath, systemd AmbientCapabilities={}, or "
+      "sudo setcap {}+ep {}, systemd AmbientCapabilities={}, or "
       "setpriv --inh-caps={} --ambient-caps={}",
-      names(wanted, " and "), names(verdict.missing, ", "), setcap_list(wanted), names(wanted, " "),
-      setpriv_list(wanted), setpriv_list(wanted));
+      names(wanted, " and "), names(verdict.missing, ", "), setcap_list(wanted), facts.executable,
+      names(wanted, " "), setpriv_list(wanted), setpriv_list(wanted));
   if (!kernel_has_cap_bpf) verdict.error += " (this kernel predates CAP_BPF and CAP_PERFMON)";
   return verdict;
 }
@@ -90,6 +91,9 @@ PrivilegeFacts read_privilege_facts() {
                       (static_cast<std::uint64_t>(data[1].effective) << 32);
   std::ifstream last("/proc/sys/kernel/cap_last_cap");
   if (!(last >> facts.last_cap)) facts.last_cap = 0;
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec && !self.empty()) facts.executable = self.string();
   return facts;
 }
 

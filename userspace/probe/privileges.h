@@ -25,6 +25,8 @@ struct PrivilegeFacts {
   // The highest capability the kernel knows (/proc/sys/kernel/cap_last_cap): CAP_BPF and
   // CAP_PERFMON exist when it is at least 39; before v5.8 only CAP_SYS_ADMIN allows tracing.
   int last_cap = 0;
+  // This binary's own path (/proc/self/exe), for the setcap command the error suggests.
+  std::string executable = "writepath";
   bool has(Cap cap) const { return (effective >> static_cast<int>(cap)) & 1; }
 };
 

@@ -402,7 +402,12 @@ bool TraceFileReader::have(std::size_t bytes) {
 void TraceFileReader::read_header() {
   if (!have(sizeof(kMagic) + 8) ||
       std::memcmp(buffer_.data() + begin_, kMagic, sizeof(kMagic)) != 0) {
-    error_ = "not a writepath trace file";
+    // Say what it is when it is writepath's own text output, and where a trace file comes from.
+    const bool json = have(1) && buffer_[begin_] == std::byte{'{'};
+    error_ = fmt::format(
+        "{}not a writepath trace file: report reads recordings (writepath record -o FILE, or "
+        "trace --save FILE)",
+        json ? "JSON Lines, " : "");
     done_ = true;
     return;
   }

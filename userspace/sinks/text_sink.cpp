@@ -477,7 +477,10 @@ std::string format_summary(const TraceSummary& totals, const SinkOptions& option
   if (totals.missed_completions != 0)
     lost += paint.red(
         fmt::format("  completions not delivered by the kernel {}", totals.missed_completions));
-  std::string text = fmt::format("{}\n         events {}  {}\n", first, totals.events, lost);
+  // "records": what the kernel sent (calls, pages, bios, requests, commits), most of it
+  // stitched into the items above; "lost": those the ring buffer had no room for.
+  std::string text =
+      fmt::format("{}\n         kernel records {}  {}\n", first, totals.events, lost);
   if (const std::string untraced = nonzero_counts(totals.untraced_calls); !untraced.empty())
     text += paint.red("not stitched: " + untraced) +
             " (calls that write by ways the trace does not follow; writepath doctor: coverage)\n";
