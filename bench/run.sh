@@ -166,7 +166,9 @@ ratio() {  # A B: A / B, or "fail" when either is not a number
 # "A1 A2 …" "B1 B2 …" (one figure a round): the median over rounds of Ai / Bi. Runs of one
 # round are close in time, so the machine's drift cancels.
 median_ratio() {
-  local a=($1) b=($2) ratios=() r
+  local a b ratios=() r
+  read -ra a <<<"$1"
+  read -ra b <<<"$2"
   for ((r = 0; r < ${#a[@]}; r++)); do ratios+=("$(ratio "${a[r]}" "${b[r]:-}")"); done
   median "${ratios[@]}"
 }
@@ -341,7 +343,8 @@ side_by_side() {
       echo "$line"
       unset this
     done
-    local row="| $workload | $(fmt_ns "$(median ${ns_of[untraced]})") |"
+    local row
+    row="| $workload | $(fmt_ns "$(median ${ns_of[untraced]})") |"
     for c in "${columns[@]:1}"; do
       row+=" $(fmt_ratio "$(median_ratio "${ns_of[$c]}" "${ns_of[untraced]}")") |"
     done
@@ -502,7 +505,9 @@ saturation() {
       else
         events=$(summary_field events "$out"); lost=$(summary_field lost "$out")
       fi
-      writes_ns=$(fmt_ns "$(median $(cat "$work/sat.writers"))")
+      local -a sat_writers
+      read -ra sat_writers < <(tr '\n' ' ' <"$work/sat.writers")
+      writes_ns=$(fmt_ns "$(median "${sat_writers[@]}")")
       rate=$(awk -v e="${events:-0}" -v a="$start" -v b="$end" 'BEGIN {printf "%.0f", e / (b - a)}')
       echo "saturation $writers writer(s) under $label: events ${events:-?} in $(awk -v a="$start" -v b="$end" 'BEGIN {printf "%.2f", b - a}') s of tracing = $rate events/s, lost ${lost:-?}, writers' median $writes_ns ns/write"
       rows+=("| $writers | $label | $writes_ns | ${events:-?} | $rate | ${lost:-?} |")
@@ -532,7 +537,7 @@ replay() {
   # "stitch only": decoded and stitched, every item dropped by --min-latency before it is
   # formatted (the summary alone is written): the agent's rate without its output.
   for format in "stitch only" json text perfetto; do
-    local out="$work/replay.${format// /-}" timing secs kib rate args=(--format "$format")
+    local out="$work/replay.${format// /-}" secs kib rate args=(--format "$format")
     [[ $format == "stitch only" ]] && args=(--format json --min-latency 1h)
     if /usr/bin/time -f '%e %M' -o "$work/replay.time" "$wp" report "$rec" "${args[@]}" \
       -o "$out" 2>"$work/replay.err"; then
@@ -646,7 +651,8 @@ stacks() {
   for workload in fdatasync pwrite; do
     declare -A ns_of=() slow_of=()
     for ((r = 0; r < rounds; r++)); do run_round "$r" "$workload" count_slow_calls "${columns[@]}"; done
-    local row="| $workload | $(fmt_ns "$(median ${ns_of[untraced]})") |"
+    local row
+    row="| $workload | $(fmt_ns "$(median ${ns_of[untraced]})") |"
     for c in "${stacks_columns[@]:1}"; do
       if [[ -z ${ns_of[$c]:-} ]]; then row+=" n/a |"; continue; fi
       row+=" $(fmt_ratio "$(median_ratio "${ns_of[$c]}" "${ns_of[untraced]}")") |"
@@ -657,7 +663,8 @@ stacks() {
       row+=" n/a |"
     fi
     rows+=("$row")
-    local kept="$workload: slow calls kept per run $(median ${slow_of[wp-stacks]:-}) (stacks)"
+    local kept
+    kept="$workload: slow calls kept per run $(median ${slow_of[wp-stacks]:-}) (stacks)"
     ((no_stacks)) && kept+=", $(median ${slow_of[wp-no-stacks]:-}) (--no-stacks)"
     notes+=("$kept")
     unset ns_of slow_of
@@ -975,10 +982,10 @@ namespace_section() {
   done
   local rows=() loop
   for loop in rename pwrite append; do
-    local base traced by added
+    local base traced added
     base=$(median ${ns_of[untraced:$loop]})
     traced=$(median ${ns_of[traced:$loop]})
-    by=$(median ${ns_of[bystander:$loop]})
+    
     added=$(awk -v t="$traced" -v b="$base" 'BEGIN {if (t + 0 > 0 && b + 0 > 0) printf "%.0f", t - b; else print "fail"}')
     rows+=("| $loop | $(fmt_ns "$base") | $(fmt_ratio "$(median_ratio "${ns_of[traced:$loop]}" "${ns_of[untraced:$loop]}")") | $added | $(fmt_ratio "$(median_ratio "${ns_of[bystander:$loop]}" "${ns_of[untraced:$loop]}")") |")
   done

@@ -88,6 +88,12 @@ if(WRITEPATH_TESTS)
   add_test(NAME install.package
            COMMAND bash ${CMAKE_SOURCE_DIR}/tests/install/package_test.sh ${CMAKE_BINARY_DIR})
   add_test(NAME install.spdx COMMAND bash ${CMAKE_SOURCE_DIR}/tests/spdx_check.sh ${CMAKE_SOURCE_DIR})
+  # The gates on the tree itself (tests/lint_check.sh).
+  add_test(NAME lint.format COMMAND bash ${CMAKE_SOURCE_DIR}/tests/lint_check.sh format
+                                    ${CMAKE_SOURCE_DIR})
+  add_test(NAME lint.shellcheck COMMAND bash ${CMAKE_SOURCE_DIR}/tests/lint_check.sh shellcheck
+                                        ${CMAKE_SOURCE_DIR})
+  set_tests_properties(lint.format lint.shellcheck PROPERTIES LABELS lint)
   set_tests_properties(install.docs_match_help install.completion install.destdir
                        install.package install.spdx PROPERTIES LABELS install)
 endif()

@@ -18,8 +18,8 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-build}
 [[ $build == /* ]] || build=$here/$build
 wp=$build/writepath
-fses=(${FSES:-ext4 xfs btrfs})
-engines=(${ENGINES:-psync io_uring io_uring-direct libaio-direct mmap})
+read -ra fses <<<"${FSES:-ext4 xfs btrfs}"
+read -ra engines <<<"${ENGINES:-psync io_uring io_uring-direct libaio-direct mmap}"
 fio_size=${FIO_SIZE:-1M}
 
 if [[ $(id -u) -ne 0 ]]; then

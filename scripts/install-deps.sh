@@ -28,6 +28,7 @@ packages=(
   bpftrace linux-perf   # make bench: the bpftrace and perf trace columns beside writepath's
   dpkg-dev              # make package: CPack's Depends from dpkg-shlibdeps
   man-db groff-base gdb # the install tests: the man page renders, gdb finds the split debug info
+  clang-format shellcheck  # make test's gates: formatting of the C/C++ sources, the scripts
 )
 
 missing=()

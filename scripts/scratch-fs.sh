@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # SPDX-License-Identifier: Apache-2.0
 # Sourced helper: a scratch ext4 filesystem *with a journal* on a loop device, removed on exit.
 # The dev box's root filesystem has no journal, so fsync there would show no journal phase.

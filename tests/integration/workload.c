@@ -389,8 +389,7 @@ static int rename_over(const char* path, long rounds) {
       fprintf(stderr, "wp_workload: rename %s: %s\n", tmp, strerror(errno));
       return 1;
     }
-    if (fsync_path(path, "target") != 0)
-      return 1;
+    if (fsync_path(path, "target") != 0) return 1;
   }
   return 0;
 }

@@ -15,7 +15,7 @@ TEST(EditDistance, CountsInsertionsDeletionsSubstitutionsAndSwaps) {
   EXPECT_EQ(edit_distance("trade", "trace"), 1u);   // one wrong
   EXPECT_EQ(edit_distance("rtace", "trace"), 1u);   // two neighbours swapped: one slip
   EXPECT_EQ(edit_distance("dmeo", "demo"), 1u);
-  EXPECT_EQ(edit_distance("rtcae", "trace"), 2u);   // two slips
+  EXPECT_EQ(edit_distance("rtcae", "trace"), 2u);  // two slips
   EXPECT_EQ(edit_distance("", "doctor"), 6u);
   EXPECT_EQ(edit_distance("report", "record"), 2u);
 }
