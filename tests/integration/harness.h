@@ -123,7 +123,7 @@ class Background {
     return err().find(text) != std::string::npos;
   }
   // `writepath trace|record` without a command says this once its hooks are attached.
-  bool wait_attached() { return wait_for_stderr("writes and syncs; Ctrl-C to stop"); }
+  bool wait_attached() { return wait_for_stderr("writes and syncs"); }
 
   // Its exit code (128 + signal if a signal ended it), once it has exited.
   int wait() {

@@ -314,7 +314,8 @@ TEST(Duration, TracesForTheSpanAskedAndSaysSo) {
   const RunResult r = run({writepath(), "trace", "-p", "1", "-d", "1s", "--format", "json"});
   const auto wall = std::chrono::steady_clock::now() - before;
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.err.find("tracing writes and syncs for 1.00s; Ctrl-C stops it early"), std::string::npos)
+  EXPECT_NE(r.err.find("tracing writes and syncs for 1.00s; Ctrl-C stops it early"),
+            std::string::npos)
       << r.err;
   EXPECT_EQ(r.err.find("Ctrl-C to stop"), std::string::npos) << r.err;
   const auto items = json_lines(r.out);
