@@ -184,12 +184,14 @@ fmt_ns() { [[ $1 =~ ^[0-9.eE+-]+$ ]] && awk -v v="$1" 'BEGIN {printf (v >= 100 ?
 mib() { [[ $1 =~ ^[0-9]+$ ]] && awk -v k="$1" 'BEGIN {printf "%.1f MiB", k / 1024}' || echo "$1"; }
 # Events and lost records from a trace's summary: JSON Lines' last line, or the text summary.
 summary_field() {  # FIELD FILE
-  local line
+  local line label=$1
+  # The text summary calls the JSON summary's "events" kernel records.
+  [[ $1 == events ]] && label="kernel records"
   line=$(tail -n 1 "$2" 2>/dev/null || true)
   if [[ $line == *'"type":"summary"'* ]]; then
     sed -nE "s/.*\"$1\":([0-9]+).*/\1/p" <<<"$line"
   else
-    grep -oE "$1 [0-9]+" "$2" 2>/dev/null | tail -n 1 | awk '{print $2}'
+    grep -oE "$label [0-9]+" "$2" 2>/dev/null | tail -n 1 | awk '{print $NF}'
   fi
 }
 # FIELD FILE.wpt: the same from a recording, through writepath report (its summary only).
