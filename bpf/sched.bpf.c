@@ -211,14 +211,8 @@ static __always_inline void wp_switch(void *ctx, bool preempt, struct task_struc
 				      struct task_struct *next, unsigned int prev_state)
 {
 	struct wp_task_state *st = bpf_task_storage_get(&task_state, prev, 0, 0);
-	struct wp_task_state *next_st = bpf_task_storage_get(&task_state, next, 0, 0);
-	__u64 now;
+	__u64 now = bpf_ktime_get_ns();
 
-	/* Most switches are between threads no traced call is in: they read no clock (on a KVM
-	 * guest a read is most of what this program would cost every switch on the machine). */
-	if (!(st && st->active) && !(next_st && next_st->active && next_st->offcpu_since))
-		return;
-	now = bpf_ktime_get_ns();
 	if (st && st->active) {
 		st->offcpu_since = now;
 		st->offcpu_cause = preempt || prev_state == WP_TASK_RUNNING ? WP_OFFCPU_RUNNABLE
@@ -226,7 +220,7 @@ static __always_inline void wp_switch(void *ctx, bool preempt, struct task_struc
 		if (cfg_offcpu_stacks && st->offcpu_cause != WP_OFFCPU_RUNNABLE)
 			wp_sleep_begins(ctx, st, prev);
 	}
-	st = next_st;
+	st = bpf_task_storage_get(&task_state, next, 0, 0);
 	if (!st || !st->active || !st->offcpu_since)
 		return;
 	__u64 span = now - st->offcpu_since;
