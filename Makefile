@@ -6,20 +6,36 @@ JOBS ?= $(shell nproc)
 .PHONY: all deps configure build install package test unit-test integration-test vm-test demo bench \
 	fuzz vmlinux format clean
 
+DEPS_STAMP := $(BUILD)/.deps-installed
+BUILD_DEPS_STAMP := $(BUILD)/.deps-build-installed
+
 all: build
 
 # The Debian packages, installed once per build tree (again when the list changes): `make test`
-# and `make demo` on a fresh machine need nothing else, and a rebuild never touches apt.
-DEPS_STAMP := $(BUILD)/.deps-installed
+# and `make demo` on a fresh machine need nothing else, and a rebuild never touches apt. Two
+# sets: what building needs (plain `make`, `make demo`: a couple of minutes of apt), and
+# everything the tests, the VM suite and the benchmarks run beside it (`make test`). Run by a
+# user who cannot install, either stops with one line naming the missing packages.
 deps:
-	@bash scripts/install-deps.sh
-	@mkdir -p $(BUILD) && touch $(DEPS_STAMP)
+	@bash scripts/install-deps.sh all
+	@mkdir -p $(BUILD) && touch $(DEPS_STAMP) $(BUILD_DEPS_STAMP)
 
 $(DEPS_STAMP): scripts/install-deps.sh
 	@$(MAKE) --no-print-directory deps
 
-configure:
-	@test -f $(BUILD)/CMakeCache.txt || cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+$(BUILD_DEPS_STAMP): scripts/install-deps.sh
+	@bash scripts/install-deps.sh build
+	@mkdir -p $(BUILD) && touch $(BUILD_DEPS_STAMP)
+
+# A configure that fails leaves no cache behind (the next command would find a cache and no
+# Makefile) and says why in CMake's own words: its error lines, not the whole log.
+configure: $(BUILD_DEPS_STAMP)
+	@test -f $(BUILD)/CMakeCache.txt -a -f $(BUILD)/Makefile || \
+	  { mkdir -p $(BUILD) && cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	      >$(BUILD)/configure.log 2>&1 || \
+	    { grep -A3 -E '^CMake Error|not found|Could not find' $(BUILD)/configure.log | head -n 12 >&2; \
+	      rm -f $(BUILD)/CMakeCache.txt; \
+	      echo "make: configuring $(BUILD) failed (whole log: $(BUILD)/configure.log)" >&2; exit 1; }; }
 
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
@@ -27,12 +43,12 @@ build: configure
 # The binary (stripped; debug information in $(PREFIX)/lib/debug/.build-id/), the man page and
 # the bash completion under $(PREFIX), below $(DESTDIR) if set. Builds only what it installs.
 PREFIX ?= /usr/local
-install: $(DEPS_STAMP) configure
+install: configure
 	@cmake --build $(BUILD) -j $(JOBS) --target writepath bash_completion
 	@DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix $(PREFIX)
 
 # The same files in a .deb ($(BUILD)/writepath_VERSION_ARCH.deb; dpkg -i it).
-package: $(DEPS_STAMP) configure
+package: configure
 	@cmake --build $(BUILD) -j $(JOBS) --target writepath bash_completion
 	@cd $(BUILD) && cpack -G DEB
 
@@ -54,7 +70,9 @@ test: $(DEPS_STAMP) build
 	@bash scripts/test-env.sh
 	@bash scripts/run-tests.sh $(BUILD) $(JOBS)
 
-demo: $(DEPS_STAMP) build
+# Builds only what the demo runs: the tracer and its workload (not the tests).
+demo: configure
+	@cmake --build $(BUILD) -j $(JOBS) --target writepath wp_workload
 	@bash scripts/demo.sh $(BUILD)
 
 # writepath beside bpftrace and perf trace, then hook variants, soak, saturation, replay,
