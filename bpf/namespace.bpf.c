@@ -267,7 +267,10 @@ static __always_inline int wp_ns_exit(long ret)
 		} else if (call->op == WP_NS_RENAME || call->op == WP_NS_LINK ||
 			   call->op == WP_NS_MKDIR ||
 			   (call->op == WP_NS_OPEN && (call->flags & WP_NS_CREATE))) {
-			bpf_map_update_elem(&ns_send_wanted, &tgid, &one, BPF_ANY);
+			/* Looked up first: a process making names in a row finds its flag set, and a
+			 * lookup costs a fraction of an update (the bucket lock, a new element). */
+			if (!bpf_map_lookup_elem(&ns_send_wanted, &tgid))
+				bpf_map_update_elem(&ns_send_wanted, &tgid, &one, BPF_ANY);
 		}
 	} else if (call->op == WP_NS_SEND) {
 		call->op = 0; /* a failed send acknowledged nothing: the next one is wanted */
