@@ -39,6 +39,7 @@ test_packages=(
   dpkg-dev              # make package: CPack's Depends from dpkg-shlibdeps
   man-db groff-base gdb # the install tests: the man page renders, gdb finds the split debug info
   clang-format shellcheck  # make test's gates: formatting of the C/C++ sources, the scripts
+  python3-jsonschema    # docs.json_schema: real --format json output against its JSON Schema
 )
 
 packages=("${build_packages[@]}")

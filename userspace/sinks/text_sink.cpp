@@ -486,7 +486,7 @@ std::string format_summary(const TraceSummary& totals, const SinkOptions& option
             " (calls that write by ways the trace does not follow; writepath doctor: coverage)\n";
   if (const std::string hazards = nonzero_counts(totals.hazards); !hazards.empty())
     text += paint.red("crash-consistency hazards: " + hazards) +
-            " (the items' HAZARD lines say why; README: Crash-consistency hazards)\n" +
+            " (the items' HAZARD lines say why; docs/guide/hazards.md)\n" +
             fmt::format("         by process: {}\n         by file: {}\n",
                         nonzero_counts(totals.hazards_by_process),
                         nonzero_counts(totals.hazards_by_file));
