@@ -88,9 +88,13 @@ fuzz: $(DEPS_STAMP) build
 	@cmake -S . -B $(BUILD) -DFUZZ_SECONDS=$(FUZZ_SECONDS) >/dev/null
 	@cmake --build $(BUILD) --target fuzz
 
-# Regenerates the checked-in CO-RE header from the running kernel's BTF.
-vmlinux: deps
-	bpftool btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/x86/vmlinux.h
+# Regenerates the checked-in CO-RE header from the running kernel's BTF, for this machine's
+# architecture (named as libbpf's __TARGET_ARCH_* names it; CMakeLists.txt picks the same).
+BPF_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' -e 's/riscv64/riscv/' \
+	-e 's/s390x/s390/' -e 's/ppc64le/powerpc/')
+vmlinux: $(BUILD_DEPS_STAMP)
+	mkdir -p vmlinux/$(BPF_ARCH)
+	bpftool btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/$(BPF_ARCH)/vmlinux.h
 
 format:
 	clang-format -i $$(git ls-files 'userspace/*.cpp' 'userspace/*.h' 'tests/*.cpp' 'tests/*.c' 'bench/*.c')

@@ -122,12 +122,12 @@ static __always_inline void wp_fill_extents(struct wp_bio_record *r, struct bio 
 	/* More bvecs than walked. Writeback bios are nearly always one file-contiguous run:
 	 * check that the last bvec's page is where the run predicts, and extend it. */
 	if (n == 1 && vcnt > 0 && bpf_probe_read_kernel(&bv, sizeof(bv), &vecs[vcnt - 1]) == 0) {
-		__u64 expect = r->extents[0].index + (r->bytes - bv.bv_len) / WP_PAGE_SIZE;
+		__u64 expect = r->extents[0].index + ((r->bytes - bv.bv_len) >> WP_PAGE_SHIFT);
 
 		wp_page_pos(bv.bv_page, bv.bv_offset, &pos);
 		if (!pos.anon && !pos.no_file && pos.ino == r->ino && pos.index == expect &&
-		    walked_bytes % WP_PAGE_SIZE == 0) {
-			r->extents[0].pages = (r->bytes + WP_PAGE_SIZE - 1) / WP_PAGE_SIZE;
+		    (walked_bytes & (WP_PAGE_SIZE - 1)) == 0) {
+			r->extents[0].pages = (r->bytes + WP_PAGE_SIZE - 1) >> WP_PAGE_SHIFT;
 			return;
 		}
 	}

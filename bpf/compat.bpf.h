@@ -13,6 +13,11 @@
 
 #include "writepath.h"
 
+/* The kernel's page size is a build option (4, 16 or 64 KiB on arm64, 4 KiB on x86-64) and is in
+ * no BTF type: the agent sets it from the running kernel (getpagesize) before load, and page
+ * indexes here and in the stitcher are counted in those pages. */
+const volatile __u32 cfg_page_shift __weak = 12;
+#define WP_PAGE_SHIFT cfg_page_shift
 #define WP_PAGE_SIZE (1u << WP_PAGE_SHIFT)
 
 /* tp_btf arguments that may be NULL. Since 6.13 (and 6.12.y stable: Debian bookworm's 6.12)
@@ -76,6 +81,8 @@ static __always_inline __u32 wp_mkdev(int major, int minor)
 /* The sixth syscall argument (pwritev2's flags): libbpf has no PT_REGS_PARM6_SYSCALL. */
 #define wp_regs_syscall_arg6(regs) ((unsigned long)(regs)->r9)
 #else
+/* Only x86-64 is built and tested. arm64 keeps the number in regs->syscallno and the sixth
+ * argument in regs->regs[5]; add its branch with a vmlinux/arm64/vmlinux.h to build there. */
 #error "writepath: add this architecture's saved syscall number register"
 #endif
 

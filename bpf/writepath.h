@@ -55,7 +55,6 @@ typedef int64_t wp_s64;
 #define WP_URING_TAG(start_ns) ((wp_u32)(start_ns) ? (wp_u32)(start_ns) : 1u)
 #define WP_COMM_LEN 16
 #define WP_BIO_MAX_EXTENTS 8
-#define WP_PAGE_SHIFT 12
 
 /* Cgroups the cgroup filter holds at most (cgroup_filter, maps.bpf.h): --cgroup, --container
  * and --pod fill one; --namespace one per pod of the namespace. */

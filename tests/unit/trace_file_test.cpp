@@ -414,6 +414,41 @@ TEST(TraceFileReader, ADamagedFrameEndsTheFramesWithItsOffset) {
   EXPECT_FALSE(reader.next());  // stays at the end
 }
 
+// The page size the records count pages in travels in the header: a 16 KiB-page recording is
+// reported with 16 KiB pages on any machine; a file from before the key reads as 4 KiB (all
+// such files were recorded with 4 KiB pages); a size no kernel has is a damaged header.
+TEST(TraceFileReader, PageShiftComesFromTheHeaderAndOlderFilesHave4KiBPages) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("wp_trace_file_page_" + std::to_string(::getpid()) + ".wpt");
+  TraceFileHeader header;
+  header.page_shift = 14;
+  { TraceFileWriter writer(path.string(), header); }
+  std::ifstream in(path, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::filesystem::remove(path);
+  const auto read_as = [](std::string bytes_text) {
+    std::vector<std::byte> bytes(bytes_text.size());
+    std::memcpy(bytes.data(), bytes_text.data(), bytes_text.size());
+    return TraceFileReader::parse(bytes);
+  };
+  const std::size_t key = text.find("\"page_shift\":14");
+  ASSERT_NE(key, std::string::npos) << text;
+
+  auto recorded = read_as(text);
+  ASSERT_TRUE(recorded.error().empty()) << recorded.error();
+  EXPECT_EQ(recorded.header().page_shift, 14u);
+
+  std::string older = text;  // the same length: the header's length field still holds
+  older.replace(key, 15, "\"page_xxxxx\":14");
+  auto old_reader = read_as(older);
+  ASSERT_TRUE(old_reader.error().empty()) << old_reader.error();
+  EXPECT_EQ(old_reader.header().page_shift, 12u);
+
+  std::string damaged = text;
+  damaged.replace(key, 15, "\"page_shift\":40");
+  EXPECT_EQ(read_as(damaged).error(), "damaged trace file header");
+}
+
 TEST(TraceFileReader, AForeignFileIsAnErrorWithNoFrames) {
   const std::string text = "{\"type\":\"write\"}\n";
   std::vector<std::byte> bytes(text.size());

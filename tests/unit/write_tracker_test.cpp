@@ -6,6 +6,49 @@
 namespace wp::stitch_test {
 namespace {
 
+// A kernel with 64 KiB pages (arm64 can be built so) counts dirtied pages and bio extents in
+// 64 KiB pages: byte positions are turned into page indexes with the same size.
+class BigPagesTest : public StitcherTest {
+ protected:
+  static StitchLimits limits() {
+    StitchLimits l;
+    l.page_shift = 16;
+    return l;
+  }
+  BigPagesTest() : StitcherTest(limits()) {}
+};
+
+TEST_F(BigPagesTest, WritesArePagedInTheKernelsPageSize) {
+  // 8 KiB at 72 KiB: page 1 of 64 KiB pages (pages 18 and 19 of 4 KiB ones).
+  feed(write_call(1000, 2000, 72 * 1024, 8192, 1));
+  BioEvent bio = page_bio(3000, 0xb1, 2048, 1, 1);
+  bio.bytes = 64 * 1024;
+  feed(bio);
+  io(0x71, 2048, 64 * 1024, 3100, 3500);
+  flush(0xf1, 3600, 3700);
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].pages, 1u);
+  EXPECT_EQ(w[0].state, WriteState::Durable);
+  EXPECT_EQ(w[0].written_ns, Nanos{3500});
+}
+
+// The near miss: the same records read with 4 KiB pages put the write on pages 18 and 19,
+// which the bio of page 1 does not carry.
+TEST_F(StitcherTest, WritesOfAnotherPageSizeAreNotTakenForThisOnes) {
+  feed(write_call(1000, 2000, 72 * 1024, 8192, 2));
+  BioEvent bio = page_bio(3000, 0xb1, 2048, 1, 1);
+  bio.bytes = 64 * 1024;
+  feed(bio);
+  io(0x71, 2048, 64 * 1024, 3100, 3500);
+  flush(0xf1, 3600, 3700);
+  finish();
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].pages, 2u);
+  EXPECT_EQ(w[0].state, WriteState::Dirty);
+}
+
 TEST_F(StitcherTest, OSyncFlagSetsSync) {
   SyscallEvent call = write_call(1000, 2000, 0, 100, 1);
   call.file_flags |= file_flag::kDsync;

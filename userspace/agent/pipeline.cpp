@@ -33,6 +33,7 @@ namespace {
 // block events no slow call claims sooner.
 StitchLimits limits_for(const PipelineOptions& options) {
   StitchLimits limits;
+  limits.page_shift = options.page_shift;
   if (options.min_latency_ns != 0) {
     limits.history_ns = std::max<Nanos>(10'000'000'000ull, 4 * options.min_latency_ns);
     limits.max_history_per_key = 1024;

@@ -15,6 +15,7 @@
 
 #include "analyze/hazards.h"
 #include "common/container.h"
+#include "common/units.h"
 #include "decode/decoder.h"
 #include "probe/host_paths.h"
 #include "record/trace_file.h"
@@ -36,6 +37,9 @@ struct PipelineOptions {
   // A live trace's view of its writers' mount namespaces: items of a writer in another one
   // carry the host's path of their file too. Null: none (a trace file's report).
   std::shared_ptr<HostPaths> host_paths = {};
+  // log2 of the page size the records count pages in: the running kernel's for a live trace,
+  // the recording kernel's (its header) for a trace file.
+  unsigned page_shift = running_page_shift();
 };
 
 // What the end of a trace says about lost records: their share of all records

@@ -60,7 +60,9 @@ int run_report(const ReportOptions& options) {
   Pipeline pipeline(PipelineOptions{.min_latency_ns = min_latency,
                                     .observer = {},
                                     .live = false,
-                                    .file_systems = reader.header().file_systems},
+                                    .file_systems = reader.header().file_systems,
+                                    .host_paths = {},
+                                    .page_shift = reader.header().page_shift},
                     reader.header().devices, *sink);
 
   // A closed pipe (report … | head) is an EPIPE write error, not a death.

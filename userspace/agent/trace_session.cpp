@@ -325,6 +325,7 @@ std::unique_ptr<TraceFileWriter> open_recording(const std::string& path, const K
   header.file_systems = list_file_systems();
   header.command = command;
   header.min_latency_ns = min_latency_ns;
+  header.page_shift = running_page_shift();
   try {
     return std::make_unique<TraceFileWriter>(path, header);
   } catch (const std::runtime_error& e) {

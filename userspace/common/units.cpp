@@ -3,6 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
+#include <bit>
 #include <climits>
 #include <cstring>
 
@@ -68,6 +71,13 @@ std::string errno_name(int err) {
     if (const char* name = strerrorname_np(static_cast<int>(positive))) return name;
   }
   return fmt::format("errno {}", positive);
+}
+
+unsigned running_page_shift() {
+  const long size = ::sysconf(_SC_PAGESIZE);
+  // POSIX promises a power of two; 4 KiB if the C library cannot say.
+  if (size <= 0 || !std::has_single_bit(static_cast<unsigned long>(size))) return 12;
+  return static_cast<unsigned>(std::countr_zero(static_cast<unsigned long>(size)));
 }
 
 }  // namespace wp

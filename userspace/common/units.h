@@ -28,4 +28,8 @@ std::string human_bytes(std::uint64_t bytes);
 // "EINVAL" for 22 or -22; "errno 4000" when the C library has no name for it.
 std::string errno_name(int err);
 
+// log2 of the running kernel's page size (getpagesize): 12 for 4 KiB pages, 14 or 16 on arm64
+// kernels built for 16 or 64 KiB pages. The BPF programs count page indexes in these pages.
+unsigned running_page_shift();
+
 }  // namespace wp

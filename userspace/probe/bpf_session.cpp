@@ -18,6 +18,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "common/units.h"
 #include "writepath.skel.h"
 
 namespace wp {
@@ -66,6 +67,7 @@ std::unique_ptr<BpfSession> BpfSession::start(const HookPlan& plan, const Kernel
   }
   auto* ro = session->skel_->rodata;
   ro->cfg_self_tgid = filter.self_tgid;
+  ro->cfg_page_shift = running_page_shift();
   ro->cfg_filter_tgid = filter.filter_tgid;
   ro->cfg_follow_children = filter.follow_children;
   ro->cfg_comm_roots = filter.comm_roots;

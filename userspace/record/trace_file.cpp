@@ -42,6 +42,7 @@ json header_json(const TraceFileHeader& h) {
               {"devices", devices},
               {"command", h.command}};
   if (h.min_latency_ns) out["min_latency_ns"] = h.min_latency_ns;
+  out["page_shift"] = h.page_shift;
   if (h.clock_offsets)
     out["clock_offsets"] = {{"realtime_ns", h.clock_offsets->realtime_ns},
                             {"boottime_ns", h.clock_offsets->boottime_ns}};
@@ -74,6 +75,11 @@ TraceFileHeader header_from(const json& j) {
   }
   h.command = j.at("command").get<std::vector<std::string>>();
   if (j.contains("min_latency_ns")) h.min_latency_ns = j.at("min_latency_ns").get<Nanos>();
+  if (j.contains("page_shift")) {
+    h.page_shift = j.at("page_shift").get<unsigned>();
+    // Pages of 512 bytes to 2 MiB: anything else is damage, not a kernel.
+    if (h.page_shift < 9 || h.page_shift > 21) throw std::out_of_range("page_shift");
+  }
   if (j.contains("clock_offsets")) {
     const json& c = j.at("clock_offsets");
     h.clock_offsets = ClockOffsets{.realtime_ns = c.at("realtime_ns").get<std::int64_t>(),

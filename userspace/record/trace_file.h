@@ -115,6 +115,9 @@ struct TraceFileHeader {
   // record --min-latency: the threshold the recording was made for (0: none). The report
   // applies it unless given its own. Written only when set; older files lack it.
   Nanos min_latency_ns = 0;
+  // log2 of the recording kernel's page size: the records' page indexes count such pages.
+  // Files from before it was written were all made with 4 KiB pages (12).
+  unsigned page_shift = 12;
 };
 
 // Writes a trace file: created mode 0600 (traces reveal file and process activity).

@@ -10,15 +10,16 @@ namespace {
 // The extents of the bytes [offset, offset + len) of `from`'s data. A page goes to the piece
 // holding its last byte, so the pieces of a split partition the pages. Mixed bios interleave
 // files, so positions do not map to their listed extents: the piece gets none.
-void slice_extents(const BioEvent& from, std::uint64_t offset, std::uint64_t len, BioEvent& to) {
+void slice_extents(const BioEvent& from, std::uint64_t offset, std::uint64_t len, PageGeometry page,
+                   BioEvent& to) {
   to.nr_extents = 0;
   to.extents = {};
   if (from.bio_flags & bio_flag::kMixed) {
     to.bio_flags |= bio_flag::kMixed;
     return;
   }
-  const std::uint64_t want_first = offset / kPageSize;
-  const std::uint64_t want_end = (offset + len) / kPageSize;  // exclusive
+  const std::uint64_t want_first = page.index(offset);
+  const std::uint64_t want_end = page.index(offset + len);  // exclusive
   std::uint64_t position = 0;  // page position of the current extent in the bio's data
   for (std::size_t i = 0; i < from.nr_extents && i < kMaxBioExtents; ++i) {
     const Extent& e = from.extents[i];
@@ -155,7 +156,7 @@ void BlockTracker::on_bio(const BioEvent& ev) {
       if ((!has_file_pages(ev) && !(ev.bio_flags & bio_flag::kAnon)) ||
           (!piece_exact && parent_exact)) {
         bio->ev.bio_flags &= static_cast<std::uint8_t>(~bio_flag::kTruncated);
-        slice_extents(p.ev, offset, ev.bytes, bio->ev);
+        slice_extents(p.ev, offset, ev.bytes, PageGeometry{limits_.page_shift}, bio->ev);
       }
       // The parent becomes the remainder (splits cut from the front; a piece from the back
       // is handled too; one from the middle leaves the parent as it is).
@@ -165,7 +166,7 @@ void BlockTracker::on_bio(const BioEvent& ev) {
         const std::uint64_t rest_len = parent_bytes - ev.bytes;
         BioEvent rest = p.ev;
         if (has_file_pages(p.ev) || (p.ev.bio_flags & bio_flag::kMixed)) {
-          slice_extents(p.ev, rest_offset, rest_len, rest);
+          slice_extents(p.ev, rest_offset, rest_len, PageGeometry{limits_.page_shift}, rest);
         }
         rest.sector = p.ev.sector + rest_offset / kSectorSize;
         rest.bytes = static_cast<std::uint32_t>(rest_len);

@@ -36,14 +36,14 @@ bool DeviceTable::volatile_cache(DevT disk) const {
   return it == disk_write_cache_.end() || it->second;
 }
 
-std::uint64_t bio_pages(const BioEvent& b) {
+std::uint64_t bio_pages(const BioEvent& b, PageGeometry page) {
   if (b.nr_extents > 0 && !(b.bio_flags & bio_flag::kTruncated)) {
     std::uint64_t pages = 0;
     for (std::size_t i = 0; i < b.nr_extents && i < kMaxBioExtents; ++i)
       pages += b.extents[i].pages;
     return pages;
   }
-  return (b.bytes + kPageSize - 1) / kPageSize;
+  return page.index(b.bytes + page.size() - 1);
 }
 
 }  // namespace wp::stitch

@@ -17,8 +17,15 @@
 
 namespace wp::stitch {
 
-constexpr unsigned kPageShift = 12;
-constexpr std::uint64_t kPageSize = 1ull << kPageShift;
+// The pages the records count in: the recording kernel's page size (4 KiB on x86-64; 16 or
+// 64 KiB on some arm64 kernels). Page indexes of dirtied pages and bio extents are in these
+// units, so byte positions are turned into them with the same size.
+struct PageGeometry {
+  unsigned shift = 12;
+  std::uint64_t size() const { return std::uint64_t{1} << shift; }
+  std::uint64_t index(std::uint64_t pos) const { return pos >> shift; }
+  std::uint64_t bytes(std::uint64_t pages) const { return pages << shift; }
+};
 constexpr std::uint64_t kSectorSize = 512;
 
 // Pending writes live in batches (write_tracker.h); a write is a member of one.
@@ -142,7 +149,7 @@ inline std::uint64_t sectors_of(std::uint64_t bytes) {
   return (bytes + kSectorSize - 1) / kSectorSize;
 }
 
-std::uint64_t bio_pages(const BioEvent& b);
+std::uint64_t bio_pages(const BioEvent& b, PageGeometry page);
 
 template <typename T>
 void trim_count(std::deque<T>& d, std::size_t max) {

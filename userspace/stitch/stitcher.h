@@ -28,6 +28,9 @@ struct StitchLimits {
   // arrives later (records are emitted at syscall exit, after the I/O they caused).
   Nanos history_ns = 60'000'000'000ull;
   std::size_t max_history_per_key = 4096;
+  // Not a limit: log2 of the page size the records count pages in (the recording kernel's;
+  // 12 = 4 KiB). Byte positions become page indexes with it.
+  unsigned page_shift = 12;
 };
 
 // What one disk completed during the trace, counted as /proc/diskstats counts it: write

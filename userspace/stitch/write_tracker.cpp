@@ -49,7 +49,7 @@ void WriteTracker::bio_written(Bio& bio, const std::shared_ptr<Request>& r) {
     if (it == batches_.end() || it->second.members.empty()) continue;
     Batch& b = it->second;
     add_request(b, 0, r);
-    b.direct_pages_left -= std::min(b.direct_pages_left, bio_pages(bio.ev));
+    b.direct_pages_left -= std::min(b.direct_pages_left, bio_pages(bio.ev, page()));
     if (--b.direct_bios_left == 0 && b.members[0].state == WriteState::Dirty) {
       become_written(it, 0);
     }
@@ -106,13 +106,13 @@ void WriteTracker::take_pages(Batch& b, std::uint64_t lo, std::uint64_t hi,
   // Members are ordered by first page; one overlapping [lo, hi] starts in
   // [lo - max_member_span, hi].
   const std::uint64_t from = lo > b.max_member_span ? lo - b.max_member_span : 0;
-  auto begin =
-      std::lower_bound(b.members.begin(), b.members.end(), from,
-                       [](const Member& m, std::uint64_t page) { return m.first_page() < page; });
-  for (auto m = begin; m != b.members.end() && m->first_page() <= hi; ++m) {
+  auto begin = std::lower_bound(
+      b.members.begin(), b.members.end(), from,
+      [this](const Member& m, std::uint64_t index) { return m.first_page(page()) < index; });
+  for (auto m = begin; m != b.members.end() && m->first_page(page()) <= hi; ++m) {
     if (m->emitted || m->state != WriteState::Dirty) continue;
-    const std::uint64_t a = std::max(lo, m->first_page());
-    const std::uint64_t z = std::min(hi, m->last_page());
+    const std::uint64_t a = std::max(lo, m->first_page(page()));
+    const std::uint64_t z = std::min(hi, m->last_page(page()));
     if (a > z) continue;
     const auto index = static_cast<std::uint32_t>(m - b.members.begin());
     if (written_by != nullptr) add_request(b, index, *written_by);
@@ -289,7 +289,7 @@ WriteTimeline WriteTracker::timeline_of(const Batch& b, Member& m, bool snapshot
     tl.pages = b.mmap_pages;
     tl.pages_pending = m.pages_left;
   } else if (b.by_pages) {
-    tl.pages = m.last_page() - m.first_page() + 1;
+    tl.pages = m.last_page(page()) - m.first_page(page()) + 1;
     tl.pages_pending = m.pages_left;
   } else {
     tl.pages = b.direct_pages;
@@ -366,8 +366,8 @@ void WriteTracker::emit_at_return(const SyscallEvent& ev, CallExtras extras, Wri
   tl.sync = ev.file_flags & (file_flag::kSync | file_flag::kDsync);
   tl.state = state;
   if (state == WriteState::Memory || state == WriteState::Handed) {
-    tl.pages = ((ev.pos + static_cast<std::uint64_t>(ev.ret) - 1) >> kPageShift) -
-               (ev.pos >> kPageShift) + 1;
+    tl.pages =
+        page().index(ev.pos + static_cast<std::uint64_t>(ev.ret) - 1) - page().index(ev.pos) + 1;
     if (state == WriteState::Memory) ++stats_.memory_only;
   }
   tl.incomplete = loss_.within(ev.start_ns, ev.end_ns);
@@ -469,7 +469,7 @@ void WriteTracker::track_write(const SyscallEvent& ev, CallExtras extras) {
   if (ev.syscall == Syscall::IoSubmit) bios = aio_share(ev, std::move(bios));
   if (!bios.empty()) {
     for (const auto& bio : bios) {
-      const std::uint64_t pages = bio_pages(bio->ev);
+      const std::uint64_t pages = bio_pages(bio->ev, page());
       b.direct_pages += pages;
       const Request* r = bio->request.get();
       if (r != nullptr && uncertain(*r)) b.members[0].incomplete = true;
@@ -503,7 +503,7 @@ WriteTracker::BatchIt WriteTracker::joinable_batch(const FileWrites& file, const
   // write is tracked alone, with the exact per-bio rules.
   if (history != nullptr && history->last_queued_ns >= ev.start_ns) return batches_.end();
   const std::uint64_t bio_seq = history != nullptr ? history->last_seq : 0;
-  const std::uint64_t first_page = ev.pos >> kPageShift;
+  const std::uint64_t first_page = page().index(ev.pos);
   // Newest first: a writer going through the file joins the batch it last started, and the
   // cheap tests go before the writer's identity (two strings).
   for (auto id = file.open_batches.rbegin(); id != file.open_batches.rend(); ++id) {
@@ -511,7 +511,7 @@ WriteTracker::BatchIt WriteTracker::joinable_batch(const FileWrites& file, const
     if (it == batches_.end()) continue;
     const Batch& b = it->second;
     if (b.open_at_bio != bio_seq || b.members.empty()) continue;
-    if (b.members.back().first_page() > first_page) continue;  // keep members ordered
+    if (b.members.back().first_page(page()) > first_page) continue;  // keep members ordered
     if (b.members.size() >= limits_.max_batch_writes || !b.same_writer(ev)) continue;
     return it;
   }
@@ -522,8 +522,8 @@ void WriteTracker::track_buffered(const SyscallEvent& ev, CallExtras extras) {
   FileWrites& file = files_[InodeKey{ev.dev, ev.ino}];
   const InodeBios* history = block_.bios_of_inode(ev.dev, ev.ino);
   Member m = member_of(ev, std::move(extras));
-  const std::uint64_t first = m.first_page();
-  const std::uint64_t last = m.last_page();
+  const std::uint64_t first = m.first_page(page());
+  const std::uint64_t last = m.last_page(page());
   m.pages_left = static_cast<std::uint32_t>(last - first + 1);
 
   auto it = joinable_batch(file, history, ev);

@@ -110,9 +110,9 @@ struct Member {
   SmallIndexList requests;             // indices into its batch's requests
   std::unique_ptr<CallExtras> extras;  // only slow, throttled or waiting calls have any
 
-  std::uint64_t first_page() const { return pos >> kPageShift; }
-  std::uint64_t last_page() const {
-    return (pos + static_cast<std::uint64_t>(ret) - 1) >> kPageShift;
+  std::uint64_t first_page(PageGeometry page) const { return page.index(pos); }
+  std::uint64_t last_page(PageGeometry page) const {
+    return page.index(pos + static_cast<std::uint64_t>(ret) - 1);
   }
 };
 
@@ -244,6 +244,9 @@ class WriteTracker {
   BatchIt new_batch(const SyscallEvent& ev, Member m);
   BatchIt joinable_batch(const FileWrites& file, const InodeBios* history, const SyscallEvent& ev);
   void track_buffered(const SyscallEvent& ev, CallExtras extras);
+
+  // The pages the records count in (the recording kernel's size).
+  PageGeometry page() const { return PageGeometry{limits_.page_shift}; }
 
   const StitchLimits& limits_;
   StitchStats& stats_;

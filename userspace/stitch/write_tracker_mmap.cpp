@@ -55,10 +55,10 @@ bool WriteTracker::join_mmap_item(BatchId id, const MmapDirtyEvent& ev, std::uin
   m.pages_dirtied += ev.pages;
   m.dirty_folios += 1;
   m.end_ns = std::max(m.end_ns, ev.ts);
-  const std::uint64_t lo = std::min(m.first_page(), first);
-  const std::uint64_t hi = std::max(m.last_page(), last);
-  m.pos = lo << kPageShift;
-  m.count = (hi - lo + 1) << kPageShift;
+  const std::uint64_t lo = std::min(m.first_page(page()), first);
+  const std::uint64_t hi = std::max(m.last_page(page()), last);
+  m.pos = page().bytes(lo);
+  m.count = page().bytes(hi - lo + 1);
   m.ret = static_cast<std::int32_t>(std::min<std::uint64_t>(m.count, INT32_MAX));
   b.min_page = std::min(b.min_page, first);
   b.max_page = std::max(b.max_page, last);
@@ -93,8 +93,8 @@ void WriteTracker::on_mmap_dirty(const MmapDirtyEvent& ev) {
   call.cgroup_id = ev.cgroup_id;
   call.file_flags = file_flag::kRegular;
   call.call_flags = call_flag::kMmapStore;
-  call.pos = ev.index << kPageShift;
-  call.count = std::uint64_t{ev.pages} << kPageShift;
+  call.pos = page().bytes(ev.index);
+  call.count = page().bytes(ev.pages);
   call.ret = static_cast<std::int64_t>(call.count);
   call.pages_dirtied = ev.pages;
   call.dirty_folios = 1;
