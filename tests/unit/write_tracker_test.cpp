@@ -8,24 +8,36 @@ namespace {
 
 // A kernel with 64 KiB pages (arm64 can be built so) counts dirtied pages and bio extents in
 // 64 KiB pages: byte positions are turned into page indexes with the same size.
-class BigPagesTest : public StitcherTest {
+class PageSizeTest : public StitcherTest {
  protected:
-  static StitchLimits limits() {
+  explicit PageSizeTest(unsigned page_shift) : StitcherTest(limits(page_shift)) {}
+  static StitchLimits limits(unsigned page_shift) {
     StitchLimits l;
-    l.page_shift = 16;
+    l.page_shift = page_shift;
     return l;
   }
-  BigPagesTest() : StitcherTest(limits()) {}
+  // 8 KiB written at 72 KiB (page 1 of 64 KiB pages; pages 18 and 19 of 4 KiB ones), then
+  // the writeback of 64 KiB page 1, its request and a FLUSH.
+  void write_then_writeback_of_big_page_1(std::uint32_t pages_dirtied) {
+    feed(write_call(1000, 2000, 72 * 1024, 8192, pages_dirtied));
+    BioEvent bio = page_bio(3000, 0xb1, 2048, 1, 1);
+    bio.bytes = 64 * 1024;
+    feed(bio);
+    io(0x71, 2048, 64 * 1024, 3100, 3500);
+    flush(0xf1, 3600, 3700);
+  }
+};
+class BigPagesTest : public PageSizeTest {
+ protected:
+  BigPagesTest() : PageSizeTest(16) {}
+};
+class SmallPagesTest : public PageSizeTest {
+ protected:
+  SmallPagesTest() : PageSizeTest(12) {}
 };
 
 TEST_F(BigPagesTest, WritesArePagedInTheKernelsPageSize) {
-  // 8 KiB at 72 KiB: page 1 of 64 KiB pages (pages 18 and 19 of 4 KiB ones).
-  feed(write_call(1000, 2000, 72 * 1024, 8192, 1));
-  BioEvent bio = page_bio(3000, 0xb1, 2048, 1, 1);
-  bio.bytes = 64 * 1024;
-  feed(bio);
-  io(0x71, 2048, 64 * 1024, 3100, 3500);
-  flush(0xf1, 3600, 3700);
+  write_then_writeback_of_big_page_1(1);
   auto w = writes();
   ASSERT_EQ(w.size(), 1u);
   EXPECT_EQ(w[0].pages, 1u);
@@ -35,13 +47,8 @@ TEST_F(BigPagesTest, WritesArePagedInTheKernelsPageSize) {
 
 // The near miss: the same records read with 4 KiB pages put the write on pages 18 and 19,
 // which the bio of page 1 does not carry.
-TEST_F(StitcherTest, WritesOfAnotherPageSizeAreNotTakenForThisOnes) {
-  feed(write_call(1000, 2000, 72 * 1024, 8192, 2));
-  BioEvent bio = page_bio(3000, 0xb1, 2048, 1, 1);
-  bio.bytes = 64 * 1024;
-  feed(bio);
-  io(0x71, 2048, 64 * 1024, 3100, 3500);
-  flush(0xf1, 3600, 3700);
+TEST_F(SmallPagesTest, WritesOfAnotherPageSizeAreNotTakenForThisOnes) {
+  write_then_writeback_of_big_page_1(2);
   finish();
   auto w = writes();
   ASSERT_EQ(w.size(), 1u);
