@@ -2,13 +2,10 @@
 #include "agent/trace_session.h"
 
 #include <fcntl.h>
-#include <sys/epoll.h>
 #include <sys/prctl.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,6 +25,7 @@
 #include "agent/output_stream.h"
 #include "agent/pipeline.h"
 #include "agent/process_tree.h"
+#include "agent/session_loop.h"
 #include "agent/trace_session_symbols.h"
 #include "common/errors.h"
 #include "common/fd.h"
@@ -265,16 +263,6 @@ KernelFilter build_filter(const TraceOptions& options, std::vector<UniqueFd>& cg
   return filter;
 }
 
-// How long the agent sleeps when the ring buffer is empty (the BPF side wakes it early when
-// the buffer fills, see wp_submit); while records keep coming it does not sleep at all.
-constexpr int kPollMs = 20;
-// At most this many records per consume, so signals and output failures are seen under a flood.
-constexpr int kBatchRecords = 1 << 16;
-// Buffered output and trace file data are written out at least this often.
-constexpr std::uint64_t kFlushNs = 200'000'000;
-// The wall clock's offset is re-read this often (NTP slews it; someone may set it).
-constexpr std::uint64_t kClockNs = 1'000'000'000;
-
 // SIGPIPE blocked for the trace: a closed pipe on stdout is an EPIPE write error that ends the
 // trace cleanly, not a death. Blocked rather than ignored, so the traced command (which gets
 // the original mask back before exec) keeps the default action. A SIGPIPE left pending is
@@ -384,15 +372,8 @@ int run_trace(const TraceOptions& options) {
     throw Failure(kExitRuntime, caps.btf_error + " (CO-RE needs CONFIG_DEBUG_INFO_BTF=y)");
 
   SigpipeBlocked sigpipe;
-  // Signals arrive through a signalfd: no handler, no global flag.
-  sigset_t handled, original;
-  sigemptyset(&handled);
-  sigaddset(&handled, SIGINT);
-  sigaddset(&handled, SIGTERM);
-  sigaddset(&handled, SIGCHLD);
-  ::sigprocmask(SIG_BLOCK, &handled, &original);
-  UniqueFd signals(::signalfd(-1, &handled, SFD_CLOEXEC));
-  if (signals.get() < 0) throw Failure(kExitRuntime, "signalfd: " + errno_text());
+  // SIGINT and SIGTERM stop the trace; SIGCHLD tells of the command's exit.
+  SignalInbox signals({SIGINT, SIGTERM, SIGCHLD});
 
   std::unique_ptr<HeldChild> child;
   std::unique_ptr<PhaseSocket> phase;
@@ -408,8 +389,8 @@ int run_trace(const TraceOptions& options) {
   }
 
   const std::vector<DeviceInfo> devices = list_block_devices();
-  // MONOTONIC (the records' clock) → wall clock, re-measured about every second.
-  ClockOffsets clock = measure_clock_offsets();
+  // MONOTONIC (the records' clock) → wall clock, re-measured by the session loop.
+  const ClockOffsets clock = measure_clock_offsets();
   std::set<std::uint32_t> pids_with_items;  // the -p processes the trace saw items of
   // Formatting and writing run on the sink's own thread, so this one goes back to draining the
   // ring buffer sooner; only that thread touches the output from now on (the drain runs there).
@@ -503,22 +484,6 @@ int run_trace(const TraceOptions& options) {
   if (!options.record_path.empty())
     recording = open_recording(options.record_path, caps, planned.plan, options.command,
                                options.min_latency_ns, clock);
-  LostCounts lost_seen{};
-  std::uint64_t lost_total = 0;
-  // The kernel side counts losses; hand on what is new since the last look.
-  auto take_lost = [&] {
-    LostCounts now = session->lost(), delta{};
-    bool any = false;
-    for (std::size_t hook = 0; hook < now.size(); ++hook) {
-      delta[hook] = now[hook] - lost_seen[hook];
-      lost_total += delta[hook];
-      any |= delta[hook] != 0;
-    }
-    lost_seen = now;
-    if (!any) return;
-    if (recording) recording->lost(delta);
-    if (pipeline) pipeline->add_lost(delta);
-  };
   // Writes out what is buffered; a failed write ends the trace with its reason. The session
   // and the hooks go with the stack as the Failure leaves.
   auto flush_outputs = [&] {
@@ -531,27 +496,42 @@ int run_trace(const TraceOptions& options) {
     if (sink) sink->flush();  // the drain follows on the sink's thread; rethrows its failure
   };
 
-  UniqueFd epoll(::epoll_create1(EPOLL_CLOEXEC));
-  UniqueFd timer;
-  auto watch = [&epoll](int fd) {
-    struct epoll_event ev {};
-    ev.events = EPOLLIN;
-    ev.data.fd = fd;
-    if (::epoll_ctl(epoll.get(), EPOLL_CTL_ADD, fd, &ev) != 0)
-      throw Failure(kExitRuntime, "epoll: " + errno_text());
-  };
-  watch(session->ring_fd());
-  watch(signals.get());
-  if (phase) watch(phase->fd());
-  if (options.duration_ns) {
-    timer = UniqueFd(::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC));
-    struct itimerspec spec {};
-    spec.it_value.tv_sec = static_cast<time_t>(*options.duration_ns / 1'000'000'000ull);
-    spec.it_value.tv_nsec = static_cast<long>(*options.duration_ns % 1'000'000'000ull);
-    if (*options.duration_ns == 0) spec.it_value.tv_nsec = 1;
-    ::timerfd_settime(timer.get(), 0, &spec, nullptr);
-    watch(timer.get());
-  }
+  int exit_code = 0;
+  std::vector<WatchedFd> watched;
+  if (phase)
+    watched.push_back({phase->fd(), [&phase, &session, &child] {
+                         return phase->serve(*session, static_cast<std::uint32_t>(child->pid()));
+                       }});
+  SessionLoop loop(SessionLoopOptions{
+      .ring_fd = session->ring_fd(),
+      .consume = [&session](int max_records) { return session->consume(max_records); },
+      .lost = [&session] { return session->lost(); },
+      .detach = [&session] { session->detach(); },
+      .signal_fd = signals.fd(),
+      .on_signal =
+          [&child, &exit_code](const signalfd_siginfo& info) {
+            if (info.ssi_signo != SIGCHLD) return AfterSignal::Stop;
+            // The command's exit ends the trace; another child of ours (none yet) would not.
+            return child && child->reap(exit_code) ? AfterSignal::Stop : AfterSignal::Continue;
+          },
+      .duration_ns = options.duration_ns,
+      .watched = std::move(watched),
+      .poll_ms = kTracePollMs,
+      .on_start =
+          [&child] {
+            if (child) child->release();
+          },
+      .on_lost =
+          [&recording, &pipeline](const LostCounts& delta) {
+            if (recording) recording->lost(delta);
+            if (pipeline) pipeline->add_lost(delta);
+          },
+      .flush = flush_outputs,
+      .on_clock =
+          [&pipeline](const ClockOffsets& offsets) {
+            if (pipeline) pipeline->set_clock(offsets);
+          },
+  });
 
   if (!options.command.empty())
     std::cerr << fmt::format("writepath: {} {} (pid {})\n",
@@ -564,60 +544,9 @@ int run_trace(const TraceOptions& options) {
   else
     std::cerr << fmt::format("writepath: {} writes and syncs; Ctrl-C to stop\n",
                              options.record_only ? "recording" : "tracing");  // hooks are in
-  const Nanos started = monotonic_now();
-  if (child) child->release();
-
-  int exit_code = 0;
-  bool running = true;
-  int timeout_ms = kPollMs;
-  Nanos last_flush = started;
-  Nanos last_clock = started;
-  while (running) {
-    struct epoll_event ready[4];
-    // Sleeps only when the last look found the ring buffer empty.
-    int n = ::epoll_wait(epoll.get(), ready, 4, timeout_ms);
-    if (n < 0 && errno != EINTR) throw Failure(kExitRuntime, "epoll_wait: " + errno_text());
-    for (int i = 0; i < n; ++i) {
-      int fd = ready[i].data.fd;
-      if (fd == signals.get()) {
-        struct signalfd_siginfo info {};
-        if (::read(signals.get(), &info, sizeof(info)) != sizeof(info)) continue;
-        if (info.ssi_signo == SIGCHLD) {
-          if (child && child->reap(exit_code)) running = false;
-        } else {
-          running = false;
-        }
-      } else if (timer.get() >= 0 && fd == timer.get()) {
-        running = false;
-      } else if (phase && fd == phase->fd()) {
-        if (!phase->serve(*session, static_cast<std::uint32_t>(child->pid())))
-          ::epoll_ctl(epoll.get(), EPOLL_CTL_DEL, fd, nullptr);
-      }
-    }
-    const int got = session->consume(kBatchRecords);
-    timeout_ms = got > 0 ? 0 : kPollMs;
-    take_lost();
-    const Nanos now = monotonic_now();
-    if (now - last_clock >= kClockNs) {
-      clock = measure_clock_offsets();
-      if (pipeline) pipeline->set_clock(clock);
-      last_clock = now;
-    }
-    // Idle or due: a live reader sees items promptly, a flood gets few large writes.
-    if (got == 0 || now - last_flush >= kFlushNs) {
-      flush_outputs();
-      last_flush = now;
-    }
-  }
-
-  // The span traced: to the moment tracing was to stop (the command's exit, the --duration
-  // timer, the signal), not to the end of detaching the hooks one by one, which takes most
-  // of a second on a busy machine and traces nothing.
-  const Nanos duration = monotonic_now() - started;
-  // Stop the hooks, then read what they left in the ring buffer.
-  session->detach();
-  while (session->consume(kBatchRecords) > 0) flush_outputs();
-  take_lost();
+  // The span traced ends where tracing was to stop (the command's exit, the --duration timer,
+  // the signal); the loop has detached the hooks and read what they left.
+  const Nanos duration = loop.run();
   for (auto pid : options.pids)
     if (session->tgid_flags(pid) & WP_TGID_FORKED) pids_with_children.insert(pid);
   LossReport loss;
@@ -643,14 +572,14 @@ int run_trace(const TraceOptions& options) {
     pipeline->set_untraced_calls(untraced_by_name(untraced));
     pipeline->set_hint(children_hint(options.pids, pids_with_children, pids_with_items));
     const TraceSummary summary = pipeline->finish(duration);
-    loss = loss_report(summary.events, lost_total, true);
+    loss = loss_report(summary.events, loop.lost_total(), true);
     hazards = !summary.hazards.empty();
   } else if (recording)
-    loss = loss_report(recording->records(), lost_total, false);
+    loss = loss_report(recording->records(), loop.lost_total(), false);
   flush_outputs();
   if (sink) sink->wait();  // everything written before the warnings below
   if (child) child->reap(exit_code);
-  ::sigprocmask(SIG_SETMASK, &original, nullptr);
+  signals.restore();
   if (!loss.warning.empty()) std::cerr << "writepath: " << loss.warning << "\n";
   if (options.record_only && recording)
     std::cerr << fmt::format("writepath: recorded {} records to {}\n", recording->records(),

@@ -1,10 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "serve/serve_session.h"
 
-#include <sys/epoll.h>
 #include <sys/resource.h>
-#include <sys/signalfd.h>
-#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -12,9 +9,7 @@
 #include <prometheus/exposer.h>
 
 #include <atomic>
-#include <cerrno>
 #include <csignal>
-#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -22,6 +17,7 @@
 #include <unordered_map>
 
 #include "agent/pipeline.h"
+#include "agent/session_loop.h"
 #include "agent/trace_session.h"
 #include "agent/trace_session_symbols.h"
 #include "common/errors.h"
@@ -39,15 +35,6 @@
 
 namespace wp {
 namespace {
-
-constexpr int kPollMs = 100;
-constexpr int kBatchRecords = 4096;
-constexpr Nanos kClockNs = 1'000'000'000;
-constexpr Nanos kFlushNs = 200'000'000;
-
-std::string errno_text() {
-  return std::strerror(errno);
-}
 
 // Finished items go to the metrics and, when slow enough, to the slow-call log; nothing else.
 class ServeSink : public Sink {
@@ -156,12 +143,8 @@ int run_serve(const ServeOptions& options) {
 
   // Signals through a signalfd: SIGTERM/SIGINT stop, SIGHUP reopens the slow-call log. SIGPIPE
   // is blocked: a closed scrape connection or log pipe is an error return, not a death.
-  sigset_t handled, original;
-  sigemptyset(&handled);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) sigaddset(&handled, sig);
-  ::pthread_sigmask(SIG_BLOCK, &handled, &original);  // before the exporter's threads start
-  UniqueFd signals(::signalfd(-1, &handled, SFD_CLOEXEC));
-  if (signals.get() < 0) throw Failure(kExitRuntime, "signalfd: " + errno_text());
+  // Blocked before the exporter's threads start, so they inherit the block.
+  SignalInbox signals({SIGINT, SIGTERM, SIGHUP, SIGPIPE});
 
   KernelFilter filter;
   filter.self_tgid = static_cast<std::uint32_t>(::getpid());
@@ -180,8 +163,7 @@ int run_serve(const ServeOptions& options) {
                        host_namers());
   ServeSink sink(metrics, slow.get());
   const std::vector<DeviceInfo> devices = list_block_devices();
-  ClockOffsets clock = measure_clock_offsets();
-  if (slow) slow->set_clock(clock);
+  if (slow) slow->set_clock(measure_clock_offsets());
   Pipeline pipeline(PipelineOptions{.min_latency_ns = 0,
                                     .observer = {},
                                     .live = true,
@@ -228,93 +210,42 @@ int run_serve(const ServeOptions& options) {
   std::cerr << fmt::format("writepath: serving write-path metrics on http://{}/metrics{}\n",
                            options.listen, address.loopback ? "" : " (reachable from other hosts)");
 
-  UniqueFd epoll(::epoll_create1(EPOLL_CLOEXEC));
-  auto watch = [&epoll](int fd) {
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    ev.data.fd = fd;
-    if (::epoll_ctl(epoll.get(), EPOLL_CTL_ADD, fd, &ev) != 0)
-      throw Failure(kExitRuntime, "epoll: " + errno_text());
-  };
-  watch(session.ring_fd());
-  watch(signals.get());
-  UniqueFd timer;
-  if (options.duration_ns) {
-    timer = UniqueFd(::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC));
-    itimerspec spec{};
-    spec.it_value.tv_sec = static_cast<time_t>(*options.duration_ns / 1'000'000'000ull);
-    spec.it_value.tv_nsec = static_cast<long>(*options.duration_ns % 1'000'000'000ull);
-    if (*options.duration_ns == 0) spec.it_value.tv_nsec = 1;
-    ::timerfd_settime(timer.get(), 0, &spec, nullptr);
-    watch(timer.get());
-  }
-
-  LostCounts lost_seen{};
-  auto take_lost = [&] {
-    LostCounts now = session.lost(), delta{};
-    bool any = false;
-    for (std::size_t hook = 0; hook < now.size(); ++hook) {
-      delta[hook] = now[hook] - lost_seen[hook];
-      any |= delta[hook] != 0;
-    }
-    lost_seen = now;
-    if (any) pipeline.add_lost(delta);
-  };
-  auto flush_log = [&] {
+  auto flush_log = [&slow] {
     if (slow && !slow->flush())
       throw Failure(kExitRuntime, fmt::format("writing {}: {}", slow->name(), slow->error()));
   };
-
-  const Nanos started = monotonic_now();
-  Nanos last_clock = started, last_flush = started;
-  bool running = true;
-  int timeout_ms = kPollMs;
-  while (running) {
-    epoll_event ready[4];
-    const int n = ::epoll_wait(epoll.get(), ready, 4, timeout_ms);
-    if (n < 0 && errno != EINTR) throw Failure(kExitRuntime, "epoll_wait: " + errno_text());
-    for (int i = 0; i < n; ++i) {
-      const int fd = ready[i].data.fd;
-      if (fd == signals.get()) {
-        signalfd_siginfo info{};
-        if (::read(signals.get(), &info, sizeof(info)) != sizeof(info)) continue;
-        if (info.ssi_signo == SIGHUP) {
-          if (slow) {
-            if (const std::string why = slow->reopen(); !why.empty())
-              std::cerr << fmt::format("writepath: cannot reopen {}: {} (still writing the old)\n",
-                                       slow->name(), why);
-          }
-        } else if (info.ssi_signo != SIGPIPE) {
-          running = false;
-        }
-      } else if (timer.get() >= 0 && fd == timer.get()) {
-        running = false;
-      }
-    }
-    const int got = session.consume(kBatchRecords);
-    timeout_ms = got > 0 ? 0 : kPollMs;
-    take_lost();
-    const Nanos now = monotonic_now();
-    if (now - last_clock >= kClockNs) {
-      clock = measure_clock_offsets();
-      pipeline.set_clock(clock);
-      last_clock = now;
-    }
-    if (got == 0 || now - last_flush >= kFlushNs) {
-      flush_log();
-      last_flush = now;
-    }
-  }
-
-  // Stop answering scrapes (one in progress completes), then detach the hooks.
-  exposer.reset();
-  session.detach();
-  while (session.consume(kBatchRecords) > 0) {
-  }
-  take_lost();
-  pipeline.finish(monotonic_now() - started);
-  flush_log();
-  ::pthread_sigmask(SIG_SETMASK, &original, nullptr);
+  SessionLoop loop(SessionLoopOptions{
+      .ring_fd = session.ring_fd(),
+      .consume = [&session](int max_records) { return session.consume(max_records); },
+      .lost = [&session] { return session.lost(); },
+      // Stop answering scrapes (one in progress completes), then detach the hooks.
+      .detach =
+          [&exposer, &session] {
+            exposer.reset();
+            session.detach();
+          },
+      .signal_fd = signals.fd(),
+      .on_signal =
+          [&slow](const signalfd_siginfo& info) {
+            if (info.ssi_signo == SIGPIPE) return AfterSignal::Continue;
+            if (info.ssi_signo != SIGHUP) return AfterSignal::Stop;
+            if (slow)
+              if (const std::string why = slow->reopen(); !why.empty())
+                std::cerr << fmt::format(
+                    "writepath: cannot reopen {}: {} (still writing the old)\n", slow->name(), why);
+            return AfterSignal::Continue;
+          },
+      .duration_ns = options.duration_ns,
+      .watched = {},
+      .poll_ms = kServePollMs,
+      .on_start = {},
+      .on_lost = [&pipeline](const LostCounts& delta) { pipeline.add_lost(delta); },
+      .flush = flush_log,
+      .on_clock = [&pipeline](const ClockOffsets& offsets) { pipeline.set_clock(offsets); },
+  });
+  pipeline.finish(loop.run());
+  flush_log();  // the items finish() completed
+  signals.restore();
   return 0;
 }
 
