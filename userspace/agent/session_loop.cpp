@@ -35,10 +35,6 @@ constexpr Nanos kClockNs = 1'000'000'000;
 // by the next wait.
 constexpr int kEventsPerWait = 8;
 
-std::string errno_text() {
-  return std::strerror(errno);
-}
-
 }  // namespace
 
 SignalInbox::SignalInbox(std::initializer_list<int> signals) {

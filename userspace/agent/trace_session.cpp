@@ -47,10 +47,6 @@
 namespace wp {
 namespace {
 
-std::string errno_text() {
-  return std::strerror(errno);
-}
-
 // Why `command` cannot be run, as execvp would find it (a name with a slash as it is, else
 // each directory of PATH), or "" when it can. Asked before anything is traced: a command that
 // cannot start would otherwise leave only its own error message in the trace.

@@ -3,6 +3,8 @@
 // 2 bad usage.
 #pragma once
 
+#include <cerrno>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -14,6 +16,11 @@ constexpr int kExitUsage = 2;
 constexpr int kExitHazards = 3;
 // The command of `-- CMD` cannot be run (not found, not executable): the shells' code.
 constexpr int kExitCommandNotFound = 127;
+
+// The text of the last call's errno, for "what: why" messages.
+inline std::string errno_text() {
+  return std::strerror(errno);
+}
 
 class Failure : public std::runtime_error {
  public:
