@@ -126,11 +126,19 @@ std::shared_ptr<Bio> BlockTracker::split_parent(Disk& disk, const BioEvent& ev) 
   return nullptr;
 }
 
+std::shared_ptr<Request> BlockTracker::new_request(std::uint64_t rq) {
+  auto r = std::make_shared<Request>();
+  r->id = ++request_ids_;
+  r->rq = rq;
+  return r;
+}
+
 void BlockTracker::on_bio(const BioEvent& ev) {
   ++stats_.bios;
   if (ev.op == ReqOp::Read || ev.op == ReqOp::Other) return;  // reads never matter here
   Disk& disk = disks_[ev.disk];
   auto bio = std::make_shared<Bio>();
+  bio->id = ++bio_ids_;
   bio->ev = ev;
   bio->queued_ns = ev.ts;
 
@@ -228,8 +236,7 @@ std::shared_ptr<Request> BlockTracker::lifetime_for_submit(const RequestEvent& e
     abandon(r);
     active_.erase(ev.rq);
   }
-  auto r = std::make_shared<Request>();
-  r->rq = ev.rq;
+  auto r = new_request(ev.rq);
   r->tl.disk = ev.disk;
   r->tl.op = ev.op;
   ++stats_.requests;
@@ -432,8 +439,7 @@ void BlockTracker::on_complete(const RequestEvent& ev) {
   }
   if (ev.op == ReqOp::Flush && (!matches || it->second->tl.op != ReqOp::Flush)) {
     // An empty flush to a device without write cache completes with no issue event.
-    auto r = std::make_shared<Request>();
-    r->rq = ev.rq;
+    auto r = new_request(ev.rq);
     r->tl.disk = ev.disk;
     r->tl.op = ReqOp::Flush;
     r->tl.flags = ev.flags;
@@ -516,8 +522,7 @@ void BlockTracker::on_bio_failed(const RequestEvent& ev) {
   if (it == disk.pending_by_ptr.end()) return;
   std::shared_ptr<Bio> bio = it->second;
   remove_pending(disk, *bio);
-  auto r = std::make_shared<Request>();
-  r->rq = ev.rq;
+  auto r = new_request(ev.rq);
   r->tl.disk = ev.disk;
   r->tl.op = ev.op;
   r->tl.sector = bio->ev.sector;

@@ -37,20 +37,11 @@ class BlockListener {
   virtual void fua_sequence_done(Request& r, Nanos ts) = 0;
 };
 
-// What a file's bios tell the write tracker.
-struct InodeBios {
-  std::deque<std::shared_ptr<Bio>> bios;  // bios carrying its pages, arrival order
-  // Sequence number of its newest bio among all file bios: changes with every bio of the
-  // file, never returns to an older value (even if the entry is swept and made anew).
-  std::uint64_t last_seq = 0;
-  Nanos last_queued_ns = 0;  // queue time of the newest of them
-};
-
-class BlockTracker {
+class BlockTracker final : public BioHistory {
  public:
   BlockTracker(const StitchLimits& limits, StitchStats& stats, BlockListener& listener)
       : limits_(limits), stats_(stats), listener_(listener) {}
-  ~BlockTracker();
+  ~BlockTracker() override;
   BlockTracker(const BlockTracker&) = delete;
   BlockTracker& operator=(const BlockTracker&) = delete;
 
@@ -71,10 +62,9 @@ class BlockTracker {
   // Forgets bios and unclaimed state older than `horizon`.
   void sweep(Nanos horizon);
 
-  // Bios a thread submitted, in arrival order (bounded history), or null.
-  const std::deque<std::shared_ptr<Bio>>* bios_of_thread(std::uint32_t tid) const;
-  // What the file's bios were, or null when none was seen.
-  const InodeBios* bios_of_inode(DevT dev, std::uint64_t ino) const;
+  // BioHistory
+  const std::deque<std::shared_ptr<Bio>>* bios_of_thread(std::uint32_t tid) const override;
+  const InodeBios* bios_of_inode(DevT dev, std::uint64_t ino) const override;
 
  private:
   struct Disk {
@@ -108,6 +98,8 @@ class BlockTracker {
   void count_write(const RequestTimeline& tl);
   void complete_data(const std::shared_ptr<Request>& r, Nanos ts);
   void trim_nvme_before_issue(Nanos now);
+  // A new request lifetime of pointer `rq`, with its serial number.
+  std::shared_ptr<Request> new_request(std::uint64_t rq);
 
   const StitchLimits& limits_;
   StitchStats& stats_;
@@ -117,7 +109,9 @@ class BlockTracker {
   std::unordered_map<std::uint64_t, std::shared_ptr<Request>> active_;  // rq pointer -> lifetime
   std::unordered_map<std::uint64_t, NvmeCommand> nvme_before_issue_;    // rq pointer -> command
   std::unordered_map<InodeKey, InodeBios, InodeKeyHash> inodes_;
-  std::uint64_t bio_seq_ = 0;  // file bios seen
+  std::uint64_t bio_seq_ = 0;      // file bios seen
+  std::uint64_t bio_ids_ = 0;      // bios made (Bio::id)
+  std::uint64_t request_ids_ = 0;  // request lifetimes made (Request::id)
   std::unordered_map<std::uint32_t, std::deque<std::shared_ptr<Bio>>> bios_by_tid_;
 };
 

@@ -37,7 +37,10 @@ struct MemberRef {
 
 struct Request;
 
+// A bio as the block tracker keeps it. Only the block tracker changes it; the trackers above
+// read it, and key what they keep about it by `id`.
 struct Bio {
+  std::uint64_t id = 0;  // the block tracker's serial number: one per bio, never reused
   BioEvent ev;
   // When the data was handed to the block layer: the queue time of the original bio, also for
   // the pieces a split cut from it (ev.ts of a piece is the split time, kept for ordering).
@@ -46,11 +49,13 @@ struct Bio {
   bool pending = false;              // still in its disk's pending set
   bool trimmed = false;              // a split took a piece of it; it is the remainder
   std::multimap<std::uint64_t, std::shared_ptr<Bio>>::iterator pending_it;
-  std::vector<BatchId> direct_writers;  // O_DIRECT writes waiting for it to complete
 };
 
-// One lifetime of a kernel request pointer.
+// One lifetime of a kernel request pointer. The block tracker makes it and ends it, the
+// durability tracker says when it became durable; the trackers above read it, and key what
+// they keep about it by `id`.
 struct Request {
+  std::uint64_t id = 0;  // the block tracker's serial number: one per lifetime, never reused
   std::uint64_t rq = 0;
   RequestTimeline tl;
   std::uint64_t completed_bytes = 0;
@@ -64,7 +69,26 @@ struct Request {
   // Bios it carries; cleared once it completes (or is abandoned), which also breaks the
   // Bio -> Request -> Bio ownership cycle.
   std::vector<std::shared_ptr<Bio>> bios;
-  std::vector<MemberRef> durable_waiters;  // written writes waiting for it to become durable
+};
+
+// What a file's bios tell the write tracker.
+struct InodeBios {
+  std::deque<std::shared_ptr<Bio>> bios;  // bios carrying its pages, arrival order
+  // Sequence number of its newest bio among all file bios: changes with every bio of the
+  // file, never returns to an older value (even if the entry is swept and made anew).
+  std::uint64_t last_seq = 0;
+  Nanos last_queued_ns = 0;  // queue time of the newest of them
+};
+
+// The bios queued so far, per thread and per file, as the trackers above the block layer read
+// them: the block tracker's bounded history (BlockTracker), or a test's.
+class BioHistory {
+ public:
+  virtual ~BioHistory() = default;
+  // Bios a thread submitted, in arrival order (bounded history), or null.
+  virtual const std::deque<std::shared_ptr<Bio>>* bios_of_thread(std::uint32_t tid) const = 0;
+  // What the file's bios were, or null when none was seen.
+  virtual const InodeBios* bios_of_inode(DevT dev, std::uint64_t ino) const = 0;
 };
 
 // A verdict that rests on this request may be off: records were lost while it was in flight, or

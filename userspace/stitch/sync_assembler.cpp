@@ -66,7 +66,7 @@ SyncTimeline SyncAssembler::assemble(const SyscallEvent& ev) const {
   std::vector<std::shared_ptr<Request>> requests;
   std::unordered_set<const Request*> seen;
   std::optional<Nanos> last_bio;
-  if (const auto* bios = block_.bios_of_thread(ev.tid)) {
+  if (const auto* bios = history_.bios_of_thread(ev.tid)) {
     for (auto b = bios->rbegin(); b != bios->rend(); ++b) {
       const Bio& bio = **b;
       if (bio.ev.ts < start) break;

@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "stitch/block_tracker.h"
 #include "stitch/durability_tracker.h"
+#include "stitch/io_state.h"
 #include "stitch/journal_tracker.h"
 
 namespace wp::stitch {
@@ -28,16 +28,16 @@ void partition_phases(Nanos start, Nanos end, const PhaseIntervals& intervals, S
 
 class SyncAssembler {
  public:
-  SyncAssembler(const DeviceTable& devices, const BlockTracker& block,
+  SyncAssembler(const DeviceTable& devices, const BioHistory& history,
                 const DurabilityTracker& durability, const JournalTracker& journal)
-      : devices_(devices), block_(block), durability_(durability), journal_(journal) {}
+      : devices_(devices), history_(history), durability_(durability), journal_(journal) {}
 
   // The timeline of sync call `ev` (causes and incomplete are the caller's to set).
   SyncTimeline assemble(const SyscallEvent& ev) const;
 
  private:
   const DeviceTable& devices_;
-  const BlockTracker& block_;
+  const BioHistory& history_;
   const DurabilityTracker& durability_;
   const JournalTracker& journal_;
 };

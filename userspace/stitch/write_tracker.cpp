@@ -10,9 +10,11 @@ namespace wp::stitch {
 // What a pending write costs is the point of Member: keep it from growing unnoticed.
 static_assert(sizeof(void*) != 8 || sizeof(Member) <= 88);
 
-void WriteTracker::request_durable(Request& r) {
-  std::vector<MemberRef> waiters = std::move(r.durable_waiters);
-  r.durable_waiters.clear();
+void WriteTracker::request_durable(const Request& r) {
+  const auto found = durable_waiters_.find(r.id);
+  if (found == durable_waiters_.end()) return;
+  const std::vector<MemberRef> waiters = std::move(found->second);
+  durable_waiters_.erase(found);
   for (const MemberRef& ref : waiters) {
     auto it = batches_.find(ref.batch);
     if (it == batches_.end()) continue;
@@ -26,7 +28,8 @@ void WriteTracker::request_durable(Request& r) {
 }
 
 // Adds request `r` to member `index` of `b` (once), returning nothing.
-void WriteTracker::add_request(Batch& b, std::uint32_t index, const std::shared_ptr<Request>& r) {
+void WriteTracker::add_request(Batch& b, std::uint32_t index,
+                               const std::shared_ptr<const Request>& r) {
   std::uint32_t at = 0;
   if (!b.requests.empty() && b.requests.back() == r) {
     at = static_cast<std::uint32_t>(b.requests.size() - 1);
@@ -43,8 +46,13 @@ void WriteTracker::add_request(Batch& b, std::uint32_t index, const std::shared_
 }
 
 // A completed bio: its pages (buffered writes) and its O_DIRECT writers.
-void WriteTracker::bio_written(Bio& bio, const std::shared_ptr<Request>& r) {
-  for (BatchId id : bio.direct_writers) {
+void WriteTracker::bio_written(const Bio& bio, const std::shared_ptr<const Request>& r) {
+  std::vector<BatchId> direct_writers;
+  if (const auto found = direct_waiters_.find(bio.id); found != direct_waiters_.end()) {
+    direct_writers = std::move(found->second);
+    direct_waiters_.erase(found);
+  }
+  for (BatchId id : direct_writers) {
     auto it = batches_.find(id);
     if (it == batches_.end() || it->second.members.empty()) continue;
     Batch& b = it->second;
@@ -54,7 +62,6 @@ void WriteTracker::bio_written(Bio& bio, const std::shared_ptr<Request>& r) {
       become_written(it, 0);
     }
   }
-  bio.direct_writers.clear();
 
   if (!has_file_pages(bio.ev)) return;
   auto file_it = files_.find(InodeKey{bio.ev.file_dev, bio.ev.ino});
@@ -77,7 +84,8 @@ void WriteTracker::bio_written(Bio& bio, const std::shared_ptr<Request>& r) {
 // left with none are `done`, and every member holding one is `touched` (when asked). False
 // when the bio cannot carry the batch's data: queued before its latest write started, it
 // carried older contents.
-bool WriteTracker::take_bio_pages(BatchIt it, const Bio& bio, const std::shared_ptr<Request>& r,
+bool WriteTracker::take_bio_pages(BatchIt it, const Bio& bio,
+                                  const std::shared_ptr<const Request>& r,
                                   std::vector<std::uint32_t>& done,
                                   std::vector<std::uint32_t>* touched) {
   Batch& b = it->second;
@@ -100,7 +108,7 @@ bool WriteTracker::take_bio_pages(BatchIt it, const Bio& bio, const std::shared_
 // when null): every member holding some of them loses them (each page leaves the batch's set
 // once, so each member counts each page once); members left with none are `done`.
 void WriteTracker::take_pages(Batch& b, std::uint64_t lo, std::uint64_t hi,
-                              const std::shared_ptr<Request>* written_by,
+                              const std::shared_ptr<const Request>* written_by,
                               std::vector<std::uint32_t>& done,
                               std::vector<std::uint32_t>* touched) {
   // Members are ordered by first page; one overlapping [lo, hi] starts in
@@ -125,15 +133,19 @@ void WriteTracker::take_pages(Batch& b, std::uint64_t lo, std::uint64_t hi,
 // A failed request's pages were not written and are no longer dirty: the end of writeback
 // cleared them (the kernel records the error in the mapping, for one sync to report). Every
 // write with a page in it lost its data, whatever its other pages do.
-void WriteTracker::bio_failed(Bio& bio, const std::shared_ptr<Request>& r, Nanos ts) {
+void WriteTracker::bio_failed(const Bio& bio, const std::shared_ptr<const Request>& r, Nanos ts) {
   const Loss loss{ts, r->tl.error};
-  for (BatchId id : bio.direct_writers) {
+  std::vector<BatchId> direct_writers;
+  if (const auto found = direct_waiters_.find(bio.id); found != direct_waiters_.end()) {
+    direct_writers = std::move(found->second);
+    direct_waiters_.erase(found);
+  }
+  for (BatchId id : direct_writers) {
     auto it = batches_.find(id);
     if (it == batches_.end() || it->second.members.empty()) continue;
     add_request(it->second, 0, r);
     if (it->second.members[0].state == WriteState::Dirty) lose(it, 0, loss);
   }
-  bio.direct_writers.clear();
   if (!has_file_pages(bio.ev)) return;
   auto file_it = files_.find(InodeKey{bio.ev.file_dev, bio.ev.ino});
   if (file_it == files_.end()) return;
@@ -217,9 +229,9 @@ void WriteTracker::become_written(BatchIt it, std::uint32_t index) {
   m.state = WriteState::Written;
   m.not_durable = 0;
   for (std::uint32_t i = 0; i < m.requests.size(); ++i) {
-    Request& r = *b.requests[m.requests[i]];
+    const Request& r = *b.requests[m.requests[i]];
     if (r.tl.durable_ns) continue;
-    r.durable_waiters.push_back(MemberRef{it->first, index});
+    durable_waiters_[r.id].push_back(MemberRef{it->first, index});
     ++m.not_durable;
   }
   if (m.not_durable == 0 && !m.requests.empty()) {
@@ -379,7 +391,7 @@ void WriteTracker::emit_at_return(const SyscallEvent& ev, CallExtras extras, Wri
 // The write bios an O_DIRECT write's thread queued during the call on the file's device.
 std::vector<std::shared_ptr<Bio>> WriteTracker::direct_bios(const SyscallEvent& ev) const {
   std::vector<std::shared_ptr<Bio>> found;
-  const auto* bios = block_.bios_of_thread(ev.tid);
+  const auto* bios = history_.bios_of_thread(ev.tid);
   if (bios == nullptr) return found;
   const DevT disk = devices_.disk_of(ev.fs_dev != 0 ? ev.fs_dev : ev.dev);
   for (auto b = bios->rbegin(); b != bios->rend(); ++b) {
@@ -479,7 +491,7 @@ void WriteTracker::track_write(const SyscallEvent& ev, CallExtras extras) {
           continue;
         }
       } else {
-        bio->direct_writers.push_back(it->first);
+        direct_waiters_[bio->id].push_back(it->first);
       }
       ++b.direct_bios_left;
       b.direct_pages_left += pages;
@@ -520,7 +532,7 @@ WriteTracker::BatchIt WriteTracker::joinable_batch(const FileWrites& file, const
 
 void WriteTracker::track_buffered(const SyscallEvent& ev, CallExtras extras) {
   FileWrites& file = files_[InodeKey{ev.dev, ev.ino}];
-  const InodeBios* history = block_.bios_of_inode(ev.dev, ev.ino);
+  const InodeBios* history = history_.bios_of_inode(ev.dev, ev.ino);
   Member m = member_of(ev, std::move(extras));
   const std::uint64_t first = m.first_page(page());
   const std::uint64_t last = m.last_page(page());
@@ -595,6 +607,25 @@ void WriteTracker::age_out(Nanos now) {
     emit_member(it, static_cast<std::uint32_t>(b.first_live),
                 too_old ? Eviction::AgedOut : Eviction::Evicted);
   }
+  if (waiting_on() > 2 * pending_writes_ + kWaiterSlack) prune_waiters();
+}
+
+void WriteTracker::prune_waiters() {
+  const auto live = [this](BatchId id, std::uint32_t index, WriteState waiting_in) {
+    const auto it = batches_.find(id);
+    if (it == batches_.end() || index >= it->second.members.size()) return false;
+    const Member& m = it->second.members[index];
+    return !m.emitted && m.state == waiting_in;
+  };
+  std::erase_if(direct_waiters_, [&](const auto& entry) {
+    return std::none_of(entry.second.begin(), entry.second.end(),
+                        [&](BatchId id) { return live(id, 0, WriteState::Dirty); });
+  });
+  std::erase_if(durable_waiters_, [&](const auto& entry) {
+    return std::none_of(entry.second.begin(), entry.second.end(), [&](const MemberRef& ref) {
+      return live(ref.batch, ref.index, WriteState::Written);
+    });
+  });
 }
 
 // End of trace: every pending write, in arrival order, with its last state.

@@ -6,6 +6,7 @@
 // Rules: docs/ARCHITECTURE.md, "Stitching rules: writes"; tests: tests/unit/write_tracker_test.cpp.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <deque>
@@ -18,7 +19,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include "stitch/block_tracker.h"
 #include "stitch/io_state.h"
 #include "stitch/page_set.h"
 #include "stitch/stitcher.h"
@@ -40,17 +40,20 @@ struct CallExtras {
   }
 };
 
-// Where records were lost: items pending across a loss are incomplete.
+// Where records were lost: items pending across a loss are incomplete. The times are kept
+// sorted (they come in time order; one that does not is put in its place), so whether a call
+// spans a loss is a binary search, however many losses the history window holds.
 class LossLog {
  public:
   void add(Nanos ts) {
-    times_.push_back(ts);
+    times_.insert(std::upper_bound(times_.begin(), times_.end(), ts), ts);
     last_ = std::max(last_.value_or(0), ts);
   }
   bool within(Nanos start, Nanos end) const {
-    return std::any_of(times_.begin(), times_.end(),
-                       [&](Nanos t) { return t >= start && t <= end; });
+    const auto first = std::lower_bound(times_.begin(), times_.end(), start);
+    return first != times_.end() && *first <= end;
   }
+  std::size_t size() const { return times_.size(); }
   const std::optional<Nanos>& last() const { return last_; }
   void sweep(Nanos horizon) {
     prune_older(times_, horizon, [](Nanos t) { return t; });
@@ -146,7 +149,7 @@ struct Batch {
   std::uint64_t max_page = 0;
   std::uint64_t max_member_span = 0;  // largest last_page - first_page of a member
   PageSet remaining;                  // pages of its members not yet seen written
-  std::vector<std::shared_ptr<Request>> requests;
+  std::vector<std::shared_ptr<const Request>> requests;
   std::deque<Member>
       members;           // ordered by first page when by_pages (a deque: no copies as it grows)
   std::size_t live = 0;  // members not yet emitted
@@ -166,12 +169,13 @@ struct Batch {
 class WriteTracker {
  public:
   using Emit = std::function<void(Timeline&&)>;
+  // `history`: the bios queued so far (the block tracker's), which writes look back on.
   WriteTracker(const StitchLimits& limits, StitchStats& stats, const DeviceTable& devices,
-               const BlockTracker& block, const LossLog& loss, Emit emit)
+               const BioHistory& history, const LossLog& loss, Emit emit)
       : limits_(limits),
         stats_(stats),
         devices_(devices),
-        block_(block),
+        history_(history),
         loss_(loss),
         emit_(std::move(emit)) {}
 
@@ -186,9 +190,9 @@ class WriteTracker {
   // item of the file, or open one (write_tracker_mmap.cpp).
   void on_mmap_dirty(const MmapDirtyEvent& ev);
   // A data request completed: `bio` is one of its bios.
-  void bio_written(Bio& bio, const std::shared_ptr<Request>& r);
+  void bio_written(const Bio& bio, const std::shared_ptr<const Request>& r);
   // A data request failed: the writes whose pages (or O_DIRECT bios) `bio` carried are lost.
-  void bio_failed(Bio& bio, const std::shared_ptr<Request>& r, Nanos ts);
+  void bio_failed(const Bio& bio, const std::shared_ptr<const Request>& r, Nanos ts);
   // The writes of file (dev, ino) lost by `until` that no sync was told of yet, by id: a sync
   // of the file takes them (errseq: one sync reports a writeback error).
   std::vector<std::uint64_t> take_lost(DevT dev, std::uint64_t ino, Nanos until);
@@ -196,13 +200,16 @@ class WriteTracker {
   // those left with none pending are discarded.
   void pages_discarded(const DiscardEvent& ev);
   // `r` became durable: its written writes may be too.
-  void request_durable(Request& r);
+  void request_durable(const Request& r);
   // Emits pending writes over the age limit or the count cap, oldest first.
   void age_out(Nanos now);
   // End of trace: pending writes in arrival order with their last state, at most `max_items`
   // per call; returns true once none is left.
   bool finish(std::size_t max_items);
   std::size_t pending() const { return pending_writes_; }
+  // Bios and requests it waits on for writes (entries of its waiter maps): bounded by the
+  // pending writes, whatever becomes of the bios and requests they wait on.
+  std::size_t waiting_on() const { return direct_waiters_.size() + durable_waiters_.size(); }
 
  private:
   enum class Eviction { None, AgedOut, Evicted };
@@ -215,11 +222,11 @@ class WriteTracker {
   // Open batches a file keeps for new writes to join (one per writing thread, normally).
   static constexpr std::size_t kMaxOpenBatchesPerFile = 8;
 
-  void add_request(Batch& b, std::uint32_t index, const std::shared_ptr<Request>& r);
+  void add_request(Batch& b, std::uint32_t index, const std::shared_ptr<const Request>& r);
   void take_pages(Batch& b, std::uint64_t lo, std::uint64_t hi,
-                  const std::shared_ptr<Request>* written_by, std::vector<std::uint32_t>& done,
-                  std::vector<std::uint32_t>* touched = nullptr);
-  bool take_bio_pages(BatchIt it, const Bio& bio, const std::shared_ptr<Request>& r,
+                  const std::shared_ptr<const Request>* written_by,
+                  std::vector<std::uint32_t>& done, std::vector<std::uint32_t>* touched = nullptr);
+  bool take_bio_pages(BatchIt it, const Bio& bio, const std::shared_ptr<const Request>& r,
                       std::vector<std::uint32_t>& done, std::vector<std::uint32_t>* touched);
   struct Loss {
     Nanos ts = 0;
@@ -227,6 +234,9 @@ class WriteTracker {
   };
   void lose(BatchIt it, std::uint32_t index, const Loss& loss);
   void become_written(BatchIt it, std::uint32_t index);
+  // Drops waiter entries no live write needs any more (their bio or request never finished:
+  // abandoned after a loss, swept), once there are many more of them than pending writes.
+  void prune_waiters();
   void unindex(BatchId id, Batch& b);
   // `snapshot`: the member stays pending, so what it keeps (its throttle pauses) is copied.
   WriteTimeline timeline_of(const Batch& b, Member& m, bool snapshot = false) const;
@@ -251,7 +261,7 @@ class WriteTracker {
   const StitchLimits& limits_;
   StitchStats& stats_;
   const DeviceTable& devices_;
-  const BlockTracker& block_;
+  const BioHistory& history_;
   const LossLog& loss_;
   Emit emit_;
   Progress progress_;
@@ -261,6 +271,12 @@ class WriteTracker {
   std::size_t pending_writes_ = 0;       // live members of all batches
   std::map<BatchId, Batch> batches_;     // in creation order
   std::unordered_map<InodeKey, FileWrites, InodeKeyHash> files_;
+  // What the writes wait on, by the block tracker's ids (Bio::id, Request::id): the O_DIRECT
+  // writes waiting for a bio to complete, and the written writes waiting for a request to
+  // become durable. Kept here, not on the bio or request: they are this tracker's state.
+  std::unordered_map<std::uint64_t, std::vector<BatchId>> direct_waiters_;
+  std::unordered_map<std::uint64_t, std::vector<MemberRef>> durable_waiters_;
+  static constexpr std::size_t kWaiterSlack = 4096;  // entries allowed past 2 per pending write
   // The open mmap item of each (process, file), by batch.
   struct MmapKey {
     std::uint32_t pid = 0;

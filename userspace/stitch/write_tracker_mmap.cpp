@@ -75,7 +75,7 @@ void WriteTracker::on_mmap_dirty(const MmapDirtyEvent& ev) {
   if (ev.pages == 0) return;
   const InodeKey file_key{ev.dev, ev.ino};
   const MmapKey key{ev.pid, file_key};
-  const InodeBios* history = block_.bios_of_inode(ev.dev, ev.ino);
+  const InodeBios* history = history_.bios_of_inode(ev.dev, ev.ino);
   const std::uint64_t bio_seq = history != nullptr ? history->last_seq : 0;
   if (auto open = open_mmap_.find(key); open != open_mmap_.end()) {
     if (join_mmap_item(open->second, ev, bio_seq)) return;
