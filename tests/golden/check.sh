@@ -1,49 +1,90 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Golden test of `writepath report`: each checked-in trace file (*.wpt), reported in every
-# deterministic format, must print exactly its checked-in expected output. Any difference
-# fails and is shown as a unified diff. No root needed: report reads a file, nothing more.
-# Usage: bash tests/golden/check.sh WRITEPATH [--update]
+# Golden tests of the report pipeline, compared byte for byte with checked-in output:
+#  - cases/*.wps: event scripts (one kernel event per line, docs/reference/event-script.md),
+#    each run through the pipeline by script_report in json, text and Perfetto (as text
+#    protobuf), against cases/NAME.jsonl, NAME.txt and NAME.perfetto.txt;
+#  - *.wpt: recorded trace files, through `writepath report` in json and text (perfetto embeds
+#    the machine's clock snapshot and html its generation time: not golden).
+# Each stitching rule family has at least one case (the families below, a case's name starts
+# with its family), and there are at least 30 cases. No root needed.
+# Usage: bash tests/golden/check.sh WRITEPATH SCRIPT_REPORT [--update]
 #   --update  rewrites the expected files from the current output, for when the output
 #             changed on purpose; review the change with `git diff tests/golden` before
 #             committing it.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-writepath=${1:?usage: check.sh WRITEPATH [--update]}
-update=${2:-}
-# perfetto embeds the machine's clock snapshot and html its generation time: not golden.
-formats=(json text)
-declare -A extension=([json]=jsonl [text]=txt)
-
-shopt -s nullglob
-traces=("$here"/*.wpt)
-((${#traces[@]})) || { echo "golden: no trace files in $here" >&2; exit 1; }
+writepath=${1:?usage: check.sh WRITEPATH SCRIPT_REPORT [--update]}
+script_report=${2:?usage: check.sh WRITEPATH SCRIPT_REPORT [--update]}
+update=${3:-}
+families=(write batch split flush journal uring aio mmap discard loss cause namespace)
+min_cases=30
 
 failed=0
 actual=$(mktemp -d)
 trap 'rm -rf "$actual"' EXIT
+
+# compare EXPECTED GOT WHAT: the diff, or the update.
+compare() {
+  local expected=$1 got=$2 what=$3
+  if [[ $update == --update ]]; then
+    cp "$got" "$expected"
+    echo "golden: wrote ${expected#"$here"/}"
+  elif [[ ! -f $expected ]]; then
+    echo "golden: $what has no expected output ${expected#"$here"/}" \
+      "(bash tests/golden/check.sh WRITEPATH SCRIPT_REPORT --update writes it)" >&2
+    failed=1
+  elif ! diff -u --label "expected ${expected#"$here"/}" --label "actual $what" \
+    "$expected" "$got"; then
+    echo "golden: $what differs from ${expected#"$here"/}" \
+      "(if on purpose: bash tests/golden/check.sh WRITEPATH SCRIPT_REPORT --update)" >&2
+    failed=1
+  fi
+}
+
+shopt -s nullglob
+traces=("$here"/*.wpt)
+cases=("$here"/cases/*.wps)
+((${#traces[@]})) || { echo "golden: no trace files in $here" >&2; exit 1; }
+if ((${#cases[@]} < min_cases)); then
+  echo "golden: ${#cases[@]} event-script cases in $here/cases, at least $min_cases wanted" >&2
+  failed=1
+fi
+for family in "${families[@]}"; do
+  found=("$here"/cases/"$family"-*.wps)
+  ((${#found[@]})) || { echo "golden: no case of the $family family (cases/$family-*.wps)" >&2; failed=1; }
+done
+
+declare -A trace_extension=([json]=jsonl [text]=txt)
 for trace in "${traces[@]}"; do
   name=$(basename "$trace" .wpt)
-  for format in "${formats[@]}"; do
-    expected=$here/$name.${extension[$format]}
-    got=$actual/$name.${extension[$format]}
+  for format in json text; do
+    got=$actual/$name.${trace_extension[$format]}
     if ! "$writepath" report "$trace" --format "$format" >"$got" 2>"$actual/err"; then
       echo "golden: writepath report $name.wpt --format $format failed: $(cat "$actual/err")" >&2
       failed=1
       continue
     fi
-    if [[ $update == --update ]]; then
-      cp "$got" "$expected"
-      echo "golden: wrote $(basename "$expected")"
-    elif ! diff -u --label "expected $(basename "$expected")" \
-      --label "actual report --format $format" \
-      "$expected" "$got"; then
-      echo "golden: $name.wpt --format $format differs from $(basename "$expected")" \
-        "(if on purpose: bash tests/golden/check.sh $writepath --update)" >&2
-      failed=1
-    fi
+    compare "$here/$name.${trace_extension[$format]}" "$got" "report $name.wpt --format $format"
   done
 done
-((failed == 0)) && [[ $update != --update ]] && echo "golden: ${#traces[@]} trace(s) × ${#formats[@]} formats match"
+
+declare -A case_extension=([json]=jsonl [text]=txt [perfetto]=perfetto.txt)
+for case in "${cases[@]}"; do
+  name=$(basename "$case" .wps)
+  for format in json text perfetto; do
+    got=$actual/$name.${case_extension[$format]}
+    if ! "$script_report" "$case" "$format" >"$got" 2>"$actual/err"; then
+      echo "golden: script_report cases/$name.wps $format failed: $(cat "$actual/err")" >&2
+      failed=1
+      continue
+    fi
+    compare "$here/cases/$name.${case_extension[$format]}" "$got" "cases/$name.wps as $format"
+  done
+done
+
+if ((failed == 0)) && [[ $update != --update ]]; then
+  echo "golden: ${#cases[@]} event scripts × 3 formats and ${#traces[@]} trace file(s) × 2 formats match"
+fi
 exit "$failed"

@@ -123,7 +123,7 @@ TraceSummary Pipeline::finish(Nanos duration_ns) {
   stitcher_.finish(emit_);
   auditor_.finish(deliver_);
   TraceSummary summary;
-  summary.events = decoder_.stats().records;
+  summary.events = decoder_.stats().records + decoded_events_;
   for (std::size_t hook = 0; hook < lost_.size(); ++hook) {
     summary.lost += lost_[hook];
     if (lost_[hook]) summary.lost_by_hook[hook_counter_name(hook)] = lost_[hook];

@@ -57,6 +57,11 @@ class Pipeline {
   Pipeline(PipelineOptions options, const std::vector<DeviceInfo>& devices, Sink& sink);
 
   void on_record(std::span<const std::byte> record);
+  // An event already decoded (an event script's, record/event_script.h): as on_record's.
+  void on_event(const Event& event) {
+    ++decoded_events_;
+    feed(event);
+  }
   // Records lost since the last call, per hook: the timelines pending now are marked.
   void add_lost(const LostCounts& delta);
   // Write requests the kernel kept out of a filtered trace: the disks' totals count them.
@@ -114,6 +119,7 @@ class Pipeline {
   Stitcher stitcher_;
   Stitcher::Emit emit_;  // the stitcher's way to emit()
   LostCounts lost_{};
+  std::uint64_t decoded_events_ = 0;  // handed over decoded (on_event): records all the same
   Nanos last_ts_ = 0;
   SyncPhaseSummary sync_phases_;
   DirectIoSummary direct_io_;

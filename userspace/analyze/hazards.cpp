@@ -614,6 +614,9 @@ void HazardSummary::add(const Timeline& item) {
           const std::string& named = two ? t.paths[1] : t.paths[0];
           if (!named.empty()) file = named;
         }
+        // A file whose path never arrived is named as stat() would name it.
+        if (file.empty() && t.call.ino != 0)
+          file = fmt::format("dev {} ino {}", dev_string(stat_dev(t.call)), stat_ino(t.call));
         const std::string process = fmt::format("{} {}", t.call.comm, t.call.pid);
         for (const Hazard& h : t.hazards) {
           ++by_rule_[h.rule];

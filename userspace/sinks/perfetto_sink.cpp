@@ -9,6 +9,7 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <random>
 #include <set>
 #include <string>
 #include <tuple>
@@ -92,8 +93,9 @@ ClockReadings read_clocks() {
 // growing with the trace.)
 class PerfettoSink::Writer {
  public:
-  Writer(std::ostream& out, const std::vector<DeviceInfo>& devices, ClockReadings clocks)
-      : tracks_(out, devices, clocks) {}
+  Writer(std::ostream& out, const std::vector<DeviceInfo>& devices, ClockReadings clocks,
+         std::uint64_t id_seed)
+      : tracks_(out, devices, clocks, id_seed) {}
 
   void add(const Timeline& item) {
     tracks_.start();
@@ -482,8 +484,10 @@ class PerfettoSink::Writer {
 PerfettoSink::PerfettoSink(std::ostream& out, std::vector<DeviceInfo> devices)
     : PerfettoSink(out, std::move(devices), read_clocks()) {}
 
-PerfettoSink::PerfettoSink(std::ostream& out, std::vector<DeviceInfo> devices, ClockReadings clocks)
-    : writer_(std::make_unique<Writer>(out, devices, clocks)) {}
+PerfettoSink::PerfettoSink(std::ostream& out, std::vector<DeviceInfo> devices, ClockReadings clocks,
+                           std::optional<std::uint64_t> id_seed)
+    : writer_(std::make_unique<Writer>(out, devices, clocks,
+                                       id_seed ? *id_seed : std::random_device{}())) {}
 
 PerfettoSink::~PerfettoSink() = default;
 

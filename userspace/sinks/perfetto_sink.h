@@ -21,6 +21,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <vector>
 
@@ -43,7 +44,10 @@ class PerfettoSink : public Sink {
   // `devices` name the tracks ("vda 254:0"); a device missing there is named by number. Reads
   // the clocks for the snapshot now.
   PerfettoSink(std::ostream& out, std::vector<DeviceInfo> devices);
-  PerfettoSink(std::ostream& out, std::vector<DeviceInfo> devices, ClockReadings clocks);
+  // `id_seed`: the track and flow ids drawn from it (the golden cases' fixed output); by
+  // default random, so that traces merged in one Perfetto session never share an id.
+  PerfettoSink(std::ostream& out, std::vector<DeviceInfo> devices, ClockReadings clocks,
+               std::optional<std::uint64_t> id_seed = std::nullopt);
   ~PerfettoSink() override;
 
   void timeline(const Timeline& item) override;

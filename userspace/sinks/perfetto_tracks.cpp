@@ -71,8 +71,8 @@ void Lane::take(Nanos begin, Nanos end) {
 }
 
 TrackWriter::TrackWriter(std::ostream& out, const std::vector<DeviceInfo>& devices,
-                         ClockReadings clocks)
-    : out_(out), clocks_(clocks), random_(std::random_device{}()) {
+                         ClockReadings clocks, std::uint64_t id_seed)
+    : out_(out), clocks_(clocks), random_(id_seed) {
   for (const auto& d : devices) device_names_[d.dev] = d.name;
 }
 

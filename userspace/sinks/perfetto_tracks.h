@@ -73,7 +73,9 @@ struct LanePool {
 // Packets are appended to a pending buffer and written to the stream a timeline at a time.
 class TrackWriter {
  public:
-  TrackWriter(std::ostream& out, const std::vector<DeviceInfo>& devices, ClockReadings clocks);
+  // `id_seed` seeds the track and flow ids (PerfettoSink).
+  TrackWriter(std::ostream& out, const std::vector<DeviceInfo>& devices, ClockReadings clocks,
+              std::uint64_t id_seed);
   ~TrackWriter();
   TrackWriter(const TrackWriter&) = delete;
   TrackWriter& operator=(const TrackWriter&) = delete;

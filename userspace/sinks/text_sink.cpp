@@ -487,9 +487,10 @@ std::string format_summary(const TraceSummary& totals, const SinkOptions& option
   if (const std::string hazards = nonzero_counts(totals.hazards); !hazards.empty())
     text += paint.red("crash-consistency hazards: " + hazards) +
             " (the items' HAZARD lines say why; docs/guide/hazards.md)\n" +
-            fmt::format("         by process: {}\n         by file: {}\n",
-                        nonzero_counts(totals.hazards_by_process),
-                        nonzero_counts(totals.hazards_by_file));
+            fmt::format("         by process: {}\n", nonzero_counts(totals.hazards_by_process)) +
+            (totals.hazards_by_file.empty()
+                 ? std::string()
+                 : fmt::format("         by file: {}\n", nonzero_counts(totals.hazards_by_file)));
   text += format_sync_phases(totals.sync_phases, options);
   text += format_direct_io(totals.direct_io, options);
   if (totals.bpf_cost) text += format_bpf_cost(*totals.bpf_cost, totals, options);

@@ -1,0 +1,783 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "record/event_script.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <stdexcept>
+#include <string_view>
+#include <utility>
+
+#include "common/units.h"
+#include "decode/syscalls.h"
+
+namespace wp {
+namespace {
+
+// A line that cannot be read: its message, without the line number (added by the caller).
+struct ScriptError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The line's words: spaces separate them, double quotes keep spaces inside a value
+// (path="/mnt/my file"), and an unquoted # starts a comment.
+std::vector<std::string> split_words(std::string_view line) {
+  std::vector<std::string> words;
+  std::string word;
+  bool quoted = false, in_word = false;
+  for (const char c : line) {
+    if (quoted) {
+      if (c == '"')
+        quoted = false;
+      else
+        word += c;
+      continue;
+    }
+    if (c == '#') break;
+    if (c == ' ' || c == '\t' || c == '\r') {
+      if (in_word) words.push_back(std::move(word));
+      word.clear();
+      in_word = false;
+      continue;
+    }
+    in_word = true;
+    if (c == '"')
+      quoted = true;
+    else
+      word += c;
+  }
+  if (quoted) throw ScriptError("unterminated quote");
+  if (in_word) words.push_back(std::move(word));
+  return words;
+}
+
+std::uint64_t parse_number(std::string_view text, std::string_view what) {
+  std::uint64_t value = 0;
+  int base = 10;
+  if (text.starts_with("0x")) {
+    text.remove_prefix(2);
+    base = 16;
+  }
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, base);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty())
+    throw ScriptError(fmt::format("{}: '{}' is not a number", what, text));
+  return value;
+}
+
+// "0", "250ns", "12us", "1.5ms", "2s": nanoseconds.
+Nanos parse_duration(std::string_view text, std::string_view what) {
+  static constexpr std::pair<std::string_view, double> kUnits[] = {
+      {"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+  for (const auto& [unit, scale] : kUnits) {
+    if (!text.ends_with(unit)) continue;
+    const std::string_view number = text.substr(0, text.size() - unit.size());
+    double value = 0;
+    const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
+    if (ec != std::errc() || end != number.data() + number.size() || number.empty() || value < 0)
+      break;
+    return static_cast<Nanos>(std::llround(value * scale));
+  }
+  if (text == "0") return 0;
+  throw ScriptError(
+      fmt::format("{}: '{}' is not a time (write 0, 250ns, 12us, 1.5ms or 2s)", what, text));
+}
+
+// Names given to the script's devices, pointers and kernel symbols.
+class Names {
+ public:
+  void add_device(const std::string& name, DevT dev) { devices_[name] = dev; }
+  // A device by the name its `device` line gave it, or as MAJ:MIN.
+  DevT device(std::string_view text) const {
+    if (const auto it = devices_.find(std::string(text)); it != devices_.end()) return it->second;
+    const auto colon = text.find(':');
+    if (colon == std::string_view::npos)
+      throw ScriptError(
+          fmt::format("no device named '{}' (declare it with a device line, or "
+                      "write MAJ:MIN)",
+                      text));
+    return make_dev(static_cast<std::uint32_t>(parse_number(text.substr(0, colon), "major")),
+                    static_cast<std::uint32_t>(parse_number(text.substr(colon + 1), "minor")));
+  }
+  // The pointer a name stands for: a number as written, else one of its own, the same for the
+  // same name throughout the script (kernel addresses look alike; these only need to differ).
+  std::uint64_t pointer(const std::string& name) {
+    if (!name.empty() && name[0] >= '0' && name[0] <= '9') return parse_number(name, "pointer");
+    const auto [it, added] = pointers_.try_emplace(name, kFirstPointer + pointers_.size() * 0x100);
+    return it->second;
+  }
+  // The address of a kernel function named in a stack; `fresh` is set the first time.
+  std::uint64_t symbol(const std::string& name, bool& fresh) {
+    const auto [it, added] = symbols_.try_emplace(name, kFirstSymbol + symbols_.size() * 0x40);
+    fresh = added;
+    return it->second;
+  }
+
+ private:
+  static constexpr std::uint64_t kFirstPointer = 0xffff888000001000ull;
+  static constexpr std::uint64_t kFirstSymbol = 0xffffffff81000000ull;
+  std::map<std::string, DevT> devices_;
+  std::map<std::string, std::uint64_t> pointers_;
+  std::map<std::string, std::uint64_t> symbols_;
+};
+
+// Bits by name: each comma-separated name one bit of `table`, or the whole as a number.
+std::uint32_t parse_bits(std::string_view text,
+                         std::span<const std::pair<std::uint32_t, std::string_view>> table,
+                         std::string_view what) {
+  if (!text.empty() && text[0] >= '0' && text[0] <= '9')
+    return static_cast<std::uint32_t>(parse_number(text, what));
+  std::uint32_t bits = 0;
+  while (!text.empty()) {
+    const auto comma = text.find(',');
+    const std::string_view name = text.substr(0, comma);
+    bool known = false;
+    for (const auto& [bit, bit_name] : table)
+      if (bit_name == name) {
+        bits |= bit;
+        known = true;
+      }
+    if (!known) {
+      std::string names;
+      for (const auto& entry : table)
+        names += fmt::format("{}{}", names.empty() ? "" : ", ", entry.second);
+      throw ScriptError(fmt::format("{}: unknown '{}' (one of {})", what, name, names));
+    }
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+  }
+  return bits;
+}
+
+constexpr std::pair<std::uint32_t, std::string_view> kFileFlags[] = {
+    {file_flag::kRegular, "regular"}, {file_flag::kDirect, "direct"},
+    {file_flag::kSync, "sync"},       {file_flag::kDsync, "dsync"},
+    {file_flag::kAppend, "append"},   {file_flag::kBlockDev, "blockdev"}};
+constexpr std::pair<std::uint32_t, std::string_view> kRequestFlags[] = {
+    {req_flag::kFua, "fua"},
+    {req_flag::kPreflush, "preflush"},
+    {req_flag::kSync, "sync"},
+    {req_flag::kMeta, "meta"}};
+constexpr std::pair<std::uint32_t, std::string_view> kIclogFlags[] = {
+    {WP_ICLOG_NEED_FLUSH, "need_flush"}, {WP_ICLOG_NEED_FUA, "need_fua"}};
+constexpr std::pair<std::uint32_t, std::string_view> kVia[] = {
+    {WP_VIA_IO_URING, "inline"},
+    {WP_VIA_IO_URING | WP_VIA_IO_WQ, "io-wq"},
+    {WP_VIA_IO_URING | WP_VIA_SQPOLL, "sqpoll"},
+    {WP_VIA_IO_URING | WP_VIA_SQPOLL | WP_VIA_IO_WQ, "sqpoll+io-wq"}};
+
+// The value of `table` named `text`.
+template <typename E, std::size_t N>
+E parse_choice(std::string_view text, const std::pair<E, std::string_view> (&table)[N],
+               std::string_view what) {
+  for (const auto& [value, name] : table)
+    if (name == text) return value;
+  std::string names;
+  for (const auto& entry : table)
+    names += fmt::format("{}{}", names.empty() ? "" : ", ", entry.second);
+  throw ScriptError(fmt::format("{}: unknown '{}' (one of {})", what, text, names));
+}
+
+constexpr std::pair<ReqOp, std::string_view> kOps[] = {{ReqOp::Read, "read"},
+                                                       {ReqOp::Write, "write"},
+                                                       {ReqOp::Flush, "flush"},
+                                                       {ReqOp::Discard, "discard"},
+                                                       {ReqOp::WriteZeroes, "write_zeroes"}};
+constexpr std::pair<JournalPhase, std::string_view> kJournalPhases[] = {
+    {JournalPhase::Start, "start"},
+    {JournalPhase::Locking, "locking"},
+    {JournalPhase::Flushing, "flushing"},
+    {JournalPhase::Logging, "logging"},
+    {JournalPhase::End, "end"}};
+constexpr std::pair<SleepFlag, std::string_view> kSleepFlags[] = {
+    {SleepFlag::None, "none"},
+    {SleepFlag::DirtyThrottle, "throttle"},
+    {SleepFlag::WritebackWait, "writeback"}};
+
+// The key=value fields of one line. Each is taken once by the kind's reader; any left over
+// is a key the kind does not have, which done() reports (a typo never passes silently).
+class Fields {
+ public:
+  Fields(std::span<const std::string> words, Names& names) : names_(names) {
+    for (const std::string& word : words) {
+      const auto eq = word.find('=');
+      std::string key = word.substr(0, eq);
+      std::string value = eq == std::string::npos ? "" : word.substr(eq + 1);
+      if (!values_.emplace(key, std::move(value)).second)
+        throw ScriptError(fmt::format("'{}' given twice", key));
+    }
+  }
+
+  std::optional<std::string> take(const std::string& key) {
+    const auto it = values_.find(key);
+    if (it == values_.end()) return std::nullopt;
+    std::string value = std::move(it->second);
+    values_.erase(it);
+    return value;
+  }
+  std::string required(const std::string& key) {
+    auto value = take(key);
+    if (!value) throw ScriptError(fmt::format("{}= is required here", key));
+    return *value;
+  }
+  bool flag(const std::string& key) {
+    auto value = take(key);
+    if (value && !value->empty())
+      throw ScriptError(fmt::format("{} is a flag: write it without a value", key));
+    return value.has_value();
+  }
+  std::string text(const std::string& key, std::string fallback = {}) {
+    return take(key).value_or(std::move(fallback));
+  }
+  template <typename T = std::uint64_t>
+  T number(const std::string& key, T fallback = 0) {
+    const auto value = take(key);
+    return value ? static_cast<T>(parse_number(*value, key)) : fallback;
+  }
+  // A count that may be negative (a return value): a number, or -ENAME.
+  std::int64_t signed_number(const std::string& key, std::int64_t fallback) {
+    const auto value = take(key);
+    if (!value) return fallback;
+    std::string_view text = *value;
+    const bool negative = text.starts_with('-');
+    if (negative) text.remove_prefix(1);
+    if (text.starts_with('E')) {
+      for (int err = 1; err < 200; ++err)
+        if (errno_name(err) == text) return negative ? -err : err;
+      throw ScriptError(fmt::format("{}: unknown errno '{}'", key, text));
+    }
+    const auto magnitude = static_cast<std::int64_t>(parse_number(text, key));
+    return negative ? -magnitude : magnitude;
+  }
+  Nanos duration(const std::string& key, Nanos fallback = 0) {
+    const auto value = take(key);
+    return value ? parse_duration(*value, key) : fallback;
+  }
+  DevT device(const std::string& key, DevT fallback = 0) {
+    const auto value = take(key);
+    return value ? names_.device(*value) : fallback;
+  }
+  DevT required_device(const std::string& key) { return names_.device(required(key)); }
+  std::uint64_t pointer(const std::string& key) { return names_.pointer(required(key)); }
+  std::uint32_t bits(const std::string& key,
+                     std::span<const std::pair<std::uint32_t, std::string_view>> table,
+                     std::uint32_t fallback = 0) {
+    const auto value = take(key);
+    return value ? parse_bits(*value, table, key) : fallback;
+  }
+  template <typename E, std::size_t N>
+  E choice(const std::string& key, const std::pair<E, std::string_view> (&table)[N], E fallback) {
+    const auto value = take(key);
+    return value ? parse_choice(*value, table, key) : fallback;
+  }
+  Names& names() { return names_; }
+
+  void done(std::string_view kind) const {
+    if (values_.empty()) return;
+    throw ScriptError(fmt::format("{} has no field '{}'", kind, values_.begin()->first));
+  }
+
+ private:
+  Names& names_;
+  std::map<std::string, std::string> values_;
+};
+
+// The thread fields every event of a thread has: tid, pid (the tid unless given), comm.
+template <typename E>
+void take_thread(Fields& f, E& ev, const char* default_comm) {
+  ev.tid = f.number<std::uint32_t>("tid", 0);
+  ev.pid = f.number<std::uint32_t>("pid", ev.tid);
+  ev.comm = f.text("comm", default_comm);
+}
+
+std::optional<Syscall> call_named(std::string_view name, bool namespace_only) {
+  const std::size_t count = kSyscallSlots.size() + kUringOps.size() + kNamespaceCalls.size();
+  for (std::size_t i = 0; i < count; ++i) {
+    const auto call = static_cast<Syscall>(i);
+    if (namespace_only && !is_namespace_call(call)) continue;
+    if (syscall_name(call) == name) return call;
+  }
+  return std::nullopt;
+}
+
+NamespaceOp namespace_op_of(Syscall call) {
+  switch (call) {
+#define WP_SCRIPT_NS_OP_(name, Name, value, op, d1, n1, d2, n2, flags, fd) \
+  case Syscall::Name: return NamespaceOp(WP_NS_##op);
+    WP_NAMESPACE_TABLE(WP_SCRIPT_NS_OP_)
+#undef WP_SCRIPT_NS_OP_
+    default: break;
+  }
+  return NamespaceOp::Rename;
+}
+
+// "vda1/2": the directory (device, inode) a name is relative to.
+std::pair<DevT, std::uint64_t> directory(Fields& f, const std::string& key) {
+  const auto value = f.take(key);
+  if (!value) return {0, 0};
+  const auto slash = value->rfind('/');
+  if (slash == std::string::npos)
+    throw ScriptError(fmt::format("{}: write the directory as DEVICE/INODE", key));
+  return {f.names().device(value->substr(0, slash)), parse_number(value->substr(slash + 1), key)};
+}
+
+// A call's record arrives when it returns: the line's time is its end, dur= its latency.
+std::pair<Nanos, Nanos> call_times(Fields& f, Nanos at) {
+  const Nanos latency = f.duration("dur");
+  if (latency > at) throw ScriptError("dur= reaches before time 0 (the line's time is the return)");
+  return {at - latency, at};
+}
+
+SyscallEvent read_call(Fields& f, Syscall call, Nanos at) {
+  SyscallEvent ev;
+  ev.syscall = call;
+  std::tie(ev.start_ns, ev.end_ns) = call_times(f, at);
+  take_thread(f, ev, "app");
+  ev.fd = static_cast<int>(f.signed_number("fd", 3));  // -1: none (msync)
+  ev.dev = f.device("dev");
+  ev.fs_dev = f.device("fs_dev");
+  ev.ino = f.number("ino");
+  ev.file_flags = f.bits("file", kFileFlags, file_flag::kRegular);
+  if (const auto flags = f.take("flags")) {
+    for (std::uint32_t bit = 1; bit; bit <<= 1)
+      for (const char* name : call_flag_names(bit))
+        if (fmt::format(",{},", *flags).find(fmt::format(",{},", name)) != std::string::npos)
+          ev.call_flags |= bit;
+    if (ev.call_flags == 0) throw ScriptError(fmt::format("flags: unknown '{}'", *flags));
+  }
+  if (is_uring_op(call)) {
+    ev.via = static_cast<std::uint8_t>(parse_bits(f.text("via", "inline"), kVia, "via"));
+  }
+  const bool write = is_write_syscall(call);
+  ev.ret = write ? f.signed_number("ret", std::numeric_limits<std::int64_t>::min())
+                 : f.signed_number("ret", 0);
+  if (ev.ret == std::numeric_limits<std::int64_t>::min())
+    throw ScriptError("ret= is required for a write (bytes written, or -ENAME)");
+  ev.pos = f.number("pos");
+  ev.count = f.number("count", ev.ret > 0 ? static_cast<std::uint64_t>(ev.ret) : 0);
+  ev.pages_dirtied = f.number<std::uint32_t>("dirtied");
+  ev.dirty_folios = f.number<std::uint32_t>("folios", ev.pages_dirtied);
+  ev.throttle_ns = f.duration("throttle");
+  ev.throttle_events = f.number<std::uint32_t>("throttle_events");
+  ev.writeback_waits = f.number<std::uint32_t>("wb_waits");
+  return ev;
+}
+
+NamespaceEvent read_namespace(Fields& f, Syscall call, Nanos at) {
+  NamespaceEvent ev;
+  ev.syscall = call;
+  ev.op = namespace_op_of(call);
+  std::tie(ev.start_ns, ev.end_ns) = call_times(f, at);
+  take_thread(f, ev, "app");
+  if (const auto flags = f.take("flags")) {
+    for (std::uint32_t bit = 1; bit; bit <<= 1)
+      for (const char* name : namespace_flag_names(bit))
+        if (fmt::format(",{},", *flags).find(fmt::format(",{},", name)) != std::string::npos)
+          ev.flags |= bit;
+    if (ev.flags == 0) throw ScriptError(fmt::format("flags: unknown '{}'", *flags));
+  }
+  ev.ret = f.signed_number("ret", 0);
+  ev.fd = static_cast<int>(f.signed_number("fd", -1));
+  if (auto name = f.take("name")) ev.names[0] = std::move(*name);
+  if (auto old_name = f.take("old")) ev.names[0] = std::move(*old_name);
+  if (auto new_name = f.take("new")) ev.names[1] = std::move(*new_name);
+  std::tie(ev.dir_dev[0], ev.dir_ino[0]) = directory(f, "dir");
+  std::tie(ev.dir_dev[1], ev.dir_ino[1]) = directory(f, "new_dir");
+  ev.dev = f.device("dev");
+  ev.ino = f.number("ino");
+  return ev;
+}
+
+BioEvent read_bio(Fields& f, BioKind kind, Nanos at, const std::vector<DeviceInfo>& devices) {
+  BioEvent ev;
+  ev.kind = kind;
+  ev.ts = at;
+  ev.bio = f.pointer("bio");
+  take_thread(f, ev, "kworker/u4:1");
+  ev.bdev = f.required_device("dev");
+  ev.disk = ev.bdev;
+  for (const DeviceInfo& device : devices)
+    if (device.dev == ev.bdev) ev.disk = device.disk;
+  ev.disk = f.device("disk", ev.disk);
+  ev.sector = f.number("sector");
+  ev.bytes = f.number<std::uint32_t>("bytes");
+  ev.op = f.choice("op", kOps, ReqOp::Write);
+  ev.flags = f.bits("flags", kRequestFlags);
+  ev.why = static_cast<SubmitWhy>(0);
+  if (const auto why = f.take("why")) {
+    bool known = false;
+    for (std::uint8_t value = 0; value < 16 && !known; ++value)
+      if (submit_why_name(static_cast<SubmitWhy>(value)) == *why) {
+        ev.why = static_cast<SubmitWhy>(value);
+        known = true;
+      }
+    if (!known) throw ScriptError(fmt::format("why: unknown '{}'", *why));
+  }
+  if (f.flag("anon")) ev.bio_flags |= bio_flag::kAnon;
+  if (f.flag("nofile")) ev.bio_flags |= bio_flag::kNoFile;
+  if (f.flag("mixed")) ev.bio_flags |= bio_flag::kMixed;
+  if (f.flag("truncated")) ev.bio_flags |= bio_flag::kTruncated;
+  ev.ino = f.number("ino");
+  ev.file_dev = f.device("file_dev", ev.ino ? ev.bdev : 0);
+  ev.uring_tag = f.number<std::uint32_t>("uring_tag");
+  // ext=INDEX+PAGES[,INDEX+PAGES…]: the file's pages the bio carries.
+  if (const auto extents = f.take("ext")) {
+    std::string_view text = *extents;
+    while (!text.empty()) {
+      if (ev.nr_extents == kMaxBioExtents)
+        throw ScriptError(fmt::format("ext: at most {} extents", kMaxBioExtents));
+      const auto comma = text.find(',');
+      const std::string_view extent = text.substr(0, comma);
+      const auto plus = extent.find('+');
+      if (plus == std::string_view::npos) throw ScriptError("ext: write INDEX+PAGES");
+      ev.extents[ev.nr_extents++] =
+          Extent{parse_number(extent.substr(0, plus), "ext"),
+                 static_cast<std::uint32_t>(parse_number(extent.substr(plus + 1), "ext"))};
+      text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+    }
+  } else if (!(ev.bio_flags & (bio_flag::kAnon | bio_flag::kNoFile)) && ev.op == ReqOp::Write &&
+             ev.bytes) {
+    throw ScriptError("a write bio of file pages needs ext=INDEX+PAGES (or anon, or nofile)");
+  }
+  return ev;
+}
+
+RequestEvent read_request(Fields& f, RequestEventKind kind, Nanos at) {
+  RequestEvent ev;
+  ev.kind = kind;
+  ev.ts = at;
+  ev.rq = f.pointer("rq");
+  ev.disk = f.required_device("disk");
+  ev.op = f.choice("op", kOps, ReqOp::Write);
+  ev.flags = f.bits("flags", kRequestFlags);
+  ev.bytes = f.number<std::uint32_t>("bytes");
+  ev.sector = f.number("sector");
+  ev.error = static_cast<std::int32_t>(f.signed_number("error", 0));
+  ev.tid = f.number<std::uint32_t>("tid");
+  return ev;
+}
+
+NvmeEvent read_nvme(Fields& f, NvmeEventKind kind, Nanos at) {
+  NvmeEvent ev;
+  ev.kind = kind;
+  ev.ts = at;
+  ev.rq = f.pointer("rq");
+  ev.disk = f.required_device("disk");
+  ev.qid = f.number<std::uint16_t>("qid");
+  ev.cid = f.number<std::uint16_t>("cid");
+  ev.opcode = f.number<std::uint8_t>("opcode", 0x01);  // nvme_cmd_write
+  ev.status = f.number<std::uint16_t>("status");
+  ev.nsid = f.number<std::uint32_t>("nsid", 1);
+  ev.slba = f.number("slba");
+  ev.nlb = f.number<std::uint32_t>("nlb");
+  ev.control = f.number<std::uint32_t>("control");
+  return ev;
+}
+
+// stack="innermost;…;outermost": addresses standing for the frames, each new frame's name
+// added to `symbols`.
+KernelStack read_stack(Fields& f, const std::string& key, std::vector<ScriptStep>& symbols) {
+  KernelStack stack;
+  const auto text = f.take(key);
+  if (!text) return stack;
+  std::string_view rest = *text;
+  while (!rest.empty()) {
+    const auto semicolon = rest.find(';');
+    const std::string frame(rest.substr(0, semicolon));
+    bool fresh = false;
+    stack.addrs.push_back(f.names().symbol(frame, fresh));
+    if (fresh) symbols.emplace_back(ScriptSymbol{stack.addrs.back(), frame});
+    rest = semicolon == std::string_view::npos ? std::string_view() : rest.substr(semicolon + 1);
+  }
+  return stack;
+}
+
+// A `sleep` line: one stack of the offcpu event before it, and who woke it.
+OffCpuSleep read_sleep(Fields& f, std::vector<ScriptStep>& symbols) {
+  OffCpuSleep sleep;
+  sleep.ns = f.duration("ns");
+  sleep.longest_ns = f.duration("longest", sleep.ns);
+  sleep.sleeps = f.number<std::uint32_t>("count", 1);
+  sleep.flag = f.choice("flag", kSleepFlags, SleepFlag::None);
+  sleep.stack = read_stack(f, "stack", symbols);
+  if (const auto waker_tid = f.take("waker_tid")) {
+    Waker waker;
+    waker.tid = static_cast<std::uint32_t>(parse_number(*waker_tid, "waker_tid"));
+    waker.pid = f.number<std::uint32_t>("waker_pid", waker.tid);
+    waker.comm = f.text("waker_comm");
+    waker.kernel_thread = f.flag("waker_kthread");
+    // No context key: the stitcher reads the wake's context from the waker's stack.
+    waker.stack = read_stack(f, "waker_stack", symbols);
+    sleep.waker = std::move(waker);
+  }
+  return sleep;
+}
+
+OffCpuEvent read_offcpu(Fields& f, Nanos at) {
+  OffCpuEvent ev;
+  ev.ts = at;
+  ev.start_ns = f.duration("start", at);
+  ev.tid = f.number<std::uint32_t>("tid");
+  ev.unslotted_ns = f.duration("unslotted");
+  ev.inode_lock_ns = f.duration("inode_lock");
+  ev.inode_lock_waits = f.number<std::uint32_t>("inode_lock_waits", ev.inode_lock_ns ? 1 : 0);
+  if (const auto holder = f.take("holder_tid")) {
+    LockHolder h;
+    h.tid = static_cast<std::uint32_t>(parse_number(*holder, "holder_tid"));
+    h.pid = f.number<std::uint32_t>("holder_pid", h.tid);
+    h.comm = f.text("holder_comm");
+    ev.inode_lock_holder = std::move(h);
+  }
+  ev.direct_reclaim_ns = f.duration("direct_reclaim");
+  ev.memcg_reclaim_ns = f.duration("memcg_reclaim");
+  ev.compaction_ns = f.duration("compaction");
+  ev.blk_throttled = f.number<std::uint32_t>("blk_throttled");
+  return ev;
+}
+
+// One event line's kind and fields: the event (or loss) it stands for.
+ScriptStep read_event(const std::string& kind, Fields& f, Nanos at,
+                      const std::vector<DeviceInfo>& devices) {
+  if (kind == "bio") return read_bio(f, BioKind::Queue, at, devices);
+  if (kind == "split") return read_bio(f, BioKind::Split, at, devices);
+  if (kind == "insert") return read_request(f, RequestEventKind::Insert, at);
+  if (kind == "issue") return read_request(f, RequestEventKind::Issue, at);
+  if (kind == "complete") return read_request(f, RequestEventKind::Complete, at);
+  if (kind == "requeue") return read_request(f, RequestEventKind::Requeue, at);
+  if (kind == "bio_failed") return read_request(f, RequestEventKind::BioFailed, at);
+  if (kind == "nvme_setup") return read_nvme(f, NvmeEventKind::Setup, at);
+  if (kind == "nvme_complete") return read_nvme(f, NvmeEventKind::Complete, at);
+  if (kind == "journal") {
+    JournalEvent ev;
+    ev.ts = at;
+    ev.dev = f.required_device("dev");
+    ev.transaction = f.number<std::uint32_t>("txn");
+    ev.phase = f.choice("phase", kJournalPhases, JournalPhase::Start);
+    ev.tid = f.number<std::uint32_t>("tid");
+    return ev;
+  }
+  if (kind == "xfs_force" || kind == "iclog_sync" || kind == "iclog_done") {
+    FsLogEvent ev;
+    ev.ts = at;
+    ev.dev = f.required_device("dev");
+    ev.tid = f.number<std::uint32_t>("tid");
+    ev.kind = kind == "xfs_force"    ? FsLogKind::XfsForce
+              : kind == "iclog_sync" ? FsLogKind::XfsIclogSync
+                                     : FsLogKind::XfsIclogDone;
+    ev.flags = f.bits("flags", kIclogFlags);
+    ev.lsn = f.number("lsn");
+    return ev;
+  }
+  if (kind == "throttle") {
+    ThrottleEvent ev;
+    ev.ts = at;
+    ev.tid = f.number<std::uint32_t>("tid");
+    ev.pid = f.number<std::uint32_t>("pid", ev.tid);
+    ev.pause_ms = f.signed_number("pause_ms", 0);
+    ev.period_ms = f.number("period_ms");
+    ev.dirty = f.number("dirty");
+    ev.limit = f.number("limit");
+    ev.wb_dirty = f.number("wb_dirty");
+    ev.wb_setpoint = f.number("wb_setpoint");
+    return ev;
+  }
+  if (kind == "lost") {
+    ScriptLoss loss;
+    const std::string hook = f.required("hook");
+    std::size_t index = 0;
+    while (index < loss.counts.size() && hook != hook_counter_name(index)) ++index;
+    if (index == loss.counts.size()) throw ScriptError(fmt::format("hook: unknown '{}'", hook));
+    loss.counts[index] = f.number("count", 1);
+    return loss;
+  }
+  if (kind == "causes") {
+    CausesEvent ev;
+    ev.ts = at;
+    ev.start_ns = f.duration("start", at);
+    ev.tid = f.number<std::uint32_t>("tid");
+    ev.throttle_ns = f.duration("throttle");
+    ev.writeback_wait_ns = f.duration("writeback_wait");
+    ev.blocked_ns = f.duration("blocked");
+    ev.runnable_ns = f.duration("runnable");
+    return ev;
+  }
+  if (kind == "offcpu") return read_offcpu(f, at);
+  if (kind == "discard") {
+    DiscardEvent ev;
+    ev.ts = at;
+    ev.dev = f.required_device("dev");
+    ev.ino = f.number("ino");
+    ev.index = f.number("index");
+    ev.pages = f.number<std::uint32_t>("pages", 1);
+    return ev;
+  }
+  if (kind == "mmap_dirty") {
+    MmapDirtyEvent ev;
+    ev.ts = at;
+    take_thread(f, ev, "app");
+    ev.dev = f.required_device("dev");
+    ev.ino = f.number("ino");
+    ev.index = f.number("index");
+    ev.pages = f.number<std::uint32_t>("pages", 1);
+    return ev;
+  }
+  if (kind == "cgroup") {
+    CgroupEvent ev;
+    ev.ts = at;
+    ev.tid = f.number<std::uint32_t>("tid");
+    ev.pid = f.number<std::uint32_t>("pid", ev.tid);
+    ev.cgroup_id = f.number("id");
+    return ev;
+  }
+  if (kind == "path") {
+    FilePathEvent ev;
+    ev.ts = at;
+    ev.dev = f.required_device("dev");
+    ev.ino = f.number("ino");
+    ev.path = f.required("path");
+    ev.deleted = f.flag("deleted");
+    ev.truncated = f.flag("truncated");
+    return ev;
+  }
+  if (kind == "view") {
+    FileViewEvent ev;
+    ev.ts = at;
+    ev.dev = f.required_device("dev");
+    ev.ino = f.number("ino");
+    ev.view_dev = f.required_device("view_dev");
+    ev.view_ino = f.number("view_ino");
+    return ev;
+  }
+  if (kind == "fuse_reply") {
+    FuseReplyEvent ev;
+    ev.ts = at;
+    ev.tid = f.number<std::uint32_t>("tid");
+    ev.start_ns = f.duration("start", at);
+    ev.unique = f.number("unique");
+    ev.opcode = f.number<std::uint32_t>("opcode", 16);  // FUSE_WRITE
+    ev.error = static_cast<int>(f.signed_number("error", 0));
+    ev.daemon_tid = f.number<std::uint32_t>("daemon_tid");
+    ev.daemon_pid = f.number<std::uint32_t>("daemon_pid", ev.daemon_tid);
+    ev.daemon_comm = f.text("daemon_comm");
+    return ev;
+  }
+  const bool namespace_only = kind.starts_with("ns.");
+  const std::string call_name = namespace_only ? kind.substr(3) : kind;
+  if (const auto call = call_named(call_name, namespace_only)) {
+    if (is_namespace_call(*call)) return read_namespace(f, *call, at);
+    return read_call(f, *call, at);
+  }
+  throw ScriptError(fmt::format("unknown event kind '{}'", kind));
+}
+
+// The lines before the first event: device, fs, page_shift, min_latency.
+bool read_directive(const std::vector<std::string>& words, EventScript& script, Names& names) {
+  const std::string& what = words[0];
+  if (what == "device") {
+    if (words.size() < 3) throw ScriptError("write: device NAME MAJ:MIN [disk=NAME] [cache=none]");
+    Fields f(std::span<const std::string>(words).subspan(3), names);
+    DeviceInfo device;
+    device.name = words[1];
+    device.dev = names.device(words[2]);
+    names.add_device(device.name, device.dev);
+    device.disk = f.device("disk", device.dev);
+    const std::string cache = f.text("cache", "volatile");
+    if (cache != "volatile" && cache != "none")
+      throw ScriptError("cache: 'volatile' (a write-back cache) or 'none'");
+    device.volatile_write_cache = cache == "volatile";
+    device.fua = f.flag("fua");
+    f.done("device");
+    script.devices.push_back(std::move(device));
+    return true;
+  }
+  if (what == "fs") {
+    if (words.size() < 2) throw ScriptError("write: fs DEVICE type=TYPE [disks=A,B] [aliases=C]");
+    Fields f(std::span<const std::string>(words).subspan(2), names);
+    FileSystemInfo fs;
+    fs.dev = names.device(words[1]);
+    fs.type = f.required("type");
+    for (const char* key : {"disks", "aliases"}) {
+      std::string_view list;
+      const auto value = f.take(key);
+      if (value) list = *value;
+      while (!list.empty()) {
+        const auto comma = list.find(',');
+        (key == std::string_view("disks") ? fs.disks : fs.aliases)
+            .push_back(names.device(list.substr(0, comma)));
+        list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+      }
+    }
+    f.done("fs");
+    script.file_systems.push_back(std::move(fs));
+    return true;
+  }
+  if (what == "page_shift" && words.size() == 2) {
+    script.page_shift = static_cast<unsigned>(parse_number(words[1], "page_shift"));
+    if (script.page_shift < 12 || script.page_shift > 16)
+      throw ScriptError("page_shift: 12 (4 KiB) to 16 (64 KiB)");
+    return true;
+  }
+  if (what == "min_latency" && words.size() == 2) {
+    script.min_latency_ns = parse_duration(words[1], "min_latency");
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+ParsedScript parse_event_script(std::istream& in) {
+  EventScript script;
+  Names names;
+  Nanos previous = 0;
+  std::string line;
+  std::size_t number = 0;
+  bool after_offcpu = false;  // the last event line was an offcpu, which `sleep` lines add to
+  try {
+    while (std::getline(in, line)) {
+      ++number;
+      const std::vector<std::string> words = split_words(line);
+      if (words.empty()) continue;
+      if (words[0] == "sleep") {
+        if (!after_offcpu) throw ScriptError("a sleep line follows an offcpu line");
+        Fields f(std::span<const std::string>(words).subspan(1), names);
+        std::vector<ScriptStep> symbols;
+        OffCpuSleep sleep = read_sleep(f, symbols);
+        f.done("sleep");
+        // The offcpu event is the last step; the names of its new frames go before it, as a
+        // trace file's come before the record holding them.
+        std::get<OffCpuEvent>(std::get<Event>(script.steps.back()))
+            .sleeps.push_back(std::move(sleep));
+        script.steps.insert(script.steps.end() - 1, std::make_move_iterator(symbols.begin()),
+                            std::make_move_iterator(symbols.end()));
+        continue;
+      }
+      after_offcpu = false;
+      const char first = words[0][0];
+      if (first != '+' && (first < '0' || first > '9')) {
+        if (!read_directive(words, script, names))
+          throw ScriptError(
+              fmt::format("'{}' is neither a directive (device, fs, page_shift, "
+                          "min_latency) nor a time",
+                          words[0]));
+        continue;
+      }
+      if (words.size() < 2) throw ScriptError("an event line is TIME KIND [key=value...]");
+      const bool relative = first == '+';
+      const Nanos at = relative ? previous + parse_duration(words[0].substr(1), "time")
+                                : parse_duration(words[0], "time");
+      previous = at;
+      Fields f(std::span<const std::string>(words).subspan(2), names);
+      ScriptStep step = read_event(words[1], f, at, script.devices);
+      f.done(words[1]);
+      script.steps.push_back(std::move(step));
+      if (const auto* event = std::get_if<Event>(&script.steps.back()))
+        after_offcpu = std::holds_alternative<OffCpuEvent>(*event);
+    }
+  } catch (const ScriptError& e) {
+    return {std::nullopt, fmt::format("{}: {}", number, e.what())};
+  }
+  return {std::move(script), {}};
+}
+
+}  // namespace wp
