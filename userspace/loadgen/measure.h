@@ -54,6 +54,9 @@ class AlignedBuffer {
 UniqueFd open_file(const std::filesystem::path& path, int flags, mode_t mode = 0644);
 // pwrite/pread every byte or throw LoadError.
 void write_all(int fd, const void* data, std::size_t size, off_t offset);
+// How much of a large content a scenario moves per write(2) or read(2): 1 MiB, big enough
+// that the call count stays small, small enough to keep the buffer cheap.
+constexpr std::uint64_t kChunkBytes = 1u << 20;
 void read_all(int fd, void* data, std::size_t size, off_t offset);
 void fsync_or_throw(int fd, const char* what = "fsync");
 

@@ -24,8 +24,6 @@
 namespace wp::loadgen {
 namespace {
 
-constexpr std::uint64_t kChunk = 1u << 20;  // bytes per write(2)
-
 // --unsafe: the mistakes the safe save can make, by the hazard rule that names each.
 enum Unsafe : std::uint64_t {
   kSafe,
@@ -88,7 +86,7 @@ class AtomicSave : public Scenario {
           ++safe_fsyncs;
         }
         if (unsafe_ == kWriteAfterSync) {
-          const std::uint64_t last = (content.size() - 1) / kChunk * kChunk;
+          const std::uint64_t last = (content.size() - 1) / kChunkBytes * kChunkBytes;
           write_all(fd.get(), content.data() + last, content.size() - last,
                     static_cast<off_t>(last));
         }
@@ -164,9 +162,10 @@ class AtomicSave : public Scenario {
   }
 
   static void write_chunks(LoadContext& ctx, int fd, const std::vector<char>& content) {
-    for (std::uint64_t done = 0; done < content.size(); done += kChunk) {
+    for (std::uint64_t done = 0; done < content.size(); done += kChunkBytes) {
       ctx.check_interrupt();
-      write_all(fd, content.data() + done, std::min<std::uint64_t>(kChunk, content.size() - done),
+      write_all(fd, content.data() + done,
+                std::min<std::uint64_t>(kChunkBytes, content.size() - done),
                 static_cast<off_t>(done));
     }
   }

@@ -14,8 +14,6 @@
 namespace wp::loadgen {
 namespace {
 
-constexpr std::uint64_t kChunk = 1u << 20;  // bytes per write(2) and per read(2)
-
 struct ReadFigures {
   Nanos elapsed_ns = 0;
   double resident_before = 0;       // share of the file's pages cached before the read, 0..1
@@ -36,7 +34,7 @@ class ColdWarm : public Scenario {
   ScenarioResult run(LoadContext& ctx) override {
     auto phase = ctx.measured_phase("cold-warm");  // all of the run is measured
     auto path = ctx.workspace().path("cold-warm.dat");
-    std::vector<char> buffer(kChunk);
+    std::vector<char> buffer(kChunkBytes);
     fill_pattern(buffer, 3);
 
     Nanos write_ns = 0, fsync_ns = 0;
@@ -44,9 +42,9 @@ class ColdWarm : public Scenario {
       UniqueFd fd = open_file(path, O_WRONLY | O_CREAT | O_TRUNC);
       auto progress = ctx.progress("write", size_);
       Stopwatch write_time;
-      for (std::uint64_t done = 0; done < size_; done += kChunk) {
+      for (std::uint64_t done = 0; done < size_; done += kChunkBytes) {
         ctx.check_interrupt();
-        write_all(fd.get(), buffer.data(), std::min(kChunk, size_ - done),
+        write_all(fd.get(), buffer.data(), std::min(kChunkBytes, size_ - done),
                   static_cast<off_t>(done));
         progress.update(done);
       }
@@ -63,7 +61,7 @@ class ColdWarm : public Scenario {
 
     ScenarioResult r;
     r.figures["size_bytes"] = size_;
-    r.figures["chunk_bytes"] = kChunk;
+    r.figures["chunk_bytes"] = kChunkBytes;
     r.figures["write_ns"] = write_ns;
     r.figures["fsync_ns"] = fsync_ns;
     r.figures["cold_resident_before_pct"] = 100.0 * cold.resident_before;
@@ -90,7 +88,7 @@ class ColdWarm : public Scenario {
   }
 
  private:
-  // Reads the whole file sequentially, in kChunk reads.
+  // Reads the whole file sequentially, in kChunkBytes reads.
   ReadFigures read_through(LoadContext& ctx, const std::filesystem::path& path,
                            std::vector<char>& buffer, const std::string& label) const {
     ReadFigures f;
@@ -102,9 +100,10 @@ class ColdWarm : public Scenario {
     auto progress = ctx.progress(label, size_);
     const std::uint64_t storage_before = process_counters().read_bytes;
     Stopwatch elapsed;
-    for (std::uint64_t done = 0; done < size_; done += kChunk) {
+    for (std::uint64_t done = 0; done < size_; done += kChunkBytes) {
       ctx.check_interrupt();
-      read_all(fd.get(), buffer.data(), std::min(kChunk, size_ - done), static_cast<off_t>(done));
+      read_all(fd.get(), buffer.data(), std::min(kChunkBytes, size_ - done),
+               static_cast<off_t>(done));
       progress.update(done);
     }
     f.elapsed_ns = elapsed.elapsed_ns();
