@@ -3,7 +3,7 @@
  * Records that travel from the BPF programs to the agent through the ring buffer.
  * This header is compiled by clang for BPF and by the C++ agent: fixed-width types only,
  * explicit padding, no kernel types. Bump WP_RECORD_VERSION whenever a layout changes.
- * The contract, and how to add a record or a traced syscall: docs/ARCHITECTURE.md, "Records".
+ * The contract, and how to add a record or a traced syscall: docs/reference/records.md; docs/ARCHITECTURE.md, "How to add…".
  */
 #ifndef WRITEPATH_RECORDS_H
 #define WRITEPATH_RECORDS_H

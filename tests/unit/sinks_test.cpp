@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Sinks: hand-built timelines in, concrete text and JSON out. The JSON tests check the
-// JSON contract of docs/ARCHITECTURE.md key by key; the text tests check what a person reads
-// (relative times, units, verdicts).
+// JSON contract of docs/reference/json-lines.md key by key; the text tests check what a person
+// reads (relative times, units, verdicts).
 #include <gtest/gtest.h>
 
 #include <cerrno>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Failures that end a command, carrying the exit code the README promises: 1 runtime failure,
-// 2 bad usage.
+// Failures that end a command, carrying the exit code the man page promises (EXIT STATUS):
+// 1 runtime failure, 2 bad usage.
 #pragma once
 
 #include <cerrno>

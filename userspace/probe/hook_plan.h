@@ -3,7 +3,8 @@
 // variants in order of preference; planning keeps the first whose tracepoint exists with the
 // expected prototype (from BTF) and that has not already failed to attach. Planning is a pure
 // function of the kernel's facts (kernel_facts.h) and the options: no BTF, tracefs or
-// environment is read here. How a variant is chosen: docs/ARCHITECTURE.md, "Hooks".
+// environment is read here. How a variant is chosen: docs/ARCHITECTURE.md, "Hooks: how a
+// variant is chosen".
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // JSON Lines sink: one object per finished item, one line each, flushed per line so a consumer
 // tailing the stream sees items as they finish. Keys follow the JSON Lines contract of
-// docs/ARCHITECTURE.md; absent stages are JSON null.
+// docs/reference/json-lines.md; absent stages are JSON null.
 //
 // Lines are produced by a streaming writer (RapidJSON's SAX Writer) into a buffer reused from
 // item to item: building a document tree per item cost several microseconds, and a trace can

@@ -128,7 +128,7 @@ std::vector<std::string> why_lines(const SlowCauses& causes, Nanos origin, std::
 
 std::string format_why_legend() {
   return "why:    what a slow call waited on, each named by one rule from its sleeps' kernel\n"
-         "        stacks and the call's tracepoints (docs/ARCHITECTURE.md); its time, its\n"
+         "        stacks and the call's tracepoints (docs/guide/slow-calls.md); its time, its\n"
          "        sleeps, the frame or tracepoint that decided it, who woke it; \"at\" its\n"
          "        longest sleep's top frames, innermost first (a < b: a called from b);\n"
          "        blocked (other): a sleep no rule names, shown with its stack.\n";

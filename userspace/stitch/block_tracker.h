@@ -4,7 +4,7 @@
 // ends request lifetimes on completion or pointer reuse, and keeps a bounded history of bios
 // per thread and per file for the trackers above it. What a completion means for durability
 // or for writes is not its business: it reports completions to its listener.
-// Rules: docs/ARCHITECTURE.md, "Stitching rules: block"; tests: tests/unit/block_tracker_test.cpp.
+// Rules: docs/reference/stitching-rules.md, "Block"; tests: tests/unit/block_tracker_test.cpp.
 #pragma once
 
 #include <deque>

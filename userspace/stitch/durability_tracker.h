@@ -4,7 +4,7 @@
 // completed; FUA data at its flush sequence's end (or at completion when the device does FUA
 // natively); data on a disk without a volatile cache at completion. It also keeps each disk's
 // recent flushes for the sync assembler.
-// Rules: docs/ARCHITECTURE.md, "Stitching rules: durability";
+// Rules: docs/reference/stitching-rules.md, "Durability";
 // tests: tests/unit/durability_tracker_test.cpp.
 #pragma once
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Journal tracker: jbd2 commits per device, from their phase events, kept for the syncs that
 // overlap them; xfs log forces per thread and log write completions per device, for the syncs
-// that forced the log. Rules: docs/ARCHITECTURE.md, "Stitching rules: journal";
+// that forced the log. Rules: docs/reference/stitching-rules.md, "Journals";
 // tests: tests/unit/journal_tracker_test.cpp.
 #pragma once
 

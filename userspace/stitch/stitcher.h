@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The stitcher: events in, timelines out. Pure: no I/O, no clock, no BPF. A dispatcher over
 // per-layer trackers (block, durability, journal, call context, writes, syncs); every rule of
-// docs/ARCHITECTURE.md's "Stitching rules" has a unit test in its tracker's test file.
+// docs/reference/stitching-rules.md has a unit test in its tracker's test file.
 #pragma once
 
 #include <cstddef>

@@ -3,7 +3,7 @@
 // arrives (at its exit): the data requests carrying bios its thread submitted during the
 // call, the flushes completing on its disk inside the call, and the journal commits on its
 // device overlapping it; then the partition of its latency into phases.
-// Rules: docs/ARCHITECTURE.md, "Stitching rules: syncs"; tests: tests/unit/sync_assembler_test.cpp.
+// Rules: docs/reference/stitching-rules.md, "Syncs"; tests: tests/unit/sync_assembler_test.cpp.
 #pragma once
 
 #include <array>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Wait chains: a named wait linked to the timeline it waited on further down: the journal
 // commit a journal wait waited for and the flushes that commit issued, or the flush a call
-// waited for itself. Rules: docs/ARCHITECTURE.md, "Stitching rules: wait chains";
+// waited for itself. Rules: docs/reference/stitching-rules.md, "Wait chains";
 // tests: tests/unit/wait_rules_test.cpp.
 #pragma once
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Wait rules: what a slow call waited on, named from the kernel stacks it went to sleep with and
 // the tracepoint-timed waits of the call (OffCpuEvent). Pure: one event in, NamedWaits out.
-// Rules: docs/ARCHITECTURE.md, "Stitching rules: wait causes"; tests:
+// Rules: docs/reference/stitching-rules.md, "Wait causes"; tests:
 // tests/unit/wait_rules_test.cpp.
 #pragma once
 

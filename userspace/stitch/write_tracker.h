@@ -3,7 +3,7 @@
 // failed at once; O_DIRECT written when its own bios complete; buffered written when every
 // page it covers was carried by a bio queued after the write started; durable when every
 // request that carried it is durable. Pending writes are kept compactly in batches.
-// Rules: docs/ARCHITECTURE.md, "Stitching rules: writes"; tests: tests/unit/write_tracker_test.cpp.
+// Rules: docs/reference/stitching-rules.md, "Writes"; tests: tests/unit/write_tracker_test.cpp.
 #pragma once
 
 #include <algorithm>

@@ -2,7 +2,7 @@
 // The write tracker's items that are not one syscall each: the pages a process stores into
 // a shared mapping (one item per process, file and writeback cycle), and the O_DIRECT iocbs of
 // one io_submit call (which share the call's window, so its bios are shared out in order).
-// Rules: docs/ARCHITECTURE.md, "Stitching rules: writes"; tests: tests/unit/write_tracker_test.cpp.
+// Rules: docs/reference/stitching-rules.md, "Writes"; tests: tests/unit/write_tracker_test.cpp.
 #include <algorithm>
 #include <cstdint>
 
