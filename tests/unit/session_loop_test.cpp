@@ -2,8 +2,11 @@
 #include "agent/session_loop.h"
 
 #include <gtest/gtest.h>
+
 #include <sys/eventfd.h>
 #include <unistd.h>
+#include <chrono>
+#include <thread>
 
 #include <algorithm>
 #include <csignal>
@@ -65,6 +68,17 @@ TEST(SessionLoop, StopsOnTheDurationTimer) {
   EXPECT_GE(span, 50 * kMs);
   EXPECT_LT(span, 5'000 * kMs);
   EXPECT_EQ(detached, 1);
+}
+
+// The span starts when run() does, whatever was done between building the loop and running
+// it (attaching the hooks): a --duration run never reports less than it was asked for.
+TEST(SessionLoop, TheDurationCountsFromTheRunNotFromTheBuild) {
+  FakeSource source;
+  SessionLoopOptions options = options_for(source);
+  options.duration_ns = 50 * kMs;
+  SessionLoop loop(std::move(options));
+  std::this_thread::sleep_for(std::chrono::milliseconds(40));
+  EXPECT_GE(loop.run(), 50 * kMs);
 }
 
 TEST(SessionLoop, DrainsAllTheSourceHoldsAfterTheStop) {

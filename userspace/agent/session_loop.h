@@ -87,7 +87,8 @@ struct SessionLoopOptions {
 
 class SessionLoop {
  public:
-  // Builds the epoll set and arms the duration timer; throws Failure when it cannot.
+  // Builds the epoll set and the duration timer (armed when run() starts); throws Failure when
+  // it cannot.
   explicit SessionLoop(SessionLoopOptions options);
   // Runs until a signal, the timer or a watched fd's handler stops it, then detaches and drains.
   // Returns the span traced: from the start to the moment the loop was told to stop, not to the
@@ -100,6 +101,7 @@ class SessionLoop {
   void watch(int fd);
   bool handle_ready(int fd);  // false: stop
   void take_lost();
+  void arm_timer();
 
   SessionLoopOptions options_;
   UniqueFd epoll_;
