@@ -755,6 +755,19 @@ TEST_F(BlockTrackerTest, FlushRequestIsReportedAsCoveringEarlierData) {
   EXPECT_TRUE(heard_.data.empty());
 }
 
+// A flush that failed covers nothing, but the sync that waited for it owns it, error and all.
+TEST_F(BlockTrackerTest, FailedFlushIsReportedForSyncsOnly) {
+  tracker_.on_request(flush_issue(100, 0xf1));
+  RequestEvent failed = flush_complete(180, 0xf1);
+  failed.error = -5;
+  tracker_.on_request(failed);
+  ASSERT_EQ(heard_.flushes.size(), 1u);
+  EXPECT_EQ(heard_.flushes[0].start, Nanos{100});
+  EXPECT_EQ(heard_.flushes[0].end, Nanos{180});
+  EXPECT_FALSE(heard_.flushes[0].covers_earlier);
+  EXPECT_EQ(stats_.disks[kDisk].flush_requests, 1u);
+}
+
 TEST_F(BlockTrackerTest, FuaRequestEndsItsFlushSequenceWithAZeroByteCompletion) {
   tracker_.on_bio(page_bio(100, 0xb1, 2048, 0, 1));
   tracker_.on_request(issue(200, 0x71, 2048, 4096, req_flag::kFua));

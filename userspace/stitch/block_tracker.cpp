@@ -370,9 +370,10 @@ void BlockTracker::complete_flush(Request& r, Nanos ts, std::int32_t error) {
   tl.error = error;
   r.data_done = true;
   r.bios.clear();
-  if (error != 0) return;
   const Nanos start = tl.issue_ns ? *tl.issue_ns : tl.insert_ns ? *tl.insert_ns : ts;
-  listener_.flush_completed(tl.disk, start, ts, tl, true);
+  // A failed flush made nothing durable, but a sync waited for it (and likely failed by it):
+  // it is reported for the syncs only, with its error.
+  listener_.flush_completed(tl.disk, start, ts, tl, error == 0);
 }
 
 // The zero-byte completion ending a PREFLUSH/FUA data request's flush sequence, at `ts`.

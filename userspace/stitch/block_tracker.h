@@ -30,7 +30,8 @@ class BlockListener {
                            const std::vector<std::shared_ptr<Bio>>& bios, Nanos ts) = 0;
   // A cache flush on `disk` completed. `covers_earlier`: a real FLUSH request, which makes
   // durable every data request that completed before it started; false: the post-flush of a
-  // PREFLUSH/FUA data request `request`, recorded for syncs only.
+  // PREFLUSH/FUA data request `request`, or a FLUSH request that failed (its tl.error),
+  // recorded for syncs only.
   virtual void flush_completed(DevT disk, Nanos start, Nanos end, const RequestTimeline& request,
                                bool covers_earlier) = 0;
   // The flush sequence of FUA request `r` ended at `ts`: it is durable.
