@@ -189,6 +189,8 @@ TEST(EventScript, AMistakeIsNamedWithItsLine) {
       {"0 discard dev=8:0 deleted\n", "1: discard has no field 'deleted'"},
       {"0 path dev=8:0 ino=1 path=/a deleted=yes\n", "1: deleted is a flag"},
       {"colour blue\n", "1: 'colour' is neither a directive"},
+      {"1us pwritev2 tid=1 ret=1 flags=RWF_DSYNC,RWF_TYPO\n", "1: flags: unknown 'RWF_TYPO'"},
+      {"1us rename tid=1 flags=noreplace,excange\n", "1: flags: unknown 'excange'"},
   };
   for (const auto& [text, message] : cases) {
     const ParsedScript parsed = parse(text);

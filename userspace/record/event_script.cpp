@@ -149,6 +149,16 @@ std::uint32_t parse_bits(std::string_view text,
   return bits;
 }
 
+// The table parse_bits() takes for a flag set the outputs name with `names_of` (call_flag_names,
+// namespace_flag_names): a script writes flags as the outputs print them.
+template <typename NamesOf>
+std::vector<std::pair<std::uint32_t, std::string_view>> bit_names(NamesOf names_of) {
+  std::vector<std::pair<std::uint32_t, std::string_view>> table;
+  for (std::uint32_t bit = 1; bit; bit <<= 1)
+    for (const char* name : names_of(bit)) table.emplace_back(bit, name);
+  return table;
+}
+
 constexpr std::pair<std::uint32_t, std::string_view> kFileFlags[] = {
     {file_flag::kRegular, "regular"}, {file_flag::kDirect, "direct"},
     {file_flag::kSync, "sync"},       {file_flag::kDsync, "dsync"},
@@ -338,13 +348,7 @@ SyscallEvent read_call(Fields& f, Syscall call, Nanos at) {
   ev.fs_dev = f.device("fs_dev");
   ev.ino = f.number("ino");
   ev.file_flags = f.bits("file", kFileFlags, file_flag::kRegular);
-  if (const auto flags = f.take("flags")) {
-    for (std::uint32_t bit = 1; bit; bit <<= 1)
-      for (const char* name : call_flag_names(bit))
-        if (fmt::format(",{},", *flags).find(fmt::format(",{},", name)) != std::string::npos)
-          ev.call_flags |= bit;
-    if (ev.call_flags == 0) throw ScriptError(fmt::format("flags: unknown '{}'", *flags));
-  }
+  ev.call_flags = f.bits("flags", bit_names(call_flag_names));
   if (is_uring_op(call)) {
     ev.via = static_cast<std::uint8_t>(parse_bits(f.text("via", "inline"), kVia, "via"));
   }
@@ -369,13 +373,7 @@ NamespaceEvent read_namespace(Fields& f, Syscall call, Nanos at) {
   ev.op = namespace_op_of(call);
   std::tie(ev.start_ns, ev.end_ns) = call_times(f, at);
   take_thread(f, ev, "app");
-  if (const auto flags = f.take("flags")) {
-    for (std::uint32_t bit = 1; bit; bit <<= 1)
-      for (const char* name : namespace_flag_names(bit))
-        if (fmt::format(",{},", *flags).find(fmt::format(",{},", name)) != std::string::npos)
-          ev.flags |= bit;
-    if (ev.flags == 0) throw ScriptError(fmt::format("flags: unknown '{}'", *flags));
-  }
+  ev.flags = f.bits("flags", bit_names(namespace_flag_names));
   ev.ret = f.signed_number("ret", 0);
   ev.fd = static_cast<int>(f.signed_number("fd", -1));
   if (auto name = f.take("name")) ev.names[0] = std::move(*name);

@@ -45,14 +45,17 @@ void WriteTracker::add_request(Batch& b, std::uint32_t index,
   list.push_back(at);
 }
 
+std::vector<BatchId> WriteTracker::take_direct_waiters(std::uint64_t bio_id) {
+  const auto found = direct_waiters_.find(bio_id);
+  if (found == direct_waiters_.end()) return {};
+  std::vector<BatchId> waiting = std::move(found->second);
+  direct_waiters_.erase(found);
+  return waiting;
+}
+
 // A completed bio: its pages (buffered writes) and its O_DIRECT writers.
 void WriteTracker::bio_written(const Bio& bio, const std::shared_ptr<const Request>& r) {
-  std::vector<BatchId> direct_writers;
-  if (const auto found = direct_waiters_.find(bio.id); found != direct_waiters_.end()) {
-    direct_writers = std::move(found->second);
-    direct_waiters_.erase(found);
-  }
-  for (BatchId id : direct_writers) {
+  for (BatchId id : take_direct_waiters(bio.id)) {
     auto it = batches_.find(id);
     if (it == batches_.end() || it->second.members.empty()) continue;
     Batch& b = it->second;
@@ -135,12 +138,7 @@ void WriteTracker::take_pages(Batch& b, std::uint64_t lo, std::uint64_t hi,
 // write with a page in it lost its data, whatever its other pages do.
 void WriteTracker::bio_failed(const Bio& bio, const std::shared_ptr<const Request>& r, Nanos ts) {
   const Loss loss{ts, r->tl.error};
-  std::vector<BatchId> direct_writers;
-  if (const auto found = direct_waiters_.find(bio.id); found != direct_waiters_.end()) {
-    direct_writers = std::move(found->second);
-    direct_waiters_.erase(found);
-  }
-  for (BatchId id : direct_writers) {
+  for (BatchId id : take_direct_waiters(bio.id)) {
     auto it = batches_.find(id);
     if (it == batches_.end() || it->second.members.empty()) continue;
     add_request(it->second, 0, r);

@@ -234,6 +234,8 @@ class WriteTracker {
   };
   void lose(BatchIt it, std::uint32_t index, const Loss& loss);
   void become_written(BatchIt it, std::uint32_t index);
+  // The O_DIRECT writes waiting for bio `bio_id`, which stop waiting (its one completion).
+  std::vector<BatchId> take_direct_waiters(std::uint64_t bio_id);
   // Drops waiter entries no live write needs any more (their bio or request never finished:
   // abandoned after a loss, swept), once there are many more of them than pending writes.
   void prune_waiters();
