@@ -39,6 +39,33 @@ std::string join(const std::vector<std::string>& lines) {
   return s;
 }
 
+// What a broken sync contract needs to be told apart: the summary's counters of inferred,
+// aged-out and evicted items, and each request and flush the sync waited for, with its times.
+std::string evidence(const Traced& t) {
+  std::string s = "\n  summary:";
+  for (const char* key : {"events", "missed_completions", "aged_out", "evicted", "incomplete"})
+    s += std::string(" ") + key + "=" + t.summary.value(key, json()).dump();
+  auto describe = [&](const char* what, const json& r) {
+    s += "\n  " + std::string(what) + ": " + r.value("rwbs", "") + " " +
+         r.value("sector", json()).dump() + "+" + r.value("bytes", json()).dump() + " issue " +
+         r.value("issue_ns", json()).dump() + " complete " + r.value("complete_ns", json()).dump() +
+         " durable " + r.value("durable_ns", json()).dump() +
+         (r.value("complete_inferred", false) ? " (inferred)" : "");
+  };
+  for (const json& w : t.file.writes) {
+    if (w.value("state", "") == "durable") continue;
+    s += "\n  the first write not durable, id " + w.value("id", json()).dump() + ":";
+    for (const json& r : w.value("requests", json::array())) describe("its request", r);
+    break;
+  }
+  for (const json& sync : t.file.syncs) {
+    for (const char* list : {"requests", "flushes"}) {
+      for (const json& r : sync.value(list, json::array())) describe(list, r);
+    }
+  }
+  return s;
+}
+
 struct FsCase {
   std::string type, mkfs;
 };
@@ -62,7 +89,7 @@ TEST_P(DdConvFsync, EveryWriteIsDurableWhenTheFsyncReturns) {
     ASSERT_EQ(t.file.syncs.size(), 1u);
     EXPECT_EQ(t.file.syncs[0]["ret"], 0);
     const auto v = oracle::check_sync_contract(t.file);
-    EXPECT_TRUE(v.empty()) << GetParam().type << " bs=" << bs << join(v);
+    EXPECT_TRUE(v.empty()) << GetParam().type << " bs=" << bs << join(v) << evidence(t);
     const auto p = oracle::check_pages(t.file);
     EXPECT_TRUE(p.empty()) << join(p);
   }
