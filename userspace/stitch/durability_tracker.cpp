@@ -35,19 +35,23 @@ void DurabilityTracker::flush_completed(DevT disk_dev, Nanos start, Nanos end,
   disk.flushes.push_back(FlushRecord{start, end, request, covers_earlier});
   trim_count(disk.flushes, limits_.max_history_per_key);
   if (!covers_earlier) return;
-  while (!disk.awaiting_flush.empty()) {
-    std::shared_ptr<Request> r = disk.awaiting_flush.front();
-    if (!r->tl.durable_ns) {
-      // Data that completed after the flush started may not be in what it flushed.
-      if (*r->tl.complete_ns > start) break;
-      disk.awaiting_flush.pop_front();
-      // A flush whose completion was inferred ended no later than `end`: so is the durability.
-      r->durable_inferred = request.complete_inferred;
-      make_durable(*r, end, DurableVia::Flush);
-    } else {
-      disk.awaiting_flush.pop_front();
+  // The list is in the order completions were learnt, which is not quite their time order: a
+  // record is stamped before it is reserved in the ring buffer (two CPUs can swap the order of
+  // close stamps), and an inferred completion is learnt after later ones. So every entry is
+  // looked at, not just those up to the first that completed too late.
+  std::deque<std::shared_ptr<Request>> still_waiting;
+  for (std::shared_ptr<Request>& r : disk.awaiting_flush) {
+    if (r->tl.durable_ns) continue;
+    // Data that completed after the flush started may not be in what it flushed.
+    if (*r->tl.complete_ns > start) {
+      still_waiting.push_back(std::move(r));
+      continue;
     }
+    // A flush whose completion was inferred ended no later than `end`: so is the durability.
+    r->durable_inferred = request.complete_inferred;
+    make_durable(*r, end, DurableVia::Flush);
   }
+  disk.awaiting_flush = std::move(still_waiting);
 }
 
 void DurabilityTracker::make_durable(Request& r, Nanos ts, DurableVia via) {
