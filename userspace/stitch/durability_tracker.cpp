@@ -39,19 +39,15 @@ void DurabilityTracker::flush_completed(DevT disk_dev, Nanos start, Nanos end,
   // record is stamped before it is reserved in the ring buffer (two CPUs can swap the order of
   // close stamps), and an inferred completion is learnt after later ones. So every entry is
   // looked at, not just those up to the first that completed too late.
-  std::deque<std::shared_ptr<Request>> still_waiting;
-  for (std::shared_ptr<Request>& r : disk.awaiting_flush) {
-    if (r->tl.durable_ns) continue;
+  std::erase_if(disk.awaiting_flush, [&](const std::shared_ptr<Request>& r) {
+    if (r->tl.durable_ns) return true;
     // Data that completed after the flush started may not be in what it flushed.
-    if (*r->tl.complete_ns > start) {
-      still_waiting.push_back(std::move(r));
-      continue;
-    }
+    if (*r->tl.complete_ns > start) return false;
     // A flush whose completion was inferred ended no later than `end`: so is the durability.
     r->durable_inferred = request.complete_inferred;
     make_durable(*r, end, DurableVia::Flush);
-  }
-  disk.awaiting_flush = std::move(still_waiting);
+    return true;
+  });
 }
 
 void DurabilityTracker::make_durable(Request& r, Nanos ts, DurableVia via) {
