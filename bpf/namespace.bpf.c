@@ -52,13 +52,27 @@ struct {
 
 /* The processes (tgid) that made a name (rename, link, mkdir, a creating open) since their last
  * socket send: only their next send is an item, the acknowledgement-shaped event a name should
- * be durable before. Made and read here only. */
+ * be durable before. One bit per tgid, 64 to an element of an array the verifier inlines, sized
+ * to pid_max by the agent before load: a name costs a load and a test (an atomic OR only when
+ * the bit was clear), where a hash map hashed the key and walked a bucket, and held only so many
+ * processes (past them a process's sends went unwatched). Made and read here only. A process
+ * that exits with its bit set leaves it to the next user of its tgid, whose first send is then
+ * an item with no name before it. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 4194304 / 64); /* PID_MAX_LIMIT on 64-bit */
 	__type(key, __u32);
-	__type(value, __u8);
+	__type(value, __u64);
 } ns_send_wanted SEC(".maps");
+
+/* tgid's word of ns_send_wanted, and its bit there (NULL past the array's end). */
+static __always_inline __u64 *wp_ns_send_word(__u32 tgid, __u64 *bit)
+{
+	__u32 word = tgid / 64;
+
+	*bit = 1ull << (tgid % 64);
+	return bpf_map_lookup_elem(&ns_send_wanted, &word);
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -139,9 +153,12 @@ static __always_inline int wp_ns_enter(__u8 syscall, __u8 op, __u64 name0, __s64
 	 * (no storage) or one lookup. A thread with no storage of its own (a worker that made no
 	 * traced call) is not followed. */
 	if (op == WP_NS_SEND) {
-		__u32 tgid = task->tgid;
+		__u64 bit, *wanted;
 
-		if (!wp_task_has_storage(task) || !bpf_map_lookup_elem(&ns_send_wanted, &tgid))
+		if (!wp_task_has_storage(task))
+			return 0;
+		wanted = wp_ns_send_word(task->tgid, &bit);
+		if (!wanted || !(*wanted & bit))
 			return 0;
 	}
 	if (!wp_task_traced_of(task))
@@ -259,18 +276,18 @@ static __always_inline int wp_ns_exit(long ret)
 	/* The clock only now: on a KVM guest a read costs a bystander's exit most of its time. */
 	now = bpf_ktime_get_ns();
 	if (ret >= 0) {
-		__u32 tgid = task->tgid;
-		__u8 one = 1;
+		__u64 bit, *wanted = wp_ns_send_word(task->tgid, &bit);
 
-		if (call->op == WP_NS_SEND) {
-			bpf_map_delete_elem(&ns_send_wanted, &tgid);
-		} else if (call->op == WP_NS_RENAME || call->op == WP_NS_LINK ||
-			   call->op == WP_NS_MKDIR ||
-			   (call->op == WP_NS_OPEN && (call->flags & WP_NS_CREATE))) {
-			/* Looked up first: a process making names in a row finds its flag set, and a
-			 * lookup costs a fraction of an update (the bucket lock, a new element). */
-			if (!bpf_map_lookup_elem(&ns_send_wanted, &tgid))
-				bpf_map_update_elem(&ns_send_wanted, &tgid, &one, BPF_ANY);
+		/* Tested first: a process making names in a row finds its bit set, and a load
+		 * leaves the line shared where an atomic takes it. */
+		if (wanted && call->op == WP_NS_SEND) {
+			if (*wanted & bit)
+				__sync_fetch_and_and(wanted, ~bit);
+		} else if (wanted && (call->op == WP_NS_RENAME || call->op == WP_NS_LINK ||
+				      call->op == WP_NS_MKDIR ||
+				      (call->op == WP_NS_OPEN && (call->flags & WP_NS_CREATE)))) {
+			if (!(*wanted & bit))
+				__sync_fetch_and_or(wanted, bit);
 		}
 	} else if (call->op == WP_NS_SEND) {
 		call->op = 0; /* a failed send acknowledged nothing: the next one is wanted */

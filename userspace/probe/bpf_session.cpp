@@ -110,6 +110,8 @@ std::unique_ptr<BpfSession> BpfSession::start(const HookPlan& plan, const Kernel
     bpf_map__set_max_entries(session->skel_->maps.traced_tgid_bytes, pid_max() / 8 + 1);
   else
     bpf_map__set_max_entries(session->skel_->maps.traced_tgid_bytes, 1);
+  // One bit per tgid up to pid_max (namespace.bpf.c's ns_send_wanted).
+  bpf_map__set_max_entries(session->skel_->maps.ns_send_wanted, pid_max() / 64 + 1);
   if (filter.ring_bytes) {
     const std::uint64_t ring = ring_buffer_size(filter.ring_bytes);
     if (int err = bpf_map__set_max_entries(session->skel_->maps.events,
