@@ -22,7 +22,8 @@
 #                 bystander of `trace -p 1`; the added ns per traced rename against per traced
 #                 write, and the programs' own time per op (kernel.bpf_stats_enabled); then
 #                 renames and cached pwrites alternating in one traced process, their
-#                 programs' time per call from the same run (the issue's cost target)
+#                 programs' time per call from the same run (the issue's cost target), and
+#                 the same loop under a bpftrace that counts renames by their names
 #   programs      each BPF program's ns per run as the kernel counts it (kernel.bpf_stats_enabled,
 #                 on for this section only) and the program time per op: a traced cached pwrite,
 #                 a bystander's write(2) to /dev/null and getppid under trace -p 1 and serve
@@ -1026,36 +1027,74 @@ namespace_section() {
     echo
   } >>"$summary"
 }
+# The same loop under bpftrace, one entry probe a call: a rename counted by both its names (as
+# a tool that tells renames apart must read them), a pwrite counted by its fd.
+bpftrace_pair_program='tracepoint:syscalls:sys_enter_rename { @n[str(args->oldname), str(args->newname)] = count(); }
+tracepoint:syscalls:sys_enter_pwrite64 { @w[args->fd] = count(); }'
 # A program's cost depends on the machine's state at the moment (the host's other guests, how
 # cold the ring buffer's lines are, how promptly the agent reads): between two runs it drifts
 # by a third here. Calls alternating in one process run under the same state, so their ratio
 # holds still: one run a round, the median and spread of the ratios over rounds.
 pair_ratio_row() {
-  local r out="$work/pair.jsonl" renames=() pwrites=() ratios=() line
+  local r out="$work/pair.jsonl" line
+  local -A pair_renames=() pair_pwrites=() pair_ratios=()
   for ((r = 0; r < rounds; r++)); do
-    if ! "$wp" trace --format json -o "$out" -- "$bin/wp_bench_rename" "$SCRATCH_MNT" "$count" \
-      "$SCRATCH_MNT/ns-pair.dat" >/dev/null 2>"$work/err"; then
-      echo "bench: namespace: the rename and pwrite pair failed: $(tail -n 1 "$work/err")" >&2
-      continue
-    fi
-    # Per call: each syscall's two programs (entry, exit) over the loop's calls.
-    line=$(tail -n 1 "$out" | jq -r --argjson n "$count" '(.bpf_cost.programs // []) as $p
-      | ([$p[] | select(.name | test("_rename$")) | .ns] | add // 0) as $rn
-      | ([$p[] | select(.name | test("_pwrite64$")) | .ns] | add // 0) as $pw
-      | if $rn > 0 and $pw > 0 then "\($rn / $n) \($pw / $n)" else "fail" end')
-    [[ $line == fail ]] && continue
-    renames+=("${line% *}")
-    pwrites+=("${line#* }")
-    ratios+=("$(ratio "${line% *}" "${line#* }")")
+    local tracer
+    for tracer in $(column_order "$r" writepath bpftrace); do
+      line=$(pair_run "$tracer")
+      [[ $line == fail ]] && continue
+      pair_renames[$tracer]+="${line% *} "
+      pair_pwrites[$tracer]+="${line#* } "
+      pair_ratios[$tracer]+="$(ratio "${line% *}" "${line#* }") "
+    done
   done
   rm -f "$SCRATCH_MNT/ns-pair.dat"
-  if ((${#ratios[@]} == 0)); then
-    echo "| $count pairs a run | fail | fail | fail |"
+  for tracer in writepath bpftrace; do
+    local label="$tracer (trace -- CMD)"
+    [[ $tracer == bpftrace ]] && label="bpftrace: rename counted by its names, pwrite by its fd"
+    if [[ -z ${pair_ratios[$tracer]:-} ]]; then
+      echo "| $label | fail | fail | fail |"
+      continue
+    fi
+    local spread
+    # shellcheck disable=SC2086 # one figure a round, space-separated
+    spread=$(printf '%s\n' ${pair_ratios[$tracer]} | sort -g | awk 'NR == 1 {lo = $1} {hi = $1} END {printf "%.2f–%.2f", lo, hi}')
+    # shellcheck disable=SC2086
+    echo "| $label | $(fmt_ns "$(median ${pair_renames[$tracer]})") | $(fmt_ns "$(median ${pair_pwrites[$tracer]})") | $(fmt_ratio "$(median ${pair_ratios[$tracer]})") ($spread) |"
+  done
+}
+# TRACER: one run of the pair loop under TRACER; "RENAME_NS PWRITE_NS" per call, or "fail".
+pair_run() {
+  local out="$work/pair.jsonl" loop=("$bin/wp_bench_rename" "$SCRATCH_MNT" "$count" "$SCRATCH_MNT/ns-pair.dat")
+  if [[ $1 == writepath ]]; then
+    if ! "$wp" trace --format json -o "$out" -- "${loop[@]}" >/dev/null 2>"$work/err"; then
+      echo "bench: namespace: the rename and pwrite pair failed: $(tail -n 1 "$work/err")" >&2
+      echo fail
+      return
+    fi
+    # Per call: each syscall's two programs (entry, exit) over the loop's calls.
+    tail -n 1 "$out" | jq -r --argjson n "$count" '(.bpf_cost.programs // []) as $p
+      | ([$p[] | select(.name | test("_rename$")) | .ns] | add // 0) as $rn
+      | ([$p[] | select(.name | test("_pwrite64$")) | .ns] | add // 0) as $pw
+      | if $rn > 0 and $pw > 0 then "\($rn / $n) \($pw / $n)" else "fail" end'
     return
   fi
-  local spread
-  spread=$(printf '%s\n' "${ratios[@]}" | sort -g | awk 'NR == 1 {lo = $1} {hi = $1} END {printf "%.2f–%.2f", lo, hi}')
-  echo "| $count pairs a run, ${#ratios[@]} rounds | $(fmt_ns "$(median "${renames[@]}")") | $(fmt_ns "$(median "${pwrites[@]}")") | $(fmt_ratio "$(median "${ratios[@]}")") ($spread) |"
+  local line=fail
+  # Background jobs of a script inherit SIGINT ignored; bpftrace must see the Ctrl-C.
+  if bg_start "$work/pair-bpftrace.log" "Attaching" env --default-signal=INT bpftrace -e "$bpftrace_pair_program" &&
+    { wait_attached "$bg_pid" sys_enter_pwrite64 || { stop_background; false; }; }; then
+    # The counters are read while bpftrace still holds its programs: the newest of each name
+    # (cut to 15 bytes) is its. Machine-wide renames and pwrites beside the loop are averaged in.
+    if "${loop[@]}" >/dev/null 2>"$work/err"; then
+      line=$(bpftool prog show -j | jq -r '[.[] | select(.type == "tracepoint")] as $p
+        | ([$p[] | select(.name == "sys_enter_renam")] | max_by(.id)) as $r
+        | ([$p[] | select(.name == "sys_enter_pwrit")] | max_by(.id)) as $w
+        | if $r != null and $w != null and ($r.run_cnt // 0) > 0 and ($w.run_cnt // 0) > 0
+          then "\($r.run_time_ns / $r.run_cnt) \($w.run_time_ns / $w.run_cnt)" else "fail" end')
+    fi
+    bg_stop INT
+  fi
+  echo "$line"
 }
 
 # ---- section: programs ------------------------------------------------------------------------
