@@ -29,10 +29,10 @@ const volatile __u32 cfg_page_shift __weak = 12;
  * jbd2_start_commit's journal on 6.12.117). So every tp_btf program NULL-checks the pointer
  * arguments it reads before anything else: where they are typed non-NULL the branch is never
  * taken. */
-#define WP_TP_ARG_OR_RETURN(p) \
-	do {                       \
-		if (!(p))          \
-			return 0;  \
+#define WP_TP_ARG_OR_RETURN(p)                                                                     \
+	do {                                                                                       \
+		if (!(p))                                                                          \
+			return 0;                                                                  \
 	} while (0)
 
 /* Kernel dev_t: MAJOR << 20 | MINOR (MINORBITS 20), what tracepoints print. */
@@ -254,24 +254,42 @@ static __always_inline __u32 wp_folio_nr_pages(struct folio *folio)
 static __always_inline int wp_blk_status_errno(int status)
 {
 	switch (status) {
-	case 0: return 0;
-	case 1: return -95;  /* EOPNOTSUPP */
-	case 2: return -110; /* ETIMEDOUT */
-	case 3: return -28;  /* ENOSPC */
-	case 4: return -67;  /* ENOLINK */
-	case 5: return -121; /* EREMOTEIO */
-	case 6: return -52;  /* EBADE */
-	case 7: return -61;  /* ENODATA */
-	case 8: return -84;  /* EILSEQ */
-	case 9: return -12;  /* ENOMEM */
-	case 11: return -78; /* EREMCHG */
-	case 12: return -11; /* EAGAIN */
-	case 13: return -16; /* EBUSY */
-	case 14: return -109; /* ETOOMANYREFS */
-	case 15: return -75; /* EOVERFLOW */
-	case 16: return -19; /* ENODEV */
-	case 17: return -62; /* ETIME */
-	default: return status < 0 ? status : -5; /* EIO */
+	case 0:
+		return 0;
+	case 1:
+		return -95; /* EOPNOTSUPP */
+	case 2:
+		return -110; /* ETIMEDOUT */
+	case 3:
+		return -28; /* ENOSPC */
+	case 4:
+		return -67; /* ENOLINK */
+	case 5:
+		return -121; /* EREMOTEIO */
+	case 6:
+		return -52; /* EBADE */
+	case 7:
+		return -61; /* ENODATA */
+	case 8:
+		return -84; /* EILSEQ */
+	case 9:
+		return -12; /* ENOMEM */
+	case 11:
+		return -78; /* EREMCHG */
+	case 12:
+		return -11; /* EAGAIN */
+	case 13:
+		return -16; /* EBUSY */
+	case 14:
+		return -109; /* ETOOMANYREFS */
+	case 15:
+		return -75; /* EOVERFLOW */
+	case 16:
+		return -19; /* ENODEV */
+	case 17:
+		return -62; /* ETIME */
+	default:
+		return status < 0 ? status : -5; /* EIO */
 	}
 }
 
@@ -339,7 +357,7 @@ static __always_inline __u64 wp_iowq_current_req(void)
  * in the kernel's whole hierarchy, which an agent inside a cgroup namespace (a pod) cannot
  * read from its paths; the array takes the directory itself, whatever namespace opened it.
  * bpf_get_current_cgroup_id() (v4.18, same program types) names the cgroup items carry. */
-#define wp_current_task_under(cgroup_array, index)                                            \
+#define wp_current_task_under(cgroup_array, index)                                                 \
 	(bpf_current_task_under_cgroup(cgroup_array, index) == 1)
 
 /* ---- files -------------------------------------------------------------------------------- */
@@ -494,6 +512,45 @@ static __always_inline bool wp_pagecache_dirty_marked(struct address_space *mapp
 			return true;
 	}
 	return false;
+}
+
+/* The folio the page cache holds at `index` of `mapping`, or NULL: the same walk down the
+ * xarray, by slots. A folio of order N sits at its first index and its other slots hold
+ * sibling entries naming that slot (below XA_CHUNK_SHIFT orders), or it sits whole in a slot
+ * of an upper node (orders from XA_CHUNK_SHIFT up), where the walk stops. Internal entries end
+ * in 0b10: nodes are pointers (above 4096), siblings small numbers (below the chunk size);
+ * value entries (shadows of evicted pages) end in 1. */
+static __always_inline struct folio *wp_pagecache_folio(struct address_space *mapping,
+							unsigned long index)
+{
+	unsigned long entry = (unsigned long)BPF_CORE_READ(mapping, i_pages.xa_head);
+
+	if ((entry & 3) != 2)
+		return index == 0 && entry && !(entry & 1) ? (struct folio *)entry : NULL;
+	for (int level = 0; level < WP_XA_MAX_LEVELS; level++) {
+		struct xa_node *node;
+		unsigned long offset;
+		unsigned char shift;
+
+		if ((entry & 3) != 2 || entry <= 4096)
+			return NULL;
+		node = (struct xa_node *)(entry - 2);
+		shift = BPF_CORE_READ(node, shift);
+		offset = (index >> shift) & ((1ul << WP_XA_CHUNK_SHIFT) - 1);
+		entry = 0;
+		bpf_core_read(&entry, sizeof(entry), &node->slots[offset]);
+		/* xa_is_sibling(): the folio's own slot is the one it names. */
+		if ((entry & 3) == 2 && (entry >> 2) < (1ul << WP_XA_CHUNK_SHIFT) - 1) {
+			offset = (entry >> 2) & ((1ul << WP_XA_CHUNK_SHIFT) - 1);
+			entry = 0;
+			bpf_core_read(&entry, sizeof(entry), &node->slots[offset]);
+		}
+		if (!entry || (entry & 1))
+			return NULL;
+		if ((entry & 3) != 2)
+			return (struct folio *)entry;
+	}
+	return NULL;
 }
 
 #endif /* WRITEPATH_COMPAT_BPF_H */

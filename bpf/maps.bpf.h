@@ -23,12 +23,12 @@ const volatile char cfg_comm[WP_COMM_LEN] __weak = {};
 /* --cgroup, --container, --pod, --namespace: only threads in one of the cgroups at
  * cgroup_filter[0 .. cfg_filter_cgroups - 1] or below it (wp_current_task_under); 0: any. */
 const volatile __u32 cfg_filter_cgroups __weak = 0;
-const volatile __u32 cfg_disk __weak = 0;      /* 0: any disk */
+const volatile __u32 cfg_disk __weak = 0; /* 0: any disk */
 /* With cfg_disk: the superblock devices of the file systems on that disk whose superblock is
  * not the disk (btrfs: an anonymous device), so their files pass the disk filter. */
 #define WP_MAX_DISK_FS_DEVS 4
 const volatile __u32 cfg_disk_fs_devs[WP_MAX_DISK_FS_DEVS] __weak = {};
-const volatile __u32 cfg_file_dev __weak = 0;  /* with cfg_file_ino: one file only */
+const volatile __u32 cfg_file_dev __weak = 0; /* with cfg_file_ino: one file only */
 const volatile __u64 cfg_file_ino __weak = 0;
 const volatile __u64 cfg_causes_min_ns __weak = 0; /* emit causes for calls at least this slow */
 /* With --min-latency, a call faster than this is dropped at its exit: it costs no record, no
@@ -123,8 +123,8 @@ struct wp_task_state {
 	__u64 ino;
 	__u64 pos;
 	__u64 count;
-	__u64 aio_iocbs; /* io_submit: the user's iocbpp array */
-	__u32 aio_nr;	 /* io_submit: how many iocbs it holds */
+	__u64 aio_iocbs;  /* io_submit: the user's iocbpp array */
+	__u32 aio_nr;	  /* io_submit: how many iocbs it holds */
 	__u16 call_flags; /* enum wp_call_flags */
 	__u16 pad2;
 	__u32 pages_dirtied;
@@ -138,7 +138,7 @@ struct wp_task_state {
 	__u64 cached_inode_ino; /* cached_inode's i_ino then: the slab recycles inodes too */
 	__u64 cached_ino;
 	__u32 cached_dev;
-	__u32 cached_kind; /* WP_FILE_REGULAR or WP_FILE_BLOCKDEV, 0 for anything else */
+	__u32 cached_kind;   /* WP_FILE_REGULAR or WP_FILE_BLOCKDEV, 0 for anything else */
 	__u32 cached_fs_dev; /* its superblock's dev_t when that is not cached_dev, else 0 */
 	__u32 fs_dev;
 	bool cached_traced;
@@ -171,6 +171,15 @@ struct wp_task_state {
 	__u64 name_file;
 	__u64 name;
 	__u64 name_parent;
+	/* A store fault on a page that was neither mapped nor in the page cache: the fault reads
+	 * its folio in and dirties it, and that dirtying says which folio the fault maps
+	 * (pagecache.bpf.c, wp_store_fault). 0: none pending. */
+	__u64 store_mapping;   /* struct address_space * */
+	__u64 store_file;      /* struct file * */
+	__u64 store_index;     /* the faulting page */
+	__u64 store_vma_first; /* the first file page and the pages of the faulting VMA */
+	__u64 store_vma_pages;
+	__u64 store_pte; /* the faulting address's index in its page table */
 };
 
 /* Task-local storage (v5.11+) rather than a tid-keyed hash: no insert and delete per
@@ -425,13 +434,15 @@ static __always_inline __u8 wp_current_why(void)
 	struct wp_uring_op *op;
 
 	if (st && st->active)
-		return wp_syscall_is_write(st->syscall) ? WP_WHY_WRITE_SYSCALL : WP_WHY_SYNC_SYSCALL;
+		return wp_syscall_is_write(st->syscall) ? WP_WHY_WRITE_SYSCALL
+							: WP_WHY_SYNC_SYSCALL;
 	/* An io-wq worker running a traced op queues its bios for that op (and the op's
 	 * owner is then that worker: the stitcher matches bios by thread). */
 	op = wp_iowq_op();
 	if (op) {
 		op->issue_tid = wp_current_tid();
-		return wp_syscall_is_write(op->syscall) ? WP_WHY_WRITE_SYSCALL : WP_WHY_SYNC_SYSCALL;
+		return wp_syscall_is_write(op->syscall) ? WP_WHY_WRITE_SYSCALL
+							: WP_WHY_SYNC_SYSCALL;
 	}
 	return st ? st->writeback_why : WP_WHY_UNKNOWN;
 }

@@ -2,7 +2,8 @@
 /*
  * Layer 2: the page cache under a traced write. Dirtied folios, dirty-throttling pauses and
  * waits on pages under writeback are added to the calling thread's state (no record per
- * folio); a throttling pause also gets its own record, for the slow-write causes.
+ * folio); a throttling pause also gets its own record, for the slow-write causes. Stores into
+ * shared mappings are recorded per write fault; dirty folios dropped unwritten, per folio.
  */
 #include "vmlinux.h"
 
@@ -11,6 +12,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "compat.bpf.h"
+#include "mapping.bpf.h"
 #include "maps.bpf.h"
 
 static __always_inline struct wp_task_state *wp_writer_state(void)
@@ -60,7 +62,7 @@ static __always_inline __u32 wp_write_pages_in(struct wp_task_state *st, struct 
 
 /* A struct file mapping `mapping` (as a scalar), for its path: the file of the first VMA in
  * its i_mmap tree (its leftmost node), or 0. */
-static __always_inline __u64 wp_mapped_file(struct address_space *mapping)
+static __always_inline __u64 wp_first_mapper_file(struct address_space *mapping)
 {
 	struct rb_node *node = BPF_CORE_READ(mapping, i_mmap.rb_leftmost);
 	struct vm_area_struct *vma;
@@ -72,28 +74,26 @@ static __always_inline __u64 wp_mapped_file(struct address_space *mapping)
 	return (__u64)BPF_CORE_READ(vma, vm_file);
 }
 
-/* A traced thread dirtied a folio of a regular file outside any traced write: a store into a
- * shared mapping (the write fault dirties the folio in the storing task, once per writeback
- * cycle). One record per folio, so the stitcher can follow those pages to their writeback. */
-static __always_inline void wp_emit_mmap_dirty(struct folio *folio, struct address_space *mapping)
+/* include/linux/backing-dev.h: the bdi's pages are written back. v5.10 made it of
+ * BDI_CAP_NO_WRITEBACK, inverted; both store hooks need v5.17 (bpf_find_vma, folios). */
+#define WP_BDI_CAP_WRITEBACK 0x1u
+
+/* A traced thread stored into a shared mapping of a regular file: `pages` pages of `host`'s
+ * from `index` on, the file reached through `file` (a struct file *, as a scalar, for its
+ * path). One record per store fault (or per folio dirtied, where the kernel has no fault
+ * tracepoint), so the stitcher can follow those pages to their writeback. */
+static __always_inline void wp_emit_store(struct inode *host, __u64 file, __u64 index, __u32 pages)
 {
 	struct wp_mmap_dirty_record *r;
 	struct wp_task_state *st;
-	struct inode *host;
 	__u64 ino;
 	__u32 dev;
 
-	/* io_uring's workers write for the ring's ops, not by storing into a mapping. */
-	if (!mapping || (bpf_get_current_task_btf()->flags & WP_PF_IO_WORKER) || !wp_task_traced())
-		return;
-	/* A store needs a mapping of the file: i_mmap holds its VMAs. A file system's own
-	 * regular-file inodes that no one maps (btrfs's btree inode, whose metadata pages an
-	 * fsync dirties in the calling thread) and a truncate's partial-page zeroing of an
-	 * unmapped file are no stores. */
-	if (!BPF_CORE_READ(mapping, i_mmap.rb_root.rb_node))
-		return;
-	host = BPF_CORE_READ(mapping, host);
 	if (!host || (BPF_CORE_READ(host, i_mode) & WP_S_IFMT) != WP_S_IFREG)
+		return;
+	/* A file whose pages are never written back (tmpfs, shared anonymous memory, memfds:
+	 * noop_backing_dev_info) has no writeback to follow the stores to. */
+	if (!(BPF_CORE_READ(host, i_sb, s_bdi, capabilities) & WP_BDI_CAP_WRITEBACK))
 		return;
 	ino = BPF_CORE_READ(host, i_ino);
 	dev = wp_inode_dev(host);
@@ -102,7 +102,7 @@ static __always_inline void wp_emit_mmap_dirty(struct folio *folio, struct addre
 	if (!wp_inode_on_filtered_disk(host, dev))
 		return;
 	wp_note_traced_file(host, dev, ino);
-	wp_emit_file_path(wp_mapped_file(mapping), dev, ino);
+	wp_emit_file_path(file, dev, ino);
 	st = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (st)
@@ -111,13 +111,141 @@ static __always_inline void wp_emit_mmap_dirty(struct folio *folio, struct addre
 	if (!r)
 		return;
 	r->ino = ino;
-	r->index = BPF_CORE_READ(folio, index);
+	r->index = index;
 	r->dev = dev;
-	r->pages = wp_folio_nr_pages(folio);
+	r->pages = pages;
 	r->pid = bpf_get_current_pid_tgid() >> 32;
 	r->tid = wp_current_tid();
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
 	wp_submit(r, sizeof(*r));
+}
+
+/* io_uring's workers write for the ring's ops, not by storing into a mapping. */
+static __always_inline bool wp_may_store(void)
+{
+	return !(bpf_get_current_task_btf()->flags & WP_PF_IO_WORKER) && wp_task_traced();
+}
+
+/* x86's page-fault error code (arch/x86/include/asm/trap_pf.h): the page was mapped (a
+ * protection fault: a store into a page mapped read-only), the access was a write. The
+ * exceptions:page_fault_* tracepoints are x86's alone, as is its 512-entry page table. */
+#define WP_X86_PF_PROT 0x1ul
+#define WP_X86_PF_WRITE 0x2ul
+#define WP_X86_PTRS_PER_PTE 512
+
+/* The pages a store fault on an unmapped page maps, given the folio holding it: the whole
+ * folio where it lies inside the VMA, inside the faulting page table and below the file's
+ * end (6.18's finish_fault() maps a large file folio in one shot then), else that page. */
+static __always_inline void wp_fault_maps(struct folio *folio, struct inode *host, __u64 page,
+					  __u64 vma_first, __u64 vma_pages, __u64 pte,
+					  __u64 *first, __u32 *pages)
+{
+	__u64 index = BPF_CORE_READ(folio, index);
+	__u32 nr = wp_folio_nr_pages(folio);
+	__u64 eof = (BPF_CORE_READ(host, i_size) + (1ull << WP_PAGE_SHIFT) - 1) >> WP_PAGE_SHIFT;
+	__u64 idx = page - index, vma_off = page - vma_first;
+
+	*first = page;
+	*pages = 1;
+	if (nr <= 1 || page < index || idx >= nr || page < vma_first)
+		return;
+	if (vma_off < idx || vma_off + (nr - idx) > vma_pages || pte < idx ||
+	    pte + (nr - idx) > WP_X86_PTRS_PER_PTE || eof < index + nr)
+		return;
+	*first = index;
+	*pages = nr;
+}
+
+/* A write fault of a traced thread, at its entry. A store into a shared file mapping faults
+ * once per writeback cycle where it meets a page not writable: mapped read-only (writeback
+ * cleaned it with folio_mkclean, or a read fault mapped it), which makes that one page
+ * writable; or not mapped yet, which maps its folio (wp_fault_maps). One record per fault
+ * names the pages it made writable, where the dirtied folio (which writeback_dirty_folio
+ * reports once, whole: 64 pages for a 256 KiB folio) says only that some were. A folio not
+ * in the page cache yet is read in by the fault, which dirties it: the dirtying sends the
+ * record (wp_dirty_folio). A kernel-mode fault is the kernel storing into user memory for
+ * the thread (read(2) into a mapping). */
+static __always_inline int wp_store_fault(unsigned long address, unsigned long error_code)
+{
+	struct wp_mapped_file m;
+	struct address_space *mapping;
+	struct wp_task_state *st;
+	struct folio *folio;
+	struct inode *host;
+	struct file *file;
+	__u64 page, first;
+	__u32 pages;
+
+	if (!(error_code & WP_X86_PF_WRITE) || !wp_may_store())
+		return 0;
+	wp_map_user_addr(&m, address);
+	file = (struct file *)m.file;
+	if (!file || !(m.vm_flags & WP_VM_SHARED))
+		return 0;
+	host = BPF_CORE_READ(file, f_inode);
+	page = m.pos >> WP_PAGE_SHIFT;
+	if (error_code & WP_X86_PF_PROT) {
+		wp_emit_store(host, m.file, page, 1);
+		return 0;
+	}
+	mapping = BPF_CORE_READ(file, f_mapping);
+	folio = wp_pagecache_folio(mapping, page);
+	if (folio) {
+		wp_fault_maps(folio, host, page, m.vm_first, m.vm_pages,
+			      (address >> WP_PAGE_SHIFT) & (WP_X86_PTRS_PER_PTE - 1), &first, &pages);
+		wp_emit_store(host, m.file, first, pages);
+		return 0;
+	}
+	st = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st)
+		return 0;
+	st->store_mapping = (__u64)mapping;
+	st->store_file = m.file;
+	st->store_index = page;
+	st->store_vma_first = m.vm_first;
+	st->store_vma_pages = m.vm_pages;
+	st->store_pte = (address >> WP_PAGE_SHIFT) & (WP_X86_PTRS_PER_PTE - 1);
+	return 0;
+}
+
+/* The folio a pending store fault read in was dirtied by that fault: its record goes out. A
+ * pending fault whose folio another one is dirtied instead of never completed a store. */
+static __always_inline bool wp_store_fault_dirtied(struct folio *folio, struct address_space *mapping)
+{
+	struct wp_task_state *st =
+	    bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), 0, 0);
+	__u64 index, first;
+	__u32 pages;
+
+	if (!st || !st->store_mapping)
+		return false;
+	if (st->store_mapping != (__u64)mapping) {
+		st->store_mapping = 0;
+		return false;
+	}
+	st->store_mapping = 0;
+	index = BPF_CORE_READ(folio, index);
+	if (st->store_index < index || st->store_index >= index + wp_folio_nr_pages(folio))
+		return false;
+	wp_fault_maps(folio, BPF_CORE_READ(mapping, host), st->store_index, st->store_vma_first,
+		      st->store_vma_pages, st->store_pte, &first, &pages);
+	wp_emit_store(BPF_CORE_READ(mapping, host), st->store_file, first, pages);
+	return true;
+}
+
+SEC("tp_btf/page_fault_user")
+int BPF_PROG(wp_store_fault_user, unsigned long address, struct pt_regs *regs,
+	     unsigned long error_code)
+{
+	return wp_store_fault(address, error_code);
+}
+
+SEC("tp_btf/page_fault_kernel")
+int BPF_PROG(wp_store_fault_kernel, unsigned long address, struct pt_regs *regs,
+	     unsigned long error_code)
+{
+	return wp_store_fault(address, error_code);
 }
 
 /* A folio dirtied by an io-wq worker for a traced io_uring write (punted, or IOSQE_ASYNC):
@@ -148,7 +276,28 @@ int BPF_PROG(wp_dirty_folio, struct folio *folio, struct address_space *mapping)
 	if (st)
 		wp_add_dirty(st, wp_write_pages_in(st, folio));
 	else if (!wp_add_iowq_dirty(wp_folio_nr_pages(folio)))
-		wp_emit_mmap_dirty(folio, mapping);
+		wp_store_fault_dirtied(folio, mapping);
+	return 0;
+}
+
+/* Stores into mappings where the kernel has no fault tracepoint (arm64): the folio a traced
+ * thread dirtied outside any traced write, whole (the write fault dirties it in the storing
+ * task, once per writeback cycle). */
+SEC("tp_btf/writeback_dirty_folio")
+int BPF_PROG(wp_store_folio, struct folio *folio, struct address_space *mapping)
+{
+	WP_TP_ARG_OR_RETURN(folio);
+	WP_TP_ARG_OR_RETURN(mapping);
+	if (wp_writer_state() || !wp_may_store())
+		return 0;
+	/* A store needs a mapping of the file: i_mmap holds its VMAs. A file system's own
+	 * regular-file inodes that no one maps (btrfs's btree inode, whose metadata pages an
+	 * fsync dirties in the calling thread) and a truncate's partial-page zeroing of an
+	 * unmapped file are no stores. */
+	if (!BPF_CORE_READ(mapping, i_mmap.rb_root.rb_node))
+		return 0;
+	wp_emit_store(BPF_CORE_READ(mapping, host), wp_first_mapper_file(mapping),
+		      BPF_CORE_READ(folio, index), wp_folio_nr_pages(folio));
 	return 0;
 }
 

@@ -11,6 +11,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "compat.bpf.h"
+#include "mapping.bpf.h"
 #include "maps.bpf.h"
 
 /* What a thread's last traced fd resolved to. A loop writing to one fd then costs three reads
@@ -561,27 +562,12 @@ static __always_inline __u32 wp_traced_syscall(long id)
 }
 
 /* msync(2) names memory, not a file: the file is the one mapped at `start` (the first
- * mapping of the range; the kernel syncs each mapping's file in turn). */
-struct wp_mapped_file {
-	__u64 addr;
-	struct file *file;
-	__u64 pos; /* file offset of addr */
-};
-
-static long wp_vma_file(struct task_struct *task, struct vm_area_struct *vma, void *data)
-{
-	struct wp_mapped_file *m = data;
-
-	m->file = vma->vm_file;
-	m->pos = ((__u64)vma->vm_pgoff << WP_PAGE_SHIFT) + (m->addr - vma->vm_start);
-	return 0;
-}
-
-/* bpf_find_vma (v5.17) takes the mmap lock with a trylock: when another thread holds it the
- * call has no file, and is assembled like sync(2), with every disk's flushes. */
+ * mapping of the range; the kernel syncs each mapping's file in turn). Without one (the
+ * lookup's trylock lost to another thread) the call is assembled like sync(2), with every
+ * disk's flushes. */
 static __always_inline int wp_open_msync(unsigned long start, unsigned long len, int flags)
 {
-	struct wp_mapped_file m = {.addr = start};
+	struct wp_mapped_file m;
 	__u16 call_flags = 0;
 
 	if (flags & WP_MS_ASYNC)
@@ -590,8 +576,9 @@ static __always_inline int wp_open_msync(unsigned long start, unsigned long len,
 		call_flags |= WP_CALL_MS_INVALIDATE;
 	if (flags & WP_MS_SYNC)
 		call_flags |= WP_CALL_MS_SYNC;
-	bpf_find_vma(bpf_get_current_task_btf(), start, wp_vma_file, &m, 0);
-	return wp_enter_file(WP_SYS_MSYNC, -1, m.file, m.file ? m.pos : 0, len, call_flags, false);
+	wp_map_user_addr(&m, start);
+	return wp_enter_file(WP_SYS_MSYNC, -1, (struct file *)m.file, m.file ? m.pos : 0, len,
+			     call_flags, false);
 }
 
 /* io_submit(2): the state opens on the first write iocb's file (the filters apply to it);

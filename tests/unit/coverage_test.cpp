@@ -69,10 +69,19 @@ TEST(Coverage, SlowCallCausesSayWhatTheStacksHooksServe) {
 }
 
 // Stores into a mapping are followed only by the folio variant of the page-dirtied hook.
-TEST(Coverage, MmapStoresNeedTheFolioDirtyHook) {
-  const HookPlan plan = plan_hooks(kernel_6_18(), PlanOptions{.failed = {"wp_dirty_folio"}});
-  const Coverage c = coverage_of(plan, kernel_6_18());
-  EXPECT_EQ(row(c.write_paths, "mmap stores").status, CoverageStatus::NotTraced);
+// Stores are followed per write fault with the page-dirtied hook beside (for faults that read
+// their folio in), partly without it, per dirtied folio where the kernel has no fault
+// tracepoint, and not at all without either.
+TEST(Coverage, MmapStoresFollowFaultsThenFolios) {
+  const auto status = [](const PlanOptions& options, const FakeKernel& kernel) {
+    return row(coverage_of(plan_hooks(kernel, options), kernel).write_paths, "mmap stores").status;
+  };
+  EXPECT_EQ(status({}, kernel_6_18()), CoverageStatus::Stitched);
+  EXPECT_EQ(status({.failed = {"wp_dirty_folio"}}, kernel_6_18()), CoverageStatus::Partial);
+  FakeKernel no_faults = kernel_6_18();
+  no_faults.no_raw_tracepoint("page_fault_user").no_raw_tracepoint("page_fault_kernel");
+  EXPECT_EQ(status({}, no_faults), CoverageStatus::Stitched);
+  EXPECT_EQ(status({.failed = {"wp_store_folio"}}, no_faults), CoverageStatus::NotTraced);
 }
 
 // Every counted call belongs to exactly one unstitched path: a counter no row mentions would

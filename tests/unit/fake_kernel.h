@@ -133,6 +133,8 @@ inline FakeKernel with_current_prototypes() {
       .raw_tracepoint("writeback_start", 2)
       .raw_tracepoint("writeback_written", 2)
       .raw_tracepoint("writeback_dirty_folio", 2)
+      .raw_tracepoint("page_fault_user", 3)  // x86 only
+      .raw_tracepoint("page_fault_kernel", 3)
       .raw_tracepoint("folio_wait_writeback", 2)
       .raw_tracepoint("mm_filemap_delete_from_page_cache", 1)
       .raw_tracepoint("block_bio_queue", 1)

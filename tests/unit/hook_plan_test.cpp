@@ -63,6 +63,7 @@ TEST(HookPlan, ThisKernelUsesSyscallTracepointsAndTpBtf) {
       {"io_uring punt", "tp_btf io_uring:io_uring_queue_async_work", ""},
       {"io_uring complete", "tp_btf io_uring:io_uring_complete", ""},
       {"page dirtied", "tp_btf writeback:writeback_dirty_folio", ""},
+      {"mmap stores", "tp_btf exceptions:page_fault_user (+1)", ""},
       {"dirty throttling", "tracepoint writeback:balance_dirty_pages", ""},
       {"writeback wait", "tp_btf writeback:folio_wait_writeback", ""},
       {"page discarded", "tp_btf filemap:mm_filemap_delete_from_page_cache", ""},
@@ -289,6 +290,25 @@ TEST(HookPlan, PageDiscardedUsesTheFilemapDeletionTracepointOrNothing) {
       Row("page discarded", "-", "tp_btf: no btf_trace_mm_filemap_delete_from_page_cache in BTF"));
   EXPECT_EQ(plan.programs().count("wp_discard_folio"), 0u);
   EXPECT_TRUE(plan.runnable());
+}
+
+// Stores into mappings are followed per write fault where the kernel has x86's exceptions
+// tracepoints, else per dirtied folio (arm64), else not at all (before folios).
+TEST(HookPlan, MmapStoresUseFaultsThenDirtiedFoliosThenNothing) {
+  const HookPlan faults = plan_hooks(kernel_6_18(), PlanOptions{});
+  EXPECT_EQ(faults.programs().count("wp_store_fault_kernel"), 1u);
+  EXPECT_EQ(faults.programs().count("wp_store_folio"), 0u);
+
+  FakeKernel no_faults = kernel_6_18();
+  no_faults.no_raw_tracepoint("page_fault_user").no_raw_tracepoint("page_fault_kernel");
+  const HookPlan folios = plan_hooks(no_faults, PlanOptions{});
+  EXPECT_EQ(row(folios, "mmap stores"), Row("mmap stores", "tp_btf writeback:writeback_dirty_folio",
+                                            "tp_btf: no btf_trace_page_fault_user in BTF"));
+  EXPECT_EQ(folios.programs().count("wp_store_fault_user"), 0u);
+
+  FakeKernel old = kernel_5_10();
+  old.no_raw_tracepoint("page_fault_user").no_raw_tracepoint("page_fault_kernel");
+  EXPECT_EQ(std::get<1>(row(plan_hooks(old, PlanOptions{}), "mmap stores")), "-");
 }
 
 // xfs's log hook needs all three of its tracepoints (xfs built in, or its module loaded before

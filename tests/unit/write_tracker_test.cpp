@@ -626,6 +626,34 @@ TEST_F(StitcherTest, StoresIntoAMappingAreOneItemWrittenByTheBiosQueuedAfter) {
   EXPECT_EQ(s[0].requests.size(), 2u);
 }
 
+// Each record is one write fault: a fault on a page mapped read-only makes that page
+// writable, one on a page not mapped yet its folio (16 pages here, whole): the item counts
+// both, and the second as a whole folio, inside which the stores are not seen.
+TEST_F(StitcherTest, AnMmapItemCountsItsFaultsAndTheWholeFoliosAmongThem) {
+  feed(mmap_dirty(1000, 32, 16));  // an unmapped page of a 64 KiB folio: the folio
+  feed(mmap_dirty(1100, 48));      // a page mapped read-only
+  feed(mmap_dirty(1200, 49));
+  feed(mmap_dirty(1300, 48));  // the same page again (a refault): one page, two faults
+  finish();
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].call.pos, 32u * 4096);
+  EXPECT_EQ(w[0].call.count, 18u * 4096);
+  EXPECT_EQ(w[0].pages, 18u);
+  ASSERT_TRUE(w[0].store_faults);
+  EXPECT_EQ(w[0].store_faults->faults, 4u);
+  EXPECT_EQ(w[0].store_faults->whole_folio, 1u);
+}
+
+// Only mmap items count faults: a write(2) has none to say.
+TEST_F(StitcherTest, AWriteCallHasNoStoreFaults) {
+  feed(write_call(1000, 1100, 0, 4096, 1));
+  finish();
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_FALSE(w[0].store_faults);
+}
+
 TEST_F(StitcherTest, StoresAfterABioOfTheFileOpenANewMmapItem) {
   feed(mmap_dirty(1000, 0));
   feed(page_bio(2000, 0xb1, 3000, 0, 1, kWriterTid));

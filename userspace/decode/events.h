@@ -147,10 +147,15 @@ inline std::uint64_t stat_ino(const SyscallEvent& call) {
   return call.view_dev ? call.view_ino : call.ino;
 }
 
-// What an item is called in the outputs: its syscall's name, or "mmap" for the pages a
-// process stored into a shared mapping (call_flag::kMmapStore).
+// The pages a process stored into a shared mapping (call_flag::kMmapStore), not a call.
+inline bool is_mmap_store(const SyscallEvent& call) {
+  return (call.call_flags & call_flag::kMmapStore) != 0;
+}
+
+// What an item is called in the outputs: its syscall's name, or "mmap" for stores into a
+// mapping.
 inline const char* call_name(const SyscallEvent& call) {
-  return (call.call_flags & call_flag::kMmapStore) ? "mmap" : syscall_name(call.syscall);
+  return is_mmap_store(call) ? "mmap" : syscall_name(call.syscall);
 }
 
 struct Extent {

@@ -152,20 +152,38 @@ std::vector<CoverageRow> syscall_rows(const HookPlan& plan) {
   return rows;
 }
 
-// Stores into a shared mapping dirty pages in a write fault, outside any syscall: only the
-// folio variant of the page-dirtied hook emits a record for them (writeback_dirty_page, before
-// v5.17, is not followed for stores).
+// Stores into a shared mapping are made in write faults, outside any syscall: each fault is a
+// record where x86's exceptions tracepoints are planned (and a fault that reads its folio in
+// sends it when that folio is dirtied, in the page-dirtied hook); elsewhere each folio a store
+// dirtied is (writeback_dirty_page, before v5.17, is not followed for stores).
 CoverageRow mmap_store_row(const HookPlan& plan) {
   CoverageRow row{"mmap stores", CoverageStatus::NotTraced, ""};
+  constexpr const char* kItems =
+      "one write item per process, file and writeback cycle, followed to msync's, fsync's or "
+      "the flusher's requests";
   if (!plan.runnable()) {
     row.detail = kNotRunnable;
-  } else if (plans(plan, "wp_dirty_folio")) {
+  } else if (plans(plan, "wp_store_fault_user") && plans(plan, "wp_dirty_folio")) {
     row.status = CoverageStatus::Stitched;
+    row.detail = std::string(
+                     "tp_btf exceptions:page_fault_* in the storing task, the pages each "
+                     "write fault made writable (a large folio whole where the fault "
+                     "mapped it so): ") +
+                 kItems;
+  } else if (plans(plan, "wp_store_fault_user")) {
+    row.status = CoverageStatus::Partial;
     row.detail =
-        "tp_btf writeback_dirty_folio in the storing task: one write item per process, file "
-        "and writeback cycle, followed to msync's, fsync's or the flusher's requests";
+        "no writeback_dirty_folio hook here: a store into a page its fault reads in is not "
+        "followed";
+  } else if (plans(plan, "wp_store_folio")) {
+    row.status = CoverageStatus::Stitched;
+    row.detail = std::string(
+                     "tp_btf writeback_dirty_folio in the storing task (no fault "
+                     "tracepoint here), each dirtied folio whole: ") +
+                 kItems;
   } else {
-    row.detail = "no writeback_dirty_folio hook here: stores into mappings are not followed";
+    row.detail =
+        "no fault or writeback_dirty_folio hook here: stores into mappings are not followed";
   }
   return row;
 }

@@ -131,6 +131,19 @@ std::vector<Hook> build_table() {
                false,
                {btf_or_raw("wp_dirty_folio", K::TpBtf, "writeback", "writeback_dirty_folio", 2),
                 btf_or_raw("wp_dirty_page", K::TpBtf, "writeback", "writeback_dirty_page", 2)}});
+  // Stores into shared file mappings: each write fault names the page stored into (x86's
+  // exceptions tracepoints, since v3.18); elsewhere the folio a store dirtied, whole. Before
+  // v5.17 (no writeback_dirty_folio) stores are not followed.
+  t.push_back({"mmap stores",
+               "pagecache",
+               false,
+               {{{"wp_store_fault_user", "wp_store_fault_kernel"},
+                 K::TpBtf,
+                 "exceptions",
+                 {"page_fault_user", "page_fault_kernel"},
+                 "",
+                 3},
+                btf_or_raw("wp_store_folio", K::TpBtf, "writeback", "writeback_dirty_folio", 2)}});
   // Classic only, so it needs tracefs: the record's dirty, limit and per-device fields are
   // computed by the tracepoint's TP_fast_assign from arguments that v6.15 folded into struct
   // dirty_throttle_control (12 arguments on 6.1, 8 on 6.18).

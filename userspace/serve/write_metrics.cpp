@@ -136,10 +136,6 @@ bool kernel_aggregates(const SyscallEvent& call) {
          call.syscall != Syscall::IoSubmit;
 }
 
-bool is_mmap_store(const SyscallEvent& call) {
-  return call.call_flags & call_flag::kMmapStore;
-}
-
 double seconds(std::uint64_t ns) {
   return static_cast<double>(ns) / 1e9;
 }

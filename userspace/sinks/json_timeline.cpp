@@ -211,17 +211,21 @@ void write_json(Emitter& e, const WriteTimeline& write, const JsonItemLine& line
            field("append", (call.file_flags & file_flag::kAppend) != 0),
            field("call_flags", call_flag_names(call.call_flags)));
   call_times(e, call, line);
-  e.fields(field("pages_dirtied", call.pages_dirtied), field("throttled_ns", call.throttle_ns),
-           field("throttle_events", call.throttle_events),
-           field("writeback_waits", call.writeback_waits),
-           field("state", write_state_name(write.state)), field("pages", write.pages),
-           field("pages_pending", write.pages_pending), field("requests", write.requests),
-           field("written_ns", write.written_ns), field("durable_ns", write.durable_ns),
-           field("durable_via", via), field("discarded_ns", write.discarded_ns),
-           field("lost_ns", write.lost_ns), field("lost_error", Errno{write.lost_error}),
-           field("fuse_daemon", write.fuse), field("incomplete", write.incomplete),
-           field("causes", write.causes), field("throttle_pauses", write.throttles),
-           field("hazards", write.hazards));
+  e.fields(
+      field("pages_dirtied", call.pages_dirtied), field("throttled_ns", call.throttle_ns),
+      field("throttle_events", call.throttle_events),
+      field("writeback_waits", call.writeback_waits), field("state", write_state_name(write.state)),
+      field("pages", write.pages), field("pages_pending", write.pages_pending),
+      field("faults",
+            write.store_faults ? std::optional(write.store_faults->faults) : std::nullopt),
+      field("whole_folio_faults",
+            write.store_faults ? std::optional(write.store_faults->whole_folio) : std::nullopt),
+      field("requests", write.requests), field("written_ns", write.written_ns),
+      field("durable_ns", write.durable_ns), field("durable_via", via),
+      field("discarded_ns", write.discarded_ns), field("lost_ns", write.lost_ns),
+      field("lost_error", Errno{write.lost_error}), field("fuse_daemon", write.fuse),
+      field("incomplete", write.incomplete), field("causes", write.causes),
+      field("throttle_pauses", write.throttles), field("hazards", write.hazards));
   e.end_object();
 }
 

@@ -340,6 +340,10 @@ class PerfettoSink::Writer {
     if (write.durable_via != DurableVia::None)
       slice.args.push_back({"durable_via", std::string(durable_via_name(write.durable_via))});
     slice.args.push_back({"pages_dirtied", std::uint64_t{call.pages_dirtied}});
+    if (const auto& f = write.store_faults) {
+      slice.args.push_back({"faults", std::uint64_t{f->faults}});
+      slice.args.push_back({"whole_folio_faults", std::uint64_t{f->whole_folio}});
+    }
     if (write.discarded_ns)
       slice.args.push_back({"discarded_ns", static_cast<std::uint64_t>(*write.discarded_ns)});
     if (write.lost_ns) {

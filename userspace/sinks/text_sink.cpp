@@ -290,7 +290,13 @@ std::string format_write(const WriteTimeline& write, const Painter& paint, bool 
   if (call.pages_dirtied != 0 || call.throttle_ns != 0 || call.writeback_waits != 0) {
     std::vector<std::string> parts;
     if (call.pages_dirtied != 0) {
-      parts.push_back("dirtied " + plural(call.pages_dirtied, "page", "pages"));
+      std::string dirtied = "dirtied " + plural(call.pages_dirtied, "page", "pages");
+      if (const auto& f = write.store_faults) {
+        dirtied += fmt::format(" in {}", plural(f->faults, "fault", "faults"));
+        if (f->whole_folio != 0)
+          dirtied += fmt::format(" ({} whole)", plural(f->whole_folio, "folio", "folios"));
+      }
+      parts.push_back(std::move(dirtied));
     }
     if (call.throttle_ns != 0 || call.throttle_events != 0) {
       parts.push_back(fmt::format("throttled {} ({})", human_duration(call.throttle_ns),

@@ -187,6 +187,17 @@ struct Hazard {
   bool operator==(const Hazard&) const = default;
 };
 
+// The write faults an mmap item (call_flag::kMmapStore) folds: one per MmapDirtyEvent. Of
+// those, `whole_folio` made a large folio writable whole (a fault on a page not yet mapped,
+// which 6.18 maps folio by folio; or the fault that dirtied a folio where the kernel reports
+// only folios): the stores inside such a folio are not seen, so its pages are what
+// writeback carries, an upper bound of what was stored there.
+struct StoreFaults {
+  std::uint32_t faults = 0;
+  std::uint32_t whole_folio = 0;
+  bool operator==(const StoreFaults&) const = default;
+};
+
 struct WriteTimeline {
   // The item's id, in arrival order among all items (writes and syncs) of the trace: the same
   // on its early `Returned`/`Written` snapshots and on the complete item.
@@ -210,7 +221,8 @@ struct WriteTimeline {
   bool incomplete = false;           // records were lost or the item aged out while pending
   std::optional<SlowCauses> causes;  // with --min-latency, for calls that slow
   std::vector<ThrottlePause> throttles;
-  std::vector<Hazard> hazards;  // set as the item is emitted (analyze/hazards.h)
+  std::vector<Hazard> hazards;              // set as the item is emitted (analyze/hazards.h)
+  std::optional<StoreFaults> store_faults;  // mmap items only
 };
 
 struct SyncTimeline {

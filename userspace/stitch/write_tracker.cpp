@@ -298,6 +298,7 @@ WriteTimeline WriteTracker::timeline_of(const Batch& b, Member& m, bool snapshot
   if (b.call_flags & call_flag::kMmapStore) {
     tl.pages = b.mmap_pages;
     tl.pages_pending = m.pages_left;
+    tl.store_faults = StoreFaults{m.dirty_folios, b.mmap_whole_folios};
   } else if (b.by_pages) {
     tl.pages = m.last_page(page()) - m.first_page(page()) + 1;
     tl.pages_pending = m.pages_left;

@@ -139,8 +139,9 @@ struct Batch {
   std::uint64_t view_ino = 0;
   std::uint64_t cgroup_id = 0;
   std::uint32_t file_flags = 0;
-  std::uint32_t call_flags = 0;   // call_flag::*; kMmapStore: a process's stores into a mapping
-  std::uint64_t mmap_pages = 0;   // kMmapStore: the pages it dirtied (its span may have holes)
+  std::uint32_t call_flags = 0;  // call_flag::*; kMmapStore: a process's stores into a mapping
+  std::uint64_t mmap_pages = 0;  // kMmapStore: the pages it dirtied (its span may have holes)
+  std::uint32_t mmap_whole_folios = 0;  // kMmapStore: faults that made a large folio writable
   bool by_pages = false;          // tracked by page range (buffered, or O_DIRECT fallen back to it)
   bool indexed = false;           // in its inode's batch list
   std::uint64_t open_at_bio = 0;  // the inode's bio count when it opened; ~0: closed

@@ -54,6 +54,7 @@ bool WriteTracker::join_mmap_item(BatchId id, const MmapDirtyEvent& ev, std::uin
   b.mmap_pages += added;
   m.pages_dirtied += ev.pages;
   m.dirty_folios += 1;
+  b.mmap_whole_folios += ev.pages > 1;
   m.end_ns = std::max(m.end_ns, ev.ts);
   const std::uint64_t lo = std::min(m.first_page(page()), first);
   const std::uint64_t hi = std::max(m.last_page(page()), last);
@@ -104,6 +105,7 @@ void WriteTracker::on_mmap_dirty(const MmapDirtyEvent& ev) {
   Batch& b = it->second;
   b.by_pages = true;
   b.mmap_pages = ev.pages;
+  b.mmap_whole_folios = ev.pages > 1;
   b.min_page = ev.index;
   b.max_page = ev.index + ev.pages - 1;
   b.max_member_span = ev.pages - 1;
