@@ -268,6 +268,7 @@ static __always_inline void wp_emit_call(struct wp_task_state *st, long ret, __u
 					 struct task_struct *task, bool cast)
 {
 	struct wp_syscall_record *r;
+	__u64 pos;
 
 	if (st->file)
 		wp_emit_call_path(st);
@@ -305,6 +306,7 @@ static __always_inline void wp_emit_call(struct wp_task_state *st, long ret, __u
 		if (end >= 0)
 			r->pos = ret > 0 && end >= ret ? end - ret : end;
 	}
+	pos = r->pos;
 	r->pages_dirtied = wp_dirtied_within(st->pages_dirtied, r->pos, ret);
 	r->dirty_folios = st->dirty_folios;
 	r->fs_dev = st->fs_dev;
@@ -312,6 +314,10 @@ static __always_inline void wp_emit_call(struct wp_task_state *st, long ret, __u
 	r->throttle_events = st->throttle_events;
 	r->writeback_waits = st->writeback_waits;
 	wp_submit(r, sizeof(*r));
+	/* A buffered write that dirtied no page may have put its bytes in an ext4 inode. */
+	if (ret > 0 && !st->pages_dirtied && st->file && wp_syscall_is_write(st->syscall) &&
+	    !(st->file_flags & WP_FILE_DIRECT))
+		wp_emit_ext4_inline(st->file, st->dev, st->ino, pos, ret);
 }
 
 /* IOCB_CMD_* (uapi/linux/aio_abi.h, stable). */

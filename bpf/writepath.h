@@ -85,6 +85,8 @@ enum wp_record_type {
 	WP_REC_FILE_VIEW = 15, /* a stacked file (overlayfs) over its backing file, after its path */
 	WP_REC_FUSE = 16,    /* a FUSE daemon answered a traced call's write or fsync request */
 	WP_REC_NAMESPACE = 17, /* a traced call that changed a name or a size: rename, unlink, ... */
+	WP_REC_INLINE = 18,  /* a file's data stored inside its file system's metadata */
+	WP_REC_FS_COMMIT = 19, /* a file system's transaction committed (btrfs) */
 	/* 9: reserved. io_uring ops travel as WP_REC_SYSCALL with a WP_SYS_IO_URING_* value. */
 };
 
@@ -106,7 +108,8 @@ enum wp_hook {
 	WP_HOOK_CGROUP = 13,
 	WP_HOOK_OFFCPU = 14,
 	WP_HOOK_NAMESPACE = 15,
-	WP_HOOK_COUNT = 16,
+	WP_HOOK_INLINE = 16, /* inline data and the commits that make it durable */
+	WP_HOOK_COUNT = 17,
 };
 
 /*
@@ -613,6 +616,43 @@ struct wp_discard_record {
 	wp_u32 pages; /* pages in the folio */
 };
 
+/* Which file system stored a file's data inside its metadata. */
+enum wp_inline_fs {
+	WP_INLINE_BTRFS = 1, /* an inline extent: written back into a leaf of the subvolume's tree */
+	WP_INLINE_EXT4 = 2,  /* inline_data: written into the inode itself, in the journal */
+};
+
+/* Bytes of a file that its file system stored inside its metadata instead of data blocks:
+ * btrfs writes a file of at most max_inline bytes (2048 by default) back as an inline extent,
+ * a copy into a leaf of its subvolume's tree; ext4 with inline_data keeps a small file's data
+ * in its inode, copied there by the write itself. No data request will ever carry those
+ * pages: they reach the disk with the metadata, when the transaction that holds them commits
+ * (a btrfs transaction commit or log-tree sync, a jbd2 commit). One record per copy. */
+struct wp_inline_record {
+	struct wp_record_header h;
+	wp_u64 ino;
+	wp_u64 start; /* the bytes stored: [start, start + len) of the file */
+	/* The transaction that holds them, or one after it: btrfs, the file system's generation
+	 * when the copy was made (its running transaction's, or a later one's); ext4, the jbd2
+	 * tid that last changed the inode (its i_sync_tid, what its fsync waits for). */
+	wp_u64 transaction;
+	wp_u32 len;
+	wp_u32 dev;    /* as wp_syscall_record's dev */
+	wp_u32 fs_dev; /* the file system's superblock dev_t */
+	wp_u8 fs;      /* enum wp_inline_fs */
+	wp_u8 pad[3];
+};
+
+/* A btrfs transaction committed (btrfs:btrfs_transaction_commit, after its superblocks were
+ * written and waited for): what every transaction up to `transaction` holds is on disk. */
+struct wp_fs_commit_record {
+	struct wp_record_header h;
+	wp_u64 transaction; /* the last committed (fs_info->last_trans_committed) */
+	wp_u64 start_ns;    /* when the commit's own work began (0: not known) */
+	wp_u32 fs_dev;      /* the file system's superblock dev_t */
+	wp_u32 tid;         /* the thread that committed it, which wrote its superblocks */
+};
+
 /* A folio of a regular file dirtied by a traced thread outside any traced write: a store
  * into a shared mapping (the write fault dirties it in the storing task). One record per
  * folio; a page is dirtied once per writeback cycle, so a region stored into again before
@@ -866,6 +906,8 @@ WP_ASSERT_SIZE(struct wp_throttle_record, 72);
 WP_ASSERT_SIZE(struct wp_nvme_record, 56);
 WP_ASSERT_SIZE(struct wp_discard_record, 40);
 WP_ASSERT_SIZE(struct wp_mmap_dirty_record, 64);
+WP_ASSERT_SIZE(struct wp_inline_record, 56);
+WP_ASSERT_SIZE(struct wp_fs_commit_record, 40);
 WP_ASSERT_SIZE(struct wp_fs_log_record, 40);
 WP_ASSERT_SIZE(struct wp_file_path_record, 40 + WP_PATH_BYTES);
 WP_ASSERT_SIZE(struct wp_cgroup_record, 32);

@@ -201,14 +201,22 @@ TEST(Coverage, XfsLogIsStitchedWithItsLogTracepoints) {
 }
 
 // btrfs's log-tree and commit writes are read by the block layer's hooks, and its devices
-// mapped by the agent: stitched wherever tracing runs; the row notes a kernel without btrfs.
-TEST(Coverage, BtrfsIsStitchedThroughTheBlockLayer) {
-  const Coverage c = coverage_on(kernel_6_1());
+// mapped by the agent; its inline extents need the btrfs inline-data and commit hooks
+// (btrfs's own tracepoints, and the extent bits in BTF): stitched on 6.18, partial on a kernel
+// without them, whose row says so.
+TEST(Coverage, BtrfsIsStitchedThroughTheBlockLayerAndItsInlineHooks) {
+  const Coverage c = coverage_on(kernel_6_18());
   const CoverageRow& btrfs = row(c.file_systems, "btrfs");
   EXPECT_EQ(btrfs.status, CoverageStatus::Stitched) << btrfs.detail;
   EXPECT_TRUE(says(btrfs, "as stat() does")) << btrfs.detail;
-  EXPECT_TRUE(says(btrfs, "no btrfs:btrfs_transaction_commit tracepoint here")) << btrfs.detail;
   EXPECT_EQ(row(c.file_systems, "others").status, CoverageStatus::Partial);
+
+  const Coverage old = coverage_on(kernel_6_1());
+  const CoverageRow& without = row(old.file_systems, "btrfs");
+  EXPECT_EQ(without.status, CoverageStatus::Partial) << without.detail;
+  EXPECT_TRUE(says(without, "files kept inline (up to max_inline bytes) stay dirty"))
+      << without.detail;
+  EXPECT_TRUE(says(without, "no btrfs:btrfs_transaction_commit tracepoint here")) << without.detail;
 }
 
 TEST(Coverage, NothingIsTracedWhenARequiredHookIsMissing) {

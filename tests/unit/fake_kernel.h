@@ -50,6 +50,10 @@ class FakeKernel final : public KernelFacts {
     functions_.erase(name);
     return *this;
   }
+  FakeKernel& enumerator(const std::string& name) {
+    enumerators_.insert(name);
+    return *this;
+  }
   FakeKernel& fentry(bool attaches, const std::string& error = {}) {
     fentry_ = attaches;
     fentry_error_ = error;
@@ -67,6 +71,9 @@ class FakeKernel final : public KernelFacts {
     return it == raw_args_.end() ? -1 : it->second;
   }
   bool has_function(const std::string& name) const override { return functions_.count(name) > 0; }
+  bool has_enumerator(const std::string& name) const override {
+    return enumerators_.count(name) > 0;
+  }
   bool fentry_attaches() const override { return fentry_; }
   std::string fentry_error() const override { return fentry_error_; }
 
@@ -74,6 +81,7 @@ class FakeKernel final : public KernelFacts {
   std::set<std::pair<std::string, std::string>> tracepoints_;    // (category, event)
   std::map<std::pair<std::string, std::string>, int> raw_args_;  // (module, event) -> arity
   std::set<std::string> functions_;
+  std::set<std::string> enumerators_;
   bool fentry_ = false;
   std::string fentry_error_;
   bool tracefs_ = true;
@@ -172,7 +180,10 @@ inline FakeKernel kernel_6_18() {
                      .raw_tracepoint("io_uring_complete", 3)
                      .raw_tracepoint("sched_process_exit", 2)
                      .raw_tracepoint("fuse_request_send", 1)
-                     .raw_tracepoint("fuse_request_end", 1);
+                     .raw_tracepoint("fuse_request_end", 1)
+                     .raw_tracepoint("btrfs_clear_extent_bit", 4)
+                     .raw_tracepoint("btrfs_transaction_commit", 1);
+  for (const char* name : kBtrfsInlineEnumerators) k.enumerator(name);
   return with_xfs_log_tracepoints(with_jbd2_btf(k, ""), "");
 }
 

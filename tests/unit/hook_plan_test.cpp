@@ -82,6 +82,8 @@ TEST(HookPlan, ThisKernelUsesSyscallTracepointsAndTpBtf) {
       {"journal commit_logging", "tp_btf jbd2:jbd2_commit_logging", ""},
       {"journal end_commit", "tp_btf jbd2:jbd2_end_commit", ""},
       {"xfs log", "tp_btf xfs:xfs_log_force (+2)", ""},
+      {"btrfs inline data", "tp_btf btrfs:btrfs_clear_extent_bit", ""},
+      {"btrfs commit", "tp_btf btrfs:btrfs_transaction_commit", ""},
       {"fuse replies", "tp_btf fuse:fuse_request_send (+1)", ""},
       {"off-CPU time", "-", kNoCauses},
       {"sleep wakers", "-", kNoCauses},
@@ -309,6 +311,23 @@ TEST(HookPlan, MmapStoresUseFaultsThenDirtiedFoliosThenNothing) {
   FakeKernel old = kernel_5_10();
   old.no_raw_tracepoint("page_fault_user").no_raw_tracepoint("page_fault_kernel");
   EXPECT_EQ(std::get<1>(row(plan_hooks(old, PlanOptions{}), "mmap stores")), "-");
+}
+
+// btrfs's inline-extent hook matches anonymous enumerators the agent reads from BTF before
+// load: a kernel whose BTF lacks one (Debian's 6.1 has the extent bits as macros) plans it out
+// and says why; the commit hook needs only its tracepoint.
+TEST(HookPlan, BtrfsInlineDataNeedsTheExtentBitsInBtf) {
+  FakeKernel without_bits = with_current_prototypes()
+                                .fentry(false, "load: Operation not permitted")
+                                .raw_tracepoint("btrfs_clear_extent_bit", 4)
+                                .raw_tracepoint("btrfs_transaction_commit", 1);
+  for (const char* name : kBtrfsInlineEnumerators)
+    if (std::string(name) != "EXTENT_DELALLOC_NEW") without_bits.enumerator(name);
+  const HookPlan plan = plan_hooks(without_bits, PlanOptions{});
+  EXPECT_EQ(row(plan, "btrfs inline data"),
+            Row("btrfs inline data", "-", "tp_btf: no enumerator EXTENT_DELALLOC_NEW in BTF"));
+  EXPECT_EQ(row(plan, "btrfs commit"),
+            Row("btrfs commit", "tp_btf btrfs:btrfs_transaction_commit", ""));
 }
 
 // xfs's log hook needs all three of its tracepoints (xfs built in, or its module loaded before

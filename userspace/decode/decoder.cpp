@@ -208,6 +208,34 @@ std::optional<Event> decode_mmap_dirty(std::span<const std::byte> bytes) {
   return e;
 }
 
+std::optional<Event> decode_inline(std::span<const std::byte> bytes) {
+  wp_inline_record r;
+  if (!read_record(bytes, r) || r.len == 0) return std::nullopt;
+  if (r.fs != WP_INLINE_BTRFS && r.fs != WP_INLINE_EXT4) return std::nullopt;
+  InlineDataEvent e;
+  e.ts = r.h.ts_ns;
+  e.dev = r.dev;
+  e.fs_dev = r.fs_dev;
+  e.ino = r.ino;
+  e.start = r.start;
+  e.len = r.len;
+  e.transaction = r.transaction;
+  e.fs = static_cast<InlineFs>(r.fs);
+  return e;
+}
+
+std::optional<Event> decode_fs_commit(std::span<const std::byte> bytes) {
+  wp_fs_commit_record r;
+  if (!read_record(bytes, r)) return std::nullopt;
+  FsCommitEvent e;
+  e.ts = r.h.ts_ns;
+  e.fs_dev = r.fs_dev;
+  e.transaction = r.transaction;
+  e.start_ns = r.start_ns;
+  e.tid = r.tid;
+  return e;
+}
+
 std::optional<Event> decode_fs_log(std::span<const std::byte> bytes) {
   wp_fs_log_record r;
   if (!read_record(bytes, r)) return std::nullopt;
@@ -383,6 +411,7 @@ const char* hook_counter_name(std::size_t hook) {
     case WP_HOOK_CGROUP: return "cgroup";
     case WP_HOOK_OFFCPU: return "offcpu";
     case WP_HOOK_NAMESPACE: return "namespace";
+    case WP_HOOK_INLINE: return "inline";
   }
   return "?";
 }
@@ -412,6 +441,8 @@ std::optional<Event> Decoder::decode(std::span<const std::byte> record) {
         case WP_REC_CGROUP: event = decode_cgroup(bytes); break;
         case WP_REC_OFFCPU: event = decode_offcpu(bytes); break;
         case WP_REC_NAMESPACE: event = decode_namespace(bytes); break;
+        case WP_REC_INLINE: event = decode_inline(bytes); break;
+        case WP_REC_FS_COMMIT: event = decode_fs_commit(bytes); break;
         default: break;
       }
     }

@@ -32,6 +32,14 @@ std::vector<const char*> namespace_flag_names(std::uint32_t flags) {
   return out;
 }
 
+const char* inline_fs_name(InlineFs fs) {
+  switch (fs) {
+    case InlineFs::Btrfs: return "btrfs";
+    case InlineFs::Ext4: return "ext4";
+  }
+  return "?";
+}
+
 const char* submit_why_name(SubmitWhy why) {
   switch (why) {
     case SubmitWhy::Unknown: return "unknown";

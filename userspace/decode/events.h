@@ -395,6 +395,38 @@ struct MmapDirtyEvent {
   std::uint64_t cgroup_id = 0;  // the thread's cgroup, set by the stitcher as for a syscall
 };
 
+// Which file system keeps a file's data inside its metadata (InlineDataEvent).
+enum class InlineFs : std::uint8_t { Btrfs = WP_INLINE_BTRFS, Ext4 = WP_INLINE_EXT4 };
+const char* inline_fs_name(InlineFs fs);  // "btrfs", "ext4"
+
+// Bytes of a file that its file system stored inside its metadata, which no data request
+// will carry: a btrfs inline extent (writeback copied the page into the subvolume's tree) or
+// ext4's inline_data (the write copied them into the inode). They are on disk when the
+// transaction that holds them commits: a btrfs transaction commit (FsCommitEvent) or log-tree
+// sync of the file, a jbd2 commit (JournalEvent's end).
+struct InlineDataEvent {
+  Nanos ts = 0;
+  DevT dev = 0;     // the file's device, as its write items carry it
+  DevT fs_dev = 0;  // the file system's superblock device
+  std::uint64_t ino = 0;
+  std::uint64_t start = 0;  // the bytes [start, start + len) of the file
+  std::uint32_t len = 0;
+  // That transaction, or a later one: btrfs's generation when the copy was made, ext4's jbd2
+  // tid that last changed the inode.
+  std::uint64_t transaction = 0;
+  InlineFs fs = InlineFs::Btrfs;
+};
+
+// A btrfs transaction committed (its superblocks written and waited for): what every
+// transaction up to `transaction` holds is on disk.
+struct FsCommitEvent {
+  Nanos ts = 0;
+  DevT fs_dev = 0;
+  std::uint64_t transaction = 0;
+  Nanos start_ns = 0;     // when the commit's own work began; 0: not known
+  std::uint32_t tid = 0;  // the thread that committed it and wrote its superblocks
+};
+
 // The cgroup (v2) a traced thread is in, sent before the first record of that thread that an
 // item is made of and whenever it has changed since (a thread moved to another cgroup).
 struct CgroupEvent {
@@ -517,9 +549,9 @@ struct FileSystemInfo {
   bool fuse() const { return type == "fuse" || type.rfind("fuse.", 0) == 0; }
 };
 
-using Event =
-    std::variant<SyscallEvent, BioEvent, RequestEvent, JournalEvent, ThrottleEvent, NvmeEvent,
-                 LostEvent, CausesEvent, DiscardEvent, MmapDirtyEvent, FsLogEvent, FilePathEvent,
-                 FileViewEvent, CgroupEvent, OffCpuEvent, FuseReplyEvent, NamespaceEvent>;
+using Event = std::variant<SyscallEvent, BioEvent, RequestEvent, JournalEvent, ThrottleEvent,
+                           NvmeEvent, LostEvent, CausesEvent, DiscardEvent, MmapDirtyEvent,
+                           FsLogEvent, FilePathEvent, FileViewEvent, CgroupEvent, OffCpuEvent,
+                           FuseReplyEvent, NamespaceEvent, InlineDataEvent, FsCommitEvent>;
 
 }  // namespace wp

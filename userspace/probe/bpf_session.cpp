@@ -19,6 +19,7 @@
 #include <iterator>
 
 #include "common/units.h"
+#include "probe/kernel_caps.h"
 #include "writepath.skel.h"
 
 namespace wp {
@@ -42,6 +43,23 @@ std::uint32_t pid_max() {
   std::ifstream in("/proc/sys/kernel/pid_max");
   std::uint32_t max = 0;
   return (in >> max) && max > 0 && max <= 4194304 ? max : 4194304;
+}
+}  // namespace
+
+namespace {
+// btrfs's io-tree and extent-bit enumerators (kBtrfsInlineEnumerators, bpf/inline.bpf.c), from
+// this kernel's BTF: left 0, the inline-extent hook does nothing (the plan leaves it out then).
+void set_btrfs_inline_bits(writepath_bpf& skel) {
+  const KernelBtf btf;
+  std::int64_t values[std::size(kBtrfsInlineEnumerators)] = {};
+  for (std::size_t i = 0; i < std::size(values); ++i) {
+    values[i] = btf.enumerator(kBtrfsInlineEnumerators[i]).value_or(0);
+    if (values[i] <= 0 || values[i] > UINT32_MAX) return;
+  }
+  std::uint32_t bits = 0;
+  for (std::size_t i = 1; i < std::size(values); ++i) bits |= static_cast<std::uint32_t>(values[i]);
+  skel.rodata->cfg_btrfs_inode_io_tree = static_cast<std::uint32_t>(values[0]);
+  skel.rodata->cfg_btrfs_inline_clear_bits = bits;
 }
 }  // namespace
 
@@ -91,6 +109,7 @@ std::unique_ptr<BpfSession> BpfSession::start(const HookPlan& plan, const Kernel
   ro->cfg_metrics_sample = filter.metrics_sample;
   ro->cfg_metrics_slow_ns = filter.metrics_slow_ns;
   ro->cfg_metrics_comm = filter.metrics_comm;
+  set_btrfs_inline_bits(*session->skel_);
   if (!filter.metrics) {  // nothing is ever added to them: keep them to one entry
     bpf_map__set_max_entries(session->skel_->maps.metrics, 1);
     bpf_map__set_max_entries(session->skel_->maps.rq_issued, 1);

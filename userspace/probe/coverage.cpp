@@ -44,6 +44,10 @@ struct FileSystemDef {
   std::pair<const char*, const char*> own_tracepoint;  // (nullptr, nullptr): none
   const char* stitched;
   const char* missed;
+  // The layer whose hooks follow data it keeps inside its metadata (btrfs's inline extents),
+  // and what is lost without them; nullptr: none of its own.
+  const char* inline_layer = nullptr;
+  const char* inline_missed = nullptr;
 };
 
 const std::vector<FileSystemDef>& file_systems() {
@@ -65,8 +69,12 @@ const std::vector<FileSystemDef>& file_systems() {
        "block",
        {"btrfs", "btrfs_transaction_commit"},
        "data, flushes on its devices, and a sync's log-tree or commit writes as its journal "
-       "phase; items carry the subvolume's device, as stat() does",
-       "its log-tree and transaction writes are not seen"},
+       "phase; small files' inline extents followed to the commit that writes them; items "
+       "carry the subvolume's device, as stat() does",
+       "its log-tree and transaction writes are not seen",
+       "inline",
+       "no btrfs inline data or commit hook: files kept inline (up to max_inline bytes) stay "
+       "dirty"},
       {"others",
        nullptr,
        {nullptr, nullptr},
@@ -290,6 +298,13 @@ CoverageRow file_system_row(const FileSystemDef& fs, const HookPlan& plan,
         (c.variant ? journal_hooks : missing).push_back(c.hook->name);
   std::vector<std::string> lacks;
   if (!hook_chosen(plan, "page dirtied")) lacks.push_back(kNoDirtyHook);
+  if (fs.inline_layer) {
+    for (const auto& c : plan.choices)
+      if (c.hook->layer == fs.inline_layer && !c.variant) {
+        lacks.push_back(fs.inline_missed);
+        break;
+      }
+  }
   if (fs.journal_layer && !journal_hooks.empty() && missing.empty()) {
     row.status = lacks.empty() ? CoverageStatus::Stitched : CoverageStatus::Partial;
     row.detail = fs.stitched;

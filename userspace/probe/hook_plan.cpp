@@ -234,6 +234,22 @@ std::vector<Hook> build_table() {
                  "",
                  -1}}});
 
+  // Data btrfs keeps inline in its tree, and the transaction commits that write it (btrfs built
+  // in here, a module on Debian's kernels: planned when loaded before the trace starts). The
+  // inline hook needs the extent-bit enumerators in BTF too, which 6.1 has as macros.
+  {
+    HookVariant inline_extent =
+        btf_or_raw("wp_btrfs_inline", K::TpBtf, "btrfs", "btrfs_clear_extent_bit", 4, "btrfs");
+    inline_extent.enumerators.assign(std::begin(kBtrfsInlineEnumerators),
+                                     std::end(kBtrfsInlineEnumerators));
+    t.push_back({"btrfs inline data", "inline", false, {inline_extent}});
+  }
+  t.push_back(
+      {"btrfs commit",
+       "inline",
+       false,
+       {btf_or_raw("wp_btrfs_commit", K::TpBtf, "btrfs", "btrfs_transaction_commit", 1, "btrfs")}});
+
   // FUSE's request tracepoints (6.18 has them, Debian's 6.1 not): which daemon answered a
   // call's write or fsync. Built in here, the fuse module's BTF on a modular kernel.
   t.push_back({"fuse replies",
@@ -364,6 +380,8 @@ std::string unusable_reason(const Hook& hook, const HookVariant& v, const Kernel
     if (options.failed.count(program)) return fmt::format("{} failed to load or attach", program);
   if (!v.kfunc.empty() && !facts.has_function(v.kfunc))
     return fmt::format("no kfunc {} in BTF", v.kfunc);
+  for (const auto& name : v.enumerators)
+    if (!facts.has_enumerator(name)) return fmt::format("no enumerator {} in BTF", name);
   for (const auto& event : v.events) {
     if (v.kind == AttachKind::Fentry) {
       if (std::string off = fentry_off_reason(facts, options); !off.empty()) return off;

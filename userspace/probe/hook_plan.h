@@ -35,7 +35,16 @@ struct HookVariant {
   // A kfunc the programs call, which vmlinux BTF must declare ("" = none): libbpf 1.1 leaves
   // a missing weak kfunc unresolved, and a kernel without it refuses the program.
   std::string kfunc = "";
+  // Enumerators the agent hands the programs from vmlinux BTF before load (anonymous enums,
+  // which CO-RE cannot relocate); without one of them the programs would do nothing.
+  std::vector<std::string> enumerators = {};
 };
+
+// btrfs's io tree and extent bits the inline-extent hook matches (bpf/inline.bpf.c): the tree
+// first, then the bits it clears at once.
+inline constexpr const char* kBtrfsInlineEnumerators[] = {
+    "IO_TREE_INODE_IO", "EXTENT_DELALLOC", "EXTENT_DELALLOC_NEW", "EXTENT_CLEAR_META_RESV",
+    "EXTENT_CLEAR_DATA_RESV"};
 
 struct Hook {
   std::string name;  // what doctor prints: "bio queue", "request issue", ...

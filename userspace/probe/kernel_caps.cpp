@@ -132,6 +132,25 @@ bool KernelBtf::has_function(const std::string& name) const {
   return vmlinux_ && btf__find_by_name_kind(vmlinux_, name.c_str(), BTF_KIND_FUNC) >= 0;
 }
 
+std::optional<std::int64_t> KernelBtf::enumerator(std::string_view name) const {
+  if (!vmlinux_) return std::nullopt;
+  const std::uint32_t types = btf__type_cnt(vmlinux_);
+  for (std::uint32_t id = 1; id < types; ++id) {
+    const struct btf_type* t = btf__type_by_id(vmlinux_, id);
+    if (btf_is_enum(t)) {
+      const struct btf_enum* e = btf_enum(t);
+      for (std::uint16_t i = 0; i < btf_vlen(t); ++i)
+        if (name == btf__name_by_offset(vmlinux_, e[i].name_off)) return e[i].val;
+    } else if (btf_is_enum64(t)) {
+      const struct btf_enum64* e = btf_enum64(t);
+      for (std::uint16_t i = 0; i < btf_vlen(t); ++i)
+        if (name == btf__name_by_offset(vmlinux_, e[i].name_off))
+          return static_cast<std::int64_t>(btf_enum64_value(e + i));
+    }
+  }
+  return std::nullopt;
+}
+
 int KernelBtf::tracepoint_args(const std::string& name, const std::string& module) const {
   if (!vmlinux_) return -1;
   std::unique_ptr<struct btf, decltype(&btf__free)> module_btf(nullptr, &btf__free);

@@ -3,6 +3,8 @@
 // fentry attach), never by kernel version numbers.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -57,6 +59,9 @@ class KernelBtf {
   int tracepoint_args(const std::string& name, const std::string& module = {}) const;
   // True when vmlinux's BTF has a function `name` (an fentry target).
   bool has_function(const std::string& name) const;
+  // The value of enumerator `name` of any enum in vmlinux's BTF, named or anonymous (those
+  // CO-RE cannot relocate); nullopt when there is none.
+  std::optional<std::int64_t> enumerator(std::string_view name) const;
 
  private:
   struct btf* vmlinux_ = nullptr;
@@ -73,6 +78,9 @@ class RunningKernelFacts final : public KernelFacts {
   bool tracepoint_exists(const std::string& category, const std::string& event) const override;
   int tracepoint_args(const std::string& event, const std::string& module) const override;
   bool has_function(const std::string& name) const override;
+  bool has_enumerator(const std::string& name) const override {
+    return btf_.enumerator(name).has_value();
+  }
   bool fentry_attaches() const override { return fentry_; }
   std::string fentry_error() const override { return fentry_error_; }
 

@@ -27,6 +27,8 @@ class KernelFacts {
   virtual int tracepoint_args(const std::string& event, const std::string& module) const = 0;
   // True when vmlinux's BTF has a function `name` (an fentry/fexit target).
   virtual bool has_function(const std::string& name) const = 0;
+  // True when an enum of vmlinux's BTF, named or anonymous, has an enumerator `name`.
+  virtual bool has_enumerator(const std::string& name) const = 0;
   // Whether an fentry program really attaches here. BTF can list every function while the
   // attach itself is refused (restricted ftrace, EPERM); that is found only by attaching.
   virtual bool fentry_attaches() const = 0;

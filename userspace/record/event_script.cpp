@@ -609,6 +609,29 @@ ScriptStep read_event(const std::string& kind, Fields& f, Nanos at,
     ev.pages = f.number<std::uint32_t>("pages", 1);
     return ev;
   }
+  if (kind == "inline") {
+    InlineDataEvent ev;
+    ev.ts = at;
+    ev.dev = f.required_device("dev");
+    ev.fs_dev = f.device("fs_dev", ev.dev);
+    ev.ino = f.number("ino");
+    ev.start = f.number("start");
+    ev.len = f.number<std::uint32_t>("len");
+    ev.transaction = f.number("transaction");
+    static constexpr std::pair<InlineFs, std::string_view> kFs[] = {{InlineFs::Btrfs, "btrfs"},
+                                                                    {InlineFs::Ext4, "ext4"}};
+    ev.fs = f.choice("fs", kFs, InlineFs::Btrfs);
+    return ev;
+  }
+  if (kind == "fs_commit") {
+    FsCommitEvent ev;
+    ev.ts = at;
+    ev.fs_dev = f.required_device("fs_dev");
+    ev.transaction = f.number("transaction");
+    ev.start_ns = f.duration("start");
+    ev.tid = f.number<std::uint32_t>("tid");
+    return ev;
+  }
   if (kind == "mmap_dirty") {
     MmapDirtyEvent ev;
     ev.ts = at;

@@ -108,6 +108,12 @@ void write_json(Emitter& e, const SyncPhases& phases) {
 }
 
 // The FUSE daemon that answered: {"pid", "tid", "comm", "error"}.
+// Data its file system kept in its metadata: {"fs","ns","transaction","committed_ns"}.
+void write_json(Emitter& e, const InlineData& d) {
+  e.object(field("fs", inline_fs_name(d.fs)), field("ns", d.ns),
+           field("transaction", d.transaction), field("committed_ns", d.committed_ns));
+}
+
 void write_json(Emitter& e, const FuseDaemon& d) {
   e.object(field("pid", d.pid), field("tid", d.tid), field("comm", d.comm),
            field("error", Errno{d.error}));
@@ -220,12 +226,13 @@ void write_json(Emitter& e, const WriteTimeline& write, const JsonItemLine& line
             write.store_faults ? std::optional(write.store_faults->faults) : std::nullopt),
       field("whole_folio_faults",
             write.store_faults ? std::optional(write.store_faults->whole_folio) : std::nullopt),
-      field("requests", write.requests), field("written_ns", write.written_ns),
-      field("durable_ns", write.durable_ns), field("durable_via", via),
-      field("discarded_ns", write.discarded_ns), field("lost_ns", write.lost_ns),
-      field("lost_error", Errno{write.lost_error}), field("fuse_daemon", write.fuse),
-      field("incomplete", write.incomplete), field("causes", write.causes),
-      field("throttle_pauses", write.throttles), field("hazards", write.hazards));
+      field("inline", write.inline_data), field("requests", write.requests),
+      field("written_ns", write.written_ns), field("durable_ns", write.durable_ns),
+      field("durable_via", via), field("discarded_ns", write.discarded_ns),
+      field("lost_ns", write.lost_ns), field("lost_error", Errno{write.lost_error}),
+      field("fuse_daemon", write.fuse), field("incomplete", write.incomplete),
+      field("causes", write.causes), field("throttle_pauses", write.throttles),
+      field("hazards", write.hazards));
   e.end_object();
 }
 

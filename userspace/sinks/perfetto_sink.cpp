@@ -346,6 +346,13 @@ class PerfettoSink::Writer {
     }
     if (write.discarded_ns)
       slice.args.push_back({"discarded_ns", static_cast<std::uint64_t>(*write.discarded_ns)});
+    if (const auto& d = write.inline_data) {
+      slice.args.push_back({"inline_fs", std::string(inline_fs_name(d->fs))});
+      slice.args.push_back({"inline_ns", static_cast<std::uint64_t>(d->ns)});
+      slice.args.push_back({"inline_transaction", std::uint64_t{d->transaction}});
+      if (d->committed_ns)
+        slice.args.push_back({"committed_ns", static_cast<std::uint64_t>(*d->committed_ns)});
+    }
     if (write.lost_ns) {
       slice.args.push_back({"lost_ns", static_cast<std::uint64_t>(*write.lost_ns)});
       slice.args.push_back({"lost_error", errno_name(write.lost_error)});

@@ -201,6 +201,10 @@ std::string write_verdict(const WriteTimeline& write, BlockBuilder& block) {
       return paint.yellow(verdict + ", not durable");
     }
     case WriteState::Dirty:
+      if (const auto& d = write.inline_data; d && write.pages_pending == 0) {
+        return paint.yellow(fmt::format("DIRTY in {} metadata, transaction {} not committed",
+                                        inline_fs_name(d->fs), d->transaction));
+      }
       return paint.yellow(
           fmt::format("DIRTY {}/{} pages pending", write.pages_pending, write.pages));
     case WriteState::Discarded: {
@@ -307,6 +311,15 @@ std::string format_write(const WriteTimeline& write, const Painter& paint, bool 
     }
     // These happen inside the call; the call's start is the honest anchor.
     block.add(call.start_ns, block.line(call.start_ns, fmt::format("{}", fmt::join(parts, "  "))));
+  }
+  if (const auto& d = write.inline_data) {
+    block.add(d->ns, block.line(d->ns, fmt::format("stored inline in {} metadata, transaction {}",
+                                                   inline_fs_name(d->fs), d->transaction)));
+    if (d->committed_ns) {
+      block.add(
+          *d->committed_ns,
+          block.line(*d->committed_ns, fmt::format("transaction {} committed", d->transaction)));
+    }
   }
   for (const RequestTimeline& request : write.requests) add_request(block, request, "request");
   if (write.written_ns) {

@@ -69,6 +69,7 @@ const char* durable_via_name(DurableVia v) {
     case DurableVia::Flush: return "flush";
     case DurableVia::Fua: return "fua";
     case DurableVia::NoWriteCache: return "no-write-cache";
+    case DurableVia::Commit: return "commit";
     case DurableVia::None: return "";
   }
   return "";
@@ -118,6 +119,7 @@ struct Stitcher::State : stitch::BlockListener {
     }
     SyncTimeline s = syncs.assemble(ev);
     s.id = writes.take_id();
+    writes.file_synced(ev);
     if (ev.ino != 0) {
       s.lost_writes = writes.take_lost(ev.dev, ev.ino, call_end(ev));
       s.loss_unreported = ev.ret == 0 && !s.lost_writes.empty();
@@ -195,6 +197,16 @@ struct Stitcher::State : stitch::BlockListener {
     return 0;
   }
 
+  // A jbd2 commit's end also commits the ext4 inline data its transaction holds.
+  void on_journal(const JournalEvent& ev) {
+    journal.on_journal(ev);
+    if (ev.phase != JournalPhase::End) return;
+    Nanos start = 0;
+    for (const JournalCommit& c : journal.overlapping(ev.dev, ev.ts, ev.ts))
+      if (c.transaction == ev.transaction) start = first_known(c).value_or(0);
+    writes.metadata_committed({InlineFs::Ext4, ev.dev, ev.transaction, ev.ts, start, ev.tid});
+  }
+
   void on_lost(const LostEvent& ev) {
     loss.add(ev.ts);
     block.on_lost();
@@ -232,7 +244,7 @@ struct Stitcher::State : stitch::BlockListener {
             now = std::max(now, ev.ts);
             if constexpr (std::is_same_v<T, BioEvent>) block.on_bio(ev);
             if constexpr (std::is_same_v<T, RequestEvent>) block.on_request(ev);
-            if constexpr (std::is_same_v<T, JournalEvent>) journal.on_journal(ev);
+            if constexpr (std::is_same_v<T, JournalEvent>) on_journal(ev);
             if constexpr (std::is_same_v<T, FsLogEvent>) journal.on_fs_log(ev);
             if constexpr (std::is_same_v<T, NvmeEvent>) block.on_nvme(ev);
             if constexpr (std::is_same_v<T, LostEvent>) on_lost(ev);
@@ -241,6 +253,10 @@ struct Stitcher::State : stitch::BlockListener {
             if constexpr (std::is_same_v<T, FuseReplyEvent>) calls.on_fuse(ev);
             if constexpr (std::is_same_v<T, ThrottleEvent>) calls.on_throttle(ev);
             if constexpr (std::is_same_v<T, DiscardEvent>) writes.pages_discarded(ev);
+            if constexpr (std::is_same_v<T, InlineDataEvent>) writes.data_inlined(ev);
+            if constexpr (std::is_same_v<T, FsCommitEvent>)
+              writes.metadata_committed(
+                  {InlineFs::Btrfs, ev.fs_dev, ev.transaction, ev.ts, ev.start_ns, ev.tid});
             if constexpr (std::is_same_v<T, MmapDirtyEvent>) {
               MmapDirtyEvent dirty = ev;
               dirty.cgroup_id = cgroup_of(ev.pid, ev.tid);

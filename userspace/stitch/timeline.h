@@ -165,8 +165,23 @@ enum class WriteState : std::uint8_t {
 };
 const char* write_state_name(WriteState s);
 
-enum class DurableVia : std::uint8_t { None, Flush, Fua, NoWriteCache };
-const char* durable_via_name(DurableVia v);  // "flush", "fua", "no-write-cache", "" for None
+// Commit: the file system reported the transaction holding the write's data committed (its
+// data lived in the metadata: WriteTimeline::inline_data), and none of that commit's FUA
+// writes was seen.
+enum class DurableVia : std::uint8_t { None, Flush, Fua, NoWriteCache, Commit };
+// "flush", "fua", "no-write-cache", "commit", "" for None
+const char* durable_via_name(DurableVia v);
+
+// A write whose data its file system stored inside its metadata instead of data blocks (a
+// btrfs inline extent, ext4's inline_data): no data request carries it, and it is on disk when
+// the transaction holding it commits.
+struct InlineData {
+  InlineFs fs = InlineFs::Btrfs;
+  Nanos ns = 0;                       // when the data went into the metadata
+  std::uint64_t transaction = 0;      // the transaction holding it (or a later one)
+  std::optional<Nanos> committed_ns;  // when that transaction was seen committed
+  bool operator==(const InlineData&) const = default;
+};
 
 // The FUSE daemon thread that answered a call's request (its last one, for a call that sent
 // several), and its answer.
@@ -223,6 +238,7 @@ struct WriteTimeline {
   std::vector<ThrottlePause> throttles;
   std::vector<Hazard> hazards;              // set as the item is emitted (analyze/hazards.h)
   std::optional<StoreFaults> store_faults;  // mmap items only
+  std::optional<InlineData> inline_data;    // its data went into the file system's metadata
 };
 
 struct SyncTimeline {

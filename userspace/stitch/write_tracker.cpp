@@ -190,35 +190,42 @@ std::vector<std::uint64_t> WriteTracker::take_lost(DevT dev, std::uint64_t ino, 
   return ids;
 }
 
-// A discard taking a write's last pending pages ends it: nothing it dirtied is left to write.
-// A discard recorded before a member started dropped older contents, as a bio queued then
-// carried older ones; a batch shares one page set, so the latest start decides for it all.
-void WriteTracker::pages_discarded(const DiscardEvent& ev) {
-  auto file_it = files_.find(InodeKey{ev.dev, ev.ino});
-  if (file_it == files_.end() || ev.pages == 0) return;
-  const std::uint64_t first = ev.index;
-  const std::uint64_t last = ev.index + ev.pages - 1;
+void WriteTracker::pages_gone(
+    InodeKey file, std::uint64_t first, std::uint64_t last, Nanos ts,
+    const std::function<void(BatchIt, std::vector<std::uint32_t>&)>& then) {
+  auto file_it = files_.find(file);
+  if (file_it == files_.end()) return;
   // Copied: emitting and emptying batches unindexes them from the file's list.
   const std::vector<BatchId> candidates = file_it->second.batches;
   for (BatchId id : candidates) {
     auto it = batches_.find(id);
     if (it == batches_.end()) continue;
     Batch& b = it->second;
-    if (ev.ts < b.max_start || last < b.min_page || first > b.max_page) continue;
+    if (ts < b.max_start || last < b.min_page || first > b.max_page) continue;
     std::vector<std::uint32_t> done;
     b.remaining.remove_each(first, last, [&](std::uint64_t lo, std::uint64_t hi) {
       take_pages(b, lo, hi, nullptr, done);
     });
     if (b.remaining.empty()) unindex(it->first, b);
-    // The batch is erased with its last live member, which can only be the last one here.
-    for (std::uint32_t index : done) {
-      Member& m = b.members[index];
-      if (m.emitted || m.state != WriteState::Dirty) continue;
-      m.state = WriteState::Discarded;
-      ++stats_.discarded;
-      emit_member(it, index, Eviction::None, ev.ts);
-    }
+    then(it, done);
   }
+}
+
+// A discard taking a write's last pending pages ends it: nothing it dirtied is left to write.
+void WriteTracker::pages_discarded(const DiscardEvent& ev) {
+  if (ev.pages == 0) return;
+  pages_gone(InodeKey{ev.dev, ev.ino}, ev.index, ev.index + ev.pages - 1, ev.ts,
+             [&](BatchIt it, std::vector<std::uint32_t>& done) {
+               // The batch is erased with its last live member, which can only be the last
+               // one here.
+               for (std::uint32_t index : done) {
+                 Member& m = it->second.members[index];
+                 if (m.emitted || m.state != WriteState::Dirty) continue;
+                 m.state = WriteState::Discarded;
+                 ++stats_.discarded;
+                 emit_member(it, index, Eviction::None, ev.ts);
+               }
+             });
 }
 
 void WriteTracker::become_written(BatchIt it, std::uint32_t index) {
@@ -324,6 +331,14 @@ WriteTimeline WriteTracker::timeline_of(const Batch& b, Member& m, bool snapshot
     tl.durable_ns = durable;
   } else {
     tl.durable_via = DurableVia::None;
+  }
+  if (b.inlined) {
+    tl.inline_data = b.inlined->data;
+    // Committed with none of the commit's FUA writes seen: on disk by the commit's end.
+    if (m.state == WriteState::Durable && m.requests.empty() && b.inlined->data.committed_ns) {
+      tl.written_ns = tl.durable_ns = b.inlined->data.committed_ns;
+      tl.durable_via = DurableVia::Commit;
+    }
   }
   if (m.extras) {
     tl.causes = m.extras->causes;

@@ -158,6 +158,13 @@ struct Batch {
   std::uint64_t direct_bios_left = 0;
   std::uint64_t direct_pages_left = 0;
   std::uint64_t direct_pages = 0;  // pages its O_DIRECT bios carry
+  // Its members' data went into the file system's metadata (InlineDataEvent), all of it: a
+  // file a file system stores so is one page at most. Out of line: few batches have it.
+  struct Inlined {
+    InlineData data;
+    DevT fs_dev = 0;  // the file system's superblock device, which its commits name
+  };
+  std::unique_ptr<Inlined> inlined;
 
   bool same_writer(const SyscallEvent& ev) const {
     return pid == ev.pid && tid == ev.tid && fd == ev.fd && dev == ev.dev && ino == ev.ino &&
@@ -200,6 +207,23 @@ class WriteTracker {
   // A dirty folio left the page cache unwritten: writes whose pending pages it held lose them;
   // those left with none pending are discarded.
   void pages_discarded(const DiscardEvent& ev);
+  // The file system copied a file's pages into its metadata (write_tracker_inline.cpp): the
+  // writes whose pending pages they held lose them, as to a bio, and those left with none wait
+  // for the transaction holding the copy to commit.
+  void data_inlined(const InlineDataEvent& ev);
+  // A transaction of a file system committed (a btrfs transaction, a jbd2 commit).
+  struct MetadataCommit {
+    InlineFs fs = InlineFs::Btrfs;
+    DevT fs_dev = 0;
+    std::uint64_t transaction = 0;
+    Nanos ts = 0;           // when it was seen committed
+    Nanos start_ns = 0;     // when its work began (0: not known)
+    std::uint32_t tid = 0;  // the thread that committed it
+  };
+  void metadata_committed(const MetadataCommit& commit);
+  // A sync call returned: a successful fsync of a btrfs file synced its log tree, which holds
+  // the file's inline extents.
+  void file_synced(const SyscallEvent& ev);
   // `r` became durable: its written writes may be too.
   void request_durable(const Request& r);
   // Emits pending writes over the age limit or the count cap, oldest first.
@@ -234,6 +258,12 @@ class WriteTracker {
     int error = 0;
   };
   void lose(BatchIt it, std::uint32_t index, const Loss& loss);
+  // Pages [first, last] of `file` left the pending sets at `ts` with no request (a discard, a
+  // copy into metadata); a batch a member of which started after `ts` kept them (older
+  // contents left, as with a bio queued then: a batch shares one page set, so its latest start
+  // decides). For each batch that held some, `then` with the members left with none.
+  void pages_gone(InodeKey file, std::uint64_t first, std::uint64_t last, Nanos ts,
+                  const std::function<void(BatchIt, std::vector<std::uint32_t>&)>& then);
   void become_written(BatchIt it, std::uint32_t index);
   // The O_DIRECT writes waiting for bio `bio_id`, which stop waiting (its one completion).
   std::vector<BatchId> take_direct_waiters(std::uint64_t bio_id);
@@ -253,6 +283,13 @@ class WriteTracker {
   std::vector<std::shared_ptr<Bio>> aio_share(const SyscallEvent& ev,
                                               std::vector<std::shared_ptr<Bio>> bios);
   bool join_mmap_item(BatchId id, const MmapDirtyEvent& ev, std::uint64_t bio_seq);
+  // The FUA writes thread `tid` queued on the disks of file system `fs_dev` in [from, to]: a
+  // btrfs commit's or log sync's superblocks, a jbd2 commit's commit block.
+  std::vector<std::shared_ptr<const Request>> commit_writes(std::uint32_t tid, DevT fs_dev,
+                                                            Nanos from, Nanos to) const;
+  // Waiting members of inlined batch `id` are on disk: by `writes`, else at `committed_ns`.
+  void commit_inlined(BatchId id, const std::vector<std::shared_ptr<const Request>>& writes,
+                      Nanos committed_ns);
   Member member_of(const SyscallEvent& ev, CallExtras extras);
   BatchIt new_batch(const SyscallEvent& ev, Member m);
   BatchIt joinable_batch(const FileWrites& file, const InodeBios* history, const SyscallEvent& ev);
@@ -292,6 +329,11 @@ class WriteTracker {
     }
   };
   std::unordered_map<MmapKey, BatchId, MmapKeyHash> open_mmap_;
+  // Batches whose data went into metadata and still wait for its commit, in copy order.
+  std::vector<BatchId> inlined_;
+  // The last commit seen per file system: the next one's writes come after it (where the
+  // kernel does not say when a commit began).
+  std::unordered_map<DevT, Nanos> last_commit_;
   // The io_submit call whose O_DIRECT items are taking their bios: one record per iocb
   // arrives in a row, each with the call's window (aio_share).
   struct AioCall {
