@@ -75,7 +75,7 @@ static __always_inline __u64 wp_first_mapper_file(struct address_space *mapping)
 }
 
 /* include/linux/backing-dev.h: the bdi's pages are written back. v5.10 made it of
- * BDI_CAP_NO_WRITEBACK, inverted; both store hooks need v5.17 (bpf_find_vma, folios). */
+ * BDI_CAP_NO_WRITEBACK, inverted; both store hooks need v5.17 or later (folios). */
 #define WP_BDI_CAP_WRITEBACK 0x1u
 
 /* A traced thread stored into a shared mapping of a regular file: `pages` pages of `host`'s
@@ -178,7 +178,7 @@ static __always_inline int wp_store_fault(unsigned long address, unsigned long e
 
 	if (!(error_code & WP_X86_PF_WRITE) || !wp_may_store())
 		return 0;
-	wp_map_user_addr(&m, address);
+	wp_map_fault_addr(&m, address);
 	file = (struct file *)m.file;
 	if (!file || !(m.vm_flags & WP_VM_SHARED))
 		return 0;
