@@ -406,12 +406,21 @@ struct FilePathEvent {
   Nanos ts = 0;
   DevT dev = 0;
   std::uint64_t ino = 0;
-  // From the root of the machine's mount tree: "/mnt/data/dir/file". A path the kernel's walk
-  // could not finish (too deep or too long) holds the components nearest the file, after
-  // "..."; an unlinked file's ends with " (deleted)", as /proc/PID/fd shows it.
+  // As the writer sees it, from its own root (as /proc/PID/fd shows it): "/data/x" for a
+  // writer chroot'ed into /srv/box. A path the kernel's walk could not finish (too deep or too
+  // long) holds the components nearest the file, after "..."; an unlinked file's ends with
+  // " (deleted)".
   std::string path;
+  // The same file from the root of the writer's mount namespace when that is not the writer's
+  // root and the path differs ("/srv/box/data/x"); "" when it is the same as `path` (no chroot,
+  // pivot_root, a trace recorded before roots were noted). The host's path is found from it.
+  std::string ns_path;
+  // The writer's mount namespace (its nsfs inode, as stat() of /proc/PID/ns/mnt gives it),
+  // shared by every writer the path names the file for (their root is a mount of it); 0 when
+  // not known (an older trace).
+  std::uint32_t mnt_ns = 0;
   bool deleted = false;
-  bool truncated = false;
+  bool truncated = false;  // `path` holds the leaf end only
 };
 
 // A file (dev, ino) that the application reaches through overlayfs as (view_dev, view_ino):
