@@ -120,10 +120,16 @@ struct SyscallEvent {
   // journal are. Set by the stitcher from the FileViewEvent, like path; 0 for other files.
   DevT view_dev = 0;
   std::uint64_t view_ino = 0;
-  // The file's path ("/mnt/data/log", "… (deleted)"): never decoded from this record, set by
-  // the stitcher from the FilePathEvent of (dev, ino) when the item is handed out; empty when
-  // none arrived (lost, or a trace recorded before paths were).
+  // The file's path as the writer sees it ("/mnt/data/log", "… (deleted)"): never decoded from
+  // this record, set by the stitcher from the FilePathEvent of (dev, ino) when the item is
+  // handed out; empty when none arrived (lost, or a trace recorded before paths were).
   std::string path;
+  // Set with path: the path in the writer's mount namespace when the writer's root is not the
+  // namespace's (a chroot) and it differs (FilePathEvent::ns_path); "" otherwise; and that
+  // namespace (FilePathEvent::mnt_ns; 0: not known). Not shown: the agent finds host_path
+  // from them.
+  std::string ns_path;
+  std::uint32_t mnt_ns = 0;
   // Where that file is as the host names it, when the writer is in another mount namespace
   // and the host names it otherwise (a container's root, a bind-mounted volume): set by the
   // agent of a live trace when the item is emitted (probe/host_paths.h); "" otherwise.
