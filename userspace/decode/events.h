@@ -130,9 +130,10 @@ struct SyscallEvent {
   // from them.
   std::string ns_path;
   std::uint32_t mnt_ns = 0;
-  // Where that file is as the host names it, when the writer is in another mount namespace
-  // and the host names it otherwise (a container's root, a bind-mounted volume): set by the
-  // agent of a live trace when the item is emitted (probe/host_paths.h); "" otherwise.
+  // Where that file is as the host names it, when the host names it otherwise than the writer:
+  // a writer in another mount namespace (a container's root, a bind-mounted volume), or
+  // chroot'ed: set by the agent of a live trace when the item is emitted
+  // (probe/host_paths.h); "" otherwise.
   std::string host_path;
   // The thread's cgroup (v2) id when the call was made, from its CgroupEvent (set by the
   // stitcher; 0: not known), and that cgroup's path under the cgroup2 root (set by the agent
