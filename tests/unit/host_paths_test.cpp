@@ -246,6 +246,33 @@ TEST_F(HostPathsOnAFakeHost, AChrootedWriterInAnotherNamespaceIsFoundThroughTheW
   EXPECT_EQ(alone.host_path(400, "", kDisk, 0, "/data/x", "/sandbox/box/data/x"), std::nullopt);
 }
 
+// A compiler run in a build sandbox (a namespace of its own, chroot'ed) is gone before its
+// record is decoded: the namespace its path record named is found through the sandbox's
+// shell, read while it ran and still in it; no longer once the shell has gone too.
+TEST_F(HostPathsOnAFakeHost, AWriterGoneBeforeItWasNotedIsFoundThroughAProcessOfItsNamespace) {
+  chrooted("400", "/sandbox/box", "",
+           "60 59 254:0 / / rw - ext4 /dev/vda rw\n"
+           "61 60 254:0 /var/lib/sandboxes /sandbox rw - ext4 /dev/vda rw\n");
+  struct stat sandbox {};
+  ASSERT_EQ(::stat((root_ / "proc/400/ns/mnt").c_str(), &sandbox), 0);
+  if (sandbox.st_ino > UINT32_MAX) GTEST_SKIP() << "the fake namespace's number has over 32 bits";
+  const auto ns = static_cast<std::uint32_t>(sandbox.st_ino);
+  HostPaths paths = host();
+  paths.note_process(400, 0);
+  paths.note_process(401, 0);  // no /proc/401: exited before its record was decoded
+  EXPECT_EQ(paths.host_path(401, "", kDisk, 0, "/out/y.o", "/sandbox/box/out/y.o", ns),
+            "/var/lib/sandboxes/box/out/y.o");
+  // Never noted at all (a writer known only by its stores into a mapping): the same.
+  EXPECT_EQ(paths.host_path(402, "", kDisk, 0, "/out/y.o", "/sandbox/box/out/y.o", ns),
+            "/var/lib/sandboxes/box/out/y.o");
+  EXPECT_EQ(paths.host_path(401, "", kDisk, 0, "/out/y.o", "/sandbox/box/out/y.o", ns + 1),
+            std::nullopt)
+      << "a namespace no process was read in";
+  std::filesystem::remove_all(root_ / "proc/400");  // the shell exited: the number may be reused
+  EXPECT_EQ(paths.host_path(401, "", kDisk, 0, "/out/y.o", "/sandbox/box/out/y.o", ns),
+            std::nullopt);
+}
+
 // runc's no_pivot_root: chroot'ed at the root of a mount (here a bind of /srv/vol), which its
 // own table shows as "/": the writer's path goes through it when the whole table is not read.
 TEST_F(HostPathsOnAFakeHost, AWriterChrootedAtAMountsRootIsFoundThroughItsOwnTable) {

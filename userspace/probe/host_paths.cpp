@@ -177,6 +177,8 @@ std::optional<HostPaths::Process> HostPaths::read_process(std::uint32_t pid) {
       known->whole->mounts = parse_mountinfo(known->whole->text);
     }
   }
+  // At its namespace's root its own table is the whole one.
+  if (const auto& whole = root == "/" ? known : known->whole) whole_by_ns_[ns] = {whole, pid};
   return Process{true, known, ns, root, 0};
 }
 
@@ -226,14 +228,16 @@ std::optional<std::string> HostPaths::host_path(std::uint32_t pid,
     return ns_path;
   }
   auto it = by_pid_.find(pid);
-  if (it == by_pid_.end()) return std::nullopt;
-  if (!it->second.known) {
-    // Gone before it was noted: a process of its container stands for it, once.
+  std::optional<std::string> host;
+  if (it == by_pid_.end() || !it->second.known) {
+    // Gone before it was noted: the namespace the kernel named, through a process still in
+    // it; else a process of its container stands for it, once.
+    host = through_namespace(mnt_ns, dev, backing_dev, ns_path.empty() ? path : ns_path);
+    if (host || it == by_pid_.end()) return host == path ? std::nullopt : host;
     if (auto member = member_of(container_cgroup)) it->second = *member;
     if (!it->second.known) return std::nullopt;
   }
   const Process& process = it->second;
-  std::optional<std::string> host;
   if (!process.ns) {
     // The agent's own namespace: its path there is the host's, and differs from the writer's
     // only for a chroot'ed writer.
@@ -253,6 +257,20 @@ std::optional<std::string> HostPaths::host_path(std::uint32_t pid,
   }
   if (host == path) host.reset();  // the same place by the same name: nothing to add
   return host;
+}
+
+std::optional<std::string> HostPaths::through_namespace(std::uint32_t mnt_ns, DevT dev,
+                                                        DevT backing_dev,
+                                                        const std::string& in_namespace) {
+  const auto it = mnt_ns != 0 ? whole_by_ns_.find(mnt_ns) : whole_by_ns_.end();
+  if (it == whole_by_ns_.end()) return std::nullopt;
+  // The kernel reuses a freed namespace's number: the table stands only while the process it
+  // was read through is still in that namespace (and so keeps it from being freed).
+  if (namespace_of(proc_ + "/" + std::to_string(it->second.read_through) + "/ns/mnt") != mnt_ns) {
+    whole_by_ns_.erase(it);
+    return std::nullopt;
+  }
+  return translated(*it->second.table, dev, backing_dev, in_namespace);
 }
 
 std::optional<std::string> HostPaths::translated(Namespace& ns, DevT dev, DevT backing_dev,

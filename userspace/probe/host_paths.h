@@ -42,9 +42,10 @@ using NamespaceMountinfo =
 // Each traced process's mount namespace, noted while it lives (/proc/PID/ns/mnt), and its
 // mount table when that is not the agent's namespace (/proc/PID/mountinfo; and, when its root
 // is not the namespace's, the namespace's whole table). A process gone before its first record
-// is decoded (a short `dd` in a container) is read through another process of its container's
-// cgroup, which shares its namespace as a container's processes do; with none left, it has no
-// host path.
+// is decoded (a short `dd` in a container, a compiler in a build sandbox) is found through the
+// whole table of the namespace its path record named, read through another process still in
+// it, or else through another process of its container's cgroup, which shares its namespace
+// as a container's processes do; with neither, it has no host path.
 class HostPaths {
  public:
   // `cgroup2` is where the cgroup2 hierarchy is mounted ("" if it is not); `whole` reads a
@@ -91,6 +92,11 @@ class HostPaths {
                                         const std::string& path);
   // A live process of the container's cgroup (or a cgroup below it), read.
   std::optional<Process> member_of(const std::string& container_cgroup);
+  // The host's path of `in_namespace`, a path from the root of namespace `mnt_ns` (the
+  // kernel's number), through that namespace's whole table as read through a process still
+  // in it; nullopt without one.
+  std::optional<std::string> through_namespace(std::uint32_t mnt_ns, DevT dev, DevT backing_dev,
+                                               const std::string& in_namespace);
 
   std::string proc_;
   std::string cgroup2_;
@@ -99,6 +105,13 @@ class HostPaths {
   std::vector<MountEntry> own_mounts_;
   std::unordered_map<std::uint32_t, Process> by_pid_;
   std::unordered_map<std::uint64_t, std::shared_ptr<Namespace>> by_ns_;
+  // Each other namespace's whole table as last read, and the process it was read through
+  // (its number names that namespace only while someone is in it).
+  struct WholeTable {
+    std::shared_ptr<Namespace> table;
+    std::uint32_t read_through = 0;
+  };
+  std::unordered_map<std::uint64_t, WholeTable> whole_by_ns_;
 };
 
 }  // namespace wp
