@@ -4,8 +4,10 @@
  * path goes out before it. An LRU of the files already resolved makes the walk cost once per
  * file, not once per write. bpf_d_path is not allowed from tracepoints, so the dentry chain is
  * walked here: from the file's dentry up to its mount's root, across each mount to the dentry
- * it is mounted on, to the root. Called by the syscall exits, io_uring's completion and the
- * mmap-dirty hook (wp_emit_file_path, declared in maps.bpf.h).
+ * it is mounted on, to the root of the mount namespace, noting where it passed the writer's own
+ * root (a chroot's). Called by the syscall exits, io_uring's completion and the mmap-dirty hook
+ * (wp_emit_file_path, declared in maps.bpf.h), all in the writer's own context: `current` is
+ * the writer.
  */
 #include "vmlinux.h"
 
@@ -26,15 +28,18 @@ struct wp_path_key {
 	__u32 pad;
 };
 
-/* What a file was resolved for: its struct inode, and its name as its dentry holds it (the
- * name's hash and length, and the parent dentry). An inode number reused by a new file is
- * resolved again (a new struct inode, or a freed one reused under another name), and so is a
- * file renamed or moved to another directory (d_move changes its dentry's name and parent):
- * PostgreSQL's WAL segments are written as xlogtemp.N and renamed, rsync writes .name.XXXXXX.
- * A rename of a directory above it is not seen (its own dentry keeps name and parent). */
+/* What a file was resolved for: its struct inode, its name as its dentry holds it (the name's
+ * hash and length, and the parent dentry), and the root it was seen from. An inode number
+ * reused by a new file is resolved again (a new struct inode, or a freed one reused under
+ * another name), and so is a file renamed or moved to another directory (d_move changes its
+ * dentry's name and parent): PostgreSQL's WAL segments are written as xlogtemp.N and renamed,
+ * rsync writes .name.XXXXXX. A rename of a directory above it is not seen (its own dentry
+ * keeps name and parent). The path a writer sees depends on its root: a file met by a writer
+ * with another root (a chroot's, or the host's after a chroot's) is resolved again. */
 struct wp_path_seen {
 	__u64 inode;
 	__u64 name;
+	__u64 root; /* the writer's fs->root, its dentry and mount mixed */
 };
 
 /* Files already resolved. Evicted least recently used: a file met again after that costs one
@@ -97,7 +102,7 @@ static __always_inline bool wp_emit_file_view(struct inode *inode, __u32 dev, __
  * `mnt_ptr` (its struct vfsmount *) for (dev, ino) unless the cache says it went out already. A global function: the verifier checks its bounded walk once, instead of
  * in every syscall exit program it would be inlined into (those are near the 6.1 verifier's
  * 1M-instruction budget). Returns 1 when a record was emitted, 0 when the path went out before
- * (same inode, same name), -1 when it could not go out (the next call tries again). */
+ * (same inode, name and root), -1 when it could not go out (the next call tries again). */
 __noinline int wp_emit_path(__u64 dentry_ptr, __u64 mnt_ptr, __u32 dev, __u64 ino)
 {
 	struct wp_path_key key = {.ino = ino, .dev = dev};
@@ -111,17 +116,24 @@ __noinline int wp_emit_path(__u64 dentry_ptr, __u64 mnt_ptr, __u32 dev, __u64 in
 	struct wp_path_seen now, *seen;
 	__u32 zero = 0, off = 0, components = 0;
 	bool reached_root = false;
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct fs_struct *fs = BPF_CORE_READ(task, fs);
+	struct path root = {};
 
 	dentry = (struct dentry *)dentry_ptr;
 	vfsmnt = (struct vfsmount *)mnt_ptr;
 	if (!dentry || !vfsmnt)
 		return -1;
+	/* The writer's root (chroot(2) and pivot_root(2) set it), both pointers in one read. A
+	 * task past exit_fs() has no fs: the read fails, leaves zeros, and no root is noted. */
+	BPF_CORE_READ_INTO(&root, fs, root);
 	inode = BPF_CORE_READ(dentry, d_inode);
 	now.inode = (__u64)inode;
 	now.name = BPF_CORE_READ(dentry, d_name.hash_len) ^
 		   ((__u64)BPF_CORE_READ(dentry, d_parent) * 0x9e3779b97f4a7c15ull);
+	now.root = (__u64)root.dentry ^ ((__u64)root.mnt * 0x9e3779b97f4a7c15ull);
 	seen = bpf_map_lookup_elem(&file_paths, &key);
-	if (seen && seen->inode == now.inode && seen->name == now.name)
+	if (seen && seen->inode == now.inode && seen->name == now.name && seen->root == now.root)
 		return 0;
 	scratch = bpf_map_lookup_elem(&path_scratch, &zero);
 	if (!scratch)
@@ -129,6 +141,10 @@ __noinline int wp_emit_path(__u64 dentry_ptr, __u64 mnt_ptr, __u32 dev, __u64 in
 	rec = &scratch->rec;
 	mnt = (struct mount *)((char *)vfsmnt - mount_off);
 	rec->flags = wp_file_deleted(dentry, inode) ? WP_PATH_DELETED : 0;
+	rec->root_components = 0;
+	/* Whose namespace the path is in, for the agent to know a writer of its own namespace
+	 * without /proc (a short-lived writer is gone by the time its record is read). */
+	rec->mnt_ns = BPF_CORE_READ(task, nsproxy, mnt_ns, ns.inum);
 
 	for (int i = 0; i < WP_PATH_MAX_STEPS; i++) {
 		struct dentry *mnt_root = BPF_CORE_READ(vfsmnt, mnt_root);
@@ -136,6 +152,13 @@ __noinline int wp_emit_path(__u64 dentry_ptr, __u64 mnt_ptr, __u32 dev, __u64 in
 		const unsigned char *name;
 		long n;
 
+		/* The writer's root, where d_path() (/proc/PID/fd) stops: the path the writer sees
+		 * ends here. The walk goes on to the namespace's root: that path is what the agent
+		 * finds the file on the host by. Met once at most: the walk only goes up. */
+		if (dentry == root.dentry && vfsmnt == root.mnt) {
+			rec->flags |= WP_PATH_PASSED_ROOT;
+			rec->root_components = components;
+		}
 		if (dentry == mnt_root || dentry == parent) {
 			struct mount *up = BPF_CORE_READ(mnt, mnt_parent);
 

@@ -757,13 +757,19 @@ struct wp_fs_log_record {
  * (bpf/filepath.bpf.c keeps an LRU of the files already resolved). `names` holds the path's
  * components leaf first, each NUL-terminated ("file\0dir\0mnt\0"): the walk from the dentry
  * up to the root meets them in that order, and the agent joins them the right way round.
- * The root of the walk is the machine's root (the initial mount namespace's, as the host sees
- * it), not the process's. */
+ * The walk ends at the root of the writer's mount namespace; on its way it notes where it
+ * passed the writer's own root (fs->root), which a chroot puts below the namespace's: the
+ * names up to there are the path as the writer sees it (/proc/PID/fd's), all of them the path
+ * in its namespace. */
 #define WP_PATH_BYTES 512     /* names[]: the components read, NULs included */
 #define WP_PATH_MAX_STEPS 32 /* components plus mount crossings walked */
 enum wp_path_flags {
 	WP_PATH_TRUNCATED = 1 << 0, /* the walk stopped before the root: names hold the leaf end */
 	WP_PATH_DELETED = 1 << 1,   /* unlinked (dentry unhashed or no links left) */
+	/* The walk passed the writer's root: root_components says where. Without it (a trace
+	 * recorded before this flag, or a walk cut short below the writer's root) the names are
+	 * the path in the namespace only. */
+	WP_PATH_PASSED_ROOT = 1 << 2,
 };
 
 struct wp_file_path_record {
@@ -773,7 +779,15 @@ struct wp_file_path_record {
 	wp_u16 flags;	   /* enum wp_path_flags */
 	wp_u16 len;	   /* bytes of names[] used */
 	wp_u8 components; /* NUL-terminated names in names[] */
-	wp_u8 pad[7];
+	/* With WP_PATH_PASSED_ROOT: how many of the names (the first, leaf end) lie below the
+	 * writer's root; equal to components unless a chroot put the root below the namespace's
+	 * (a pad byte before: zero in older traces, which have no such flag either). */
+	wp_u8 root_components;
+	wp_u8 pad[2];
+	/* The writer's mount namespace: its nsfs inode number, as stat() of /proc/PID/ns/mnt
+	 * gives it (0: not known, or an older trace). The walk's root (fs->root's mount) is a
+	 * mount of that namespace, so every writer the record names the file for is in it. */
+	wp_u32 mnt_ns;
 	char names[WP_PATH_BYTES];
 };
 

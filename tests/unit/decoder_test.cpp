@@ -140,9 +140,64 @@ TEST(Decoder, FilePathRecordJoinsItsComponentsRootFirst) {
   EXPECT_EQ(p.dev, make_dev(7, 3));
   EXPECT_EQ(p.ino, 99u);
   EXPECT_EQ(p.path, "/mnt/logs/app.log");
+  EXPECT_EQ(p.ns_path, "") << "no root noted (an older trace): its one path is the path";
   EXPECT_FALSE(p.deleted);
   EXPECT_FALSE(p.truncated);
   EXPECT_STREQ(hook_counter_name(WP_HOOK_FILE_PATH), "file-path");
+}
+
+// A path record whose walk passed the writer's root after `below_root` of its names.
+wp_file_path_record rooted_record(std::initializer_list<const char*> leaf_first,
+                                  std::uint8_t below_root, std::uint16_t flags = 0) {
+  auto r = path_record(leaf_first, WP_PATH_PASSED_ROOT | flags);
+  r.root_components = below_root;
+  return r;
+}
+
+// The path record of a file a writer chroot'ed into /srv/box wrote as /data/x: the walk passed
+// its root after two names and went on to its namespace's root.
+wp_file_path_record chrooted_record(std::uint16_t flags = 0) {
+  auto r = rooted_record({"x", "data", "box", "srv"}, 2, flags);
+  r.mnt_ns = 4026531841;
+  return r;
+}
+
+TEST(Decoder, FilePathOfAChrootedWriterIsItsOwnWithItsNamespacesBeside) {
+  const FilePathEvent p = decoded_path(chrooted_record());
+  EXPECT_EQ(p.path, "/data/x");
+  EXPECT_EQ(p.ns_path, "/srv/box/data/x");
+  EXPECT_EQ(p.mnt_ns, 4026531841u);
+  EXPECT_FALSE(p.truncated);
+  // Its root directory itself (an fsync of it, a relative name's directory).
+  const FilePathEvent r = decoded_path(rooted_record({"box", "srv"}, 0));
+  EXPECT_EQ(r.path, "/");
+  EXPECT_EQ(r.ns_path, "/srv/box");
+}
+
+TEST(Decoder, FilePathOfAWriterAtItsNamespacesRootHasNoOtherPath) {
+  // The walk met the writer's root where it ended: no chroot, or pivot_root'ed there.
+  const FilePathEvent p = decoded_path(rooted_record({"x", "data"}, 2));
+  EXPECT_EQ(p.path, "/data/x");
+  EXPECT_EQ(p.ns_path, "");
+}
+
+TEST(Decoder, FilePathOfAChrootedWriterCutAboveItsRootIsWholeToTheWriter) {
+  // Cut short after the walk passed the root: the writer's path is whole, the namespace's not.
+  const FilePathEvent cut = decoded_path(chrooted_record(WP_PATH_TRUNCATED));
+  EXPECT_EQ(cut.path, "/data/x");
+  EXPECT_FALSE(cut.truncated);
+  EXPECT_EQ(cut.ns_path, ".../srv/box/data/x");
+  // Cut before it: neither is known whole, and the leaf end is all there is.
+  const FilePathEvent below = decoded_path(path_record({"x", "data"}, WP_PATH_TRUNCATED));
+  EXPECT_EQ(below.path, ".../data/x");
+  EXPECT_TRUE(below.truncated);
+  EXPECT_EQ(below.ns_path, "");
+}
+
+TEST(Decoder, DeletedFileOfAChrootedWriterSaysSoInBothPaths) {
+  const FilePathEvent p = decoded_path(chrooted_record(WP_PATH_DELETED));
+  EXPECT_EQ(p.path, "/data/x (deleted)");
+  EXPECT_EQ(p.ns_path, "/srv/box/data/x (deleted)");
 }
 
 TEST(Decoder, FileViewRecordSaysWhatTheOverlayShowsOfItsBackingFile) {
@@ -218,7 +273,9 @@ TEST(Decoder, MalformedFilePathRecordIsRefused) {
   r = path_record({"abc"}, 0);
   r.len = 2;  // cuts the name before its NUL
   EXPECT_FALSE(decoder.decode(bytes_of(r)));
-  EXPECT_EQ(decoder.stats().malformed, 3u);
+  r = rooted_record({"a", "b"}, 3);  // the root beyond the names the walk read
+  EXPECT_FALSE(decoder.decode(bytes_of(r)));
+  EXPECT_EQ(decoder.stats().malformed, 4u);
 }
 
 TEST(Decoder, CgroupRecordBecomesCgroupEvent) {

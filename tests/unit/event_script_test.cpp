@@ -162,6 +162,23 @@ TEST(EventScript, SleepLinesAddStacksToTheirOffCpuEventAndNameTheirFrames) {
   EXPECT_EQ(offcpu.sleeps[0].waker->stack.addrs.size(), 1u);
 }
 
+// A chroot'ed writer's path record: its own path, and its namespace's beside it.
+TEST(EventScript, APathLineTakesTheNamespacesPathBesideTheWritersOwn) {
+  const ParsedScript parsed = parse(std::string(kDevices) +
+                                    "0 path dev=vda1 ino=7 path=/data/x ns_path=/srv/box/data/x "
+                                    "mnt_ns=4026531841\n"
+                                    "1us path dev=vda1 ino=8 path=\"/a b\"\n");
+  ASSERT_TRUE(parsed.script) << parsed.error;
+  const auto& chrooted = std::get<FilePathEvent>(event_at(*parsed.script, 0));
+  EXPECT_EQ(chrooted.dev, make_dev(253, 1));
+  EXPECT_EQ(chrooted.path, "/data/x");
+  EXPECT_EQ(chrooted.ns_path, "/srv/box/data/x");
+  EXPECT_EQ(chrooted.mnt_ns, 4026531841u);
+  const auto& plain = std::get<FilePathEvent>(event_at(*parsed.script, 1));
+  EXPECT_EQ(plain.path, "/a b");
+  EXPECT_EQ(plain.ns_path, "");
+}
+
 TEST(EventScript, LossesCountAgainstTheirHook) {
   const ParsedScript parsed = parse("5ms lost hook=bio count=3\n");
   ASSERT_TRUE(parsed.script) << parsed.error;

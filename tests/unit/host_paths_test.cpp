@@ -5,10 +5,14 @@
 #include "probe/host_paths.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -126,9 +130,29 @@ class HostPathsOnAFakeHost : public ::testing::Test {
     std::filesystem::create_directories((root_ / relative).parent_path());
     std::ofstream(root_ / relative) << text;
   }
-  HostPaths host() { return HostPaths((root_ / "proc").string(), (root_ / "cgroup").string()); }
+  HostPaths host() {
+    // A namespace's whole table is what the fake /proc has at PID/whole_mountinfo.
+    return HostPaths((root_ / "proc").string(), (root_ / "cgroup").string(),
+                     [this](const std::string& proc, std::uint32_t pid) {
+                       ++whole_reads_;
+                       const auto file =
+                           std::filesystem::path(proc) / std::to_string(pid) / "whole_mountinfo";
+                       if (!std::filesystem::exists(file)) return std::optional<std::string>();
+                       std::ifstream in(file);
+                       return std::optional(std::string(std::istreambuf_iterator<char>(in), {}));
+                     });
+  }
+  // pid chroot'ed at `root` (what /proc/PID/root says), its namespace its own.
+  void chrooted(const std::string& pid, const std::string& root, const std::string& own_table,
+                const std::string& whole_table) {
+    write("proc/" + pid + "/ns/mnt", "");
+    write("proc/" + pid + "/mountinfo", own_table);
+    if (!whole_table.empty()) write("proc/" + pid + "/whole_mountinfo", whole_table);
+    std::filesystem::create_symlink(root, root_ / "proc" / pid / "root");
+  }
 
   std::filesystem::path root_;
+  int whole_reads_ = 0;
   const std::string container_cgroup_ = "/system.slice/docker-" + std::string(64, 'a') + ".scope";
 };
 
@@ -172,6 +196,110 @@ TEST_F(HostPathsOnAFakeHost, APidReusedInAnotherNamespaceIsReadAfreshAfterTheRec
       << "not rechecked yet";
   paths.note_process(200, HostPaths::kRecheckNs + 1);
   EXPECT_EQ(paths.host_path(200, "", kDisk, 0, "/mnt/data.log"), std::nullopt);
+}
+
+// A writer chroot'ed in the agent's own namespace: the path from the namespace's root is the
+// host's; without one (not chroot'ed) the writer's path is.
+TEST_F(HostPathsOnAFakeHost, AChrootedWriterInTheAgentsNamespaceHasItsNamespacePath) {
+  HostPaths paths = host();
+  paths.note_process(300, 0);
+  EXPECT_EQ(paths.host_path(300, "", kDisk, 0, "/data/x", "/srv/box/data/x"), "/srv/box/data/x");
+  EXPECT_EQ(paths.host_path(300, "", kDisk, 0, "/srv/box/data/x"), std::nullopt);
+  EXPECT_EQ(whole_reads_, 0) << "the agent's own table is the namespace's";
+}
+
+// A chroot'ed writer gone before it was noted (a short build step): the kernel said whose
+// namespace the path is in, and when it is the agent's that is all it takes.
+TEST_F(HostPathsOnAFakeHost, AWriterGoneBeforeItWasNotedIsInTheAgentsNamespaceAsTheKernelSaid) {
+  HostPaths paths = host();
+  struct stat own {};
+  ASSERT_EQ(::stat((root_ / "proc/self/ns/mnt").c_str(), &own), 0);
+  // The fake namespace is a file's inode; the kernel's numbers have 32 bits.
+  if (own.st_ino > UINT32_MAX) GTEST_SKIP() << "the fake namespace's number has over 32 bits";
+  const auto own_ns = static_cast<std::uint32_t>(own.st_ino);
+  EXPECT_EQ(paths.host_path(12345, "", kDisk, 0, "/data/x", "/srv/box/data/x", own_ns),
+            "/srv/box/data/x");
+  EXPECT_EQ(paths.host_path(12345, "", kDisk, 0, "/data/x", "/srv/box/data/x", own_ns + 1),
+            std::nullopt)
+      << "another namespace, and no process to read it through";
+  EXPECT_EQ(paths.host_path(12345, "", kDisk, 0, "/srv/box/data/x", "", own_ns), std::nullopt);
+}
+
+// A writer chroot'ed into a plain directory of its own namespace (a sandbox under a bind
+// mount the host has elsewhere): its own table lists no mount above its root, so its path is
+// found from its namespace path through the namespace's whole table.
+TEST_F(HostPathsOnAFakeHost, AChrootedWriterInAnotherNamespaceIsFoundThroughTheWholeTable) {
+  chrooted("400", "/sandbox/box", "",
+           "60 59 254:0 / / rw - ext4 /dev/vda rw\n"
+           "61 60 254:0 /var/lib/sandboxes /sandbox rw - ext4 /dev/vda rw\n");
+  HostPaths paths = host();
+  paths.note_process(400, 0);
+  EXPECT_EQ(whole_reads_, 1) << "read while the process runs";
+  EXPECT_EQ(paths.host_path(400, "", kDisk, 0, "/data/x", "/sandbox/box/data/x"),
+            "/var/lib/sandboxes/box/data/x");
+  // A file outside its root (opened before the chroot) is named from its namespace's root.
+  EXPECT_EQ(paths.host_path(400, "", kDisk, 0, "/sandbox/old.log"), "/var/lib/sandboxes/old.log");
+  // Its own table alone has nothing to go by.
+  std::filesystem::remove(root_ / "proc/400/whole_mountinfo");
+  HostPaths alone = host();
+  alone.note_process(400, 0);
+  EXPECT_EQ(alone.host_path(400, "", kDisk, 0, "/data/x", "/sandbox/box/data/x"), std::nullopt);
+}
+
+// A compiler run in a build sandbox (a namespace of its own, chroot'ed) is gone before its
+// record is decoded: the namespace its path record named is found through the sandbox's
+// shell, read while it ran and still in it; no longer once the shell has gone too.
+TEST_F(HostPathsOnAFakeHost, AWriterGoneBeforeItWasNotedIsFoundThroughAProcessOfItsNamespace) {
+  chrooted("400", "/sandbox/box", "",
+           "60 59 254:0 / / rw - ext4 /dev/vda rw\n"
+           "61 60 254:0 /var/lib/sandboxes /sandbox rw - ext4 /dev/vda rw\n");
+  struct stat sandbox {};
+  ASSERT_EQ(::stat((root_ / "proc/400/ns/mnt").c_str(), &sandbox), 0);
+  if (sandbox.st_ino > UINT32_MAX) GTEST_SKIP() << "the fake namespace's number has over 32 bits";
+  const auto ns = static_cast<std::uint32_t>(sandbox.st_ino);
+  HostPaths paths = host();
+  paths.note_process(400, 0);
+  paths.note_process(401, 0);  // no /proc/401: exited before its record was decoded
+  EXPECT_EQ(paths.host_path(401, "", kDisk, 0, "/out/y.o", "/sandbox/box/out/y.o", ns),
+            "/var/lib/sandboxes/box/out/y.o");
+  // Never noted at all (a writer known only by its stores into a mapping): the same.
+  EXPECT_EQ(paths.host_path(402, "", kDisk, 0, "/out/y.o", "/sandbox/box/out/y.o", ns),
+            "/var/lib/sandboxes/box/out/y.o");
+  EXPECT_EQ(paths.host_path(401, "", kDisk, 0, "/out/y.o", "/sandbox/box/out/y.o", ns + 1),
+            std::nullopt)
+      << "a namespace no process was read in";
+  std::filesystem::remove_all(root_ / "proc/400");  // the shell exited: the number may be reused
+  EXPECT_EQ(paths.host_path(401, "", kDisk, 0, "/out/y.o", "/sandbox/box/out/y.o", ns),
+            std::nullopt);
+}
+
+// runc's no_pivot_root: chroot'ed at the root of a mount (here a bind of /srv/vol), which its
+// own table shows as "/": the writer's path goes through it when the whole table is not read.
+TEST_F(HostPathsOnAFakeHost, AWriterChrootedAtAMountsRootIsFoundThroughItsOwnTable) {
+  chrooted("500", "/run/ct/rootfs", "70 69 254:0 /srv/vol / rw - ext4 /dev/vda rw\n", "");
+  HostPaths paths = host();
+  paths.note_process(500, 0);
+  EXPECT_EQ(whole_reads_, 1);
+  EXPECT_EQ(paths.host_path(500, "", kDisk, 0, "/data/x", "/run/ct/rootfs/data/x"),
+            "/srv/vol/data/x");
+}
+
+// A process in another namespace at its root (pid 200, no root link: "/") is translated as
+// before, and the whole table is not read for it; one that chroots later is, at the recheck.
+TEST_F(HostPathsOnAFakeHost, TheWholeTableIsReadOnlyForAChrootedProcess) {
+  HostPaths paths = host();
+  paths.note_process(200, 0);
+  EXPECT_EQ(whole_reads_, 0);
+  EXPECT_EQ(paths.host_path(200, "", kDisk, 0, "/mnt/data.log"), "/srv/vol/data.log");
+  std::filesystem::create_symlink("/mnt", root_ / "proc/200/root");
+  write("proc/200/mountinfo", "50 49 254:0 /srv/vol / rw - ext4 /dev/vda rw\n");
+  write("proc/200/whole_mountinfo",
+        "49 48 254:0 / / rw - ext4 /dev/vda rw\n50 49 254:0 /srv/vol /mnt rw - ext4 /dev/vda rw\n");
+  paths.note_process(200, HostPaths::kRecheckNs / 2);
+  EXPECT_EQ(whole_reads_, 0) << "not rechecked yet";
+  paths.note_process(200, HostPaths::kRecheckNs + 1);
+  EXPECT_EQ(whole_reads_, 1);
+  EXPECT_EQ(paths.host_path(200, "", kDisk, 0, "/data.log", "/mnt/data.log"), "/srv/vol/data.log");
 }
 
 TEST_F(HostPathsOnAFakeHost, AProcessGoneSinceItWasReadKeepsItsView) {

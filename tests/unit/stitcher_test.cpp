@@ -161,6 +161,36 @@ TEST_F(StitcherTest, PendingWriteKeepsThePathItsCallHadAcrossARename) {
   EXPECT_EQ(w[1].state, WriteState::Durable);
 }
 
+// A writer chroot'ed into /srv/box names its file /data/x; the path from its namespace's root
+// comes with it (the agent finds the host's path from that). The file met later from the
+// namespace's root (the kernel resolves it again for another root) has that one path only:
+// each item keeps what its call's record arrived under, batches split where it changes.
+TEST_F(StitcherTest, ItemsOfAChrootedWriterCarryTheirNamespacesPathBesideTheirOwn) {
+  FilePathEvent chrooted = file_path(90, "/data/x");
+  chrooted.ns_path = "/srv/box/data/x";
+  chrooted.mnt_ns = 4026531841;
+  feed(chrooted);
+  feed(write_call(100, 110, 0, 4096, 1));
+  feed(sync_call(Syscall::Fsync, 120, 130, kWriterTid));
+  feed(file_path(190, "/srv/box/data/x"));
+  feed(write_call(200, 210, 4096, 4096, 1));
+  finish();  // both still dirty: handed out as they stand
+  auto w = writes();
+  ASSERT_EQ(w.size(), 2u);
+  std::sort(w.begin(), w.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  EXPECT_EQ(w[0].call.path, "/data/x");
+  EXPECT_EQ(w[0].call.ns_path, "/srv/box/data/x");
+  EXPECT_EQ(w[0].call.mnt_ns, 4026531841u);
+  EXPECT_EQ(w[1].call.path, "/srv/box/data/x");
+  EXPECT_EQ(w[1].call.ns_path, "");
+  EXPECT_EQ(w[1].call.mnt_ns, 0u);
+  auto s = syncs();
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].call.path, "/data/x");
+  EXPECT_EQ(s[0].call.ns_path, "/srv/box/data/x");
+  EXPECT_EQ(s[0].call.mnt_ns, 4026531841u);
+}
+
 TEST_F(StitcherTest, SyncWithoutAFileHasNoPath) {
   feed(file_path(90, "/mnt/a", 0));  // no file is inode 0: ignored
   SyscallEvent all = sync_call(Syscall::Sync, 100, 200, kWriterTid);

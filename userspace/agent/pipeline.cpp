@@ -204,7 +204,7 @@ void Pipeline::name_item_context(Timeline& item) const {
           static const std::string kNoContainer;
           const std::string& cgroup = call.container ? call.container->cgroup : kNoContainer;
           if (auto host = options_.host_paths->host_path(call.pid, cgroup, stat_dev(call), backing,
-                                                         call.path))
+                                                         call.path, call.ns_path, call.mnt_ns))
             call.host_path = std::move(*host);
         }
       },

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <span>
+#include <string>
 #include <string_view>
 #include <type_traits>
 #include <vector>
@@ -250,6 +252,19 @@ std::optional<Event> decode_fs_log(std::span<const std::byte> bytes) {
   return e;
 }
 
+// A path from its components, leaf first: "/" and the names root first, after "..." when the
+// walk was cut short, with " (deleted)" after an unlinked file's, as /proc/PID/fd shows it.
+std::string joined_path(std::span<const std::string_view> leaf_first, bool cut, bool deleted) {
+  std::string path = cut ? "..." : "";
+  for (auto it = leaf_first.rbegin(); it != leaf_first.rend(); ++it) {
+    path += '/';
+    path += *it;
+  }
+  if (path.empty()) path = "/";
+  if (deleted) path += " (deleted)";
+  return path;
+}
+
 std::optional<Event> decode_file_path(std::span<const std::byte> bytes) {
   wp_file_path_record r;
   if (!read_record(bytes, r) || r.len > WP_PATH_BYTES) return std::nullopt;
@@ -263,19 +278,24 @@ std::optional<Event> decode_file_path(std::span<const std::byte> bytes) {
     names.remove_prefix(nul + 1);
   }
   if (components.size() != r.components) return std::nullopt;
+  // The walk passed the writer's root after the first root_components names: those are the
+  // writer's path. Without the flag (an older trace, or a walk cut below the root) every name
+  // is, as before.
+  const bool passed_root = (r.flags & WP_PATH_PASSED_ROOT) != 0;
+  if (passed_root && r.root_components > r.components) return std::nullopt;
+  const std::size_t own = passed_root ? r.root_components : components.size();
   FilePathEvent e;
   e.ts = r.h.ts_ns;
   e.dev = r.dev;
   e.ino = r.ino;
-  e.truncated = (r.flags & WP_PATH_TRUNCATED) != 0;
   e.deleted = (r.flags & WP_PATH_DELETED) != 0;
-  if (e.truncated) e.path = "...";
-  for (auto it = components.rbegin(); it != components.rend(); ++it) {
-    e.path += '/';
-    e.path += *it;
-  }
-  if (e.path.empty()) e.path = "/";
-  if (e.deleted) e.path += " (deleted)";
+  e.mnt_ns = r.mnt_ns;
+  // Cut short: names hold the leaf end only. The writer's path is whole if the walk passed
+  // its root before it stopped.
+  const bool cut = (r.flags & WP_PATH_TRUNCATED) != 0;
+  e.truncated = cut && !passed_root;
+  e.path = joined_path(std::span(components).first(own), e.truncated, e.deleted);
+  if (own != components.size()) e.ns_path = joined_path(components, cut, e.deleted);
   return e;
 }
 

@@ -120,13 +120,20 @@ struct SyscallEvent {
   // journal are. Set by the stitcher from the FileViewEvent, like path; 0 for other files.
   DevT view_dev = 0;
   std::uint64_t view_ino = 0;
-  // The file's path ("/mnt/data/log", "… (deleted)"): never decoded from this record, set by
-  // the stitcher from the FilePathEvent of (dev, ino) when the item is handed out; empty when
-  // none arrived (lost, or a trace recorded before paths were).
+  // The file's path as the writer sees it ("/mnt/data/log", "… (deleted)"): never decoded from
+  // this record, set by the stitcher from the FilePathEvent of (dev, ino) when the item is
+  // handed out; empty when none arrived (lost, or a trace recorded before paths were).
   std::string path;
-  // Where that file is as the host names it, when the writer is in another mount namespace
-  // and the host names it otherwise (a container's root, a bind-mounted volume): set by the
-  // agent of a live trace when the item is emitted (probe/host_paths.h); "" otherwise.
+  // Set with path: the path in the writer's mount namespace when the writer's root is not the
+  // namespace's (a chroot) and it differs (FilePathEvent::ns_path); "" otherwise; and that
+  // namespace (FilePathEvent::mnt_ns; 0: not known). Not shown: the agent finds host_path
+  // from them.
+  std::string ns_path;
+  std::uint32_t mnt_ns = 0;
+  // Where that file is as the host names it, when the host names it otherwise than the writer:
+  // a writer in another mount namespace (a container's root, a bind-mounted volume), or
+  // chroot'ed: set by the agent of a live trace when the item is emitted
+  // (probe/host_paths.h); "" otherwise.
   std::string host_path;
   // The thread's cgroup (v2) id when the call was made, from its CgroupEvent (set by the
   // stitcher; 0: not known), and that cgroup's path under the cgroup2 root (set by the agent
@@ -443,12 +450,21 @@ struct FilePathEvent {
   Nanos ts = 0;
   DevT dev = 0;
   std::uint64_t ino = 0;
-  // From the root of the machine's mount tree: "/mnt/data/dir/file". A path the kernel's walk
-  // could not finish (too deep or too long) holds the components nearest the file, after
-  // "..."; an unlinked file's ends with " (deleted)", as /proc/PID/fd shows it.
+  // As the writer sees it, from its own root (as /proc/PID/fd shows it): "/data/x" for a
+  // writer chroot'ed into /srv/box. A path the kernel's walk could not finish (too deep or too
+  // long) holds the components nearest the file, after "..."; an unlinked file's ends with
+  // " (deleted)".
   std::string path;
+  // The same file from the root of the writer's mount namespace when that is not the writer's
+  // root and the path differs ("/srv/box/data/x"); "" when it is the same as `path` (no chroot,
+  // pivot_root, a trace recorded before roots were noted). The host's path is found from it.
+  std::string ns_path;
+  // The writer's mount namespace (its nsfs inode, as stat() of /proc/PID/ns/mnt gives it),
+  // shared by every writer the path names the file for (their root is a mount of it); 0 when
+  // not known (an older trace).
+  std::uint32_t mnt_ns = 0;
   bool deleted = false;
-  bool truncated = false;
+  bool truncated = false;  // `path` holds the leaf end only
 };
 
 // A file (dev, ino) that the application reaches through overlayfs as (view_dev, view_ino):

@@ -656,6 +656,8 @@ ScriptStep read_event(const std::string& kind, Fields& f, Nanos at,
     ev.dev = f.required_device("dev");
     ev.ino = f.number("ino");
     ev.path = f.required("path");
+    ev.ns_path = f.text("ns_path");
+    ev.mnt_ns = f.number<std::uint32_t>("mnt_ns");
     ev.deleted = f.flag("deleted");
     ev.truncated = f.flag("truncated");
     return ev;

@@ -11,6 +11,8 @@ void FileNames::on_file_path(const FilePathEvent& ev) {
   if (ev.ino == 0) return;
   auto& entry = paths_[InodeKey{ev.dev, ev.ino}];
   entry.path = ev.path;
+  entry.ns_path = ev.ns_path;
+  entry.mnt_ns = ev.mnt_ns;
   // A path record starts the file afresh: reached through an overlay only if a view follows.
   entry.view_dev = 0;
   entry.view_ino = 0;
@@ -30,6 +32,8 @@ void FileNames::name(SyscallEvent& call) const {
   const auto it = paths_.find(InodeKey{call.dev, call.ino});
   if (it == paths_.end()) return;
   call.path = it->second.path;
+  call.ns_path = it->second.ns_path;
+  call.mnt_ns = it->second.mnt_ns;
   call.view_dev = it->second.view_dev;
   call.view_ino = it->second.view_ino;
 }

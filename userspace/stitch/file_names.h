@@ -25,18 +25,22 @@ class FileNames {
   void on_file_path(const FilePathEvent& ev);
   // What the file just named is to the application (overlayfs): follows its path record.
   void on_file_view(const FileViewEvent& ev);
-  // Sets call.path (and the overlay view) from the table unless it has one; leaves it empty
-  // when no path is known.
+  // Sets call.path, its namespace's path and namespace (ns_path, mnt_ns) and the overlay view
+  // from the table unless it has a path; leaves them empty when no path is known.
   void name(SyscallEvent& call) const;
   // The path a namespace call's name stands for: `name` joined to the path of the directory
   // (dev, ino) it is relative to, "." and ".." resolved as written (a symlink among them is
   // not followed); `name` itself when absolute; "" when the directory's path is not known.
+  // Both as the caller sees them: a chroot'ed caller's absolute names are from its root, and
+  // so is its directories' path.
   std::string resolve(DevT dir_dev, std::uint64_t dir_ino, const std::string& name) const;
   std::size_t size() const { return paths_.size(); }
 
  private:
   struct Entry {
     std::string path;
+    std::string ns_path;  // FilePathEvent::ns_path: "" when the same as path
+    std::uint32_t mnt_ns = 0;
     DevT view_dev = 0;  // from a FileViewEvent after the path: an overlay file's own
     std::uint64_t view_ino = 0;
     std::uint64_t seq = 0;  // insertion order, for the bound

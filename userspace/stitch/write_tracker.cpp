@@ -278,6 +278,8 @@ WriteTimeline WriteTracker::timeline_of(const Batch& b, Member& m, bool snapshot
   call.tid = b.tid;
   call.comm = b.comm;
   call.path = b.path;
+  call.ns_path = b.ns_path;
+  call.mnt_ns = b.mnt_ns;
   call.syscall = m.syscall;
   call.via = m.via;
   call.fd = b.fd;
@@ -447,6 +449,8 @@ WriteTracker::BatchIt WriteTracker::new_batch(const SyscallEvent& ev, Member m) 
   b.tid = ev.tid;
   b.comm = ev.comm;
   b.path = ev.path;
+  b.ns_path = ev.ns_path;
+  b.mnt_ns = ev.mnt_ns;
   b.fd = ev.fd;
   b.dev = ev.dev;
   b.ino = ev.ino;

@@ -131,7 +131,9 @@ struct Batch {
   std::uint32_t pid = 0;
   std::uint32_t tid = 0;
   std::string comm;
-  std::string path;  // the file's path when its writes' records arrived (a rename: a new batch)
+  std::string path;     // the file's path when its writes' records arrived (a rename: a new batch)
+  std::string ns_path;  // and in the writer's namespace, if it differs (SyscallEvent::ns_path)
+  std::uint32_t mnt_ns = 0;  // that namespace (SyscallEvent::mnt_ns)
   int fd = -1;
   DevT dev = 0;
   std::uint64_t ino = 0;
@@ -170,7 +172,8 @@ struct Batch {
     return pid == ev.pid && tid == ev.tid && fd == ev.fd && dev == ev.dev && ino == ev.ino &&
            file_flags == ev.file_flags && call_flags == ev.call_flags &&
            cgroup_id == ev.cgroup_id && comm == ev.comm && path == ev.path &&
-           view_dev == ev.view_dev && view_ino == ev.view_ino;
+           ns_path == ev.ns_path && mnt_ns == ev.mnt_ns && view_dev == ev.view_dev &&
+           view_ino == ev.view_ino;
   }
 };
 
