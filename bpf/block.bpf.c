@@ -398,7 +398,7 @@ static __always_inline void wp_send_request_record(__u64 ptr, __u8 event, __u32 
 	r->sector = sector;
 	r->error = wp_blk_status_errno(status);
 	r->tid = wp_current_tid();
-	r->event = event;
+	r->kind = event;
 	__builtin_memset(r->pad, 0, sizeof(r->pad));
 	wp_submit(r, sizeof(*r));
 }

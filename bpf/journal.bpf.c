@@ -91,7 +91,7 @@ static __always_inline int wp_emit_fs_log(__u32 dev, __u32 event, __u32 flags, _
 		return 0;
 	r->dev = dev;
 	r->tid = wp_current_tid();
-	r->event = event;
+	r->kind = event;
 	r->flags = flags;
 	r->lsn = lsn;
 	wp_submit(r, sizeof(*r));

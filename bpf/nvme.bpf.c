@@ -64,7 +64,7 @@ static __always_inline int wp_emit_nvme(struct request *rq, void *sqe, __u8 even
 	r->disk = disk;
 	r->qid = wp_nvme_qid(rq);
 	r->cid = cid;
-	r->event = event;
+	r->kind = event;
 	r->opcode = opcode;
 	r->status = event == WP_NVME_COMPLETE ? BPF_CORE_READ(wp_nvme_req(rq), status) : 0;
 	r->nsid = 0;

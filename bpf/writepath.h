@@ -68,28 +68,6 @@ enum wp_tgid_flags {
 	WP_TGID_FORKED = 1 << 1, /* it forked a child that was not followed (-p without --children) */
 };
 
-enum wp_record_type {
-	WP_REC_SYSCALL = 1,  /* a write or sync syscall, at its exit */
-	WP_REC_BIO = 2,	     /* a bio entering the block layer (queue or split) */
-	WP_REC_REQUEST = 3,  /* a block request event: insert, issue, complete */
-	WP_REC_JOURNAL = 4,  /* a jbd2 commit phase */
-	WP_REC_THROTTLE = 5, /* one balance_dirty_pages pause of a traced thread */
-	WP_REC_NVME = 6,     /* an NVMe command set up or completed */
-	WP_REC_CAUSES = 7,   /* where a slow syscall's time went (only with --min-latency) */
-	WP_REC_DISCARD = 8,  /* a dirty folio left the page cache unwritten (truncate, unlink) */
-	WP_REC_MMAP_DIRTY = 10, /* a traced thread dirtied a file folio outside a write syscall */
-	WP_REC_FS_LOG = 11,  /* an xfs log force or log write (the journal of xfs) */
-	WP_REC_FILE_PATH = 12, /* the path of a file (dev, ino), once per file the trace meets */
-	WP_REC_CGROUP = 13,  /* the cgroup a traced thread is in, when first seen or changed */
-	WP_REC_OFFCPU = 14,  /* where a slow call slept: stacks, wakers, lock and reclaim waits */
-	WP_REC_FILE_VIEW = 15, /* a stacked file (overlayfs) over its backing file, after its path */
-	WP_REC_FUSE = 16,    /* a FUSE daemon answered a traced call's write or fsync request */
-	WP_REC_NAMESPACE = 17, /* a traced call that changed a name or a size: rename, unlink, ... */
-	WP_REC_INLINE = 18,  /* a file's data stored inside its file system's metadata */
-	WP_REC_FS_COMMIT = 19, /* a file system's transaction committed (btrfs) */
-	/* 9: reserved. io_uring ops travel as WP_REC_SYSCALL with a WP_SYS_IO_URING_* value. */
-};
-
 /* Which hook lost a record (ring buffer full); indexes the lost_by_hook counters. */
 enum wp_hook {
 	WP_HOOK_SYSCALL = 0,
@@ -406,7 +384,6 @@ enum wp_ns_flags {
  * flagged. */
 #define WP_NS_NAME_BYTES 256
 
-
 /* Request/bio flags, normalised from the kernel's enum req_flag_bits (whose values move
  * between kernels) with CO-RE in bpf/compat.bpf.h. */
 enum wp_req_flags {
@@ -433,48 +410,6 @@ struct wp_record_header {
 	wp_u64 ts_ns; /* bpf_ktime_get_ns() when the event happened */
 };
 
-/* One write or sync syscall of a traced thread, emitted at syscall exit (header ts = exit).
- * Written once per traced write: with the ring buffer's 8-byte record header it fills
- * exactly two cache lines (120 + 8 bytes), since filling fresh ring-buffer lines is most of
- * what a record costs the writer. */
-struct wp_syscall_record {
-	struct wp_record_header h;
-	wp_u64 start_ns;
-	wp_u32 pid; /* tgid */
-	wp_u32 tid;
-	char comm[WP_COMM_LEN];
-	wp_u8 syscall;	  /* enum wp_syscall */
-	wp_u8 file_flags; /* enum wp_file_flags */
-	wp_u16 call_flags; /* enum wp_call_flags; bits 13-15: enum wp_via (0: a syscall) */
-	wp_s32 fd;	   /* io_uring: the SQE's fd (a fixed-file index with IOSQE_FIXED_FILE) */
-	wp_u32 dev;	      /* kernel dev_t (MAJOR << 20 | MINOR) of the file's superblock */
-	wp_u32 pages_dirtied; /* pages, not folios */
-	wp_u64 ino;
-	wp_s64 ret;
-	wp_u64 pos;	    /* file offset of the first byte written (pwrite: the argument) */
-	wp_u64 count;	    /* bytes requested; sync_file_range: nbytes */
-	wp_u64 throttle_ns; /* sum of balance_dirty_pages pauses inside the call */
-	wp_u32 throttle_events;
-	wp_u32 writeback_waits; /* folio_wait_writeback inside the call */
-	wp_u32 dirty_folios;
-	/* kernel dev_t of the file's superblock when it differs from dev (btrfs: dev is the
-	 * subvolume's anonymous device, as stat() says; this is the file system's), else 0. */
-	wp_u32 fs_dev;
-};
-
-/* Where a slow syscall's time went off CPU, emitted just before its wp_syscall_record (same
- * tid and start_ns). On-CPU time is the rest of its latency. */
-struct wp_causes_record {
-	struct wp_record_header h;
-	wp_u64 start_ns;
-	wp_u32 tid;
-	wp_u32 pad;
-	wp_u64 throttle_ns;	  /* asleep in balance_dirty_pages */
-	wp_u64 writeback_wait_ns; /* asleep waiting for a page under writeback */
-	wp_u64 blocked_ns;	  /* asleep for anything else (locks, journal, I/O) */
-	wp_u64 runnable_ns;	  /* preempted: ready to run, waiting for a CPU */
-};
-
 enum wp_bio_kind {
 	WP_BIO_QUEUE = 1,
 	WP_BIO_SPLIT = 2,
@@ -499,37 +434,6 @@ enum wp_bio_flags {
 	WP_BIO_TRUNCATED = 1 << 3, /* more extents than the record holds */
 };
 
-struct wp_extent {
-	wp_u64 index; /* page index in the file */
-	wp_u32 pages;
-	wp_u32 pad;
-};
-
-struct wp_bio_record {
-	struct wp_record_header h;
-	wp_u64 bio; /* kernel pointer: identity while in flight */
-	wp_u32 pid;
-	wp_u32 tid;    /* the submitting thread */
-	wp_u32 bdev;   /* dev_t of bi_bdev (a partition, or the disk) */
-	wp_u32 disk;   /* dev_t of the whole disk: requests are per disk */
-	wp_u64 sector; /* disk sector (partition offset already added) */
-	wp_u32 bytes;
-	wp_u32 op;	 /* enum wp_req_op */
-	wp_u32 flags;	 /* enum wp_req_flags */
-	wp_u8 kind;	 /* enum wp_bio_kind */
-	wp_u8 bio_flags; /* enum wp_bio_flags */
-	wp_u8 nr_extents;
-	wp_u8 why;	 /* enum wp_why */
-	wp_u32 file_dev; /* dev_t of the pages' inode superblock */
-	/* The io_uring op the bio was queued for (issued inline, or by the io-wq worker running
-	 * it): WP_URING_TAG() of the op's submission time, its record's start_ns; 0 for none. A
-	 * thread keeps several ops in flight, and their windows overlap. */
-	wp_u32 uring_tag;
-	wp_u64 ino;
-	char comm[WP_COMM_LEN];
-	struct wp_extent extents[WP_BIO_MAX_EXTENTS];
-};
-
 enum wp_request_event {
 	WP_RQ_INSERT = 1,
 	WP_RQ_ISSUE = 2,
@@ -543,20 +447,6 @@ enum wp_request_event {
 	WP_RQ_REQUEUE = 5,
 };
 
-struct wp_request_record {
-	struct wp_record_header h;
-	wp_u64 rq; /* kernel pointer: reused, so identity is pointer + lifetime */
-	wp_u32 disk;
-	wp_u32 op;
-	wp_u32 flags; /* enum wp_req_flags (of rq->cmd_flags at this event) */
-	wp_u32 bytes; /* __data_len; at complete: the nr_bytes completed */
-	wp_u64 sector;
-	wp_s32 error; /* complete: blk_status_t */
-	wp_u32 tid;
-	wp_u8 event; /* enum wp_request_event */
-	wp_u8 pad[7];
-};
-
 enum wp_journal_phase {
 	WP_JBD2_START = 1,
 	WP_JBD2_LOCKING = 2,
@@ -565,55 +455,9 @@ enum wp_journal_phase {
 	WP_JBD2_END = 5,
 };
 
-struct wp_journal_record {
-	struct wp_record_header h;
-	wp_u32 dev; /* the filesystem's device */
-	wp_u32 transaction;
-	wp_u32 phase; /* enum wp_journal_phase */
-	wp_u32 tid;
-};
-
-struct wp_throttle_record {
-	struct wp_record_header h;
-	wp_u32 pid;
-	wp_u32 tid;
-	wp_s64 pause_ms; /* the sleep balance_dirty_pages chose */
-	wp_u64 period_ms;
-	wp_u64 dirty;	 /* pages dirty globally at that moment */
-	wp_u64 limit;	 /* the global dirty limit, pages */
-	wp_u64 wb_dirty; /* pages dirty on this device's writeback */
-	wp_u64 wb_setpoint;
-};
-
 enum wp_nvme_event {
 	WP_NVME_SETUP = 1,
 	WP_NVME_COMPLETE = 2,
-};
-
-struct wp_nvme_record {
-	struct wp_record_header h;
-	wp_u64 rq;
-	wp_u32 disk;
-	wp_u16 qid;
-	wp_u16 cid;
-	wp_u8 event; /* enum wp_nvme_event */
-	wp_u8 opcode;
-	wp_u16 status;
-	wp_u32 nsid;
-	wp_u64 slba;
-	wp_u32 nlb;	/* blocks, zero-based as on the wire: nlb + 1 blocks */
-	wp_u32 control; /* cdw12 high half: FUA is bit 14 */
-};
-
-/* A dirty folio deleted from the page cache without being written back: its data will never
- * reach the disk. One record per dirty folio (clean ones, e.g. reclaim, emit nothing): 48
- * ring-buffer bytes, so truncating 1 GiB of small dirty folios costs 12 MiB of the buffer. */
-struct wp_discard_record {
-	struct wp_record_header h;
-	wp_u64 ino;
-	wp_u64 index; /* first page index in the file */
-	wp_u32 dev;   /* superblock dev_t, as in wp_syscall_record */
-	wp_u32 pages; /* pages in the folio */
 };
 
 /* Which file system stored a file's data inside its metadata. */
@@ -622,67 +466,7 @@ enum wp_inline_fs {
 	WP_INLINE_EXT4 = 2,  /* inline_data: written into the inode itself, in the journal */
 };
 
-/* Bytes of a file that its file system stored inside its metadata instead of data blocks:
- * btrfs writes a file of at most max_inline bytes (2048 by default) back as an inline extent,
- * a copy into a leaf of its subvolume's tree; ext4 with inline_data keeps a small file's data
- * in its inode, copied there by the write itself. No data request will ever carry those
- * pages: they reach the disk with the metadata, when the transaction that holds them commits
- * (a btrfs transaction commit or log-tree sync, a jbd2 commit). One record per copy. */
-struct wp_inline_record {
-	struct wp_record_header h;
-	wp_u64 ino;
-	wp_u64 start; /* the bytes stored: [start, start + len) of the file */
-	/* The transaction that holds them, or one after it: btrfs, the file system's generation
-	 * when the copy was made (its running transaction's, or a later one's); ext4, the jbd2
-	 * tid that last changed the inode (its i_sync_tid, what its fsync waits for). */
-	wp_u64 transaction;
-	wp_u32 len;
-	wp_u32 dev;    /* as wp_syscall_record's dev */
-	wp_u32 fs_dev; /* the file system's superblock dev_t */
-	wp_u8 fs;      /* enum wp_inline_fs */
-	wp_u8 pad[3];
-};
-
-/* A btrfs transaction committed (btrfs:btrfs_transaction_commit, after its superblocks were
- * written and waited for): what every transaction up to `transaction` holds is on disk. */
-struct wp_fs_commit_record {
-	struct wp_record_header h;
-	wp_u64 transaction; /* the last committed (fs_info->last_trans_committed) */
-	wp_u64 start_ns;    /* when the commit's own work began (0: not known) */
-	wp_u32 fs_dev;      /* the file system's superblock dev_t */
-	wp_u32 tid;         /* the thread that committed it, which wrote its superblocks */
-};
-
-/* A folio of a regular file dirtied by a traced thread outside any traced write: a store
- * into a shared mapping (the write fault dirties it in the storing task). One record per
- * folio; a page is dirtied once per writeback cycle, so a region stored into again before
- * it is written back costs nothing more. */
-struct wp_mmap_dirty_record {
-	struct wp_record_header h;
-	wp_u64 ino;
-	wp_u64 index; /* first page index in the file */
-	wp_u32 dev;   /* superblock dev_t, as in wp_syscall_record */
-	wp_u32 pages; /* pages in the folio */
-	wp_u32 pid;
-	wp_u32 tid;
-	char comm[WP_COMM_LEN];
-};
-
-/* The cgroup (v2) of a traced thread, emitted before the first record of that thread that an
- * item is made of, and again whenever the thread's cgroup has changed since: the syscall
- * record stays two cache lines, and a thread costs one of these per cgroup it writes from.
- * The id is the cgroup2 directory's inode number (kernfs node id); the agent names it. */
-struct wp_cgroup_record {
-	struct wp_record_header h;
-	wp_u64 cgroup_id;
-	wp_u32 pid;
-	wp_u32 tid;
-};
-
-/* Where a slow call slept, by kernel stack (only with --min-latency and stacks on): emitted
- * just before the call's wp_causes_record (same tid and start_ns). Each slot is one distinct
- * stack the thread went to sleep with (not preemptions); the longest sleeps keep a slot, the
- * rest add to unslotted_ns. Stacks are return addresses, innermost first, 0-padded. */
+/* A slow call's sleeping stacks (wp_offcpu_record): frames per stack, stacks per call. */
 #define WP_STACK_DEPTH 24
 #define WP_OFFCPU_SLOTS 4
 
@@ -691,47 +475,7 @@ enum wp_offcpu_slot_flags {
 	WP_WAKER_KNOWN = 1 << 1,   /* waker_* hold the waker of this slot's longest sleep */
 };
 
-struct wp_offcpu_slot {
-	wp_u64 ns;	 /* time asleep with this stack, summed over its sleeps */
-	wp_u64 longest_ns;
-	wp_u32 sleeps;
-	wp_u8 cause;	 /* enum wp_offcpu_cause the page-cache hooks flagged (0: none) */
-	wp_u8 nframes;	 /* frames[] used */
-	wp_u8 waker_nframes;
-	wp_u8 flags;	 /* enum wp_offcpu_slot_flags */
-	wp_u32 waker_pid; /* tgid */
-	wp_u32 waker_tid;
-	char waker_comm[WP_COMM_LEN];
-	wp_u64 frames[WP_STACK_DEPTH];
-	wp_u64 waker_frames[WP_STACK_DEPTH]; /* the waker's kernel stack when it woke the sleeper */
-};
-
-struct wp_offcpu_record {
-	struct wp_record_header h;
-	wp_u64 start_ns;
-	wp_u32 tid;
-	wp_u8 nslots;
-	wp_u8 pad[3];
-	wp_u64 unslotted_ns; /* asleep with stacks that got no slot (or no stack could be read) */
-	/* lock:contention_begin..end on the i_rwsem of the call's file */
-	wp_u64 inode_lock_ns;
-	wp_u32 inode_lock_waits;
-	wp_u32 holder_pid; /* the writer owning the i_rwsem when the wait began; 0: unknown */
-	wp_u32 holder_tid;
-	wp_u32 pad2;
-	char holder_comm[WP_COMM_LEN];
-	wp_u64 direct_reclaim_ns; /* vmscan:mm_vmscan_direct_reclaim_begin..end inside the call */
-	wp_u64 memcg_reclaim_ns;  /* vmscan:mm_vmscan_memcg_reclaim_begin..end */
-	wp_u64 compaction_ns;	  /* compaction:mm_compaction_begin..end */
-	wp_u32 blk_throttled;	  /* its bios went over a cgroup I/O limit (blk-throttle queued) */
-	wp_u32 pad3;
-	struct wp_offcpu_slot slots[WP_OFFCPU_SLOTS];
-};
-
-/* xfs's log (the journal of xfs): a sync's thread forcing the log, and the log writes (iclogs)
- * being issued and completing. One record per event; forces only from threads inside a traced
- * sync call, iclog events from any thread (the log write may be issued by the log worker or
- * another thread's force, and always completes in a worker). */
+/* What an xfs log record (wp_fs_log_record) saw. */
 enum wp_fs_log_event {
 	WP_XFS_LOG_FORCE = 1,  /* xfs:xfs_log_force, by the forcing thread */
 	WP_XFS_ICLOG_SYNC = 2, /* xfs:xlog_iclog_sync, an iclog write issued by this thread */
@@ -744,23 +488,7 @@ enum wp_iclog_flags {
 	WP_ICLOG_NEED_FUA = 1 << 1,
 };
 
-struct wp_fs_log_record {
-	struct wp_record_header h;
-	wp_u32 dev; /* the file system's superblock dev_t */
-	wp_u32 tid;
-	wp_u32 event; /* enum wp_fs_log_event */
-	wp_u32 flags; /* enum wp_iclog_flags (iclog events) */
-	wp_u64 lsn;   /* the force's sequence or the iclog's log sequence number */
-};
-
-/* The path of a file, emitted once per file (dev, ino) before the first record that names it
- * (bpf/filepath.bpf.c keeps an LRU of the files already resolved). `names` holds the path's
- * components leaf first, each NUL-terminated ("file\0dir\0mnt\0"): the walk from the dentry
- * up to the root meets them in that order, and the agent joins them the right way round.
- * The walk ends at the root of the writer's mount namespace; on its way it notes where it
- * passed the writer's own root (fs->root), which a chroot puts below the namespace's: the
- * names up to there are the path as the writer sees it (/proc/PID/fd's), all of them the path
- * in its namespace. */
+/* A file's path record (wp_file_path_record): its names' room, and the steps of its walk. */
 #define WP_PATH_BYTES 512     /* names[]: the components read, NULs included */
 #define WP_PATH_MAX_STEPS 32 /* components plus mount crossings walked */
 enum wp_path_flags {
@@ -772,84 +500,11 @@ enum wp_path_flags {
 	WP_PATH_PASSED_ROOT = 1 << 2,
 };
 
-struct wp_file_path_record {
-	struct wp_record_header h;
-	wp_u64 ino;
-	wp_u32 dev;	   /* superblock dev_t, as in wp_syscall_record */
-	wp_u16 flags;	   /* enum wp_path_flags */
-	wp_u16 len;	   /* bytes of names[] used */
-	wp_u8 components; /* NUL-terminated names in names[] */
-	/* With WP_PATH_PASSED_ROOT: how many of the names (the first, leaf end) lie below the
-	 * writer's root; equal to components unless a chroot put the root below the namespace's
-	 * (a pad byte before: zero in older traces, which have no such flag either). */
-	wp_u8 root_components;
-	wp_u8 pad[2];
-	/* The writer's mount namespace: its nsfs inode number, as stat() of /proc/PID/ns/mnt
-	 * gives it (0: not known, or an older trace). The walk's root (fs->root's mount) is a
-	 * mount of that namespace, so every writer the record names the file for is in it. */
-	wp_u32 mnt_ns;
-	char names[WP_PATH_BYTES];
-};
-
-/* One namespace call of a traced thread, at its exit (header ts = exit). The names are the
- * caller's own strings; each relative one comes with the directory it is relative to (the
- * dirfd's, or the working directory's), whose path record went out before this record, so
- * the agent can make the name whole without reading /proc. Variable-sized: the names follow
- * the struct, each NUL-terminated, name_len[i] bytes (NUL included; 0: none), and h.size is
- * the struct and the names rounded up to 8 bytes. A record fills the ring buffer's cache lines
- * it is written to: with both names' full 512 bytes a traced rename cost 1.2 us of program
- * time (bench/run.sh namespace), most of it those lines. */
-struct wp_namespace_record {
-	struct wp_record_header h;
-	wp_u64 start_ns;
-	wp_s64 ret;
-	wp_u64 dir_ino[2]; /* the directory each name is relative to (0: none, or absolute) */
-	wp_u64 ino;	   /* the file the call acted on through an fd (ftruncate, fallocate, close) or
-			    * opened (open: the returned fd's); 0 when unknown */
-	wp_u32 dir_dev[2];
-	wp_u32 dev;
-	wp_u32 pid;
-	wp_u32 tid;
-	wp_u16 flags;  /* enum wp_ns_flags */
-	wp_u8 op;      /* enum wp_ns_op */
-	wp_u8 syscall; /* the call: its value in WP_NAMESPACE_TABLE */
-	wp_u16 name_len[2];
-	wp_s32 fd; /* with WP_NS_FD (records before it have 0 here and no flag) */
-	char comm[WP_COMM_LEN];
-};
 /* The most a namespace record's names take after it. */
 #define WP_NS_NAMES_MAX (2 * WP_NS_NAME_BYTES)
 
-/* A file the application reaches through a stacking file system (overlayfs: every container's
- * root) whose pages, requests and journal are another file's: the upper file of the file
- * system below. Records name the backing file (dev, ino: the page cache's own inode); this
- * says what stat() shows the application. Sent right after the backing file's path record,
- * whose path is the one the application opened. */
-struct wp_file_view_record {
-	struct wp_record_header h;
-	wp_u64 ino;	 /* the backing (upper) file's inode, as the records name it */
-	wp_u64 view_ino; /* the stacked file's inode number, as stat() reports it */
-	wp_u32 dev;	 /* the backing file's dev_t */
-	wp_u32 view_dev; /* the stacked file system's dev_t (overlayfs: an anonymous device) */
-};
-WP_ASSERT_SIZE(struct wp_file_view_record, 40);
-
-/* A write or fsync of a traced call on a FUSE file system is a request to the file system's
- * daemon, which gets the data and answers; the kernel's part ends there. Sent when the daemon's
- * answer arrives, by the daemon's thread (which it names), before the call returns. */
-struct wp_fuse_record {
-	struct wp_record_header h;
-	wp_u64 start_ns; /* the call that sent the request, of thread tid */
-	wp_u64 unique;	 /* the request's id on its connection */
-	wp_u32 tid;
-	wp_u32 opcode;	 /* FUSE_WRITE (16) or FUSE_FSYNC (20) */
-	wp_s32 error;	 /* the daemon's answer: 0 or -errno */
-	wp_u32 daemon_pid;
-	wp_u32 daemon_tid;
-	wp_u32 pad;
-	char daemon_comm[WP_COMM_LEN];
-};
-WP_ASSERT_SIZE(struct wp_fuse_record, 72);
+/* The records themselves: their tables, and the structs made of them. */
+#include "record_tables.h"
 
 /* writepath serve: metrics the kernel side aggregates itself (the `metrics` map, maps.bpf.h),
  * read by the agent at scrape time. One entry per label set; each holds a latency histogram
@@ -910,24 +565,6 @@ WP_ASSERT_SIZE(struct wp_metric_value, 8 * (WP_METRIC_BUCKETS + 4));
 
 WP_ASSERT_SIZE(struct wp_record_header, 16);
 /* 120 + the ring buffer's 8-byte header: two cache lines (see above). */
-WP_ASSERT_SIZE(struct wp_syscall_record, 120);
-WP_ASSERT_SIZE(struct wp_causes_record, 64);
-WP_ASSERT_SIZE(struct wp_extent, 16);
-WP_ASSERT_SIZE(struct wp_bio_record, 224);
-WP_ASSERT_SIZE(struct wp_request_record, 64);
-WP_ASSERT_SIZE(struct wp_journal_record, 32);
-WP_ASSERT_SIZE(struct wp_throttle_record, 72);
-WP_ASSERT_SIZE(struct wp_nvme_record, 56);
-WP_ASSERT_SIZE(struct wp_discard_record, 40);
-WP_ASSERT_SIZE(struct wp_mmap_dirty_record, 64);
-WP_ASSERT_SIZE(struct wp_inline_record, 56);
-WP_ASSERT_SIZE(struct wp_fs_commit_record, 40);
-WP_ASSERT_SIZE(struct wp_fs_log_record, 40);
-WP_ASSERT_SIZE(struct wp_file_path_record, 40 + WP_PATH_BYTES);
-WP_ASSERT_SIZE(struct wp_cgroup_record, 32);
-WP_ASSERT_SIZE(struct wp_namespace_record, 104);
-WP_ASSERT_SIZE(struct wp_offcpu_slot, 48 + 16 * WP_STACK_DEPTH);
-WP_ASSERT_SIZE(struct wp_offcpu_record, 112 + WP_OFFCPU_SLOTS * (48 + 16 * WP_STACK_DEPTH));
 /* wp_syscall_record.syscall is one byte, and 0 there means no syscall. */
 #define WP_SYSCALL_FITS_(id, value, name, Name, cls, vfs)                                          \
 	WP_STATIC_ASSERT((value) > 0 && (value) <= 0xff, "WP_SYS_" #id " must fit in a byte");

@@ -98,7 +98,7 @@ TEST(Decoder, RequestCompleteKeepsCompletedBytes) {
   wp_request_record r{};
   r.h = {WP_REC_REQUEST, sizeof(r), WP_RECORD_VERSION, 0, 77};
   r.rq = 0xabc;
-  r.event = WP_RQ_COMPLETE;
+  r.kind = WP_RQ_COMPLETE;
   r.op = WP_OP_FLUSH;
   r.flags = WP_REQ_PREFLUSH;
   r.bytes = 0;

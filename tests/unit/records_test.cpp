@@ -172,7 +172,7 @@ void expect_values_map(const Record& base, Value Record::*field, Kind EventType:
 
 TEST(Decoder, RequestEventValuesMapOntoTheirKinds) {
   expect_values_map<wp_request_record, wp_u8>(empty_record<wp_request_record>(WP_REC_REQUEST),
-                                              &wp_request_record::event, &RequestEvent::kind,
+                                              &wp_request_record::kind, &RequestEvent::kind,
                                               {{WP_RQ_INSERT, RequestEventKind::Insert},
                                                {WP_RQ_ISSUE, RequestEventKind::Issue},
                                                {WP_RQ_COMPLETE, RequestEventKind::Complete},
@@ -194,7 +194,7 @@ TEST(Decoder, JournalPhaseValuesMapOntoTheirPhases) {
 
 TEST(Decoder, NvmeEventValuesMapOntoTheirKinds) {
   expect_values_map<wp_nvme_record, wp_u8>(
-      empty_record<wp_nvme_record>(WP_REC_NVME), &wp_nvme_record::event, &NvmeEvent::kind,
+      empty_record<wp_nvme_record>(WP_REC_NVME), &wp_nvme_record::kind, &NvmeEvent::kind,
       {{WP_NVME_SETUP, NvmeEventKind::Setup}, {WP_NVME_COMPLETE, NvmeEventKind::Complete}}, {0, 3});
 }
 

@@ -91,7 +91,8 @@ TEST_F(StitcherTest, ItemsCarryThePathOfTheirFile) {
 // record without a view (the upper file opened directly) names the file without it.
 TEST_F(StitcherTest, OverlayItemsCarryTheViewThatFollowedTheirPath) {
   feed(file_path(90, "/merged/app.log"));
-  feed(FileViewEvent{91, kPart, kIno, make_dev(0, 39), 16});
+  feed(FileViewEvent{
+      .ts = 91, .ino = kIno, .view_ino = 16, .dev = kPart, .view_dev = make_dev(0, 39)});
   feed(write_call(100, 200, 0, 4096, 1));
   feed(sync_call(Syscall::Fsync, 300, 400, kWriterTid));
   feed(file_path(450, "/upper/app.log"));
@@ -111,7 +112,8 @@ TEST_F(StitcherTest, OverlayItemsCarryTheViewThatFollowedTheirPath) {
   EXPECT_EQ(s[0].call.view_dev, make_dev(0, 39));
   // A view of a file no path named is dropped.
   stitch::FileNames names;
-  names.on_file_view(FileViewEvent{1, kPart, kIno + 7, make_dev(0, 39), 3});
+  names.on_file_view(FileViewEvent{
+      .ts = 1, .ino = kIno + 7, .view_ino = 3, .dev = kPart, .view_dev = make_dev(0, 39)});
   SyscallEvent unnamed;
   unnamed.dev = kPart;
   unnamed.ino = kIno + 7;
@@ -227,10 +229,10 @@ TEST(FileNames, KeepsAtMostItsBoundDroppingTheOldest) {
 // ---- cgroups: the kernel names a thread's cgroup once, before its first item's record ----
 
 TEST_F(StitcherTest, ItemsCarryTheCgroupTheirThreadWasLastNamedIn) {
-  feed(CgroupEvent{10, kWriterTid, kWriterTid, 0xc1});
+  feed(CgroupEvent{.ts = 10, .cgroup_id = 0xc1, .pid = kWriterTid, .tid = kWriterTid});
   feed(sync_call(Syscall::Fsync, 20, 30, kWriterTid));
   // The thread moved to another cgroup: the kernel names it again before its next record.
-  feed(CgroupEvent{40, kWriterTid, kWriterTid, 0xc2});
+  feed(CgroupEvent{.ts = 40, .cgroup_id = 0xc2, .pid = kWriterTid, .tid = kWriterTid});
   feed(sync_call(Syscall::Fsync, 50, 60, kWriterTid));
   feed(sync_call(Syscall::Fsync, 70, 80, 555));  // never named: no cgroup
   auto s = syncs();
@@ -242,7 +244,7 @@ TEST_F(StitcherTest, ItemsCarryTheCgroupTheirThreadWasLastNamedIn) {
 
 TEST_F(StitcherTest, AThreadNeverNamedTakesItsProcesssCgroup) {
   // An io-wq worker issuing its ring owner's ops: a thread of the owner's process.
-  feed(CgroupEvent{10, kWriterTid, kWriterTid, 0xc1});
+  feed(CgroupEvent{.ts = 10, .cgroup_id = 0xc1, .pid = kWriterTid, .tid = kWriterTid});
   SyscallEvent worker_sync = sync_call(Syscall::Fsync, 20, 30, kWriterTid + 1);
   worker_sync.pid = kWriterTid;
   feed(worker_sync);
@@ -252,9 +254,9 @@ TEST_F(StitcherTest, AThreadNeverNamedTakesItsProcesssCgroup) {
 }
 
 TEST_F(StitcherTest, WritesOfOneThreadInTwoCgroupsAreNotOneBatch) {
-  feed(CgroupEvent{5, kWriterTid, kWriterTid, 0xc1});
+  feed(CgroupEvent{.ts = 5, .cgroup_id = 0xc1, .pid = kWriterTid, .tid = kWriterTid});
   feed(write_call(10, 20, 0, 4096, 1));
-  feed(CgroupEvent{25, kWriterTid, kWriterTid, 0xc2});
+  feed(CgroupEvent{.ts = 25, .cgroup_id = 0xc2, .pid = kWriterTid, .tid = kWriterTid});
   feed(write_call(30, 40, 4096, 4096, 1));
   finish();
   auto w = writes();

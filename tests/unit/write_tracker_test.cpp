@@ -366,7 +366,15 @@ TEST_F(StitcherTest, WriteToAFuseFileSystemIsHandedToTheDaemonThatAnswered) {
     ev.ino = 5;
     return ev;
   };
-  const FuseReplyEvent reply{990, kWriterTid, 1000, 7, 16, 0, 812, 813, "bindfs"};
+  const FuseReplyEvent reply{.ts = 990,
+                             .start_ns = 1000,
+                             .unique = 7,
+                             .tid = kWriterTid,
+                             .opcode = 16,
+                             .error = 0,
+                             .daemon_pid = 812,
+                             .daemon_tid = 813,
+                             .daemon_comm = "bindfs"};
   feed(reply);
   feed(on_fuse(write_call(1000, 1010, 0, 4096, 1)));
   FuseReplyEvent stale = reply;

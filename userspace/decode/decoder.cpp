@@ -27,15 +27,50 @@ std::string comm_string(const char (&comm)[WP_COMM_LEN]) {
   return std::string(comm, strnlen(comm, WP_COMM_LEN));
 }
 
-ReqOp to_op(std::uint32_t op) {
-  switch (op) {
-    case WP_OP_READ: return ReqOp::Read;
-    case WP_OP_WRITE: return ReqOp::Write;
-    case WP_OP_FLUSH: return ReqOp::Flush;
-    case WP_OP_DISCARD: return ReqOp::Discard;
-    case WP_OP_WRITE_ZEROES: return ReqOp::WriteZeroes;
+// Every record's table's fields into an event (record_fields.h): one overload per record.
+#define WP_DECODE_RECORD_(tag, TYPE, value, FIELDS, bytes)                  \
+  template <typename Event>                                                 \
+  bool decode_fields(const wp_##tag##_record& record_, Event& event_out_) { \
+    bool ok_ = true;                                                        \
+    FIELDS(WP_DECODE_FIELD_)                                                \
+    return ok_;                                                             \
   }
-  return ReqOp::Other;
+WP_RECORD_TABLE(WP_DECODE_RECORD_)
+#undef WP_DECODE_RECORD_
+
+// What a record of each kind must hold besides well-formed fields: a folio of no page, a copy
+// of no byte, a cgroup of id 0 are records the kernel side never sends.
+bool valid(const DiscardEvent& e) {
+  return e.pages != 0;
+}
+bool valid(const MmapDirtyEvent& e) {
+  return e.pages != 0;
+}
+bool valid(const InlineDataEvent& e) {
+  return e.len != 0;
+}
+bool valid(const FileViewEvent& e) {
+  return e.ino != 0 && e.view_dev != 0;
+}
+bool valid(const FuseReplyEvent& e) {
+  return e.tid != 0;
+}
+bool valid(const CgroupEvent& e) {
+  return e.cgroup_id != 0;
+}
+bool valid(const auto&) {
+  return true;
+}
+
+// A record whose event holds exactly its table's fields, stamped with the record's time.
+template <typename Record, typename E>
+std::optional<Event> decode_plain(std::span<const std::byte> bytes) {
+  Record r;
+  if (!read_record(bytes, r)) return std::nullopt;
+  E e;
+  e.ts = r.h.ts_ns;
+  if (!decode_fields(r, e) || !valid(e)) return std::nullopt;
+  return e;
 }
 
 std::optional<Event> decode_syscall(std::span<const std::byte> bytes) {
@@ -44,17 +79,9 @@ std::optional<Event> decode_syscall(std::span<const std::byte> bytes) {
   auto sys = syscall_from_record(r.syscall);
   if (!sys) return std::nullopt;
   SyscallEvent e;
-  e.start_ns = r.start_ns;
+  if (!decode_fields(r, e)) return std::nullopt;
   e.end_ns = r.h.ts_ns;
-  e.pid = r.pid;
-  e.tid = r.tid;
-  e.comm = comm_string(r.comm);
   e.syscall = *sys;
-  e.fd = r.fd;
-  e.dev = r.dev;
-  e.fs_dev = r.fs_dev;
-  e.ino = r.ino;
-  e.file_flags = r.file_flags;
   e.call_flags = r.call_flags & WP_CALL_FLAGS_MASK;
   if (e.syscall == Syscall::SyncFileRange) {
     const std::uint32_t sfr = (e.call_flags >> WP_CALL_SFR_SHIFT) & WP_CALL_SFR_MASK;
@@ -63,192 +90,17 @@ std::optional<Event> decode_syscall(std::span<const std::byte> bytes) {
   }
   if (is_copy_up(e.syscall)) e.call_flags = call_flag::kCopyUp;
   e.via = static_cast<std::uint8_t>(r.call_flags >> WP_CALL_VIA_SHIFT);
-  e.ret = r.ret;
-  e.pos = r.pos;
-  e.count = r.count;
-  e.pages_dirtied = r.pages_dirtied;
-  e.dirty_folios = r.dirty_folios;
-  e.throttle_ns = r.throttle_ns;
-  e.throttle_events = r.throttle_events;
-  e.writeback_waits = r.writeback_waits;
   return e;
 }
 
 std::optional<Event> decode_bio(std::span<const std::byte> bytes) {
   wp_bio_record r;
   if (!read_record(bytes, r) || r.nr_extents > WP_BIO_MAX_EXTENTS) return std::nullopt;
-  if (r.kind != WP_BIO_QUEUE && r.kind != WP_BIO_SPLIT) return std::nullopt;
   BioEvent e;
   e.ts = r.h.ts_ns;
-  e.bio = r.bio;
-  e.pid = r.pid;
-  e.tid = r.tid;
-  e.comm = comm_string(r.comm);
-  e.bdev = r.bdev;
-  e.disk = r.disk;
-  e.sector = r.sector;
-  e.bytes = r.bytes;
-  e.op = to_op(r.op);
-  e.flags = r.flags;
-  e.kind = static_cast<BioKind>(r.kind);
-  e.why = r.why <= WP_WHY_OTHER_WRITEBACK ? static_cast<SubmitWhy>(r.why) : SubmitWhy::Unknown;
-  e.bio_flags = r.bio_flags;
-  e.file_dev = r.file_dev;
-  e.ino = r.ino;
-  e.uring_tag = r.uring_tag;
-  e.nr_extents = r.nr_extents;
+  if (!decode_fields(r, e)) return std::nullopt;
   for (std::size_t i = 0; i < r.nr_extents; ++i)
     e.extents[i] = Extent{r.extents[i].index, r.extents[i].pages};
-  return e;
-}
-
-std::optional<Event> decode_request(std::span<const std::byte> bytes) {
-  wp_request_record r;
-  if (!read_record(bytes, r)) return std::nullopt;
-  if (r.event < WP_RQ_INSERT || r.event > WP_RQ_REQUEUE) return std::nullopt;
-  RequestEvent e;
-  e.kind = static_cast<RequestEventKind>(r.event);
-  e.ts = r.h.ts_ns;
-  e.rq = r.rq;
-  e.disk = r.disk;
-  e.op = to_op(r.op);
-  e.flags = r.flags;
-  e.bytes = r.bytes;
-  e.sector = r.sector;
-  e.error = r.error;
-  e.tid = r.tid;
-  return e;
-}
-
-std::optional<Event> decode_journal(std::span<const std::byte> bytes) {
-  wp_journal_record r;
-  if (!read_record(bytes, r)) return std::nullopt;
-  if (r.phase < WP_JBD2_START || r.phase > WP_JBD2_END) return std::nullopt;
-  JournalEvent e;
-  e.phase = static_cast<JournalPhase>(r.phase);
-  e.ts = r.h.ts_ns;
-  e.dev = r.dev;
-  e.transaction = r.transaction;
-  e.tid = r.tid;
-  return e;
-}
-
-std::optional<Event> decode_throttle(std::span<const std::byte> bytes) {
-  wp_throttle_record r;
-  if (!read_record(bytes, r)) return std::nullopt;
-  ThrottleEvent e;
-  e.ts = r.h.ts_ns;
-  e.pid = r.pid;
-  e.tid = r.tid;
-  e.pause_ms = r.pause_ms;
-  e.period_ms = r.period_ms;
-  e.dirty = r.dirty;
-  e.limit = r.limit;
-  e.wb_dirty = r.wb_dirty;
-  e.wb_setpoint = r.wb_setpoint;
-  return e;
-}
-
-std::optional<Event> decode_nvme(std::span<const std::byte> bytes) {
-  wp_nvme_record r;
-  if (!read_record(bytes, r)) return std::nullopt;
-  if (r.event != WP_NVME_SETUP && r.event != WP_NVME_COMPLETE) return std::nullopt;
-  NvmeEvent e;
-  e.kind = static_cast<NvmeEventKind>(r.event);
-  e.ts = r.h.ts_ns;
-  e.rq = r.rq;
-  e.disk = r.disk;
-  e.qid = r.qid;
-  e.cid = r.cid;
-  e.opcode = r.opcode;
-  e.status = r.status;
-  e.nsid = r.nsid;
-  e.slba = r.slba;
-  e.nlb = r.nlb;
-  e.control = r.control;
-  return e;
-}
-
-std::optional<Event> decode_causes(std::span<const std::byte> bytes) {
-  wp_causes_record r;
-  if (!read_record(bytes, r)) return std::nullopt;
-  CausesEvent e;
-  e.ts = r.h.ts_ns;
-  e.start_ns = r.start_ns;
-  e.tid = r.tid;
-  e.throttle_ns = r.throttle_ns;
-  e.writeback_wait_ns = r.writeback_wait_ns;
-  e.blocked_ns = r.blocked_ns;
-  e.runnable_ns = r.runnable_ns;
-  return e;
-}
-
-std::optional<Event> decode_discard(std::span<const std::byte> bytes) {
-  wp_discard_record r;
-  if (!read_record(bytes, r) || r.pages == 0) return std::nullopt;
-  DiscardEvent e;
-  e.ts = r.h.ts_ns;
-  e.dev = r.dev;
-  e.ino = r.ino;
-  e.index = r.index;
-  e.pages = r.pages;
-  return e;
-}
-
-std::optional<Event> decode_mmap_dirty(std::span<const std::byte> bytes) {
-  wp_mmap_dirty_record r;
-  if (!read_record(bytes, r) || r.pages == 0) return std::nullopt;
-  MmapDirtyEvent e;
-  e.ts = r.h.ts_ns;
-  e.pid = r.pid;
-  e.tid = r.tid;
-  e.comm = comm_string(r.comm);
-  e.dev = r.dev;
-  e.ino = r.ino;
-  e.index = r.index;
-  e.pages = r.pages;
-  return e;
-}
-
-std::optional<Event> decode_inline(std::span<const std::byte> bytes) {
-  wp_inline_record r;
-  if (!read_record(bytes, r) || r.len == 0) return std::nullopt;
-  if (r.fs != WP_INLINE_BTRFS && r.fs != WP_INLINE_EXT4) return std::nullopt;
-  InlineDataEvent e;
-  e.ts = r.h.ts_ns;
-  e.dev = r.dev;
-  e.fs_dev = r.fs_dev;
-  e.ino = r.ino;
-  e.start = r.start;
-  e.len = r.len;
-  e.transaction = r.transaction;
-  e.fs = static_cast<InlineFs>(r.fs);
-  return e;
-}
-
-std::optional<Event> decode_fs_commit(std::span<const std::byte> bytes) {
-  wp_fs_commit_record r;
-  if (!read_record(bytes, r)) return std::nullopt;
-  FsCommitEvent e;
-  e.ts = r.h.ts_ns;
-  e.fs_dev = r.fs_dev;
-  e.transaction = r.transaction;
-  e.start_ns = r.start_ns;
-  e.tid = r.tid;
-  return e;
-}
-
-std::optional<Event> decode_fs_log(std::span<const std::byte> bytes) {
-  wp_fs_log_record r;
-  if (!read_record(bytes, r)) return std::nullopt;
-  if (r.event < WP_XFS_LOG_FORCE || r.event > WP_XFS_ICLOG_DONE) return std::nullopt;
-  FsLogEvent e;
-  e.ts = r.h.ts_ns;
-  e.dev = r.dev;
-  e.tid = r.tid;
-  e.kind = static_cast<FsLogKind>(r.event);
-  e.flags = r.flags;
-  e.lsn = r.lsn;
   return e;
 }
 
@@ -286,10 +138,8 @@ std::optional<Event> decode_file_path(std::span<const std::byte> bytes) {
   const std::size_t own = passed_root ? r.root_components : components.size();
   FilePathEvent e;
   e.ts = r.h.ts_ns;
-  e.dev = r.dev;
-  e.ino = r.ino;
+  if (!decode_fields(r, e)) return std::nullopt;
   e.deleted = (r.flags & WP_PATH_DELETED) != 0;
-  e.mnt_ns = r.mnt_ns;
   // Cut short: names hold the leaf end only. The writer's path is whole if the walk passed
   // its root before it stopped.
   const bool cut = (r.flags & WP_PATH_TRUNCATED) != 0;
@@ -297,20 +147,6 @@ std::optional<Event> decode_file_path(std::span<const std::byte> bytes) {
   e.path = joined_path(std::span(components).first(own), e.truncated, e.deleted);
   if (own != components.size()) e.ns_path = joined_path(components, cut, e.deleted);
   return e;
-}
-
-std::optional<Event> decode_file_view(std::span<const std::byte> bytes) {
-  wp_file_view_record r;
-  if (!read_record(bytes, r) || r.ino == 0 || r.view_dev == 0) return std::nullopt;
-  return FileViewEvent{r.h.ts_ns, r.dev, r.ino, r.view_dev, r.view_ino};
-}
-
-std::optional<Event> decode_fuse(std::span<const std::byte> bytes) {
-  wp_fuse_record r;
-  if (!read_record(bytes, r) || r.tid == 0) return std::nullopt;
-  return FuseReplyEvent{r.h.ts_ns,    r.tid,        r.start_ns,
-                        r.unique,     r.opcode,     r.error,
-                        r.daemon_pid, r.daemon_tid, comm_string(r.daemon_comm)};
 }
 
 // Variable-sized: the struct, then the names (wp_namespace_record's comment).
@@ -326,33 +162,17 @@ std::optional<Event> decode_namespace(std::span<const std::byte> bytes) {
   const auto syscall = namespace_call_from_record(r.syscall);
   if (!syscall) return std::nullopt;
   NamespaceEvent e;
-  e.start_ns = r.start_ns;
+  if (!decode_fields(r, e)) return std::nullopt;
   e.end_ns = r.h.ts_ns;
-  e.pid = r.pid;
-  e.tid = r.tid;
-  e.comm = comm_string(r.comm);
   e.syscall = *syscall;
-  e.op = static_cast<NamespaceOp>(r.op);
-  e.flags = r.flags;
-  e.ret = r.ret;
-  if (r.flags & WP_NS_FD) e.fd = r.fd;
+  e.fd = r.flags & WP_NS_FD ? r.fd : -1;
   const char* at = reinterpret_cast<const char*>(bytes.data()) + sizeof(r);
   for (std::size_t i = 0; i < 2; ++i) {
     // name_len counts the NUL; a name is what precedes its first NUL.
     e.names[i] = std::string(at, strnlen(at, r.name_len[i]));
     at += r.name_len[i];
-    e.dir_dev[i] = r.dir_dev[i];
-    e.dir_ino[i] = r.dir_ino[i];
   }
-  e.dev = r.dev;
-  e.ino = r.ino;
   return e;
-}
-
-std::optional<Event> decode_cgroup(std::span<const std::byte> bytes) {
-  wp_cgroup_record r;
-  if (!read_record(bytes, r) || r.cgroup_id == 0) return std::nullopt;
-  return CgroupEvent{r.h.ts_ns, r.pid, r.tid, r.cgroup_id};
 }
 
 // The return addresses of a stack; zeros (padding, or frames the kernel would not give) dropped.
@@ -377,17 +197,9 @@ std::optional<Event> decode_offcpu(std::span<const std::byte> bytes) {
   if (!read_record(bytes, r) || r.nslots > WP_OFFCPU_SLOTS) return std::nullopt;
   OffCpuEvent e;
   e.ts = r.h.ts_ns;
-  e.start_ns = r.start_ns;
-  e.tid = r.tid;
-  e.unslotted_ns = r.unslotted_ns;
-  e.inode_lock_ns = r.inode_lock_ns;
-  e.inode_lock_waits = r.inode_lock_waits;
+  if (!decode_fields(r, e)) return std::nullopt;
   if (r.holder_pid)
     e.inode_lock_holder = LockHolder{r.holder_pid, r.holder_tid, comm_string(r.holder_comm)};
-  e.direct_reclaim_ns = r.direct_reclaim_ns;
-  e.memcg_reclaim_ns = r.memcg_reclaim_ns;
-  e.compaction_ns = r.compaction_ns;
-  e.blk_throttled = r.blk_throttled;
   for (unsigned i = 0; i < r.nslots; ++i) {
     const wp_offcpu_slot& slot = r.slots[i];
     if (slot.nframes > WP_STACK_DEPTH || slot.waker_nframes > WP_STACK_DEPTH ||
@@ -412,6 +224,25 @@ std::optional<Event> decode_offcpu(std::span<const std::byte> bytes) {
 }
 
 }  // namespace
+
+namespace field {
+bool req_op32::decode(ReqOp& out, const wp_t_req_op32& op) {
+  switch (op) {
+    case WP_OP_READ: out = ReqOp::Read; break;
+    case WP_OP_WRITE: out = ReqOp::Write; break;
+    case WP_OP_FLUSH: out = ReqOp::Flush; break;
+    case WP_OP_DISCARD: out = ReqOp::Discard; break;
+    case WP_OP_WRITE_ZEROES: out = ReqOp::WriteZeroes; break;
+    default: out = ReqOp::Other;
+  }
+  return true;
+}
+
+bool why8::decode(SubmitWhy& out, const wp_t_why8& why) {
+  out = why <= WP_WHY_OTHER_WRITEBACK ? static_cast<SubmitWhy>(why) : SubmitWhy::Unknown;
+  return true;
+}
+}  // namespace field
 
 const char* hook_counter_name(std::size_t hook) {
   switch (hook) {
@@ -447,22 +278,28 @@ std::optional<Event> Decoder::decode(std::span<const std::byte> record) {
       switch (h.type) {
         case WP_REC_SYSCALL: event = decode_syscall(bytes); break;
         case WP_REC_BIO: event = decode_bio(bytes); break;
-        case WP_REC_REQUEST: event = decode_request(bytes); break;
-        case WP_REC_JOURNAL: event = decode_journal(bytes); break;
-        case WP_REC_THROTTLE: event = decode_throttle(bytes); break;
-        case WP_REC_NVME: event = decode_nvme(bytes); break;
-        case WP_REC_CAUSES: event = decode_causes(bytes); break;
-        case WP_REC_DISCARD: event = decode_discard(bytes); break;
-        case WP_REC_MMAP_DIRTY: event = decode_mmap_dirty(bytes); break;
-        case WP_REC_FS_LOG: event = decode_fs_log(bytes); break;
+        case WP_REC_REQUEST: event = decode_plain<wp_request_record, RequestEvent>(bytes); break;
+        case WP_REC_JOURNAL: event = decode_plain<wp_journal_record, JournalEvent>(bytes); break;
+        case WP_REC_THROTTLE: event = decode_plain<wp_throttle_record, ThrottleEvent>(bytes); break;
+        case WP_REC_NVME: event = decode_plain<wp_nvme_record, NvmeEvent>(bytes); break;
+        case WP_REC_CAUSES: event = decode_plain<wp_causes_record, CausesEvent>(bytes); break;
+        case WP_REC_DISCARD: event = decode_plain<wp_discard_record, DiscardEvent>(bytes); break;
+        case WP_REC_MMAP_DIRTY:
+          event = decode_plain<wp_mmap_dirty_record, MmapDirtyEvent>(bytes);
+          break;
+        case WP_REC_FS_LOG: event = decode_plain<wp_fs_log_record, FsLogEvent>(bytes); break;
         case WP_REC_FILE_PATH: event = decode_file_path(bytes); break;
-        case WP_REC_FILE_VIEW: event = decode_file_view(bytes); break;
-        case WP_REC_FUSE: event = decode_fuse(bytes); break;
-        case WP_REC_CGROUP: event = decode_cgroup(bytes); break;
+        case WP_REC_FILE_VIEW:
+          event = decode_plain<wp_file_view_record, FileViewEvent>(bytes);
+          break;
+        case WP_REC_FUSE: event = decode_plain<wp_fuse_record, FuseReplyEvent>(bytes); break;
+        case WP_REC_CGROUP: event = decode_plain<wp_cgroup_record, CgroupEvent>(bytes); break;
         case WP_REC_OFFCPU: event = decode_offcpu(bytes); break;
         case WP_REC_NAMESPACE: event = decode_namespace(bytes); break;
-        case WP_REC_INLINE: event = decode_inline(bytes); break;
-        case WP_REC_FS_COMMIT: event = decode_fs_commit(bytes); break;
+        case WP_REC_INLINE: event = decode_plain<wp_inline_record, InlineDataEvent>(bytes); break;
+        case WP_REC_FS_COMMIT:
+          event = decode_plain<wp_fs_commit_record, FsCommitEvent>(bytes);
+          break;
         default: break;
       }
     }

@@ -14,83 +14,12 @@
 
 #include "common/container.h"
 #include "common/nanos.h"
+#include "decode/kinds.h"
+#include "decode/record_fields.h"
 #include "decode/syscalls.h"
 #include "writepath.h"
 
 namespace wp {
-
-// Kernel dev_t encoding (MAJOR << 20 | MINOR), as the kernel's tracepoints use it.
-using DevT = std::uint32_t;
-constexpr DevT make_dev(std::uint32_t major, std::uint32_t minor) {
-  return (major << 20) | minor;
-}
-constexpr std::uint32_t dev_major(DevT dev) {
-  return dev >> 20;
-}
-constexpr std::uint32_t dev_minor(DevT dev) {
-  return dev & 0xfffff;
-}
-std::string dev_string(DevT dev);  // "253:0"
-
-// Syscall, syscall_name() and is_write_syscall(): decode/syscalls.h.
-
-namespace file_flag {  // enum wp_file_flags
-constexpr std::uint32_t kDirect = WP_FILE_DIRECT;
-constexpr std::uint32_t kSync = WP_FILE_SYNC;
-constexpr std::uint32_t kDsync = WP_FILE_DSYNC;
-constexpr std::uint32_t kAppend = WP_FILE_APPEND;
-constexpr std::uint32_t kRegular = WP_FILE_REGULAR;
-constexpr std::uint32_t kBlockDev = WP_FILE_BLOCKDEV;
-}  // namespace file_flag
-
-namespace call_flag {  // enum wp_call_flags: a call's own flags argument
-constexpr std::uint32_t kRwfHipri = WP_CALL_RWF_HIPRI;
-constexpr std::uint32_t kRwfDsync = WP_CALL_RWF_DSYNC;
-constexpr std::uint32_t kRwfSync = WP_CALL_RWF_SYNC;
-constexpr std::uint32_t kRwfNowait = WP_CALL_RWF_NOWAIT;
-constexpr std::uint32_t kRwfAppend = WP_CALL_RWF_APPEND;
-constexpr std::uint32_t kRwfNoappend = WP_CALL_RWF_NOAPPEND;
-constexpr std::uint32_t kRwfAtomic = WP_CALL_RWF_ATOMIC;
-constexpr std::uint32_t kRwfDontcache = WP_CALL_RWF_DONTCACHE;
-constexpr std::uint32_t kMsAsync = WP_CALL_MS_ASYNC;
-constexpr std::uint32_t kMsInvalidate = WP_CALL_MS_INVALIDATE;
-constexpr std::uint32_t kMsSync = WP_CALL_MS_SYNC;
-constexpr std::uint32_t kAioVectored = WP_CALL_AIO_VECTORED;
-constexpr std::uint32_t kAioPastBound = WP_CALL_AIO_PAST_BOUND;
-// sync_file_range's SYNC_FILE_RANGE_*, set by the decoder from the record's MS_* bits (which
-// carry them for that syscall, WP_CALL_SFR_SHIFT): above the 16 bits a record carries.
-constexpr std::uint32_t kSfrWaitBefore = 1u << 17;
-constexpr std::uint32_t kSfrWrite = 1u << 18;
-constexpr std::uint32_t kSfrWaitAfter = 1u << 19;
-// Set by the stitcher, never by the kernel (records carry 16 bits): the item is the pages a
-// process dirtied by storing into a shared mapping, not a syscall.
-constexpr std::uint32_t kMmapStore = 1u << 16;
-// Set by the decoder for an open's record: the item is the copy-up of an overlay file that the
-// open made (the copy's writes and sync, inside the call), not a write(2).
-constexpr std::uint32_t kCopyUp = 1u << 20;
-}  // namespace call_flag
-
-// The names of a call's flags, in bit order: "RWF_DSYNC", "MS_SYNC", "aio_vectored", ...
-std::vector<const char*> call_flag_names(std::uint32_t flags);
-
-namespace req_flag {  // enum wp_req_flags
-constexpr std::uint32_t kFua = WP_REQ_FUA;
-constexpr std::uint32_t kPreflush = WP_REQ_PREFLUSH;
-constexpr std::uint32_t kSync = WP_REQ_SYNC;
-constexpr std::uint32_t kMeta = WP_REQ_META;
-}  // namespace req_flag
-
-enum class ReqOp : std::uint8_t {
-  Read = WP_OP_READ,
-  Write = WP_OP_WRITE,
-  Flush = WP_OP_FLUSH,
-  Discard = WP_OP_DISCARD,
-  WriteZeroes = WP_OP_WRITE_ZEROES,
-  Other = 255  // any op the records do not name
-};
-
-// blktrace-style flags string: "W", "WS", "FF", "FWFS", ...
-std::string rwbs(ReqOp op, std::uint32_t flags, std::uint32_t bytes);
 
 // A write or sync syscall of a traced thread, complete (emitted at syscall exit).
 struct SyscallEvent {
@@ -165,35 +94,6 @@ inline const char* call_name(const SyscallEvent& call) {
   return is_mmap_store(call) ? "mmap" : syscall_name(call.syscall);
 }
 
-struct Extent {
-  std::uint64_t index = 0;  // page index in the file
-  std::uint32_t pages = 0;
-};
-
-enum class BioKind : std::uint8_t { Queue = WP_BIO_QUEUE, Split = WP_BIO_SPLIT };
-
-// Why a bio was submitted (the submitting thread's situation).
-enum class SubmitWhy : std::uint8_t {
-  Unknown = WP_WHY_UNKNOWN,
-  WriteSyscall = WP_WHY_WRITE_SYSCALL,  // inside a write: O_DIRECT, or O_SYNC data
-  SyncSyscall = WP_WHY_SYNC_SYSCALL,    // inside fsync/fdatasync/sync_file_range/sync
-  Background = WP_WHY_BACKGROUND,       // flusher: over the background dirty threshold
-  Periodic = WP_WHY_PERIODIC,           // flusher: dirty data expired
-  Sync = WP_WHY_SYNC,                   // flusher working for sync(2)/syncfs(2)
-  Vmscan = WP_WHY_VMSCAN,               // flusher woken by reclaim
-  OtherWriteback = WP_WHY_OTHER_WRITEBACK,
-};
-const char* submit_why_name(SubmitWhy why);  // "write", "fsync", "background", ...
-
-namespace bio_flag {  // enum wp_bio_flags
-constexpr std::uint8_t kAnon = WP_BIO_ANON;
-constexpr std::uint8_t kNoFile = WP_BIO_NO_FILE;
-constexpr std::uint8_t kMixed = WP_BIO_MIXED;
-constexpr std::uint8_t kTruncated = WP_BIO_TRUNCATED;
-}  // namespace bio_flag
-
-constexpr std::size_t kMaxBioExtents = WP_BIO_MAX_EXTENTS;
-
 // A bio entering the block layer, in the submitter's context.
 struct BioEvent {
   Nanos ts = 0;
@@ -218,99 +118,42 @@ struct BioEvent {
   std::array<Extent, kMaxBioExtents> extents{};
 };
 
-enum class RequestEventKind : std::uint8_t {
-  Insert = WP_RQ_INSERT,
-  Issue = WP_RQ_ISSUE,
-  Complete = WP_RQ_COMPLETE,
-  BioFailed = WP_RQ_BIO_FAILED,  // `rq` is the bio's pointer: no request was involved, or was
-                                 // but failed too (then the request's failure says it first)
-  Requeue = WP_RQ_REQUEUE,       // handed back by the driver: issued again, as the same request
-};
-
 struct RequestEvent {
-  Nanos ts = 0;
-  std::uint64_t rq = 0;  // kernel pointer, reused: identity is pointer + lifetime
-  DevT disk = 0;
-  ReqOp op = ReqOp::Write;
-  std::uint32_t flags = 0;  // req_flag::* of rq->cmd_flags at this event
-  std::uint32_t bytes = 0;  // insert/issue: request size; complete: bytes completed now
-  std::uint64_t sector = 0;
-  std::int32_t error = 0;
-  std::uint32_t tid = 0;
-  RequestEventKind kind = RequestEventKind::Issue;
-};
-
-enum class JournalPhase : std::uint8_t {
-  Start = WP_JBD2_START,
-  Locking = WP_JBD2_LOCKING,
-  Flushing = WP_JBD2_FLUSHING,
-  Logging = WP_JBD2_LOGGING,
-  End = WP_JBD2_END,
+  Nanos ts = 0;  // the record's time
+  WP_REQUEST_FIELDS(WP_EVENT_FIELD_)
+  bool operator==(const RequestEvent&) const = default;
 };
 
 struct JournalEvent {
-  Nanos ts = 0;
-  DevT dev = 0;
-  std::uint32_t transaction = 0;
-  JournalPhase phase = JournalPhase::Start;
-  std::uint32_t tid = 0;
-};
-
-// xfs's log: a sync's thread forcing it, an iclog (log write) issued and completed.
-enum class FsLogKind : std::uint8_t {
-  XfsForce = WP_XFS_LOG_FORCE,
-  XfsIclogSync = WP_XFS_ICLOG_SYNC,
-  XfsIclogDone = WP_XFS_ICLOG_DONE,
+  Nanos ts = 0;  // the record's time
+  WP_JOURNAL_FIELDS(WP_EVENT_FIELD_)
+  bool operator==(const JournalEvent&) const = default;
 };
 
 struct FsLogEvent {
-  Nanos ts = 0;
-  DevT dev = 0;  // the file system's superblock device
-  std::uint32_t tid = 0;
-  FsLogKind kind = FsLogKind::XfsForce;
-  std::uint32_t flags = 0;  // WP_ICLOG_NEED_* of an iclog write
-  std::uint64_t lsn = 0;
+  Nanos ts = 0;  // the record's time
+  WP_FS_LOG_FIELDS(WP_EVENT_FIELD_)
+  bool operator==(const FsLogEvent&) const = default;
 };
 
 struct ThrottleEvent {
-  Nanos ts = 0;
-  std::uint32_t pid = 0;
-  std::uint32_t tid = 0;
-  std::int64_t pause_ms = 0;
-  std::uint64_t period_ms = 0;
-  std::uint64_t dirty = 0;
-  std::uint64_t limit = 0;
-  std::uint64_t wb_dirty = 0;
-  std::uint64_t wb_setpoint = 0;
+  Nanos ts = 0;  // the record's time
+  WP_THROTTLE_FIELDS(WP_EVENT_FIELD_)
+  bool operator==(const ThrottleEvent&) const = default;
 };
 
-enum class NvmeEventKind : std::uint8_t { Setup = WP_NVME_SETUP, Complete = WP_NVME_COMPLETE };
-
 struct NvmeEvent {
-  Nanos ts = 0;
-  std::uint64_t rq = 0;
-  DevT disk = 0;
-  std::uint16_t qid = 0;
-  std::uint16_t cid = 0;
-  NvmeEventKind kind = NvmeEventKind::Setup;
-  std::uint8_t opcode = 0;
-  std::uint16_t status = 0;
-  std::uint32_t nsid = 0;
-  std::uint64_t slba = 0;
-  std::uint32_t nlb = 0;
-  std::uint32_t control = 0;
+  Nanos ts = 0;  // the record's time
+  WP_NVME_FIELDS(WP_EVENT_FIELD_)
+  bool operator==(const NvmeEvent&) const = default;
 };
 
 // Where a slow syscall's time went off CPU (only for calls over --min-latency). Arrives just
 // before the SyscallEvent of the same tid and start_ns.
 struct CausesEvent {
-  Nanos ts = 0;
-  Nanos start_ns = 0;
-  std::uint32_t tid = 0;
-  Nanos throttle_ns = 0;        // asleep in balance_dirty_pages
-  Nanos writeback_wait_ns = 0;  // asleep on a page under writeback
-  Nanos blocked_ns = 0;         // asleep for anything else
-  Nanos runnable_ns = 0;        // preempted, waiting for a CPU
+  Nanos ts = 0;  // the record's time
+  WP_CAUSES_FIELDS(WP_EVENT_FIELD_)
+  bool operator==(const CausesEvent&) const = default;
 };
 
 // A kernel stack, innermost frame first: the return addresses the kernel gave, and their names
@@ -381,30 +224,19 @@ struct OffCpuEvent {
 // A dirty folio left the page cache without being written back (truncate, hole punch,
 // unlink): its pages will never reach the disk from this dirtying.
 struct DiscardEvent {
-  Nanos ts = 0;
-  DevT dev = 0;  // the file's superblock device
-  std::uint64_t ino = 0;
-  std::uint64_t index = 0;  // first page index in the file
-  std::uint32_t pages = 0;
+  Nanos ts = 0;  // the record's time
+  WP_DISCARD_FIELDS(WP_EVENT_FIELD_)
+  bool operator==(const DiscardEvent&) const = default;
 };
 
 // A traced thread dirtied a folio of a regular file outside any traced write: a store into a
 // shared mapping (once per writeback cycle of the folio).
 struct MmapDirtyEvent {
-  Nanos ts = 0;
-  std::uint32_t pid = 0;
-  std::uint32_t tid = 0;
-  std::string comm;
-  DevT dev = 0;  // the file's superblock device
-  std::uint64_t ino = 0;
-  std::uint64_t index = 0;  // first page index in the file
-  std::uint32_t pages = 0;
+  Nanos ts = 0;  // the record's time
+  WP_MMAP_DIRTY_FIELDS(WP_EVENT_FIELD_)
   std::uint64_t cgroup_id = 0;  // the thread's cgroup, set by the stitcher as for a syscall
+  bool operator==(const MmapDirtyEvent&) const = default;
 };
-
-// Which file system keeps a file's data inside its metadata (InlineDataEvent).
-enum class InlineFs : std::uint8_t { Btrfs = WP_INLINE_BTRFS, Ext4 = WP_INLINE_EXT4 };
-const char* inline_fs_name(InlineFs fs);  // "btrfs", "ext4"
 
 // Bytes of a file that its file system stored inside its metadata, which no data request
 // will carry: a btrfs inline extent (writeback copied the page into the subvolume's tree) or
@@ -412,35 +244,25 @@ const char* inline_fs_name(InlineFs fs);  // "btrfs", "ext4"
 // transaction that holds them commits: a btrfs transaction commit (FsCommitEvent) or log-tree
 // sync of the file, a jbd2 commit (JournalEvent's end).
 struct InlineDataEvent {
-  Nanos ts = 0;
-  DevT dev = 0;     // the file's device, as its write items carry it
-  DevT fs_dev = 0;  // the file system's superblock device
-  std::uint64_t ino = 0;
-  std::uint64_t start = 0;  // the bytes [start, start + len) of the file
-  std::uint32_t len = 0;
-  // That transaction, or a later one: btrfs's generation when the copy was made, ext4's jbd2
-  // tid that last changed the inode.
-  std::uint64_t transaction = 0;
-  InlineFs fs = InlineFs::Btrfs;
+  Nanos ts = 0;  // the record's time
+  WP_INLINE_FIELDS(WP_EVENT_FIELD_)
+  bool operator==(const InlineDataEvent&) const = default;
 };
 
 // A btrfs transaction committed (its superblocks written and waited for): what every
 // transaction up to `transaction` holds is on disk.
 struct FsCommitEvent {
-  Nanos ts = 0;
-  DevT fs_dev = 0;
-  std::uint64_t transaction = 0;
-  Nanos start_ns = 0;     // when the commit's own work began; 0: not known
-  std::uint32_t tid = 0;  // the thread that committed it and wrote its superblocks
+  Nanos ts = 0;  // the record's time
+  WP_FS_COMMIT_FIELDS(WP_EVENT_FIELD_)
+  bool operator==(const FsCommitEvent&) const = default;
 };
 
 // The cgroup (v2) a traced thread is in, sent before the first record of that thread that an
 // item is made of and whenever it has changed since (a thread moved to another cgroup).
 struct CgroupEvent {
-  Nanos ts = 0;
-  std::uint32_t pid = 0;
-  std::uint32_t tid = 0;
-  std::uint64_t cgroup_id = 0;  // the cgroup2 directory's inode number
+  Nanos ts = 0;  // the record's time
+  WP_CGROUP_FIELDS(WP_EVENT_FIELD_)
+  bool operator==(const CgroupEvent&) const = default;
 };
 
 // The path of a file (dev, ino), sent once per file before the first record naming it (and
@@ -470,44 +292,18 @@ struct FilePathEvent {
 // A file (dev, ino) that the application reaches through overlayfs as (view_dev, view_ino):
 // sent right after the file's FilePathEvent, whose path is the one the application opened.
 struct FileViewEvent {
-  Nanos ts = 0;
-  DevT dev = 0;  // the backing (upper) file, as the other records name it
-  std::uint64_t ino = 0;
-  DevT view_dev = 0;  // the overlay's, as stat() reports them
-  std::uint64_t view_ino = 0;
+  Nanos ts = 0;  // the record's time
+  WP_FILE_VIEW_FIELDS(WP_EVENT_FIELD_)
+  bool operator==(const FileViewEvent&) const = default;
 };
 
 // A FUSE daemon answered the write or fsync request a traced call (tid, start_ns) sent it:
 // arrives before the call's own record.
 struct FuseReplyEvent {
-  Nanos ts = 0;
-  std::uint32_t tid = 0;
-  Nanos start_ns = 0;
-  std::uint64_t unique = 0;
-  std::uint32_t opcode = 0;  // FUSE_WRITE (16), FUSE_FSYNC (20)
-  int error = 0;             // the daemon's answer: 0 or -errno
-  std::uint32_t daemon_pid = 0;
-  std::uint32_t daemon_tid = 0;
-  std::string daemon_comm;
+  Nanos ts = 0;  // the record's time
+  WP_FUSE_FIELDS(WP_EVENT_FIELD_)
+  bool operator==(const FuseReplyEvent&) const = default;
 };
-
-// What a namespace call did (WP_NAMESPACE_TABLE's op column).
-enum class NamespaceOp : std::uint8_t {
-  Rename = WP_NS_RENAME,
-  Link = WP_NS_LINK,
-  Unlink = WP_NS_UNLINK,
-  Rmdir = WP_NS_RMDIR,
-  Mkdir = WP_NS_MKDIR,
-  Open = WP_NS_OPEN,  // with O_CREAT or O_TRUNC
-  Truncate = WP_NS_TRUNCATE,
-  Fallocate = WP_NS_FALLOCATE,
-  Close = WP_NS_CLOSE,  // of a regular file open for writing
-  Send = WP_NS_SEND,    // the first socket send after a name was made: a reply
-};
-const char* namespace_op_name(NamespaceOp op);  // "rename", "link", ...
-// WP_NS_* flags by name: "create", "excl", "trunc", "noreplace", "exchange", "whiteout",
-// "directory"; the name-cut flags as "name_cut", "new_name_cut".
-std::vector<const char*> namespace_flag_names(std::uint32_t flags);
 
 // A namespace call of a traced thread (rename, link, unlink, mkdir, a creating or truncating
 // open, truncate, fallocate, the close of a file open for writing), complete: emitted at its
