@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: Apache-2.0
 # Golden tests of the report pipeline, compared byte for byte with checked-in output:
 #  - cases/*.wps: event scripts (one kernel event per line, docs/reference/event-script.md),
-#    each run through the pipeline by script_report in json, text and Perfetto (as text
-#    protobuf), against cases/NAME.jsonl, NAME.txt and NAME.perfetto.txt;
+#    each run through the pipeline by script_report in json, text and Perfetto decoded into a
+#    summary (perfetto_summary.h: tracks, slices, annotations, flows), against cases/NAME.jsonl,
+#    NAME.txt and NAME.perfetto.summary; one case ($full_perfetto_case below) also as the
+#    whole trace in text protobuf (NAME.perfetto.txt), the check of the encoding itself;
 #  - *.wpt: recorded trace files, through `writepath report` in json and text (perfetto embeds
 #    the machine's clock snapshot and html its generation time: not golden).
 # Each stitching rule family has at least one case (the families below, a case's name starts
@@ -19,6 +21,11 @@ writepath=${1:?usage: check.sh WRITEPATH SCRIPT_REPORT [--update]}
 script_report=${2:?usage: check.sh WRITEPATH SCRIPT_REPORT [--update]}
 update=${3:-}
 families=(write batch split flush journal uring aio mmap discard loss cause namespace)
+# The case whose whole Perfetto trace is also compared, as text protobuf: what the summaries
+# read through and do not show (interning, sequence flags, clock ids, packet order, value
+# types). Small, with flows (call → request → flush), two processes' thread tracks, a disk and
+# its lane, a nested phase, and string, unsigned and signed annotations.
+full_perfetto_case=write-durable-by-later-flush
 min_cases=30
 
 failed=0
@@ -70,10 +77,26 @@ for trace in "${traces[@]}"; do
   done
 done
 
-declare -A case_extension=([json]=jsonl [text]=txt [perfetto]=perfetto.txt)
+[[ -f $here/cases/$full_perfetto_case.wps ]] ||
+  { echo "golden: the full Perfetto case cases/$full_perfetto_case.wps is missing" >&2; failed=1; }
+for stale in "$here"/cases/*.perfetto.txt; do
+  [[ $(basename "$stale" .perfetto.txt) == "$full_perfetto_case" ]] && continue
+  if [[ $update == --update ]]; then
+    rm "$stale"
+    echo "golden: removed ${stale#"$here"/}"
+  else
+    echo "golden: ${stale#"$here"/} is compared by no case (only $full_perfetto_case is)" >&2
+    failed=1
+  fi
+done
+
+declare -A case_extension=([json]=jsonl [text]=txt [perfetto-summary]=perfetto.summary
+  [perfetto]=perfetto.txt)
 for case in "${cases[@]}"; do
   name=$(basename "$case" .wps)
-  for format in json text perfetto; do
+  formats=(json text perfetto-summary)
+  [[ $name == "$full_perfetto_case" ]] && formats+=(perfetto)
+  for format in "${formats[@]}"; do
     got=$actual/$name.${case_extension[$format]}
     if ! "$script_report" "$case" "$format" >"$got" 2>"$actual/err"; then
       echo "golden: script_report cases/$name.wps $format failed: $(cat "$actual/err")" >&2
@@ -85,6 +108,7 @@ for case in "${cases[@]}"; do
 done
 
 if ((failed == 0)) && [[ $update != --update ]]; then
-  echo "golden: ${#cases[@]} event scripts × 3 formats and ${#traces[@]} trace file(s) × 2 formats match"
+  echo "golden: ${#cases[@]} event scripts × 3 formats (and $full_perfetto_case's whole" \
+    "Perfetto trace) and ${#traces[@]} trace file(s) × 2 formats match"
 fi
 exit "$failed"

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // The golden cases' runner: an event script (record/event_script.h) through the pipeline that
-// `writepath report` runs, printed in one format: json, text, or perfetto as text protobuf
-// (the binary trace parsed back with the generated classes, so a diff reads as fields). The
+// `writepath report` runs, printed in one format: json, text, perfetto as text protobuf (the
+// binary trace parsed back with the generated classes, so a diff reads as fields), or
+// perfetto-summary, the same trace decoded into lines a person reads (perfetto_summary.h). The
 // Perfetto clock snapshot is pinned to zero and its ids drawn from a fixed seed, so every byte of
-// every format comes from the script alone. Usage: script_report SCRIPT json|text|perfetto
+// every format comes from the script alone.
+// Usage: script_report SCRIPT json|text|perfetto|perfetto-summary
 #include <google/protobuf/text_format.h>
 
 #include <fstream>
@@ -12,6 +14,7 @@
 #include <string>
 
 #include "agent/pipeline.h"
+#include "perfetto_summary.h"
 #include "record/event_script.h"
 #include "sinks/perfetto.pb.h"
 #include "sinks/perfetto_sink.h"
@@ -34,8 +37,9 @@ int run(const std::string& path, const std::string& format) {
   const wp::EventScript& script = *parsed.script;
 
   std::ostringstream rendered;
+  const bool perfetto = format == "perfetto" || format == "perfetto-summary";
   std::unique_ptr<wp::Sink> sink;
-  if (format == "perfetto")
+  if (perfetto)
     sink =
         std::make_unique<wp::PerfettoSink>(rendered, script.devices, wp::ClockReadings{}, kIdSeed);
   else if (format == "json")
@@ -43,7 +47,8 @@ int run(const std::string& path, const std::string& format) {
   else if (format == "text")
     sink = wp::make_sink(wp::OutputFormat::Text, rendered, {.devices = script.devices});
   else {
-    std::cerr << "script_report: format is json, text or perfetto, not " << format << "\n";
+    std::cerr << "script_report: format is json, text, perfetto or perfetto-summary, not " << format
+              << "\n";
     return 2;
   }
 
@@ -81,7 +86,7 @@ int run(const std::string& path, const std::string& format) {
   sink->flush();
   sink.reset();
 
-  if (format != "perfetto") {
+  if (!perfetto) {
     std::cout << rendered.str();
     return 0;
   }
@@ -89,6 +94,10 @@ int run(const std::string& path, const std::string& format) {
   if (!trace.ParseFromString(rendered.str())) {
     std::cerr << "script_report: the Perfetto sink wrote an unreadable trace\n";
     return 1;
+  }
+  if (format == "perfetto-summary") {
+    std::cout << wp::golden::perfetto_summary(trace);
+    return 0;
   }
   std::string text;
   google::protobuf::TextFormat::PrintToString(trace, &text);
@@ -100,7 +109,7 @@ int run(const std::string& path, const std::string& format) {
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    std::cerr << "usage: script_report SCRIPT json|text|perfetto\n";
+    std::cerr << "usage: script_report SCRIPT json|text|perfetto|perfetto-summary\n";
     return 2;
   }
   return run(argv[1], argv[2]);
