@@ -22,7 +22,7 @@ needs_header() {
 
 expected_for() {
   case $1 in
-    bpf/writepath.h) echo "GPL-2.0-only OR Apache-2.0" ;;
+    bpf/writepath.h | bpf/record_tables.h) echo "GPL-2.0-only OR Apache-2.0" ;;
     bpf/*) echo "GPL-2.0-only" ;;
     *) echo "Apache-2.0" ;;
   esac
