@@ -8,6 +8,8 @@
 #    whole trace in text protobuf (NAME.perfetto.txt), the check of the encoding itself;
 #  - *.wpt: recorded trace files, through `writepath report` in json and text (perfetto embeds
 #    the machine's clock snapshot and html its generation time: not golden).
+# The text output's legend is the same in every case: it is compared with text-legend.txt
+# wherever it appears and kept in the expected files as one line that names that file.
 # Each stitching rule family has at least one case (the families below, a case's name starts
 # with its family), and there are at least 30 cases. No root needed.
 # Usage: bash tests/golden/check.sh WRITEPATH SCRIPT_REPORT [--update]
@@ -31,6 +33,22 @@ min_cases=30
 failed=0
 actual=$(mktemp -d)
 trap 'rm -rf "$actual"' EXIT
+
+# fold_legend FILE: each legend block of a text output (its first line and the indented
+# lines under it) that equals text-legend.txt becomes the line "$legend_line"; a legend
+# that differs stays whole, for the diff to show.
+legend_line="legend: as text-legend.txt"
+fold_legend() {
+  awk -v legend_file="$here/text-legend.txt" -v marker="$legend_line" '
+    BEGIN { while ((getline line < legend_file) > 0) legend = legend line "\n" }
+    function flush() { printf "%s", (block == legend ? marker "\n" : block); block = ""; inside = 0 }
+    /^legend:/ { if (inside) flush(); inside = 1; block = $0 "\n"; next }
+    inside && /^        / { block = block $0 "\n"; next }
+    inside { flush() }
+    { print }
+    END { if (inside) flush() }' "$1" >"$1.folded"
+  mv "$1.folded" "$1"
+}
 
 # compare EXPECTED GOT WHAT: the diff, or the update.
 compare() {
@@ -73,6 +91,7 @@ for trace in "${traces[@]}"; do
       failed=1
       continue
     fi
+    [[ $format == text ]] && fold_legend "$got"
     compare "$here/$name.${trace_extension[$format]}" "$got" "report $name.wpt --format $format"
   done
 done
@@ -103,6 +122,7 @@ for case in "${cases[@]}"; do
       failed=1
       continue
     fi
+    [[ $format == text ]] && fold_legend "$got"
     compare "$here/cases/$name.${case_extension[$format]}" "$got" "cases/$name.wps as $format"
   done
 done

@@ -14,8 +14,8 @@
 #include <string>
 
 #include "agent/pipeline.h"
+#include "event_script.h"
 #include "perfetto_summary.h"
-#include "record/event_script.h"
 #include "sinks/perfetto.pb.h"
 #include "sinks/perfetto_sink.h"
 
