@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The event script reader (record/event_script.h): what each line becomes, and the one error
 // line (with its line number) a script that cannot be read gets.
-#include "record/event_script.h"
+#include "event_script.h"
 
 #include <gtest/gtest.h>
 

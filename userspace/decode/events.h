@@ -100,7 +100,7 @@ struct BioEvent {
   std::uint64_t bio = 0;  // kernel pointer
   std::uint32_t pid = 0;
   std::uint32_t tid = 0;
-  std::string comm;
+  std::string comm{};
   DevT bdev = 0;  // partition or disk the bio was submitted to
   DevT disk = 0;  // whole disk (requests are per disk)
   std::uint64_t sector = 0;
@@ -120,31 +120,31 @@ struct BioEvent {
 
 struct RequestEvent {
   Nanos ts = 0;  // the record's time
-  WP_REQUEST_FIELDS(WP_EVENT_FIELD_)
+  WP_TABLE_EVENT_FIELDS(WP_REQUEST_FIELDS)
   bool operator==(const RequestEvent&) const = default;
 };
 
 struct JournalEvent {
   Nanos ts = 0;  // the record's time
-  WP_JOURNAL_FIELDS(WP_EVENT_FIELD_)
+  WP_TABLE_EVENT_FIELDS(WP_JOURNAL_FIELDS)
   bool operator==(const JournalEvent&) const = default;
 };
 
 struct FsLogEvent {
   Nanos ts = 0;  // the record's time
-  WP_FS_LOG_FIELDS(WP_EVENT_FIELD_)
+  WP_TABLE_EVENT_FIELDS(WP_FS_LOG_FIELDS)
   bool operator==(const FsLogEvent&) const = default;
 };
 
 struct ThrottleEvent {
   Nanos ts = 0;  // the record's time
-  WP_THROTTLE_FIELDS(WP_EVENT_FIELD_)
+  WP_TABLE_EVENT_FIELDS(WP_THROTTLE_FIELDS)
   bool operator==(const ThrottleEvent&) const = default;
 };
 
 struct NvmeEvent {
   Nanos ts = 0;  // the record's time
-  WP_NVME_FIELDS(WP_EVENT_FIELD_)
+  WP_TABLE_EVENT_FIELDS(WP_NVME_FIELDS)
   bool operator==(const NvmeEvent&) const = default;
 };
 
@@ -152,7 +152,7 @@ struct NvmeEvent {
 // before the SyscallEvent of the same tid and start_ns.
 struct CausesEvent {
   Nanos ts = 0;  // the record's time
-  WP_CAUSES_FIELDS(WP_EVENT_FIELD_)
+  WP_TABLE_EVENT_FIELDS(WP_CAUSES_FIELDS)
   bool operator==(const CausesEvent&) const = default;
 };
 
@@ -225,7 +225,7 @@ struct OffCpuEvent {
 // unlink): its pages will never reach the disk from this dirtying.
 struct DiscardEvent {
   Nanos ts = 0;  // the record's time
-  WP_DISCARD_FIELDS(WP_EVENT_FIELD_)
+  WP_TABLE_EVENT_FIELDS(WP_DISCARD_FIELDS)
   bool operator==(const DiscardEvent&) const = default;
 };
 
@@ -233,7 +233,7 @@ struct DiscardEvent {
 // shared mapping (once per writeback cycle of the folio).
 struct MmapDirtyEvent {
   Nanos ts = 0;  // the record's time
-  WP_MMAP_DIRTY_FIELDS(WP_EVENT_FIELD_)
+  WP_TABLE_EVENT_FIELDS(WP_MMAP_DIRTY_FIELDS)
   std::uint64_t cgroup_id = 0;  // the thread's cgroup, set by the stitcher as for a syscall
   bool operator==(const MmapDirtyEvent&) const = default;
 };
@@ -245,7 +245,7 @@ struct MmapDirtyEvent {
 // sync of the file, a jbd2 commit (JournalEvent's end).
 struct InlineDataEvent {
   Nanos ts = 0;  // the record's time
-  WP_INLINE_FIELDS(WP_EVENT_FIELD_)
+  WP_TABLE_EVENT_FIELDS(WP_INLINE_FIELDS)
   bool operator==(const InlineDataEvent&) const = default;
 };
 
@@ -253,7 +253,7 @@ struct InlineDataEvent {
 // transaction up to `transaction` holds is on disk.
 struct FsCommitEvent {
   Nanos ts = 0;  // the record's time
-  WP_FS_COMMIT_FIELDS(WP_EVENT_FIELD_)
+  WP_TABLE_EVENT_FIELDS(WP_FS_COMMIT_FIELDS)
   bool operator==(const FsCommitEvent&) const = default;
 };
 
@@ -261,7 +261,7 @@ struct FsCommitEvent {
 // item is made of and whenever it has changed since (a thread moved to another cgroup).
 struct CgroupEvent {
   Nanos ts = 0;  // the record's time
-  WP_CGROUP_FIELDS(WP_EVENT_FIELD_)
+  WP_TABLE_EVENT_FIELDS(WP_CGROUP_FIELDS)
   bool operator==(const CgroupEvent&) const = default;
 };
 
@@ -293,7 +293,7 @@ struct FilePathEvent {
 // sent right after the file's FilePathEvent, whose path is the one the application opened.
 struct FileViewEvent {
   Nanos ts = 0;  // the record's time
-  WP_FILE_VIEW_FIELDS(WP_EVENT_FIELD_)
+  WP_TABLE_EVENT_FIELDS(WP_FILE_VIEW_FIELDS)
   bool operator==(const FileViewEvent&) const = default;
 };
 
@@ -301,7 +301,7 @@ struct FileViewEvent {
 // arrives before the call's own record.
 struct FuseReplyEvent {
   Nanos ts = 0;  // the record's time
-  WP_FUSE_FIELDS(WP_EVENT_FIELD_)
+  WP_TABLE_EVENT_FIELDS(WP_FUSE_FIELDS)
   bool operator==(const FuseReplyEvent&) const = default;
 };
 

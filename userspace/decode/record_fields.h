@@ -219,3 +219,29 @@ struct req_op32 {
         ok_ = ::wp::field::token::decode(event_.name, record_.name) && ok_;    \
     }                                                                          \
   }(event_out_);
+
+// Calls visit_.template operator()<wp::field::token>("name", event_.name) for each of a record
+// table's fields the event holds in its token's type (the ones WP_DECODE_FIELD_ decodes): the
+// event scripts' reader and writer (tests/support) walk an event's fields with it.
+#define WP_VISIT_FIELD_(token, name, doc)                                                     \
+  [&](auto& event_) {                                                                         \
+    if constexpr (requires { event_.name; }) {                                                \
+      if constexpr (std::is_same_v<std::remove_cvref_t<decltype(event_.name)>,                \
+                                   ::wp::field::token::type>)                                 \
+        visit_.template operator()<::wp::field::token>(std::string_view(#name), event_.name); \
+    }                                                                                         \
+  }(self_);
+
+// An event's members for a record table's fields, and visit_fields() over them.
+#define WP_TABLE_EVENT_FIELDS(FIELDS)       \
+  FIELDS(WP_EVENT_FIELD_)                   \
+  template <typename Visit>                 \
+  void visit_fields(Visit&& visit_) {       \
+    auto& self_ = *this;                    \
+    FIELDS(WP_VISIT_FIELD_)                 \
+  }                                         \
+  template <typename Visit>                 \
+  void visit_fields(Visit&& visit_) const { \
+    const auto& self_ = *this;              \
+    FIELDS(WP_VISIT_FIELD_)                 \
+  }

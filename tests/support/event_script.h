@@ -26,6 +26,7 @@
 
 #include "decode/decoder.h"
 #include "decode/events.h"
+#include "script_values.h"
 
 namespace wp {
 
@@ -57,5 +58,10 @@ struct ParsedScript {
   std::string error;
 };
 ParsedScript parse_event_script(std::istream& in);
+
+// The line an event made from one record table is written as (script_records.h), with its
+// time: "12us issue rq=0xffff888000001000 disk=vda bytes=4096"; nullopt for the others, whose
+// lines only people write. Devices are named as `names` knows them.
+std::optional<std::string> write_event_line(const Event& event, const script::Names& names);
 
 }  // namespace wp

@@ -2,6 +2,8 @@
 // Builders of synthetic kernel events (on top of builders.h) and a fixture that feeds them to the
 // stitcher: the trackers' rule tests drive the whole stitcher with them (each tracker's rules are
 // what it contributes to the timelines), next to direct tests of each tracker's own interface.
+// The events made from one record table are built by their fields' names, which the compiler
+// holds to the table.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -50,79 +52,61 @@ inline SyscallEvent sync_call(Syscall which, Nanos start, Nanos end, std::uint32
 // A writeback bio of file pages [index, index + pages) at `sector`.
 inline BioEvent page_bio(Nanos ts, std::uint64_t ptr, std::uint64_t sector, std::uint64_t index,
                          std::uint32_t pages, std::uint32_t tid = kFlusherTid) {
-  BioEvent ev;
-  ev.ts = ts;
-  ev.bio = ptr;
-  ev.pid = tid;
-  ev.tid = tid;
-  ev.bdev = kPart;
-  ev.disk = kDisk;
-  ev.sector = sector;
-  ev.bytes = pages * 4096;
-  ev.op = ReqOp::Write;
-  ev.file_dev = kPart;
-  ev.ino = kIno;
-  ev.nr_extents = 1;
-  ev.extents[0] = Extent{index, pages};
-  return ev;
+  return {.ts = ts,
+          .bio = ptr,
+          .pid = tid,
+          .tid = tid,
+          .bdev = kPart,
+          .disk = kDisk,
+          .sector = sector,
+          .bytes = pages * 4096,
+          .file_dev = kPart,
+          .ino = kIno,
+          .nr_extents = 1,
+          .extents = {Extent{index, pages}}};
 }
 
 // A dirty folio of the file, pages [index, index + pages), dropped from the page cache.
 inline DiscardEvent discard(Nanos ts, std::uint64_t index, std::uint32_t pages,
                             std::uint64_t ino = kIno) {
-  DiscardEvent ev;
-  ev.ts = ts;
-  ev.dev = kPart;
-  ev.ino = ino;
-  ev.index = index;
-  ev.pages = pages;
-  return ev;
+  return {.ts = ts, .ino = ino, .index = index, .dev = kPart, .pages = pages};
 }
 
 // A bio with user pages (O_DIRECT) or metadata: no file extents.
 inline BioEvent anon_bio(Nanos ts, std::uint64_t ptr, std::uint64_t sector, std::uint32_t bytes,
                          std::uint32_t tid) {
-  BioEvent ev;
-  ev.ts = ts;
-  ev.bio = ptr;
-  ev.pid = tid;
-  ev.tid = tid;
-  ev.bdev = kPart;
-  ev.disk = kDisk;
-  ev.sector = sector;
-  ev.bytes = bytes;
-  ev.op = ReqOp::Write;
-  ev.bio_flags = bio_flag::kAnon;
-  return ev;
+  return {.ts = ts,
+          .bio = ptr,
+          .pid = tid,
+          .tid = tid,
+          .bdev = kPart,
+          .disk = kDisk,
+          .sector = sector,
+          .bytes = bytes,
+          .bio_flags = bio_flag::kAnon};
 }
 
 inline BioEvent flush_bio(Nanos ts, std::uint64_t ptr, std::uint32_t tid) {
-  BioEvent ev;
-  ev.ts = ts;
-  ev.bio = ptr;
-  ev.pid = tid;
-  ev.tid = tid;
-  ev.bdev = kPart;
-  ev.disk = kDisk;
-  ev.bytes = 0;
-  ev.op = ReqOp::Write;
-  ev.flags = req_flag::kPreflush | req_flag::kSync;
-  ev.bio_flags = bio_flag::kNoFile;
-  return ev;
+  return {.ts = ts,
+          .bio = ptr,
+          .pid = tid,
+          .tid = tid,
+          .bdev = kPart,
+          .disk = kDisk,
+          .flags = req_flag::kPreflush | req_flag::kSync,
+          .bio_flags = bio_flag::kNoFile};
 }
 
 inline RequestEvent rq(RequestEventKind kind, Nanos ts, std::uint64_t ptr, std::uint64_t sector,
                        std::uint32_t bytes, ReqOp op = ReqOp::Write, std::uint32_t flags = 0) {
-  RequestEvent ev;
-  ev.ts = ts;
-  ev.rq = ptr;
-  ev.disk = kDisk;
-  ev.op = op;
-  ev.flags = flags;
-  ev.bytes = bytes;
-  ev.sector = sector;
-  ev.kind = kind;
-  return ev;
+  return {.ts = ts,
+          .rq = ptr,
+          .disk = kDisk,
+          .op = op,
+          .flags = flags,
+          .bytes = bytes,
+          .sector = sector,
+          .kind = kind};
 }
 
 inline RequestEvent issue(Nanos ts, std::uint64_t ptr, std::uint64_t sector, std::uint32_t bytes,
@@ -146,35 +130,17 @@ inline RequestEvent flush_complete(Nanos ts, std::uint64_t ptr) {
 // The NVMe driver's view of request `ptr`: its command set up, or completed.
 inline NvmeEvent nvme(NvmeEventKind kind, Nanos ts, std::uint64_t ptr, std::uint16_t qid,
                       std::uint16_t cid, std::uint8_t opcode = 0x01) {
-  NvmeEvent ev;
-  ev.ts = ts;
-  ev.rq = ptr;
-  ev.disk = kDisk;
-  ev.qid = qid;
-  ev.cid = cid;
-  ev.kind = kind;
-  ev.opcode = opcode;
-  return ev;
+  return {
+      .ts = ts, .rq = ptr, .disk = kDisk, .qid = qid, .cid = cid, .kind = kind, .opcode = opcode};
 }
 
 inline JournalEvent journal(Nanos ts, std::uint32_t transaction, JournalPhase phase) {
-  JournalEvent ev;
-  ev.ts = ts;
-  ev.dev = kPart;
-  ev.transaction = transaction;
-  ev.phase = phase;
-  ev.tid = kJournalTid;
-  return ev;
+  return {.ts = ts, .dev = kPart, .transaction = transaction, .phase = phase, .tid = kJournalTid};
 }
 
 // An xfs log event on kPart: a force by `tid`, or a log write issued or completed.
 inline FsLogEvent fs_log(Nanos ts, FsLogKind kind, std::uint32_t tid) {
-  FsLogEvent ev;
-  ev.ts = ts;
-  ev.dev = kPart;
-  ev.tid = tid;
-  ev.kind = kind;
-  return ev;
+  return {.ts = ts, .dev = kPart, .tid = tid, .kind = kind};
 }
 
 // Where call `start` of thread `tid` slept (arrives before its causes).
@@ -189,12 +155,7 @@ inline OffCpuEvent offcpu_event(Nanos start, std::uint32_t tid, std::vector<OffC
 
 // The off-CPU causes of call `start` of thread `tid`: `blocked` ns blocked.
 inline CausesEvent causes_event(Nanos start, std::uint32_t tid, Nanos blocked) {
-  CausesEvent ev;
-  ev.ts = start;
-  ev.start_ns = start;
-  ev.tid = tid;
-  ev.blocked_ns = blocked;
-  return ev;
+  return {.ts = start, .start_ns = start, .tid = tid, .blocked_ns = blocked};
 }
 
 class StitcherTest : public ::testing::Test {

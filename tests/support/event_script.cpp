@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "record/event_script.h"
+#include "event_script.h"
 
 #include <fmt/format.h>
 
@@ -10,16 +10,13 @@
 #include <string_view>
 #include <utility>
 
-#include "common/units.h"
 #include "decode/syscalls.h"
+#include "script_records.h"
 
 namespace wp {
 namespace {
 
-// A line that cannot be read: its message, without the line number (added by the caller).
-struct ScriptError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+using namespace script;
 
 // The line's words: spaces separate them, double quotes keep spaces inside a value
 // (path="/mnt/my file"), and an unquoted # starts a comment.
@@ -53,102 +50,6 @@ std::vector<std::string> split_words(std::string_view line) {
   return words;
 }
 
-std::uint64_t parse_number(std::string_view text, std::string_view what) {
-  std::uint64_t value = 0;
-  int base = 10;
-  if (text.starts_with("0x")) {
-    text.remove_prefix(2);
-    base = 16;
-  }
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, base);
-  if (ec != std::errc() || end != text.data() + text.size() || text.empty())
-    throw ScriptError(fmt::format("{}: '{}' is not a number", what, text));
-  return value;
-}
-
-// "0", "250ns", "12us", "1.5ms", "2s": nanoseconds.
-Nanos parse_duration(std::string_view text, std::string_view what) {
-  static constexpr std::pair<std::string_view, double> kUnits[] = {
-      {"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
-  for (const auto& [unit, scale] : kUnits) {
-    if (!text.ends_with(unit)) continue;
-    const std::string_view number = text.substr(0, text.size() - unit.size());
-    double value = 0;
-    const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
-    if (ec != std::errc() || end != number.data() + number.size() || number.empty() || value < 0)
-      break;
-    return static_cast<Nanos>(std::llround(value * scale));
-  }
-  if (text == "0") return 0;
-  throw ScriptError(
-      fmt::format("{}: '{}' is not a time (write 0, 250ns, 12us, 1.5ms or 2s)", what, text));
-}
-
-// Names given to the script's devices, pointers and kernel symbols.
-class Names {
- public:
-  void add_device(const std::string& name, DevT dev) { devices_[name] = dev; }
-  // A device by the name its `device` line gave it, or as MAJ:MIN.
-  DevT device(std::string_view text) const {
-    if (const auto it = devices_.find(std::string(text)); it != devices_.end()) return it->second;
-    const auto colon = text.find(':');
-    if (colon == std::string_view::npos)
-      throw ScriptError(
-          fmt::format("no device named '{}' (declare it with a device line, or "
-                      "write MAJ:MIN)",
-                      text));
-    return make_dev(static_cast<std::uint32_t>(parse_number(text.substr(0, colon), "major")),
-                    static_cast<std::uint32_t>(parse_number(text.substr(colon + 1), "minor")));
-  }
-  // The pointer a name stands for: a number as written, else one of its own, the same for the
-  // same name throughout the script (kernel addresses look alike; these only need to differ).
-  std::uint64_t pointer(const std::string& name) {
-    if (!name.empty() && name[0] >= '0' && name[0] <= '9') return parse_number(name, "pointer");
-    const auto [it, added] = pointers_.try_emplace(name, kFirstPointer + pointers_.size() * 0x100);
-    return it->second;
-  }
-  // The address of a kernel function named in a stack; `fresh` is set the first time.
-  std::uint64_t symbol(const std::string& name, bool& fresh) {
-    const auto [it, added] = symbols_.try_emplace(name, kFirstSymbol + symbols_.size() * 0x40);
-    fresh = added;
-    return it->second;
-  }
-
- private:
-  static constexpr std::uint64_t kFirstPointer = 0xffff888000001000ull;
-  static constexpr std::uint64_t kFirstSymbol = 0xffffffff81000000ull;
-  std::map<std::string, DevT> devices_;
-  std::map<std::string, std::uint64_t> pointers_;
-  std::map<std::string, std::uint64_t> symbols_;
-};
-
-// Bits by name: each comma-separated name one bit of `table`, or the whole as a number.
-std::uint32_t parse_bits(std::string_view text,
-                         std::span<const std::pair<std::uint32_t, std::string_view>> table,
-                         std::string_view what) {
-  if (!text.empty() && text[0] >= '0' && text[0] <= '9')
-    return static_cast<std::uint32_t>(parse_number(text, what));
-  std::uint32_t bits = 0;
-  while (!text.empty()) {
-    const auto comma = text.find(',');
-    const std::string_view name = text.substr(0, comma);
-    bool known = false;
-    for (const auto& [bit, bit_name] : table)
-      if (bit_name == name) {
-        bits |= bit;
-        known = true;
-      }
-    if (!known) {
-      std::string names;
-      for (const auto& entry : table)
-        names += fmt::format("{}{}", names.empty() ? "" : ", ", entry.second);
-      throw ScriptError(fmt::format("{}: unknown '{}' (one of {})", what, name, names));
-    }
-    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
-  }
-  return bits;
-}
-
 // The table parse_bits() takes for a flag set the outputs name with `names_of` (call_flag_names,
 // namespace_flag_names): a script writes flags as the outputs print them.
 template <typename NamesOf>
@@ -159,50 +60,16 @@ std::vector<std::pair<std::uint32_t, std::string_view>> bit_names(NamesOf names_
   return table;
 }
 
-constexpr std::pair<std::uint32_t, std::string_view> kFileFlags[] = {
-    {file_flag::kRegular, "regular"}, {file_flag::kDirect, "direct"},
-    {file_flag::kSync, "sync"},       {file_flag::kDsync, "dsync"},
-    {file_flag::kAppend, "append"},   {file_flag::kBlockDev, "blockdev"}};
-constexpr std::pair<std::uint32_t, std::string_view> kRequestFlags[] = {
-    {req_flag::kFua, "fua"},
-    {req_flag::kPreflush, "preflush"},
-    {req_flag::kSync, "sync"},
-    {req_flag::kMeta, "meta"}};
-constexpr std::pair<std::uint32_t, std::string_view> kIclogFlags[] = {
-    {WP_ICLOG_NEED_FLUSH, "need_flush"}, {WP_ICLOG_NEED_FUA, "need_fua"}};
 constexpr std::pair<std::uint32_t, std::string_view> kVia[] = {
     {WP_VIA_IO_URING, "inline"},
     {WP_VIA_IO_URING | WP_VIA_IO_WQ, "io-wq"},
     {WP_VIA_IO_URING | WP_VIA_SQPOLL, "sqpoll"},
     {WP_VIA_IO_URING | WP_VIA_SQPOLL | WP_VIA_IO_WQ, "sqpoll+io-wq"}};
 
-// The value of `table` named `text`.
-template <typename E, std::size_t N>
-E parse_choice(std::string_view text, const std::pair<E, std::string_view> (&table)[N],
-               std::string_view what) {
-  for (const auto& [value, name] : table)
-    if (name == text) return value;
-  std::string names;
-  for (const auto& entry : table)
-    names += fmt::format("{}{}", names.empty() ? "" : ", ", entry.second);
-  throw ScriptError(fmt::format("{}: unknown '{}' (one of {})", what, text, names));
-}
-
-constexpr std::pair<ReqOp, std::string_view> kOps[] = {{ReqOp::Read, "read"},
-                                                       {ReqOp::Write, "write"},
-                                                       {ReqOp::Flush, "flush"},
-                                                       {ReqOp::Discard, "discard"},
-                                                       {ReqOp::WriteZeroes, "write_zeroes"}};
-constexpr std::pair<JournalPhase, std::string_view> kJournalPhases[] = {
-    {JournalPhase::Start, "start"},
-    {JournalPhase::Locking, "locking"},
-    {JournalPhase::Flushing, "flushing"},
-    {JournalPhase::Logging, "logging"},
-    {JournalPhase::End, "end"}};
-constexpr std::pair<SleepFlag, std::string_view> kSleepFlags[] = {
-    {SleepFlag::None, "none"},
-    {SleepFlag::DirtyThrottle, "throttle"},
-    {SleepFlag::WritebackWait, "writeback"}};
+constexpr std::pair<std::uint32_t, std::string_view> kSleepFlags[] = {
+    {static_cast<std::uint32_t>(SleepFlag::None), "none"},
+    {static_cast<std::uint32_t>(SleepFlag::DirtyThrottle), "throttle"},
+    {static_cast<std::uint32_t>(SleepFlag::WritebackWait), "writeback"}};
 
 // The key=value fields of one line. Each is taken once by the kind's reader; any left over
 // is a key the kind does not have, which done() reports (a typo never passes silently).
@@ -247,17 +114,7 @@ class Fields {
   // A count that may be negative (a return value): a number, or -ENAME.
   std::int64_t signed_number(const std::string& key, std::int64_t fallback) {
     const auto value = take(key);
-    if (!value) return fallback;
-    std::string_view text = *value;
-    const bool negative = text.starts_with('-');
-    if (negative) text.remove_prefix(1);
-    if (text.starts_with('E')) {
-      for (int err = 1; err < 200; ++err)
-        if (errno_name(err) == text) return negative ? -err : err;
-      throw ScriptError(fmt::format("{}: unknown errno '{}'", key, text));
-    }
-    const auto magnitude = static_cast<std::int64_t>(parse_number(text, key));
-    return negative ? -magnitude : magnitude;
+    return value ? parse_signed(*value, key) : fallback;
   }
   Nanos duration(const std::string& key, Nanos fallback = 0) {
     const auto value = take(key);
@@ -269,16 +126,14 @@ class Fields {
   }
   DevT required_device(const std::string& key) { return names_.device(required(key)); }
   std::uint64_t pointer(const std::string& key) { return names_.pointer(required(key)); }
-  std::uint32_t bits(const std::string& key,
-                     std::span<const std::pair<std::uint32_t, std::string_view>> table,
-                     std::uint32_t fallback = 0) {
+  std::uint32_t bits(const std::string& key, NameTable table, std::uint32_t fallback = 0) {
     const auto value = take(key);
     return value ? parse_bits(*value, table, key) : fallback;
   }
-  template <typename E, std::size_t N>
-  E choice(const std::string& key, const std::pair<E, std::string_view> (&table)[N], E fallback) {
+  template <typename E>
+  E choice(const std::string& key, NameTable table, E fallback) {
     const auto value = take(key);
-    return value ? parse_choice(*value, table, key) : fallback;
+    return value ? static_cast<E>(parse_choice(*value, table, key)) : fallback;
   }
   Names& names() { return names_; }
 
@@ -347,7 +202,7 @@ SyscallEvent read_call(Fields& f, Syscall call, Nanos at) {
   ev.dev = f.device("dev");
   ev.fs_dev = f.device("fs_dev");
   ev.ino = f.number("ino");
-  ev.file_flags = f.bits("file", kFileFlags, file_flag::kRegular);
+  ev.file_flags = f.bits("file", names_of_file_flags(), file_flag::kRegular);
   ev.call_flags = f.bits("flags", bit_names(call_flag_names));
   if (is_uring_op(call)) {
     ev.via = static_cast<std::uint8_t>(parse_bits(f.text("via", "inline"), kVia, "via"));
@@ -399,8 +254,8 @@ BioEvent read_bio(Fields& f, BioKind kind, Nanos at, const std::vector<DeviceInf
   ev.disk = f.device("disk", ev.disk);
   ev.sector = f.number("sector");
   ev.bytes = f.number<std::uint32_t>("bytes");
-  ev.op = f.choice("op", kOps, ReqOp::Write);
-  ev.flags = f.bits("flags", kRequestFlags);
+  ev.op = f.choice("op", names_of_ops(), ReqOp::Write);
+  ev.flags = f.bits("flags", names_of_request_flags());
   ev.why = static_cast<SubmitWhy>(0);
   if (const auto why = f.take("why")) {
     bool known = false;
@@ -440,38 +295,6 @@ BioEvent read_bio(Fields& f, BioKind kind, Nanos at, const std::vector<DeviceInf
   return ev;
 }
 
-RequestEvent read_request(Fields& f, RequestEventKind kind, Nanos at) {
-  RequestEvent ev;
-  ev.kind = kind;
-  ev.ts = at;
-  ev.rq = f.pointer("rq");
-  ev.disk = f.required_device("disk");
-  ev.op = f.choice("op", kOps, ReqOp::Write);
-  ev.flags = f.bits("flags", kRequestFlags);
-  ev.bytes = f.number<std::uint32_t>("bytes");
-  ev.sector = f.number("sector");
-  ev.error = static_cast<std::int32_t>(f.signed_number("error", 0));
-  ev.tid = f.number<std::uint32_t>("tid");
-  return ev;
-}
-
-NvmeEvent read_nvme(Fields& f, NvmeEventKind kind, Nanos at) {
-  NvmeEvent ev;
-  ev.kind = kind;
-  ev.ts = at;
-  ev.rq = f.pointer("rq");
-  ev.disk = f.required_device("disk");
-  ev.qid = f.number<std::uint16_t>("qid");
-  ev.cid = f.number<std::uint16_t>("cid");
-  ev.opcode = f.number<std::uint8_t>("opcode", 0x01);  // nvme_cmd_write
-  ev.status = f.number<std::uint16_t>("status");
-  ev.nsid = f.number<std::uint32_t>("nsid", 1);
-  ev.slba = f.number("slba");
-  ev.nlb = f.number<std::uint32_t>("nlb");
-  ev.control = f.number<std::uint32_t>("control");
-  return ev;
-}
-
 // stack="innermost;…;outermost": addresses standing for the frames, each new frame's name
 // added to `symbols`.
 KernelStack read_stack(Fields& f, const std::string& key, std::vector<ScriptStep>& symbols) {
@@ -496,7 +319,7 @@ OffCpuSleep read_sleep(Fields& f, std::vector<ScriptStep>& symbols) {
   sleep.ns = f.duration("ns");
   sleep.longest_ns = f.duration("longest", sleep.ns);
   sleep.sleeps = f.number<std::uint32_t>("count", 1);
-  sleep.flag = f.choice("flag", kSleepFlags, SleepFlag::None);
+  sleep.flag = f.choice("flag", NameTable(kSleepFlags), SleepFlag::None);
   sleep.stack = read_stack(f, "stack", symbols);
   if (const auto waker_tid = f.take("waker_tid")) {
     Waker waker;
@@ -533,52 +356,25 @@ OffCpuEvent read_offcpu(Fields& f, Nanos at) {
   return ev;
 }
 
+// The event of a line whose kind a record table's event has (script_records.h), if it is one.
+template <typename... E>
+std::optional<Event> read_table_event(std::tuple<E...>*, const std::string& kind, Fields& f,
+                                      Nanos at) {
+  std::optional<Event> event;
+  const auto take = [&](const std::string& key) { return f.take(key); };
+  ((!event && is_word_of<E>(kind) ? (void)(event = read_table_line<E>(kind, take, at, f.names()))
+                                  : void()),
+   ...);
+  return event;
+}
+
 // One event line's kind and fields: the event (or loss) it stands for.
 ScriptStep read_event(const std::string& kind, Fields& f, Nanos at,
                       const std::vector<DeviceInfo>& devices) {
   if (kind == "bio") return read_bio(f, BioKind::Queue, at, devices);
   if (kind == "split") return read_bio(f, BioKind::Split, at, devices);
-  if (kind == "insert") return read_request(f, RequestEventKind::Insert, at);
-  if (kind == "issue") return read_request(f, RequestEventKind::Issue, at);
-  if (kind == "complete") return read_request(f, RequestEventKind::Complete, at);
-  if (kind == "requeue") return read_request(f, RequestEventKind::Requeue, at);
-  if (kind == "bio_failed") return read_request(f, RequestEventKind::BioFailed, at);
-  if (kind == "nvme_setup") return read_nvme(f, NvmeEventKind::Setup, at);
-  if (kind == "nvme_complete") return read_nvme(f, NvmeEventKind::Complete, at);
-  if (kind == "journal") {
-    JournalEvent ev;
-    ev.ts = at;
-    ev.dev = f.required_device("dev");
-    ev.transaction = f.number<std::uint32_t>("txn");
-    ev.phase = f.choice("phase", kJournalPhases, JournalPhase::Start);
-    ev.tid = f.number<std::uint32_t>("tid");
-    return ev;
-  }
-  if (kind == "xfs_force" || kind == "iclog_sync" || kind == "iclog_done") {
-    FsLogEvent ev;
-    ev.ts = at;
-    ev.dev = f.required_device("dev");
-    ev.tid = f.number<std::uint32_t>("tid");
-    ev.kind = kind == "xfs_force"    ? FsLogKind::XfsForce
-              : kind == "iclog_sync" ? FsLogKind::XfsIclogSync
-                                     : FsLogKind::XfsIclogDone;
-    ev.flags = f.bits("flags", kIclogFlags);
-    ev.lsn = f.number("lsn");
-    return ev;
-  }
-  if (kind == "throttle") {
-    ThrottleEvent ev;
-    ev.ts = at;
-    ev.tid = f.number<std::uint32_t>("tid");
-    ev.pid = f.number<std::uint32_t>("pid", ev.tid);
-    ev.pause_ms = f.signed_number("pause_ms", 0);
-    ev.period_ms = f.number("period_ms");
-    ev.dirty = f.number("dirty");
-    ev.limit = f.number("limit");
-    ev.wb_dirty = f.number("wb_dirty");
-    ev.wb_setpoint = f.number("wb_setpoint");
-    return ev;
-  }
+  if (auto event = read_table_event(static_cast<TableEvents*>(nullptr), kind, f, at))
+    return std::move(*event);
   if (kind == "lost") {
     ScriptLoss loss;
     const std::string hook = f.required("hook");
@@ -588,68 +384,7 @@ ScriptStep read_event(const std::string& kind, Fields& f, Nanos at,
     loss.counts[index] = f.number("count", 1);
     return loss;
   }
-  if (kind == "causes") {
-    CausesEvent ev;
-    ev.ts = at;
-    ev.start_ns = f.duration("start", at);
-    ev.tid = f.number<std::uint32_t>("tid");
-    ev.throttle_ns = f.duration("throttle");
-    ev.writeback_wait_ns = f.duration("writeback_wait");
-    ev.blocked_ns = f.duration("blocked");
-    ev.runnable_ns = f.duration("runnable");
-    return ev;
-  }
   if (kind == "offcpu") return read_offcpu(f, at);
-  if (kind == "discard") {
-    DiscardEvent ev;
-    ev.ts = at;
-    ev.dev = f.required_device("dev");
-    ev.ino = f.number("ino");
-    ev.index = f.number("index");
-    ev.pages = f.number<std::uint32_t>("pages", 1);
-    return ev;
-  }
-  if (kind == "inline") {
-    InlineDataEvent ev;
-    ev.ts = at;
-    ev.dev = f.required_device("dev");
-    ev.fs_dev = f.device("fs_dev", ev.dev);
-    ev.ino = f.number("ino");
-    ev.start = f.number("start");
-    ev.len = f.number<std::uint32_t>("len");
-    ev.transaction = f.number("transaction");
-    static constexpr std::pair<InlineFs, std::string_view> kFs[] = {{InlineFs::Btrfs, "btrfs"},
-                                                                    {InlineFs::Ext4, "ext4"}};
-    ev.fs = f.choice("fs", kFs, InlineFs::Btrfs);
-    return ev;
-  }
-  if (kind == "fs_commit") {
-    FsCommitEvent ev;
-    ev.ts = at;
-    ev.fs_dev = f.required_device("fs_dev");
-    ev.transaction = f.number("transaction");
-    ev.start_ns = f.duration("start");
-    ev.tid = f.number<std::uint32_t>("tid");
-    return ev;
-  }
-  if (kind == "mmap_dirty") {
-    MmapDirtyEvent ev;
-    ev.ts = at;
-    take_thread(f, ev, "app");
-    ev.dev = f.required_device("dev");
-    ev.ino = f.number("ino");
-    ev.index = f.number("index");
-    ev.pages = f.number<std::uint32_t>("pages", 1);
-    return ev;
-  }
-  if (kind == "cgroup") {
-    CgroupEvent ev;
-    ev.ts = at;
-    ev.tid = f.number<std::uint32_t>("tid");
-    ev.pid = f.number<std::uint32_t>("pid", ev.tid);
-    ev.cgroup_id = f.number("id");
-    return ev;
-  }
   if (kind == "path") {
     FilePathEvent ev;
     ev.ts = at;
@@ -660,28 +395,6 @@ ScriptStep read_event(const std::string& kind, Fields& f, Nanos at,
     ev.mnt_ns = f.number<std::uint32_t>("mnt_ns");
     ev.deleted = f.flag("deleted");
     ev.truncated = f.flag("truncated");
-    return ev;
-  }
-  if (kind == "view") {
-    FileViewEvent ev;
-    ev.ts = at;
-    ev.dev = f.required_device("dev");
-    ev.ino = f.number("ino");
-    ev.view_dev = f.required_device("view_dev");
-    ev.view_ino = f.number("view_ino");
-    return ev;
-  }
-  if (kind == "fuse_reply") {
-    FuseReplyEvent ev;
-    ev.ts = at;
-    ev.tid = f.number<std::uint32_t>("tid");
-    ev.start_ns = f.duration("start", at);
-    ev.unique = f.number("unique");
-    ev.opcode = f.number<std::uint32_t>("opcode", 16);  // FUSE_WRITE
-    ev.error = static_cast<int>(f.signed_number("error", 0));
-    ev.daemon_tid = f.number<std::uint32_t>("daemon_tid");
-    ev.daemon_pid = f.number<std::uint32_t>("daemon_pid", ev.daemon_tid);
-    ev.daemon_comm = f.text("daemon_comm");
     return ev;
   }
   const bool namespace_only = kind.starts_with("ns.");
@@ -801,6 +514,27 @@ ParsedScript parse_event_script(std::istream& in) {
     return {std::nullopt, fmt::format("{}: {}", number, e.what())};
   }
   return {std::move(script), {}};
+}
+
+namespace {
+template <typename E, typename... Table>
+constexpr bool kMadeFromATable = (std::is_same_v<E, Table> || ...);
+template <typename E, typename... Table>
+constexpr bool made_from_a_table(std::tuple<Table...>*) {
+  return kMadeFromATable<E, Table...>;
+}
+}  // namespace
+
+std::optional<std::string> write_event_line(const Event& event, const script::Names& names) {
+  return std::visit(
+      [&](const auto& ev) -> std::optional<std::string> {
+        using E = std::remove_cvref_t<decltype(ev)>;
+        if constexpr (made_from_a_table<E>(static_cast<TableEvents*>(nullptr)))
+          return fmt::format("{} {}", format_duration(ev.ts), write_table_line(ev, names));
+        else
+          return std::nullopt;
+      },
+      event);
 }
 
 }  // namespace wp
