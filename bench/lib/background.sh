@@ -50,6 +50,13 @@ wait_attached() {
     sleep 0.02
   done
 }
+# LOG PROGRAM EVENT: start bpftrace running PROGRAM in the background; return once it has a
+# program on tracepoint EVENT, or fail as bg_start does. Stop it with bg_stop INT.
+bpftrace_start() {
+  # Background jobs of a script inherit SIGINT ignored; bpftrace must see the Ctrl-C.
+  bg_start "$1" "Attaching" env --default-signal=INT bpftrace -e "$2" &&
+    { wait_attached "$bg_pid" "$3" || { stop_background; false; }; }
+}
 # SIGNAL: stop the background tracer with SIGNAL and wait for it to write its output.
 bg_stop() {
   kill -s "$1" "$bg_pid" 2>/dev/null || true

@@ -5,17 +5,22 @@
 # variants, stacks and serve are tables of these.
 # shellcheck disable=SC2154 # wp, bin, work, base_wp and the sizes are bench/lib.sh's
 
-# The bpftrace column: a machine-wide pwrite64 latency histogram, what one would run instead.
-bpftrace_program='tracepoint:syscalls:sys_enter_pwrite64 { @s[tid] = nsecs; }
+# The bpftrace columns: each one's program, and the tracepoint that shows it attached.
+declare -gA bpftrace_column_program=() bpftrace_column_event=()
+# bpftrace: a machine-wide pwrite64 latency histogram, what one would run instead.
+bpftrace_column_program[bpftrace]='tracepoint:syscalls:sys_enter_pwrite64 { @s[tid] = nsecs; }
 tracepoint:syscalls:sys_exit_pwrite64 /@s[tid]/ { @ = hist(nsecs - @s[tid]); delete(@s[tid]); }'
+bpftrace_column_event[bpftrace]=sys_exit_pwrite64
 # What `trace -p 1` does for write(2), as bpftrace would: both syscall tracepoints of write(2)
 # run a program on every process's write, which returns at once for any other pid. The floor
 # for any tool that follows write(2) through syscall tracepoints, next to which the bystander
 # column is judged (the pwrite64 histogram puts no program on write(2) at all).
-bpftrace_write_program='tracepoint:syscalls:sys_enter_write /pid == 1/ { @s[tid] = nsecs; }
+bpftrace_column_program[bpftrace-write-pid1]='tracepoint:syscalls:sys_enter_write /pid == 1/ { @s[tid] = nsecs; }
 tracepoint:syscalls:sys_exit_write /@s[tid]/ { @ = hist(nsecs - @s[tid]); delete(@s[tid]); }'
+bpftrace_column_event[bpftrace-write-pid1]=sys_exit_write
 # offcputime's core as a one-liner: the kernel stack of every thread switched out, counted.
-offcpu_program='tracepoint:sched:sched_switch { @[kstack] = count(); }'
+bpftrace_column_program[bpftrace-offcpu]='tracepoint:sched:sched_switch { @[kstack] = count(); }'
+bpftrace_column_event[bpftrace-offcpu]=sched_switch
 
 hook_flags=""  # the variant run_column's writepath commands use (empty: the default)
 
@@ -50,27 +55,13 @@ run_column() {
     wp-no-stacks)
       ns=$("$wp" trace --min-latency "$stacks_min_latency" --no-stacks --format json -o "$out" \
         -- "${cmd[@]}" 2>"$work/err") || ns="" ;;
-    bpftrace-offcpu)
-      if bg_start "$out" "Attaching" env --default-signal=INT bpftrace -e "$offcpu_program" &&
-        { wait_attached "$bg_pid" sched_switch || { stop_background; false; }; }; then
-        ns=$("${cmd[@]}" 2>"$work/err") || ns=""
-        bg_stop INT
-      fi ;;
     wp-bystander)
       if bg_start "$work/bystander.log" "writepath: tracing" "$wp" trace $hook_flags -p 1 -o "$out"; then
         ns=$("${cmd[@]}" 2>"$work/err") || ns=""
         bg_stop TERM
       fi ;;
-    bpftrace)
-      # Background jobs of a script inherit SIGINT ignored; bpftrace must see the Ctrl-C.
-      if bg_start "$out" "Attaching" env --default-signal=INT bpftrace -e "$bpftrace_program" &&
-        { wait_attached "$bg_pid" sys_exit_pwrite64 || { stop_background; false; }; }; then
-        ns=$("${cmd[@]}" 2>"$work/err") || ns=""
-        bg_stop INT
-      fi ;;
-    bpftrace-write-pid1)
-      if bg_start "$out" "Attaching" env --default-signal=INT bpftrace -e "$bpftrace_write_program" &&
-        { wait_attached "$bg_pid" sys_exit_write || { stop_background; false; }; }; then
+    bpftrace | bpftrace-write-pid1 | bpftrace-offcpu)
+      if bpftrace_start "$out" "${bpftrace_column_program[$column]}" "${bpftrace_column_event[$column]}"; then
         ns=$("${cmd[@]}" 2>"$work/err") || ns=""
         bg_stop INT
       fi ;;
@@ -88,6 +79,19 @@ run_column() {
     ns=fail
   fi
   echo "$ns"
+}
+
+# RUN_ONE RUN…: `rounds` rounds of RUN_ONE RUN for each RUN, in column_order; RUN_ONE keeps its
+# figures and adds them to the round's `line`, printed when the round is done.
+interleaved_rounds() {
+  local run_one=$1 order run r line
+  shift
+  for ((r = 0; r < rounds; r++)); do
+    mapfile -t order < <(column_order "$r" "$@")
+    line="round $r:"
+    for run in "${order[@]}"; do "$run_one" "$run"; done
+    echo "$line"
+  done
 }
 
 # ROUND WORKLOAD AFTER COLUMN…: one round of WORKLOAD under each COLUMN in column_order,

@@ -39,6 +39,14 @@ container_run() {
   lost=$(summary_field lost "$out")
   echo "${ns:-fail} ${cpu:-fail} ${lost:-0}"
 }
+container_round_run() {  # TRACER:WHERE: one run, into the caller's *_of and round line
+  local fig
+  read -r -a fig <<<"$(container_run "${1%%:*}" "${1##*:}")"
+  ns_of[$1]+="${fig[0]} "
+  cpu_of[$1]+="${fig[1]} "
+  lost_of[$1]+="${fig[2]} "
+  line+=" $1 ${fig[0]} ns/op ${fig[1]} s cpu ${fig[2]} lost;"
+}
 section_containers() {
   echo "== containers: $rounds rounds; pwrite COUNT=$count on the host and in a container"
   local cgroot
@@ -52,22 +60,9 @@ section_containers() {
   local runs=(untraced:host untraced:container wp:host wp:container)
   [[ -n $base_wp ]] && runs+=(base:host base:container)
   declare -A ns_of=() cpu_of=() lost_of=()
-  local order run
-  for ((r = 0; r < rounds; r++)); do
-    mapfile -t order < <(column_order "$r" "${runs[@]}")
-    local line="round $r:"
-    for run in "${order[@]}"; do
-      local fig
-      read -r -a fig <<<"$(container_run "${run%%:*}" "${run##*:}")"
-      ns_of[$run]+="${fig[0]} "
-      cpu_of[$run]+="${fig[1]} "
-      lost_of[$run]+="${fig[2]} "
-      line+=" $run ${fig[0]} ns/op ${fig[1]} s cpu ${fig[2]} lost;"
-    done
-    echo "$line"
-  done
+  interleaved_rounds container_round_run "${runs[@]}"
   rmdir "$container_dir" 2>/dev/null || true
-  local rows=()
+  local rows=() run
   for run in "${runs[@]:2}"; do
     local where=${run##*:} tracer=${run%%:*}
     local title="this build"

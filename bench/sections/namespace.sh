@@ -34,23 +34,18 @@ namespace_run() {  # TRACER LOOP: one run's ns/op ("fail" for a failed run)
   esac
   echo "${ns:-fail}"
 }
+namespace_round_run() {  # TRACER:LOOP: one run, into the caller's ns_of and round line
+  local ns
+  ns=$(namespace_run "${1%%:*}" "${1##*:}")
+  ns_of[$1]+="$ns "
+  line+=" $1 $ns ns/op;"
+}
 section_namespace() {
   echo "== namespace: $rounds rounds; $count renames, cached pwrites and appending writes per run"
   local runs=(untraced:rename traced:rename bystander:rename untraced:pwrite traced:pwrite
     bystander:pwrite untraced:append traced:append bystander:append)
   declare -A ns_of=()
-  local order run
-  for ((r = 0; r < rounds; r++)); do
-    mapfile -t order < <(column_order "$r" "${runs[@]}")
-    local line="round $r:"
-    for run in "${order[@]}"; do
-      local ns
-      ns=$(namespace_run "${run%%:*}" "${run##*:}")
-      ns_of[$run]+="$ns "
-      line+=" $run $ns ns/op;"
-    done
-    echo "$line"
-  done
+  interleaved_rounds namespace_round_run "${runs[@]}"
   local rows=() loop
   for loop in rename pwrite append; do
     local base traced added
@@ -146,9 +141,7 @@ pair_run() {
     return
   fi
   local line=fail
-  # Background jobs of a script inherit SIGINT ignored; bpftrace must see the Ctrl-C.
-  if bg_start "$work/pair-bpftrace.log" "Attaching" env --default-signal=INT bpftrace -e "$bpftrace_pair_program" &&
-    { wait_attached "$bg_pid" sys_enter_pwrite64 || { stop_background; false; }; }; then
+  if bpftrace_start "$work/pair-bpftrace.log" "$bpftrace_pair_program" sys_enter_pwrite64; then
     # The counters are read while bpftrace still holds its programs: the newest of each name
     # (cut to 15 bytes) is its. Machine-wide renames and pwrites beside the loop are averaged in.
     if "${loop[@]}" >/dev/null 2>"$work/err"; then
