@@ -39,7 +39,7 @@ run_column() {
   workload_cmd "$2"
   case $column in
     untraced) ns=$("${cmd[@]}" 2>"$work/err") || ns="" ;;
-    wp-trace) ns=$("$wp" trace $hook_flags -o "$out" -- "${cmd[@]}" 2>"$work/err") || ns="" ;;
+    wp-trace) ns=$("$wp" trace ${hook_flags:+"$hook_flags"} -o "$out" -- "${cmd[@]}" 2>"$work/err") || ns="" ;;
     base-trace) ns=$("$base_wp" trace -o "$out" -- "${cmd[@]}" 2>"$work/err") || ns="" ;;
     base-bystander)
       if bg_start "$work/bystander.log" "writepath: tracing" "$base_wp" trace -p 1 -o "$out"; then
@@ -56,7 +56,7 @@ run_column() {
       ns=$("$wp" trace --min-latency "$stacks_min_latency" --no-stacks --format json -o "$out" \
         -- "${cmd[@]}" 2>"$work/err") || ns="" ;;
     wp-bystander)
-      if bg_start "$work/bystander.log" "writepath: tracing" "$wp" trace $hook_flags -p 1 -o "$out"; then
+      if bg_start "$work/bystander.log" "writepath: tracing" "$wp" trace ${hook_flags:+"$hook_flags"} -p 1 -o "$out"; then
         ns=$("${cmd[@]}" 2>"$work/err") || ns=""
         bg_stop TERM
       fi ;;
@@ -103,6 +103,7 @@ run_round() {
   mapfile -t order < <(column_order "$round" "$@")
   for c in "${order[@]}"; do
     ns=$(run_column "$c" "$workload")
+    # shellcheck disable=SC2004 # the caller's ns_of is associative, keyed by column
     ns_of[$c]+="$ns "
     line+=" $c $ns"
     "$after" "$c"

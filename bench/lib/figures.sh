@@ -11,6 +11,11 @@ median() {
   [[ -n $values ]] || { echo "fail"; return; }
   sort -g <<<"$values" | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
 }
+# "V1 V2 …" (one figure a round, as the sections gather them): their median.
+median_of() {
+  # shellcheck disable=SC2086 # the figures, split on spaces and newlines alike
+  median $1
+}
 ratio() {  # A B: A / B, or "fail" when either is not a number
   awk -v a="$1" -v b="$2" 'BEGIN {
     if (a !~ /^[0-9.eE+-]+$/ || b !~ /^[0-9.eE+-]+$/ || b == 0) print "fail"; else printf "%.3f\n", a / b }'
@@ -31,7 +36,7 @@ column_order() {
   shift
   if ((round % 2 == 0)); then printf '%s\n' "$@"; else printf '%s\n' "$@" | tac; fi
 }
-fmt_ratio() { [[ $1 == fail ]] && echo "fail" || awk -v r="$1" 'BEGIN {printf "%.2f×", r}'; }
+fmt_ratio() { if [[ $1 == fail ]]; then echo "fail"; else awk -v r="$1" 'BEGIN {printf "%.2f×", r}'; fi; }
 fmt_ns() { [[ $1 =~ ^[0-9.eE+-]+$ ]] && awk -v v="$1" 'BEGIN {printf (v >= 100 ? "%.0f" : "%.1f"), v}' || echo "$1"; }
 mib() { [[ $1 =~ ^[0-9]+$ ]] && awk -v k="$1" 'BEGIN {printf "%.1f MiB", k / 1024}' || echo "$1"; }
 # Events and lost records from a trace's summary: JSON Lines' last line, or the text summary.

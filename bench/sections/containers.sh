@@ -67,7 +67,7 @@ section_containers() {
     local where=${run##*:} tracer=${run%%:*}
     local title="this build"
     [[ $tracer == base ]] && title="baseline ($BASELINE)"
-    rows+=("| $title | $where | $(fmt_ratio "$(median_ratio "${ns_of[$run]}" "${ns_of[untraced:$where]}")") | $(median ${cpu_of[$run]}) | $(median ${lost_of[$run]}) |")
+    rows+=("| $title | $where | $(fmt_ratio "$(median_ratio "${ns_of[$run]}" "${ns_of[untraced:$where]}")") | $(median_of "${cpu_of[$run]}") | $(median_of "${lost_of[$run]}") |")
   done
   {
     echo "### Containers (median of $rounds interleaved rounds; $count cached pwrites, trace --format json)"

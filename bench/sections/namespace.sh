@@ -49,9 +49,8 @@ section_namespace() {
   local rows=() loop
   for loop in rename pwrite append; do
     local base traced added
-    base=$(median ${ns_of[untraced:$loop]})
-    traced=$(median ${ns_of[traced:$loop]})
-    
+    base=$(median_of "${ns_of[untraced:$loop]}")
+    traced=$(median_of "${ns_of[traced:$loop]}")
     added=$(awk -v t="$traced" -v b="$base" 'BEGIN {if (t + 0 > 0 && b + 0 > 0) printf "%.0f", t - b; else print "fail"}')
     rows+=("| $loop | $(fmt_ns "$base") | $(fmt_ratio "$(median_ratio "${ns_of[traced:$loop]}" "${ns_of[untraced:$loop]}")") | $added | $(fmt_ratio "$(median_ratio "${ns_of[bystander:$loop]}" "${ns_of[untraced:$loop]}")") |")
   done
@@ -75,8 +74,7 @@ section_namespace() {
     echo
     echo "| loop | untraced ns/op | traced (trace -- CMD) | added ns per traced op | bystander of trace -p 1 |"
     echo "|---|---:|---:|---:|---:|"
-    printf '%s
-' "${rows[@]}"
+    printf '%s\n' "${rows[@]}"
     echo
     echo "| workload | program ns per op | program: ns per run × runs per op |"
     echo "|---|---:|---|"
@@ -120,8 +118,7 @@ pair_ratio_row() {
     local spread
     # shellcheck disable=SC2086 # one figure a round, space-separated
     spread=$(printf '%s\n' ${pair_ratios[$tracer]} | sort -g | awk 'NR == 1 {lo = $1} {hi = $1} END {printf "%.2f–%.2f", lo, hi}')
-    # shellcheck disable=SC2086
-    echo "| $label | $(fmt_ns "$(median ${pair_renames[$tracer]})") | $(fmt_ns "$(median ${pair_pwrites[$tracer]})") | $(fmt_ratio "$(median ${pair_ratios[$tracer]})") ($spread) |"
+    echo "| $label | $(fmt_ns "$(median_of "${pair_renames[$tracer]}")") | $(fmt_ns "$(median_of "${pair_pwrites[$tracer]}")") | $(fmt_ratio "$(median_of "${pair_ratios[$tracer]}")") ($spread) |"
   done
 }
 # TRACER: one run of the pair loop under TRACER; "RENAME_NS PWRITE_NS" per call, or "fail".

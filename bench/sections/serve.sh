@@ -43,7 +43,7 @@ serve_side_by_side() {
     local events=() lost=()
     for ((r = 0; r < rounds; r++)); do run_round "$r" "$workload" note_serve_counters "${columns[@]}"; done
     local traced=${columns[1]}
-    rows+=("| $label | $(fmt_ns "$(median ${ns_of[untraced]})") | $(fmt_ratio "$(median_ratio "${ns_of[$traced]}" "${ns_of[untraced]}")") | $(fmt_ratio "$(median_ratio "${ns_of[wp-serve]}" "${ns_of[untraced]}")") | $(fmt_ratio "$(median_ratio "${ns_of[bpftrace]}" "${ns_of[untraced]}")") | $(fmt_ratio "$(median_ratio "${ns_of[wp-serve]}" "${ns_of[$traced]}")") |")
+    rows+=("| $label | $(fmt_ns "$(median_of "${ns_of[untraced]}")") | $(fmt_ratio "$(median_ratio "${ns_of[$traced]}" "${ns_of[untraced]}")") | $(fmt_ratio "$(median_ratio "${ns_of[wp-serve]}" "${ns_of[untraced]}")") | $(fmt_ratio "$(median_ratio "${ns_of[bpftrace]}" "${ns_of[untraced]}")") | $(fmt_ratio "$(median_ratio "${ns_of[wp-serve]}" "${ns_of[$traced]}")") |")
     notes+=("$workload: events $(median "${events[@]}") per run, lost $(sum_of "${lost[@]}")")
     unset ns_of
   done

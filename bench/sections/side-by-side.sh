@@ -57,7 +57,7 @@ section_side_by_side() {
       unset this
     done
     local row
-    row="| $workload | $(fmt_ns "$(median ${ns_of[untraced]})") |"
+    row="| $workload | $(fmt_ns "$(median_of "${ns_of[untraced]}")") |"
     for c in "${columns[@]:1}"; do
       row+=" $(fmt_ratio "$(median_ratio "${ns_of[$c]}" "${ns_of[untraced]}")") |"
     done

@@ -37,7 +37,7 @@ section_stacks() {
     declare -A ns_of=() slow_of=()
     for ((r = 0; r < rounds; r++)); do run_round "$r" "$workload" count_slow_calls "${columns[@]}"; done
     local row
-    row="| $workload | $(fmt_ns "$(median ${ns_of[untraced]})") |"
+    row="| $workload | $(fmt_ns "$(median_of "${ns_of[untraced]}")") |"
     for c in "${stacks_columns[@]:1}"; do
       if [[ -z ${ns_of[$c]:-} ]]; then row+=" n/a |"; continue; fi
       row+=" $(fmt_ratio "$(median_ratio "${ns_of[$c]}" "${ns_of[untraced]}")") |"
@@ -49,8 +49,8 @@ section_stacks() {
     fi
     rows+=("$row")
     local kept
-    kept="$workload: slow calls kept per run $(median ${slow_of[wp-stacks]:-}) (stacks)"
-    ((no_stacks)) && kept+=", $(median ${slow_of[wp-no-stacks]:-}) (--no-stacks)"
+    kept="$workload: slow calls kept per run $(median_of "${slow_of[wp-stacks]:-}") (stacks)"
+    ((no_stacks)) && kept+=", $(median_of "${slow_of[wp-no-stacks]:-}") (--no-stacks)"
     notes+=("$kept")
     unset ns_of slow_of
   done

@@ -16,7 +16,7 @@ variant_flags=("" "--raw-syscalls")
 chosen_variant() {  # FLAGS: the write-syscall variant doctor reports with them
   # awk reads doctor's whole report: a reader that stops at the first match (grep -m1) would
   # kill doctor with SIGPIPE, and pipefail would end the run.
-  "$wp" doctor $1 2>&1 | awk '/write\/sync syscalls/ && !found {
+  "$wp" doctor ${1:+"$1"} 2>&1 | awk '/write\/sync syscalls/ && !found {
     sub(/.*write\/sync syscalls +/, ""); sub(/ +$/, ""); print; found = 1 }'
 }
 
