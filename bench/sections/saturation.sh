@@ -25,7 +25,8 @@ section_saturation() {
           '$bin/wp_bench_pwrite' '$SCRATCH_MNT/sat.'\$i $sat_count 1 & done; wait" \
         >"$work/sat.writers" 2>"$work/sat.err" &
       local pid=$!
-      until grep -q "writepath: tracing" "$work/sat.err" || ! kill -0 "$pid" 2>/dev/null; do sleep 0.02; done
+      # (-s: the job may not have opened sat.err yet)
+      until grep -qs "writepath: tracing" "$work/sat.err" || ! kill -0 "$pid" 2>/dev/null; do sleep 0.02; done
       local start end rc=0
       start=$(now)
       wait "$pid" || rc=$?
@@ -38,7 +39,7 @@ section_saturation() {
         events=$(summary_field events "$out"); lost=$(summary_field lost "$out")
       fi
       local -a sat_writers
-      read -ra sat_writers < <(tr '\n' ' ' <"$work/sat.writers")
+      mapfile -t sat_writers <"$work/sat.writers"  # each writer's ns/write, a line each
       writes_ns=$(fmt_ns "$(median "${sat_writers[@]}")")
       rate=$(awk -v e="${events:-0}" -v a="$start" -v b="$end" 'BEGIN {printf "%.0f", e / (b - a)}')
       echo "saturation $writers writer(s) under $label: events ${events:-?} in $(awk -v a="$start" -v b="$end" 'BEGIN {printf "%.2f", b - a}') s of tracing = $rate events/s, lost ${lost:-?}, writers' median $writes_ns ns/write"
