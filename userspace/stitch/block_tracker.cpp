@@ -7,35 +7,6 @@ namespace wp::stitch {
 
 namespace {
 
-// The extents of the bytes [offset, offset + len) of `from`'s data. A page goes to the piece
-// holding its last byte, so the pieces of a split partition the pages. Mixed bios interleave
-// files, so positions do not map to their listed extents: the piece gets none.
-void slice_extents(const BioEvent& from, std::uint64_t offset, std::uint64_t len, PageGeometry page,
-                   BioEvent& to) {
-  to.nr_extents = 0;
-  to.extents = {};
-  if (from.bio_flags & bio_flag::kMixed) {
-    to.bio_flags |= bio_flag::kMixed;
-    return;
-  }
-  const std::uint64_t want_first = page.index(offset);
-  const std::uint64_t want_end = page.index(offset + len);  // exclusive
-  std::uint64_t position = 0;  // page position of the current extent in the bio's data
-  for (std::size_t i = 0; i < from.nr_extents && i < kMaxBioExtents; ++i) {
-    const Extent& e = from.extents[i];
-    const std::uint64_t lo = std::max(position, want_first);
-    const std::uint64_t hi = std::min(position + e.pages, want_end);
-    if (lo < hi) {
-      to.extents[to.nr_extents++] =
-          Extent{e.index + (lo - position), static_cast<std::uint32_t>(hi - lo)};
-    }
-    position += e.pages;
-  }
-  to.file_dev = from.file_dev;
-  to.ino = from.ino;
-  to.bio_flags |= from.bio_flags & (bio_flag::kTruncated | bio_flag::kAnon | bio_flag::kNoFile);
-}
-
 NvmeCommand nvme_command(const NvmeEvent& ev) {
   NvmeCommand cmd;
   cmd.qid = ev.qid;
@@ -69,63 +40,6 @@ BlockTracker::~BlockTracker() {
   for (auto& [ptr, request] : active_) request->bios.clear();
 }
 
-void BlockTracker::remove_pending(Disk& disk, Bio& bio) {
-  if (!bio.pending) return;
-  disk.pending.erase(bio.pending_it);
-  auto it = disk.pending_by_ptr.find(bio.ev.bio);
-  if (it != disk.pending_by_ptr.end() && it->second.get() == &bio) disk.pending_by_ptr.erase(it);
-  bio.pending = false;
-}
-
-// `index_pointer` false: keep an existing pointer entry (a split piece reported under its
-// parent's pointer must not hide the parent from the remainder's requeue).
-void BlockTracker::add_pending(Disk& disk, const std::shared_ptr<Bio>& bio, bool index_pointer) {
-  bio->pending_it = disk.pending.emplace(bio->ev.sector, bio);
-  bio->pending = true;
-  if (index_pointer) {
-    disk.pending_by_ptr[bio->ev.bio] = bio;
-  } else {
-    disk.pending_by_ptr.emplace(bio->ev.bio, bio);
-  }
-  while (!disk.pending_order.empty() && !disk.pending_order.front()->pending) {
-    disk.pending_order.pop_front();
-  }
-  disk.pending_order.push_back(bio);
-}
-
-void BlockTracker::remember(const std::shared_ptr<Bio>& bio) {
-  auto& by_tid = bios_by_tid_[bio->ev.tid];
-  by_tid.push_back(bio);
-  trim_count(by_tid, limits_.max_history_per_key);
-  if (has_file_pages(bio->ev)) {
-    auto& inode = inodes_[InodeKey{bio->ev.file_dev, bio->ev.ino}];
-    inode.bios.push_back(bio);
-    inode.last_seq = ++bio_seq_;
-    inode.last_queued_ns = std::max(inode.last_queued_ns, bio->queued_ns);
-    trim_count(inode.bios, limits_.max_history_per_key);
-  }
-}
-
-// The pending bio a split cut a piece from: the same pointer, else one containing the piece.
-std::shared_ptr<Bio> BlockTracker::split_parent(Disk& disk, const BioEvent& ev) {
-  const std::uint64_t lo = ev.sector;
-  const std::uint64_t hi = ev.sector + sectors_of(ev.bytes);
-  auto contains = [&](const Bio& b) {
-    return b.ev.sector <= lo && b.ev.sector + sectors_of(b.ev.bytes) >= hi;
-  };
-  if (auto it = disk.pending_by_ptr.find(ev.bio);
-      it != disk.pending_by_ptr.end() && contains(*it->second)) {
-    return it->second;
-  }
-  // Bounded backwards walk from the piece's sector: candidates start at or before it.
-  auto it = disk.pending.upper_bound(lo);
-  for (int steps = 0; steps < 64 && it != disk.pending.begin(); ++steps) {
-    --it;
-    if (contains(*it->second)) return it->second;
-  }
-  return nullptr;
-}
-
 std::shared_ptr<Request> BlockTracker::new_request(std::uint64_t rq) {
   auto r = std::make_shared<Request>();
   r->id = ++request_ids_;
@@ -136,79 +50,8 @@ std::shared_ptr<Request> BlockTracker::new_request(std::uint64_t rq) {
 void BlockTracker::on_bio(const BioEvent& ev) {
   ++stats_.bios;
   if (ev.op == ReqOp::Read || ev.op == ReqOp::Other) return;  // reads never matter here
-  Disk& disk = disks_[ev.disk];
-  auto bio = std::make_shared<Bio>();
-  bio->id = ++bio_ids_;
-  bio->ev = ev;
-  bio->queued_ns = ev.ts;
-
-  if (is_flush_bio(ev)) {
-    if (ev.op == ReqOp::Write) ++disk.empty_write_bios;
-    disk.pending_flush_bios.push_back(bio);
-    remember(bio);
-    return;
-  }
-
-  if (ev.kind == BioKind::Split) {
-    if (auto parent = split_parent(disk, ev)) {
-      Bio& p = *parent;
-      const std::uint64_t offset = (ev.sector - p.ev.sector) * kSectorSize;
-      bio->queued_ns = p.queued_ns;
-      // The piece's own walk of its bvecs can stop short (a clone has no bvec count of its
-      // own, so the kernel side bounds its walk): its parent's complete extent list, sliced,
-      // is then the exact one.
-      const bool piece_exact =
-          has_file_pages(ev) && !(ev.bio_flags & (bio_flag::kTruncated | bio_flag::kMixed));
-      const bool parent_exact =
-          has_file_pages(p.ev) && !(p.ev.bio_flags & (bio_flag::kTruncated | bio_flag::kMixed));
-      if ((!has_file_pages(ev) && !(ev.bio_flags & bio_flag::kAnon)) ||
-          (!piece_exact && parent_exact)) {
-        bio->ev.bio_flags &= static_cast<std::uint8_t>(~bio_flag::kTruncated);
-        slice_extents(p.ev, offset, ev.bytes, PageGeometry{limits_.page_shift}, bio->ev);
-      }
-      // The parent becomes the remainder (splits cut from the front; a piece from the back
-      // is handled too; one from the middle leaves the parent as it is).
-      const std::uint64_t parent_bytes = p.ev.bytes;
-      if (offset == 0 || offset + ev.bytes == parent_bytes) {
-        const std::uint64_t rest_offset = offset == 0 ? ev.bytes : 0;
-        const std::uint64_t rest_len = parent_bytes - ev.bytes;
-        BioEvent rest = p.ev;
-        if (has_file_pages(p.ev) || (p.ev.bio_flags & bio_flag::kMixed)) {
-          slice_extents(p.ev, rest_offset, rest_len, PageGeometry{limits_.page_shift}, rest);
-        }
-        rest.sector = p.ev.sector + rest_offset / kSectorSize;
-        rest.bytes = static_cast<std::uint32_t>(rest_len);
-        remove_pending(disk, p);
-        p.ev = rest;
-        p.trimmed = true;
-        if (rest_len > 0) {
-          add_pending(disk, parent);
-        }
-      }
-    }
-    add_pending(disk, bio, false);
-    remember(bio);
-    return;
-  }
-
-  // A split remainder re-entering the queue under its own pointer: it is already pending,
-  // with its share of the extents; only adopt the range the kernel reports.
-  if (auto it = disk.pending_by_ptr.find(ev.bio); it != disk.pending_by_ptr.end()) {
-    std::shared_ptr<Bio> existing = it->second;
-    if (existing->trimmed) {
-      remove_pending(disk, *existing);
-      existing->ev.sector = ev.sector;
-      existing->ev.bytes = ev.bytes;
-      existing->ev.flags |= ev.flags;
-      add_pending(disk, existing);
-      return;
-    }
-    // Same pointer, never claimed: that bio's request was not seen. Drop it, never guess.
-    remove_pending(disk, *existing);
-    ++stats_.orphan_bios;
-  }
-  add_pending(disk, bio);
-  remember(bio);
+  if (is_flush_bio(ev) && ev.op == ReqOp::Write) ++empty_writes_[ev.disk].queued;
+  if (auto bio = queue_.queue(ev)) recent_.remember(bio);
 }
 
 // ---- requests ----
@@ -276,31 +119,13 @@ void BlockTracker::claim(const std::shared_ptr<Request>& request, const std::sha
   }
 }
 
-void BlockTracker::claim_data_bios(const std::shared_ptr<Request>& r, Disk& disk) {
-  const std::uint64_t lo = r->tl.sector;
-  const std::uint64_t hi = r->tl.sector + sectors_of(r->tl.bytes);
-  std::uint64_t cursor = lo;  // bios of one request never overlap: skip ones that would
-  auto it = disk.pending.lower_bound(lo);
-  while (it != disk.pending.end() && it->first < hi) {
-    std::shared_ptr<Bio> bio = it->second;
-    const std::uint64_t end = bio->ev.sector + sectors_of(bio->ev.bytes);
-    if (it->first < cursor || end > hi) {
-      ++it;
-      continue;
-    }
-    cursor = end;
-    ++it;  // remove_pending erases the current node
-    remove_pending(disk, *bio);
-    claim(r, bio);
-  }
+void BlockTracker::claim_data_bios(const std::shared_ptr<Request>& r) {
+  queue_.take_data(r->tl.disk, r->tl.sector, r->tl.sector + sectors_of(r->tl.bytes),
+                   [&](const std::shared_ptr<Bio>& bio) { claim(r, bio); });
 }
 
-void BlockTracker::claim_flush_bios(const std::shared_ptr<Request>& r, Disk& disk, Nanos until) {
-  while (!disk.pending_flush_bios.empty() && disk.pending_flush_bios.front()->ev.ts <= until) {
-    std::shared_ptr<Bio> bio = disk.pending_flush_bios.front();
-    disk.pending_flush_bios.pop_front();
-    claim(r, bio);
-  }
+void BlockTracker::claim_flush_bios(const std::shared_ptr<Request>& r, Nanos until) {
+  queue_.take_flushes(r->tl.disk, until, [&](const std::shared_ptr<Bio>& bio) { claim(r, bio); });
 }
 
 // The kernel does not always run the completion hook: on 6.18 block_rq_complete events
@@ -331,11 +156,11 @@ void BlockTracker::infer_completion(const std::shared_ptr<Request>& r, Nanos at)
 // flushes), else before the call returned. Requests other threads' bios share are left to the
 // rules above: this thread did not wait for the others' parts.
 void BlockTracker::waited_call_end(std::uint32_t tid, SubmitWhy why, Nanos start, Nanos end) {
-  auto it = bios_by_tid_.find(tid);
-  if (it == bios_by_tid_.end()) return;
+  const auto* of_thread = recent_.bios_of_thread(tid);
+  if (of_thread == nullptr) return;
   // The thread's bios arrive in the order it queued them: the call's are the newest, and the
   // walk stops at the first from before the call (the history holds thousands).
-  const std::deque<std::shared_ptr<Bio>>& bios = it->second;
+  const std::deque<std::shared_ptr<Bio>>& bios = *of_thread;
   auto first_in_call = bios.end();
   while (first_in_call != bios.begin() && (*std::prev(first_in_call))->ev.ts >= start)
     --first_in_call;
@@ -408,12 +233,11 @@ void BlockTracker::on_request(const RequestEvent& ev) {
     return;
   }
   if (!tl.issue_ns) tl.issue_ns = ev.ts;
-  Disk& disk = disks_[ev.disk];
   if (ev.op == ReqOp::Flush) {
-    claim_flush_bios(r, disk, ev.ts);
+    claim_flush_bios(r, ev.ts);
   } else {
     if (ev.flags & req_flag::kFua) r->fua_at_issue = true;
-    if (ev.op != ReqOp::Read) claim_data_bios(r, disk);
+    if (ev.op != ReqOp::Read) claim_data_bios(r);
   }
 }
 
@@ -434,7 +258,7 @@ void BlockTracker::on_complete(const RequestEvent& ev) {
     // this completion only ends the old lifetime (whose flush sequence it is not). The disk
     // still counts it, as a write of no sectors.
     ++stats_.disks[ev.disk].write_requests;
-    ++disks_[ev.disk].empty_write_completions;
+    ++empty_writes_[ev.disk].completed;
     if (matches) active_.erase(it);
     return;
   }
@@ -450,8 +274,7 @@ void BlockTracker::on_complete(const RequestEvent& ev) {
     r->data_done = true;
     ++stats_.requests;
     ++stats_.disks[ev.disk].flush_requests;
-    Disk& disk = disks_[ev.disk];
-    claim_flush_bios(r, disk, ev.ts);
+    claim_flush_bios(r, ev.ts);
     r->bios.clear();
     if (ev.error == 0) listener_.flush_completed(ev.disk, ev.ts, ev.ts, r->tl, true);
     return;
@@ -516,13 +339,8 @@ void BlockTracker::on_complete(const RequestEvent& ev) {
 // for "the request that failed" (its device, sector, size, error and submitter). A bio a
 // request claimed is that request's: its failure, if any, came with the request's completion.
 void BlockTracker::on_bio_failed(const RequestEvent& ev) {
-  auto disk_it = disks_.find(ev.disk);
-  if (disk_it == disks_.end()) return;
-  Disk& disk = disk_it->second;
-  auto it = disk.pending_by_ptr.find(ev.rq);
-  if (it == disk.pending_by_ptr.end()) return;
-  std::shared_ptr<Bio> bio = it->second;
-  remove_pending(disk, *bio);
+  std::shared_ptr<Bio> bio = queue_.take_pending(ev.disk, ev.rq);
+  if (!bio) return;
   auto r = new_request(ev.rq);
   r->tl.disk = ev.disk;
   r->tl.op = ev.op;
@@ -600,9 +418,9 @@ void BlockTracker::trim_nvme_before_issue(Nanos now) {
 void BlockTracker::end_of_trace() {
   if (ended_) return;
   ended_ = true;
-  for (auto& [dev, disk] : disks_) {
-    if (disk.empty_write_bios <= disk.empty_write_completions) continue;
-    const std::uint64_t missed = disk.empty_write_bios - disk.empty_write_completions;
+  for (const auto& [dev, writes] : empty_writes_) {
+    if (writes.queued <= writes.completed) continue;
+    const std::uint64_t missed = writes.queued - writes.completed;
     stats_.disks[dev].write_requests += missed;
     stats_.missed_completions += missed;
   }
@@ -619,41 +437,8 @@ void BlockTracker::on_lost() {
 }
 
 void BlockTracker::sweep(Nanos horizon) {
-  auto bio_time = [](const std::shared_ptr<Bio>& b) { return b->ev.ts; };
-  for (auto it = bios_by_tid_.begin(); it != bios_by_tid_.end();) {
-    prune_older(it->second, horizon, bio_time);
-    it = it->second.empty() ? bios_by_tid_.erase(it) : std::next(it);
-  }
-  for (auto it = inodes_.begin(); it != inodes_.end();) {
-    prune_older(it->second.bios, horizon, bio_time);
-    const bool quiet = it->second.bios.empty() && it->second.last_queued_ns < horizon;
-    it = quiet ? inodes_.erase(it) : std::next(it);
-  }
-  for (auto& [dev, disk] : disks_) {
-    while (!disk.pending_order.empty()) {
-      std::shared_ptr<Bio> bio = disk.pending_order.front();
-      if (bio->pending && bio->ev.ts >= horizon) break;
-      disk.pending_order.pop_front();
-      if (bio->pending) {
-        remove_pending(disk, *bio);
-        ++stats_.orphan_bios;
-      }
-    }
-    while (!disk.pending_flush_bios.empty() && disk.pending_flush_bios.front()->ev.ts < horizon) {
-      disk.pending_flush_bios.pop_front();
-      ++stats_.orphan_bios;
-    }
-  }
-}
-
-const std::deque<std::shared_ptr<Bio>>* BlockTracker::bios_of_thread(std::uint32_t tid) const {
-  auto it = bios_by_tid_.find(tid);
-  return it == bios_by_tid_.end() ? nullptr : &it->second;
-}
-
-const InodeBios* BlockTracker::bios_of_inode(DevT dev, std::uint64_t ino) const {
-  auto it = inodes_.find(InodeKey{dev, ino});
-  return it == inodes_.end() ? nullptr : &it->second;
+  recent_.sweep(horizon);
+  queue_.sweep(horizon);
 }
 
 }  // namespace wp::stitch

@@ -4,7 +4,8 @@
 // ends request lifetimes on completion or pointer reuse, and keeps a bounded history of bios
 // per thread and per file for the trackers above it. What a completion means for durability
 // or for writes is not its business: it reports completions to its listener.
-// Rules: docs/reference/stitching-rules.md, "Block"; tests: tests/unit/block_tracker_test.cpp.
+// Rules: docs/reference/stitching-rules.md, "Block"; tests: tests/unit/block_tracker_test.cpp,
+// block_tracker_bios_test.cpp (claims, splits), block_tracker_missed_test.cpp (missed completions).
 #pragma once
 
 #include <deque>
@@ -12,7 +13,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "stitch/bio_queue.h"
 #include "stitch/io_state.h"
+#include "stitch/recent_bios.h"
 #include "stitch/stitcher.h"
 
 namespace wp::stitch {
@@ -38,11 +41,11 @@ class BlockListener {
   virtual void fua_sequence_done(Request& r, Nanos ts) = 0;
 };
 
-class BlockTracker final : public BioHistory {
+class BlockTracker {
  public:
   BlockTracker(const StitchLimits& limits, StitchStats& stats, BlockListener& listener)
-      : limits_(limits), stats_(stats), listener_(listener) {}
-  ~BlockTracker() override;
+      : stats_(stats), listener_(listener), queue_(limits, stats), recent_(limits) {}
+  ~BlockTracker();
   BlockTracker(const BlockTracker&) = delete;
   BlockTracker& operator=(const BlockTracker&) = delete;
 
@@ -63,37 +66,27 @@ class BlockTracker final : public BioHistory {
   // Forgets bios and unclaimed state older than `horizon`.
   void sweep(Nanos horizon);
 
-  // BioHistory
-  const std::deque<std::shared_ptr<Bio>>* bios_of_thread(std::uint32_t tid) const override;
-  const InodeBios* bios_of_inode(DevT dev, std::uint64_t ino) const override;
+  // The bios queued so far, per thread and per file, for the trackers above.
+  const BioHistory& history() const { return recent_; }
 
  private:
-  struct Disk {
-    using PendingMap = std::multimap<std::uint64_t, std::shared_ptr<Bio>>;
-    PendingMap pending;  // data bios not yet claimed, by sector; FIFO among equal sectors
-    std::unordered_map<std::uint64_t, std::shared_ptr<Bio>> pending_by_ptr;
-    std::deque<std::shared_ptr<Bio>> pending_order;       // queue order, to age out orphans
-    std::deque<std::shared_ptr<Bio>> pending_flush_bios;  // empty PREFLUSH bios, queue order
-    // Empty PREFLUSH write bios queued, and the zero-byte write completions that ended their
-    // requests (end_of_trace(): one request each, which diskstats counts).
-    std::uint64_t empty_write_bios = 0;
-    std::uint64_t empty_write_completions = 0;
+  // Empty PREFLUSH write bios a disk queued, and the zero-byte write completions that ended
+  // their requests (end_of_trace(): one request each, which diskstats counts).
+  struct EmptyWrites {
+    std::uint64_t queued = 0;
+    std::uint64_t completed = 0;
   };
 
-  void remove_pending(Disk& disk, Bio& bio);
-  // `index_pointer` false: keep an existing pointer entry (a split piece reported under its
-  // parent's pointer must not hide the parent from the remainder's requeue).
-  void add_pending(Disk& disk, const std::shared_ptr<Bio>& bio, bool index_pointer = true);
-  void remember(const std::shared_ptr<Bio>& bio);
-  std::shared_ptr<Bio> split_parent(Disk& disk, const BioEvent& ev);
   void abandon(Request& r);
   void infer_completion(const std::shared_ptr<Request>& r, Nanos at);
   void complete_flush(Request& r, Nanos ts, std::int32_t error);
   void end_flush_sequence(Request& r, Nanos ts);
   std::shared_ptr<Request> lifetime_for_submit(const RequestEvent& ev);
   void claim(const std::shared_ptr<Request>& request, const std::shared_ptr<Bio>& bio);
-  void claim_data_bios(const std::shared_ptr<Request>& r, Disk& disk);
-  void claim_flush_bios(const std::shared_ptr<Request>& r, Disk& disk, Nanos until);
+  // Request `r` claims the pending data bios inside it.
+  void claim_data_bios(const std::shared_ptr<Request>& r);
+  // Flush request `r` claims its disk's empty PREFLUSH bios queued by `until`.
+  void claim_flush_bios(const std::shared_ptr<Request>& r, Nanos until);
   void on_complete(const RequestEvent& ev);
   void on_bio_failed(const RequestEvent& ev);
   void count_write(const RequestTimeline& tl);
@@ -102,18 +95,15 @@ class BlockTracker final : public BioHistory {
   // A new request lifetime of pointer `rq`, with its serial number.
   std::shared_ptr<Request> new_request(std::uint64_t rq);
 
-  const StitchLimits& limits_;
   StitchStats& stats_;
   BlockListener& listener_;
-  std::unordered_map<DevT, Disk> disks_;
+  BioQueue queue_;     // bios no request has claimed yet
+  RecentBios recent_;  // bios queued so far, for the trackers above
+  std::unordered_map<DevT, EmptyWrites> empty_writes_;
   bool ended_ = false;                                                  // end_of_trace() ran
   std::unordered_map<std::uint64_t, std::shared_ptr<Request>> active_;  // rq pointer -> lifetime
   std::unordered_map<std::uint64_t, NvmeCommand> nvme_before_issue_;    // rq pointer -> command
-  std::unordered_map<InodeKey, InodeBios, InodeKeyHash> inodes_;
-  std::uint64_t bio_seq_ = 0;      // file bios seen
-  std::uint64_t bio_ids_ = 0;      // bios made (Bio::id)
   std::uint64_t request_ids_ = 0;  // request lifetimes made (Request::id)
-  std::unordered_map<std::uint32_t, std::deque<std::shared_ptr<Bio>>> bios_by_tid_;
 };
 
 }  // namespace wp::stitch

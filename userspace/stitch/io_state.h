@@ -28,13 +28,6 @@ struct PageGeometry {
 };
 constexpr std::uint64_t kSectorSize = 512;
 
-// Pending writes live in batches (write_tracker.h); a write is a member of one.
-using BatchId = std::uint64_t;
-struct MemberRef {
-  BatchId batch = 0;
-  std::uint32_t index = 0;
-};
-
 struct Request;
 
 // A bio as the block tracker keeps it. Only the block tracker changes it; the trackers above

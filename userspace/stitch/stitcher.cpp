@@ -12,7 +12,9 @@
 #include "stitch/call_context.h"
 #include "stitch/durability_tracker.h"
 #include "stitch/file_names.h"
+#include "stitch/item_ids.h"
 #include "stitch/journal_tracker.h"
+#include "stitch/loss_log.h"
 #include "stitch/sync_assembler.h"
 #include "stitch/wait_chain.h"
 #include "stitch/write_tracker.h"
@@ -81,9 +83,9 @@ struct Stitcher::State : stitch::BlockListener {
         block(limits, stats, *this),
         durability(limits, devices, [this](stitch::Request& r) { writes.request_durable(r); }),
         journal(limits),
-        writes(limits, stats, devices, block, loss,
+        writes(limits, stats, devices, block.history(), loss, ids,
                [this](Timeline&& t) { hand_out(std::move(t)); }),
-        syncs(devices, block, durability, journal),
+        syncs(devices, block.history(), durability, journal),
         chains(devices, durability, journal) {}
 
   // ---- BlockListener: what completions mean, above the block layer ----
@@ -118,7 +120,7 @@ struct Stitcher::State : stitch::BlockListener {
       return;
     }
     SyncTimeline s = syncs.assemble(ev);
-    s.id = writes.take_id();
+    s.id = ids.take();
     writes.file_synced(ev);
     if (ev.ino != 0) {
       s.lost_writes = writes.take_lost(ev.dev, ev.ino, call_end(ev));
@@ -134,7 +136,7 @@ struct Stitcher::State : stitch::BlockListener {
 
   void on_namespace(const NamespaceEvent& ev) {
     NamespaceTimeline n;
-    n.id = writes.take_id();
+    n.id = ids.take();
     n.call.start_ns = ev.start_ns;
     n.call.end_ns = ev.end_ns;
     n.call.pid = ev.pid;
@@ -277,6 +279,7 @@ struct Stitcher::State : stitch::BlockListener {
   StitchStats stats;
   stitch::DeviceTable devices;
   stitch::LossLog loss;
+  stitch::ItemIds ids;
   stitch::CallContext calls;
   stitch::BlockTracker block;
   stitch::DurabilityTracker durability;

@@ -7,27 +7,20 @@
 
 namespace wp::stitch {
 
-// What a pending write costs is the point of Member: keep it from growing unnoticed.
-static_assert(sizeof(void*) != 8 || sizeof(Member) <= 88);
-
 void WriteTracker::request_durable(const Request& r) {
-  const auto found = durable_waiters_.find(r.id);
-  if (found == durable_waiters_.end()) return;
-  const std::vector<MemberRef> waiters = std::move(found->second);
-  durable_waiters_.erase(found);
-  for (const MemberRef& ref : waiters) {
+  for (const PendingWriteRef& ref : waiters_.take_durable(r.id)) {
     auto it = batches_.find(ref.batch);
     if (it == batches_.end()) continue;
-    Member& m = it->second.members[ref.index];
-    if (m.emitted || m.state != WriteState::Written) continue;
-    if (--m.not_durable == 0) {
-      m.state = WriteState::Durable;
-      emit_member(it, ref.index, Eviction::None);
+    PendingWrite& w = it->second.writes[ref.index];
+    if (w.emitted || w.state != WriteState::Written) continue;
+    if (--w.not_durable == 0) {
+      w.state = WriteState::Durable;
+      emit_write(it, ref.index, Eviction::None);
     }
   }
 }
 
-// Adds request `r` to member `index` of `b` (once), returning nothing.
+// Adds request `r` to write `index` of `b` (once), returning nothing.
 void WriteTracker::add_request(Batch& b, std::uint32_t index,
                                const std::shared_ptr<const Request>& r) {
   std::uint32_t at = 0;
@@ -38,30 +31,22 @@ void WriteTracker::add_request(Batch& b, std::uint32_t index,
     at = static_cast<std::uint32_t>(found - b.requests.begin());
     if (found == b.requests.end()) b.requests.push_back(r);
   }
-  SmallIndexList& list = b.members[index].requests;
+  SmallIndexList& list = b.writes[index].requests;
   for (std::uint32_t i = list.size(); i-- > 0;) {
     if (list[i] == at) return;
   }
   list.push_back(at);
 }
 
-std::vector<BatchId> WriteTracker::take_direct_waiters(std::uint64_t bio_id) {
-  const auto found = direct_waiters_.find(bio_id);
-  if (found == direct_waiters_.end()) return {};
-  std::vector<BatchId> waiting = std::move(found->second);
-  direct_waiters_.erase(found);
-  return waiting;
-}
-
 // A completed bio: its pages (buffered writes) and its O_DIRECT writers.
 void WriteTracker::bio_written(const Bio& bio, const std::shared_ptr<const Request>& r) {
-  for (BatchId id : take_direct_waiters(bio.id)) {
+  for (BatchId id : waiters_.take_bio(bio.id)) {
     auto it = batches_.find(id);
-    if (it == batches_.end() || it->second.members.empty()) continue;
+    if (it == batches_.end() || it->second.writes.empty()) continue;
     Batch& b = it->second;
     add_request(b, 0, r);
     b.direct_pages_left -= std::min(b.direct_pages_left, bio_pages(bio.ev, page()));
-    if (--b.direct_bios_left == 0 && b.members[0].state == WriteState::Dirty) {
+    if (--b.direct_bios_left == 0 && b.writes[0].state == WriteState::Dirty) {
       become_written(it, 0);
     }
   }
@@ -78,13 +63,13 @@ void WriteTracker::bio_written(const Bio& bio, const std::shared_ptr<const Reque
     if (!take_bio_pages(it, bio, r, done, nullptr)) continue;
     Batch& b = it->second;
     for (std::uint32_t index : done) {
-      if (b.members[index].state == WriteState::Dirty) become_written(it, index);
+      if (b.writes[index].state == WriteState::Dirty) become_written(it, index);
     }
   }
 }
 
-// The pages of `bio`'s extents leave batch `it`'s pending set, carried by `r`: the members
-// left with none are `done`, and every member holding one is `touched` (when asked). False
+// The pages of `bio`'s extents leave batch `it`'s pending set, carried by `r`: the writes
+// left with none are `done`, and every write holding one is `touched` (when asked). False
 // when the bio cannot carry the batch's data: queued before its latest write started, it
 // carried older contents.
 bool WriteTracker::take_bio_pages(BatchIt it, const Bio& bio,
@@ -108,28 +93,28 @@ bool WriteTracker::take_bio_pages(BatchIt it, const Bio& bio,
 }
 
 // Pages [lo, hi] of batch `b` left its pending set, written by `*written_by` (or discarded
-// when null): every member holding some of them loses them (each page leaves the batch's set
-// once, so each member counts each page once); members left with none are `done`.
+// when null): every write holding some of them loses them (each page leaves the batch's set
+// once, so each write counts each page once); writes left with none are `done`.
 void WriteTracker::take_pages(Batch& b, std::uint64_t lo, std::uint64_t hi,
                               const std::shared_ptr<const Request>* written_by,
                               std::vector<std::uint32_t>& done,
                               std::vector<std::uint32_t>* touched) {
-  // Members are ordered by first page; one overlapping [lo, hi] starts in
-  // [lo - max_member_span, hi].
-  const std::uint64_t from = lo > b.max_member_span ? lo - b.max_member_span : 0;
+  // Writes are ordered by first page; one overlapping [lo, hi] starts in
+  // [lo - max_write_span, hi].
+  const std::uint64_t from = lo > b.max_write_span ? lo - b.max_write_span : 0;
   auto begin = std::lower_bound(
-      b.members.begin(), b.members.end(), from,
-      [this](const Member& m, std::uint64_t index) { return m.first_page(page()) < index; });
-  for (auto m = begin; m != b.members.end() && m->first_page(page()) <= hi; ++m) {
-    if (m->emitted || m->state != WriteState::Dirty) continue;
-    const std::uint64_t a = std::max(lo, m->first_page(page()));
-    const std::uint64_t z = std::min(hi, m->last_page(page()));
+      b.writes.begin(), b.writes.end(), from,
+      [this](const PendingWrite& w, std::uint64_t index) { return w.first_page(page()) < index; });
+  for (auto w = begin; w != b.writes.end() && w->first_page(page()) <= hi; ++w) {
+    if (w->emitted || w->state != WriteState::Dirty) continue;
+    const std::uint64_t a = std::max(lo, w->first_page(page()));
+    const std::uint64_t z = std::min(hi, w->last_page(page()));
     if (a > z) continue;
-    const auto index = static_cast<std::uint32_t>(m - b.members.begin());
+    const auto index = static_cast<std::uint32_t>(w - b.writes.begin());
     if (written_by != nullptr) add_request(b, index, *written_by);
     if (touched != nullptr) touched->push_back(index);
-    m->pages_left -= static_cast<std::uint32_t>(std::min<std::uint64_t>(m->pages_left, z - a + 1));
-    if (m->pages_left == 0) done.push_back(index);
+    w->pages_left -= static_cast<std::uint32_t>(std::min<std::uint64_t>(w->pages_left, z - a + 1));
+    if (w->pages_left == 0) done.push_back(index);
   }
 }
 
@@ -138,11 +123,11 @@ void WriteTracker::take_pages(Batch& b, std::uint64_t lo, std::uint64_t hi,
 // write with a page in it lost its data, whatever its other pages do.
 void WriteTracker::bio_failed(const Bio& bio, const std::shared_ptr<const Request>& r, Nanos ts) {
   const Loss loss{ts, r->tl.error};
-  for (BatchId id : take_direct_waiters(bio.id)) {
+  for (BatchId id : waiters_.take_bio(bio.id)) {
     auto it = batches_.find(id);
-    if (it == batches_.end() || it->second.members.empty()) continue;
+    if (it == batches_.end() || it->second.writes.empty()) continue;
     add_request(it->second, 0, r);
-    if (it->second.members[0].state == WriteState::Dirty) lose(it, 0, loss);
+    if (it->second.writes[0].state == WriteState::Dirty) lose(it, 0, loss);
   }
   if (!has_file_pages(bio.ev)) return;
   auto file_it = files_.find(InodeKey{bio.ev.file_dev, bio.ev.ino});
@@ -155,39 +140,23 @@ void WriteTracker::bio_failed(const Bio& bio, const std::shared_ptr<const Reques
     if (!take_bio_pages(it, bio, r, done, &touched)) continue;
     std::sort(touched.begin(), touched.end());
     touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
-    // The batch is erased with its last live member: lose the highest index last.
+    // The batch is erased with its last live write: lose the highest index last.
     for (std::uint32_t index : touched) {
       auto again = batches_.find(id);
       if (again == batches_.end()) break;
-      const Member& m = again->second.members[index];
-      if (!m.emitted && m.state == WriteState::Dirty) lose(again, index, loss);
+      const PendingWrite& w = again->second.writes[index];
+      if (!w.emitted && w.state == WriteState::Dirty) lose(again, index, loss);
     }
   }
 }
 
 void WriteTracker::lose(BatchIt it, std::uint32_t index, const Loss& loss) {
-  Member& m = it->second.members[index];
-  m.state = WriteState::Lost;
+  PendingWrite& w = it->second.writes[index];
+  w.state = WriteState::Lost;
   ++stats_.lost_writes;
-  stats_.lost_bytes += static_cast<std::uint64_t>(std::max(0, m.ret));
-  auto& file = lost_by_file_[InodeKey{it->second.dev, it->second.ino}];
-  file.push_back(LostWrite{m.seq, loss.ts});
-  if (file.size() > kMaxLostPerFile) file.pop_front();
-  if (lost_by_file_.size() > kMaxFilesWithLosses) lost_by_file_.erase(lost_by_file_.begin());
-  emit_member(it, index, Eviction::None, std::nullopt, loss);
-}
-
-std::vector<std::uint64_t> WriteTracker::take_lost(DevT dev, std::uint64_t ino, Nanos until) {
-  std::vector<std::uint64_t> ids;
-  auto it = lost_by_file_.find(InodeKey{dev, ino});
-  if (it == lost_by_file_.end()) return ids;
-  auto& file = it->second;
-  while (!file.empty() && file.front().ts <= until) {
-    ids.push_back(file.front().id);
-    file.pop_front();
-  }
-  if (file.empty()) lost_by_file_.erase(it);
-  return ids;
+  stats_.lost_bytes += static_cast<std::uint64_t>(std::max(0, w.ret));
+  lost_.add(InodeKey{it->second.dev, it->second.ino}, w.seq, loss.ts);
+  emit_write(it, index, Eviction::None, std::nullopt, loss);
 }
 
 void WriteTracker::pages_gone(
@@ -216,44 +185,45 @@ void WriteTracker::pages_discarded(const DiscardEvent& ev) {
   if (ev.pages == 0) return;
   pages_gone(InodeKey{ev.dev, ev.ino}, ev.index, ev.index + ev.pages - 1, ev.ts,
              [&](BatchIt it, std::vector<std::uint32_t>& done) {
-               // The batch is erased with its last live member, which can only be the last
+               // The batch is erased with its last live write, which can only be the last
                // one here.
                for (std::uint32_t index : done) {
-                 Member& m = it->second.members[index];
-                 if (m.emitted || m.state != WriteState::Dirty) continue;
-                 m.state = WriteState::Discarded;
+                 PendingWrite& w = it->second.writes[index];
+                 if (w.emitted || w.state != WriteState::Dirty) continue;
+                 w.state = WriteState::Discarded;
                  ++stats_.discarded;
-                 emit_member(it, index, Eviction::None, ev.ts);
+                 emit_write(it, index, Eviction::None, ev.ts);
                }
              });
 }
 
 void WriteTracker::become_written(BatchIt it, std::uint32_t index) {
   Batch& b = it->second;
-  Member& m = b.members[index];
-  m.state = WriteState::Written;
-  m.not_durable = 0;
-  for (std::uint32_t i = 0; i < m.requests.size(); ++i) {
-    const Request& r = *b.requests[m.requests[i]];
+  PendingWrite& w = b.writes[index];
+  w.state = WriteState::Written;
+  w.not_durable = 0;
+  for (std::uint32_t i = 0; i < w.requests.size(); ++i) {
+    const Request& r = *b.requests[w.requests[i]];
     if (r.tl.durable_ns) continue;
-    durable_waiters_[r.id].push_back(MemberRef{it->first, index});
-    ++m.not_durable;
+    waiters_.wait_for_durable(r.id, PendingWriteRef{it->first, index});
+    ++w.not_durable;
   }
-  if (m.not_durable == 0 && !m.requests.empty()) {
-    m.state = WriteState::Durable;
-    emit_member(it, index, Eviction::None);
+  if (w.not_durable == 0 && !w.requests.empty()) {
+    w.state = WriteState::Durable;
+    emit_write(it, index, Eviction::None);
     return;
   }
-  if (progress_ && m.announced) progress_(ItemProgress::Written, timeline_of(b, m, true));
+  if (progress_ && w.announced)
+    progress_(ItemProgress::Written, timeline_of(b, w, loss_, page(), true));
 }
 
-void WriteTracker::announce(MemberRef ref) {
+void WriteTracker::announce(PendingWriteRef ref) {
   auto it = batches_.find(ref.batch);
-  if (it == batches_.end() || ref.index >= it->second.members.size()) return;
-  Member& m = it->second.members[ref.index];
-  if (m.emitted) return;
-  m.announced = true;
-  progress_(ItemProgress::Returned, timeline_of(it->second, m, true));
+  if (it == batches_.end() || ref.index >= it->second.writes.size()) return;
+  PendingWrite& w = it->second.writes[ref.index];
+  if (w.emitted) return;
+  w.announced = true;
+  progress_(ItemProgress::Returned, timeline_of(it->second, w, loss_, page(), true));
 }
 
 void WriteTracker::unindex(BatchId id, Batch& b) {
@@ -266,95 +236,12 @@ void WriteTracker::unindex(BatchId id, Batch& b) {
   if (file_it->second.batches.empty()) files_.erase(file_it);
 }
 
-// The timeline of member `index` as it stands, from its batch and its requests.
-WriteTimeline WriteTracker::timeline_of(const Batch& b, Member& m, bool snapshot) const {
-  WriteTimeline tl;
-  tl.id = m.seq;
-  tl.announced = m.announced;
-  SyscallEvent& call = tl.call;
-  call.start_ns = m.start_ns;
-  call.end_ns = m.end_ns;
-  call.pid = b.pid;
-  call.tid = b.tid;
-  call.comm = b.comm;
-  call.path = b.path;
-  call.ns_path = b.ns_path;
-  call.mnt_ns = b.mnt_ns;
-  call.syscall = m.syscall;
-  call.via = m.via;
-  call.fd = b.fd;
-  call.dev = b.dev;
-  call.ino = b.ino;
-  call.view_dev = b.view_dev;
-  call.view_ino = b.view_ino;
-  call.cgroup_id = b.cgroup_id;
-  call.file_flags = b.file_flags;
-  call.call_flags = b.call_flags;
-  call.ret = m.ret;
-  call.pos = m.pos;
-  call.count = m.count;
-  call.pages_dirtied = m.pages_dirtied;
-  call.dirty_folios = m.dirty_folios;
-  if (m.extras) {
-    call.throttle_ns = m.extras->throttle_ns;
-    call.throttle_events = m.extras->throttle_events;
-    call.writeback_waits = m.extras->writeback_waits;
-  }
-  tl.direct = b.file_flags & file_flag::kDirect;
-  tl.sync = b.file_flags & (file_flag::kSync | file_flag::kDsync);
-  tl.state = m.state;
-  tl.incomplete = m.incomplete || (loss_.last() && *loss_.last() >= m.start_ns);
-  if (b.call_flags & call_flag::kMmapStore) {
-    tl.pages = b.mmap_pages;
-    tl.pages_pending = m.pages_left;
-    tl.store_faults = StoreFaults{m.dirty_folios, b.mmap_whole_folios};
-  } else if (b.by_pages) {
-    tl.pages = m.last_page(page()) - m.first_page(page()) + 1;
-    tl.pages_pending = m.pages_left;
-  } else {
-    tl.pages = b.direct_pages;
-    tl.pages_pending = b.direct_pages_left;
-  }
-  tl.requests.reserve(m.requests.size());
-  Nanos written = 0;
-  Nanos durable = 0;
-  for (std::uint32_t i = 0; i < m.requests.size(); ++i) {
-    const Request& r = *b.requests[m.requests[i]];
-    tl.requests.push_back(r.tl);
-    if (uncertain(r)) tl.incomplete = true;
-    written = std::max(written, r.tl.complete_ns.value_or(0));
-    if (r.tl.durable_ns && *r.tl.durable_ns >= durable) {
-      durable = *r.tl.durable_ns;
-      tl.durable_via = r.via;
-    }
-  }
-  if (m.state == WriteState::Written || m.state == WriteState::Durable) tl.written_ns = written;
-  if (m.state == WriteState::Durable) {
-    tl.durable_ns = durable;
-  } else {
-    tl.durable_via = DurableVia::None;
-  }
-  if (b.inlined) {
-    tl.inline_data = b.inlined->data;
-    // Committed with none of the commit's FUA writes seen: on disk by the commit's end.
-    if (m.state == WriteState::Durable && m.requests.empty() && b.inlined->data.committed_ns) {
-      tl.written_ns = tl.durable_ns = b.inlined->data.committed_ns;
-      tl.durable_via = DurableVia::Commit;
-    }
-  }
-  if (m.extras) {
-    tl.causes = m.extras->causes;
-    tl.throttles = snapshot ? m.extras->throttles : std::move(m.extras->throttles);
-  }
-  return tl;
-}
-
-void WriteTracker::emit_member(BatchIt it, std::uint32_t index, Eviction eviction,
-                               std::optional<Nanos> discarded_ns, std::optional<Loss> lost) {
+void WriteTracker::emit_write(BatchIt it, std::uint32_t index, Eviction eviction,
+                              std::optional<Nanos> discarded_ns, std::optional<Loss> lost) {
   Batch& b = it->second;
-  Member& m = b.members[index];
-  if (m.emitted) return;
-  WriteTimeline tl = timeline_of(b, m);
+  PendingWrite& w = b.writes[index];
+  if (w.emitted) return;
+  WriteTimeline tl = timeline_of(b, w, loss_, page());
   tl.discarded_ns = discarded_ns;
   if (lost) {
     tl.lost_ns = lost->ts;
@@ -366,14 +253,14 @@ void WriteTracker::emit_member(BatchIt it, std::uint32_t index, Eviction evictio
   }
   if (tl.incomplete) ++stats_.incomplete;
   ++stats_.writes;
-  m.emitted = true;
-  m.extras.reset();
+  w.emitted = true;
+  w.extras.reset();
   --pending_writes_;
   if (b.call_flags & call_flag::kMmapStore) {
     auto open = open_mmap_.find(MmapKey{b.pid, InodeKey{b.dev, b.ino}});
     if (open != open_mmap_.end() && open->second == it->first) open_mmap_.erase(open);
   }
-  while (b.first_live < b.members.size() && b.members[b.first_live].emitted) ++b.first_live;
+  while (b.first_live < b.writes.size() && b.writes[b.first_live].emitted) ++b.first_live;
   if (--b.live == 0) {
     unindex(it->first, b);
     batches_.erase(it);
@@ -385,7 +272,7 @@ void WriteTracker::emit_member(BatchIt it, std::uint32_t index, Eviction evictio
 // (no bio will ever carry its pages: it is complete, and never dirty).
 void WriteTracker::emit_at_return(const SyscallEvent& ev, CallExtras extras, WriteState state) {
   WriteTimeline tl;
-  tl.id = take_id();
+  tl.id = ids_.take();
   tl.call = ev;
   tl.causes = std::move(extras.causes);
   tl.throttles = std::move(extras.throttles);
@@ -422,27 +309,27 @@ std::vector<std::shared_ptr<Bio>> WriteTracker::direct_bios(const SyscallEvent& 
   return found;
 }
 
-Member WriteTracker::member_of(const SyscallEvent& ev, CallExtras extras) {
-  Member m;
-  m.start_ns = ev.start_ns;
-  m.end_ns = ev.end_ns;
-  m.ret = static_cast<std::int32_t>(std::min<std::int64_t>(ev.ret, INT32_MAX));
-  m.pos = ev.pos;
-  m.count = ev.count;
-  m.seq = next_write_seq_++;
-  m.pages_dirtied = ev.pages_dirtied;
-  m.dirty_folios = ev.dirty_folios;
-  m.syscall = ev.syscall;
-  m.via = ev.via;
-  m.incomplete = loss_.within(ev.start_ns, ev.end_ns);
+PendingWrite WriteTracker::pending_write_of(const SyscallEvent& ev, CallExtras extras) {
+  PendingWrite w;
+  w.start_ns = ev.start_ns;
+  w.end_ns = ev.end_ns;
+  w.ret = static_cast<std::int32_t>(std::min<std::int64_t>(ev.ret, INT32_MAX));
+  w.pos = ev.pos;
+  w.count = ev.count;
+  w.seq = ids_.take();
+  w.pages_dirtied = ev.pages_dirtied;
+  w.dirty_folios = ev.dirty_folios;
+  w.syscall = ev.syscall;
+  w.via = ev.via;
+  w.incomplete = loss_.within(ev.start_ns, ev.end_ns);
   extras.throttle_ns = ev.throttle_ns;
   extras.throttle_events = ev.throttle_events;
   extras.writeback_waits = ev.writeback_waits;
-  if (extras.any()) m.extras = std::make_unique<CallExtras>(std::move(extras));
-  return m;
+  if (extras.any()) w.extras = std::make_unique<CallExtras>(std::move(extras));
+  return w;
 }
 
-WriteTracker::BatchIt WriteTracker::new_batch(const SyscallEvent& ev, Member m) {
+WriteTracker::BatchIt WriteTracker::new_batch(const SyscallEvent& ev, PendingWrite w) {
   const BatchId id = next_batch_id_++;
   Batch& b = batches_[id];
   b.pid = ev.pid;
@@ -460,11 +347,11 @@ WriteTracker::BatchIt WriteTracker::new_batch(const SyscallEvent& ev, Member m) 
   b.file_flags = ev.file_flags;
   b.call_flags = ev.call_flags;
   b.open_at_bio = ~0ull;
-  b.max_start = m.start_ns;
-  b.members.push_back(std::move(m));
+  b.max_start = w.start_ns;
+  b.writes.push_back(std::move(w));
   b.live = 1;
   ++pending_writes_;
-  last_added_ = MemberRef{id, 0};
+  last_added_ = PendingWriteRef{id, 0};
   return batches_.find(id);
 }
 
@@ -493,7 +380,7 @@ void WriteTracker::track_write(const SyscallEvent& ev, CallExtras extras) {
     track_buffered(ev, std::move(extras));
     return;
   }
-  auto it = new_batch(ev, member_of(ev, std::move(extras)));
+  auto it = new_batch(ev, pending_write_of(ev, std::move(extras)));
   Batch& b = it->second;
   std::vector<std::shared_ptr<Bio>> bios = direct_bios(ev);
   if (ev.syscall == Syscall::IoSubmit) bios = aio_share(ev, std::move(bios));
@@ -502,14 +389,14 @@ void WriteTracker::track_write(const SyscallEvent& ev, CallExtras extras) {
       const std::uint64_t pages = bio_pages(bio->ev, page());
       b.direct_pages += pages;
       const Request* r = bio->request.get();
-      if (r != nullptr && uncertain(*r)) b.members[0].incomplete = true;
+      if (r != nullptr && uncertain(*r)) b.writes[0].incomplete = true;
       if (r != nullptr && r->data_done && r->tl.complete_ns) {
         if (r->tl.error == 0) {
           add_request(b, 0, bio->request);
           continue;
         }
       } else {
-        direct_waiters_[bio->id].push_back(it->first);
+        waiters_.wait_for_bio(bio->id, it->first);
       }
       ++b.direct_bios_left;
       b.direct_pages_left += pages;
@@ -520,7 +407,7 @@ void WriteTracker::track_write(const SyscallEvent& ev, CallExtras extras) {
   // No bio of its own: the filesystem fell back to buffered I/O, or records were lost.
   if (ev.pages_dirtied == 0) return;  // stays Dirty until finish()
   CallExtras kept;
-  if (b.members[0].extras) kept = std::move(*b.members[0].extras);
+  if (b.writes[0].extras) kept = std::move(*b.writes[0].extras);
   batches_.erase(it);
   --pending_writes_;
   track_buffered(ev, std::move(kept));
@@ -540,9 +427,9 @@ WriteTracker::BatchIt WriteTracker::joinable_batch(const FileWrites& file, const
     auto it = batches_.find(*id);
     if (it == batches_.end()) continue;
     const Batch& b = it->second;
-    if (b.open_at_bio != bio_seq || b.members.empty()) continue;
-    if (b.members.back().first_page(page()) > first_page) continue;  // keep members ordered
-    if (b.members.size() >= limits_.max_batch_writes || !b.same_writer(ev)) continue;
+    if (b.open_at_bio != bio_seq || b.writes.empty()) continue;
+    if (b.writes.back().first_page(page()) > first_page) continue;  // keep writes ordered
+    if (b.writes.size() >= limits_.max_batch_writes || !b.same_writer(ev)) continue;
     return it;
   }
   return batches_.end();
@@ -551,34 +438,34 @@ WriteTracker::BatchIt WriteTracker::joinable_batch(const FileWrites& file, const
 void WriteTracker::track_buffered(const SyscallEvent& ev, CallExtras extras) {
   FileWrites& file = files_[InodeKey{ev.dev, ev.ino}];
   const InodeBios* history = history_.bios_of_inode(ev.dev, ev.ino);
-  Member m = member_of(ev, std::move(extras));
-  const std::uint64_t first = m.first_page(page());
-  const std::uint64_t last = m.last_page(page());
-  m.pages_left = static_cast<std::uint32_t>(last - first + 1);
+  PendingWrite w = pending_write_of(ev, std::move(extras));
+  const std::uint64_t first = w.first_page(page());
+  const std::uint64_t last = w.last_page(page());
+  w.pages_left = static_cast<std::uint32_t>(last - first + 1);
 
   auto it = joinable_batch(file, history, ev);
   if (it != batches_.end()) {
     Batch& b = it->second;
-    b.members.push_back(std::move(m));
-    last_added_ = MemberRef{it->first, static_cast<std::uint32_t>(b.members.size() - 1)};
+    b.writes.push_back(std::move(w));
+    last_added_ = PendingWriteRef{it->first, static_cast<std::uint32_t>(b.writes.size() - 1)};
     ++b.live;
     ++pending_writes_;
     b.max_start = std::max(b.max_start, ev.start_ns);
     b.min_page = std::min(b.min_page, first);
     b.max_page = std::max(b.max_page, last);
-    b.max_member_span = std::max(b.max_member_span, last - first);
+    b.max_write_span = std::max(b.max_write_span, last - first);
     b.remaining.add(first, last);
     return;
   }
 
-  it = new_batch(ev, std::move(m));
+  it = new_batch(ev, std::move(w));
   Batch& b = it->second;
   b.by_pages = true;
   b.min_page = first;
   b.max_page = last;
-  b.max_member_span = last - first;
+  b.max_write_span = last - first;
   b.remaining.add(first, last);
-  Member& w = b.members[0];
+  PendingWrite& opening = b.writes[0];
   // Bios that already completed (writeback during a long, throttled write).
   const std::deque<std::shared_ptr<Bio>> no_bios;
   const auto& file_bios = history != nullptr ? history->bios : no_bios;
@@ -588,7 +475,7 @@ void WriteTracker::track_buffered(const SyscallEvent& ev, CallExtras extras) {
     if (bio.ev.ts < ev.start_ns) break;  // ev.ts >= queued_ns: nothing older qualifies
     if (bio.queued_ns < ev.start_ns || !bio.request) continue;
     const Request& r = *bio.request;
-    if (uncertain(r)) w.incomplete = true;
+    if (uncertain(r)) opening.incomplete = true;
     if (!r.data_done || r.tl.error != 0) continue;
     for (std::size_t i = 0; i < bio.ev.nr_extents && i < kMaxBioExtents; ++i) {
       const Extent& e = bio.ev.extents[i];
@@ -596,7 +483,8 @@ void WriteTracker::track_buffered(const SyscallEvent& ev, CallExtras extras) {
       const std::uint64_t removed = b.remaining.remove(e.index, e.index + e.pages - 1);
       if (removed == 0) continue;
       add_request(b, 0, bio.request);
-      w.pages_left -= static_cast<std::uint32_t>(std::min<std::uint64_t>(w.pages_left, removed));
+      opening.pages_left -=
+          static_cast<std::uint32_t>(std::min<std::uint64_t>(opening.pages_left, removed));
     }
   }
   if (b.remaining.empty()) {
@@ -618,31 +506,22 @@ void WriteTracker::age_out(Nanos now) {
   while (!batches_.empty()) {
     auto it = batches_.begin();
     Batch& b = it->second;
-    const Member& m = b.members[b.first_live];
+    const PendingWrite& w = b.writes[b.first_live];
     const bool too_many = pending_writes_ > limits_.max_pending_writes;
-    const bool too_old = m.end_ns + limits_.max_pending_age_ns < now;
+    const bool too_old = w.end_ns + limits_.max_pending_age_ns < now;
     if (!too_many && !too_old) break;
-    emit_member(it, static_cast<std::uint32_t>(b.first_live),
-                too_old ? Eviction::AgedOut : Eviction::Evicted);
+    emit_write(it, static_cast<std::uint32_t>(b.first_live),
+               too_old ? Eviction::AgedOut : Eviction::Evicted);
   }
-  if (waiting_on() > 2 * pending_writes_ + kWaiterSlack) prune_waiters();
+  if (waiters_.crowded(pending_writes_)) prune_waiters();
 }
 
 void WriteTracker::prune_waiters() {
-  const auto live = [this](BatchId id, std::uint32_t index, WriteState waiting_in) {
-    const auto it = batches_.find(id);
-    if (it == batches_.end() || index >= it->second.members.size()) return false;
-    const Member& m = it->second.members[index];
-    return !m.emitted && m.state == waiting_in;
-  };
-  std::erase_if(direct_waiters_, [&](const auto& entry) {
-    return std::none_of(entry.second.begin(), entry.second.end(),
-                        [&](BatchId id) { return live(id, 0, WriteState::Dirty); });
-  });
-  std::erase_if(durable_waiters_, [&](const auto& entry) {
-    return std::none_of(entry.second.begin(), entry.second.end(), [&](const MemberRef& ref) {
-      return live(ref.batch, ref.index, WriteState::Written);
-    });
+  waiters_.prune([this](PendingWriteRef ref, WriteState waiting_in) {
+    const auto it = batches_.find(ref.batch);
+    if (it == batches_.end() || ref.index >= it->second.writes.size()) return false;
+    const PendingWrite& w = it->second.writes[ref.index];
+    return !w.emitted && w.state == waiting_in;
   });
 }
 
@@ -652,9 +531,9 @@ bool WriteTracker::finish(std::size_t max_items) {
     finishing_ = true;
     finish_order_.reserve(pending_writes_);
     for (const auto& [id, b] : batches_) {
-      for (std::size_t i = b.first_live; i < b.members.size(); ++i) {
-        if (!b.members[i].emitted) {
-          finish_order_.emplace_back(b.members[i].seq, id, static_cast<std::uint32_t>(i));
+      for (std::size_t i = b.first_live; i < b.writes.size(); ++i) {
+        if (!b.writes[i].emitted) {
+          finish_order_.emplace_back(b.writes[i].seq, id, static_cast<std::uint32_t>(i));
         }
       }
     }
@@ -663,7 +542,7 @@ bool WriteTracker::finish(std::size_t max_items) {
   for (std::size_t n = 0; n < max_items && finish_next_ < finish_order_.size(); ++n) {
     const auto& [seq, id, index] = finish_order_[finish_next_++];
     auto it = batches_.find(id);
-    if (it != batches_.end()) emit_member(it, index, Eviction::None);
+    if (it != batches_.end()) emit_write(it, index, Eviction::None);
   }
   if (finish_next_ < finish_order_.size()) return false;
   finish_order_ = {};

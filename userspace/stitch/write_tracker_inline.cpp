@@ -5,7 +5,8 @@
 // the transaction that holds them does, when it commits (a btrfs transaction commit, a btrfs
 // log-tree sync of the file, a jbd2 commit), and the commit's own FUA writes (btrfs's
 // superblocks, jbd2's commit block) are their requests.
-// Rules: docs/reference/stitching-rules.md, "Writes"; tests: tests/unit/write_tracker_test.cpp.
+// Rules: docs/reference/stitching-rules.md, "Writes";
+// tests: tests/unit/write_tracker_inline_test.cpp.
 #include <algorithm>
 #include <cstdint>
 
@@ -61,30 +62,30 @@ std::vector<std::shared_ptr<const Request>> WriteTracker::commit_writes(std::uin
   return writes;
 }
 
-// Its members whose every page went into the metadata are written by the commit's FUA writes
+// Its writes whose every page went into the metadata are written by the commit's FUA writes
 // and durable when those are; with none seen, written and durable at the commit's end.
 void WriteTracker::commit_inlined(BatchId id,
-                                  const std::vector<std::shared_ptr<const Request>>& writes,
+                                  const std::vector<std::shared_ptr<const Request>>& fua_writes,
                                   Nanos committed_ns) {
   auto it = batches_.find(id);
   if (it == batches_.end()) return;
   it->second.inlined->data.committed_ns = committed_ns;
   std::vector<std::uint32_t> waiting;
-  for (std::size_t i = it->second.first_live; i < it->second.members.size(); ++i) {
-    const Member& m = it->second.members[i];
-    if (!m.emitted && m.state == WriteState::Dirty && m.pages_left == 0)
+  for (std::size_t i = it->second.first_live; i < it->second.writes.size(); ++i) {
+    const PendingWrite& w = it->second.writes[i];
+    if (!w.emitted && w.state == WriteState::Dirty && w.pages_left == 0)
       waiting.push_back(static_cast<std::uint32_t>(i));
   }
-  // The batch is erased with its last live member, which is the last one here.
+  // The batch is erased with its last live write, which is the last one here.
   for (std::uint32_t index : waiting) {
     it = batches_.find(id);
     if (it == batches_.end()) return;
-    if (writes.empty()) {
-      it->second.members[index].state = WriteState::Durable;
-      emit_member(it, index, Eviction::None);
+    if (fua_writes.empty()) {
+      it->second.writes[index].state = WriteState::Durable;
+      emit_write(it, index, Eviction::None);
       continue;
     }
-    for (const auto& r : writes) add_request(it->second, index, r);
+    for (const auto& r : fua_writes) add_request(it->second, index, r);
     become_written(it, index);
   }
 }

@@ -2,7 +2,8 @@
 // The write tracker's items that are not one syscall each: the pages a process stores into
 // a shared mapping (one item per process, file and writeback cycle), and the O_DIRECT iocbs of
 // one io_submit call (which share the call's window, so its bios are shared out in order).
-// Rules: docs/reference/stitching-rules.md, "Writes"; tests: tests/unit/write_tracker_test.cpp.
+// Rules: docs/reference/stitching-rules.md, "Writes"; tests: tests/unit/write_tracker_mmap_test.cpp
+// and, for io_submit, tests/unit/write_tracker_direct_test.cpp.
 #include <algorithm>
 #include <cstdint>
 
@@ -41,8 +42,8 @@ bool WriteTracker::join_mmap_item(BatchId id, const MmapDirtyEvent& ev, std::uin
   auto it = batches_.find(id);
   if (it == batches_.end()) return false;
   Batch& b = it->second;
-  Member& m = b.members[0];
-  if (b.open_at_bio != bio_seq || m.emitted || m.state != WriteState::Dirty || !b.indexed) {
+  PendingWrite& w = b.writes[0];
+  if (b.open_at_bio != bio_seq || w.emitted || w.state != WriteState::Dirty || !b.indexed) {
     return false;
   }
   const std::uint64_t first = ev.index;
@@ -50,20 +51,20 @@ bool WriteTracker::join_mmap_item(BatchId id, const MmapDirtyEvent& ev, std::uin
   std::uint32_t added = 0;
   for (std::uint64_t page = first; page <= last; ++page) added += !b.remaining.contains(page);
   b.remaining.add(first, last);
-  m.pages_left += added;
+  w.pages_left += added;
   b.mmap_pages += added;
-  m.pages_dirtied += ev.pages;
-  m.dirty_folios += 1;
+  w.pages_dirtied += ev.pages;
+  w.dirty_folios += 1;
   b.mmap_whole_folios += ev.pages > 1;
-  m.end_ns = std::max(m.end_ns, ev.ts);
-  const std::uint64_t lo = std::min(m.first_page(page()), first);
-  const std::uint64_t hi = std::max(m.last_page(page()), last);
-  m.pos = page().bytes(lo);
-  m.count = page().bytes(hi - lo + 1);
-  m.ret = static_cast<std::int32_t>(std::min<std::uint64_t>(m.count, INT32_MAX));
+  w.end_ns = std::max(w.end_ns, ev.ts);
+  const std::uint64_t lo = std::min(w.first_page(page()), first);
+  const std::uint64_t hi = std::max(w.last_page(page()), last);
+  w.pos = page().bytes(lo);
+  w.count = page().bytes(hi - lo + 1);
+  w.ret = static_cast<std::int32_t>(std::min<std::uint64_t>(w.count, INT32_MAX));
   b.min_page = std::min(b.min_page, first);
   b.max_page = std::max(b.max_page, last);
-  b.max_member_span = hi - lo;
+  b.max_write_span = hi - lo;
   return true;
 }
 
@@ -99,16 +100,16 @@ void WriteTracker::on_mmap_dirty(const MmapDirtyEvent& ev) {
   call.ret = static_cast<std::int64_t>(call.count);
   call.pages_dirtied = ev.pages;
   call.dirty_folios = 1;
-  Member m = member_of(call, {});
-  m.pages_left = ev.pages;
-  auto it = new_batch(call, std::move(m));
+  PendingWrite w = pending_write_of(call, {});
+  w.pages_left = ev.pages;
+  auto it = new_batch(call, std::move(w));
   Batch& b = it->second;
   b.by_pages = true;
   b.mmap_pages = ev.pages;
   b.mmap_whole_folios = ev.pages > 1;
   b.min_page = ev.index;
   b.max_page = ev.index + ev.pages - 1;
-  b.max_member_span = ev.pages - 1;
+  b.max_write_span = ev.pages - 1;
   b.remaining.add(b.min_page, b.max_page);
   b.open_at_bio = bio_seq;
   b.indexed = true;
