@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Runs inside the VM guest (busybox sh). Mounts the host-made ext4 (with journal) on the
 # emulated NVMe disk and runs writepath on it. It asserts nothing: every output goes to the
-# console between markers and the host checks it (tests/vm/vm_test.cpp):
+# console between markers and the host checks it (tests/vm/vm_test.cpp, vm_dm_test.cpp):
 #   WP-OUT <name>            the command's stdout follows, line by line
 #   WP-ERR <name> <line>     each line of its stderr
 #   WP-END <name>

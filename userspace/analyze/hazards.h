@@ -32,6 +32,18 @@ struct HazardRuleInfo {
 // Every rule, in the order summaries list them.
 std::span<const HazardRuleInfo> hazard_rules();
 
+// The rules by their place in hazard_rules(), for the code that applies them.
+enum class HazardRule : std::uint8_t {
+  LostButAcknowledged,
+  DirectNotDurable,
+  RenameOfUnsyncedData,
+  WriteAfterFsyncBeforeRename,
+  NameNotDurable,
+  SyncOfTheWrongThing,
+};
+// The rule's documented name, which a Hazard carries.
+const char* hazard_rule_name(HazardRule rule);
+
 // Sets `item.hazards` from what the item itself shows (the item as emitted, complete or at
 // the end of the trace).
 void add_hazards(Timeline& item);

@@ -11,6 +11,7 @@
 #include "common/units.h"
 #include "sinks/text_live.h"
 #include "sinks/text_notes.h"
+#include "sinks/text_painter.h"
 #include "sinks/text_why.h"
 #include "sinks/wait_text.h"
 
@@ -21,25 +22,6 @@ namespace {
 constexpr int kTimeColumn = 9;
 // Columns a body line's text may take in a 110-column line, after its indent and time column.
 constexpr std::size_t kBodyWidth = 110 - 2 - kTimeColumn - 2;
-
-// ANSI SGR wrapping, a no-op when color is off.
-class Painter {
- public:
-  explicit Painter(bool enabled) : enabled_(enabled) {}
-  std::string bold(std::string_view text) const { return paint("1", text); }
-  std::string green(std::string_view text) const { return paint("32", text); }
-  std::string yellow(std::string_view text) const { return paint("33", text); }
-  std::string red(std::string_view text) const { return paint("31", text); }
-  std::string magenta(std::string_view text) const { return paint("35", text); }
-  std::string dim(std::string_view text) const { return paint("2", text); }
-
- private:
-  std::string paint(std::string_view code, std::string_view text) const {
-    if (!enabled_) return std::string(text);
-    return fmt::format("\x1b[{}m{}\x1b[0m", code, text);
-  }
-  bool enabled_;
-};
 
 // One or more body lines that sort as a unit (a request and its NVMe command stay together).
 struct Stage {
@@ -458,151 +440,6 @@ std::string format_timeline(const Timeline& item, const SinkOptions& options) {
         }
       },
       item);
-}
-
-namespace {
-
-// "name count, name count" of the non-zero counts, "" when there are none.
-std::string nonzero_counts(const std::map<std::string, std::uint64_t>& counts) {
-  std::vector<std::string> parts;
-  for (const auto& [name, count] : counts)
-    if (count != 0) parts.push_back(fmt::format("{} {}", name, count));
-  return fmt::format("{}", fmt::join(parts, ", "));
-}
-
-}  // namespace
-
-std::string format_summary(const TraceSummary& totals, const SinkOptions& options) {
-  const Painter paint(options.color);
-  std::string first = fmt::format("{}  writes {}  fsyncs {}  incomplete {}", paint.bold("summary"),
-                                  totals.writes, totals.fsyncs, totals.incomplete);
-  if (totals.discarded != 0) first += fmt::format("  discarded {}", totals.discarded);
-  if (totals.memory_only != 0) first += fmt::format("  memory-only {}", totals.memory_only);
-  if (totals.lost_writes != 0)
-    first +=
-        fmt::format("  LOST {} writes ({})", totals.lost_writes, human_bytes(totals.lost_bytes));
-  if (totals.aged_out != 0 || totals.evicted != 0) {
-    std::vector<std::string> early;
-    if (totals.aged_out != 0) early.push_back(fmt::format("{} aged out", totals.aged_out));
-    if (totals.evicted != 0) early.push_back(fmt::format("{} evicted", totals.evicted));
-    first += fmt::format(" ({})", fmt::join(early, ", "));
-  }
-  first += fmt::format("  duration {}", human_duration(totals.duration_ns));
-
-  std::string lost = fmt::format("lost {}", totals.lost);
-  const std::string by_hook = nonzero_counts(totals.lost_by_hook);
-  if (!by_hook.empty()) lost += fmt::format(" ({})", by_hook);
-  if (totals.lost != 0) lost = paint.red(lost);
-  if (totals.missed_completions != 0)
-    lost += paint.red(
-        fmt::format("  completions not delivered by the kernel {}", totals.missed_completions));
-  // "records": what the kernel sent (calls, pages, bios, requests, commits), most of it
-  // stitched into the items above; "lost": those the ring buffer had no room for.
-  std::string text =
-      fmt::format("{}\n         kernel records {}  {}\n", first, totals.events, lost);
-  if (const std::string untraced = nonzero_counts(totals.untraced_calls); !untraced.empty())
-    text += paint.red("not stitched: " + untraced) +
-            " (calls that write by ways the trace does not follow; writepath doctor: coverage)\n";
-  if (const std::string hazards = nonzero_counts(totals.hazards); !hazards.empty())
-    text += paint.red("crash-consistency hazards: " + hazards) +
-            " (the items' HAZARD lines say why; docs/guide/hazards.md)\n" +
-            fmt::format("         by process: {}\n", nonzero_counts(totals.hazards_by_process)) +
-            (totals.hazards_by_file.empty()
-                 ? std::string()
-                 : fmt::format("         by file: {}\n", nonzero_counts(totals.hazards_by_file)));
-  text += format_sync_phases(totals.sync_phases, options);
-  text += format_direct_io(totals.direct_io, options);
-  if (totals.bpf_cost) text += format_bpf_cost(*totals.bpf_cost, totals, options);
-  if (!totals.hint.empty()) text += fmt::format("{} {}\n", paint.bold("hint:"), totals.hint);
-  return text;
-}
-
-// The programs' cost as the kernel counted it: in all, as a share of the machine, per item
-// traced, and the three that took most.
-std::string format_bpf_cost(const BpfCost& cost, const TraceSummary& totals,
-                            const SinkOptions& options) {
-  const Painter paint(options.color);
-  const Nanos total = cost.total_ns();
-  const double machine = static_cast<double>(totals.duration_ns) * std::max(cost.cpus, 1u);
-  std::uint64_t runs = 0;
-  for (const auto& p : cost.programs) runs += p.runs;
-  std::string text = fmt::format(
-      "{} {} in {} runs ({:.2f} % of {} CPUs)", paint.bold("bpf cost"), human_duration(total), runs,
-      machine > 0 ? 100.0 * static_cast<double>(total) / machine : 0.0, cost.cpus);
-  if (const std::uint64_t items = totals.writes + totals.fsyncs)
-    text += fmt::format(", {} per item", human_duration(total / items));
-  std::vector<std::string> top;
-  for (std::size_t i = 0; i < cost.programs.size() && i < 3; ++i) {
-    const auto& p = cost.programs[i];
-    top.push_back(fmt::format("{} {}/run", p.name, human_duration(p.runs ? p.ns / p.runs : 0)));
-  }
-  if (!top.empty()) text += fmt::format("; most: {}", fmt::join(top, ", "));
-  return text + "\n";
-}
-
-std::string format_sync_phases(const SyncPhaseSummary& phases, const SinkOptions& options) {
-  if (phases.syncs() == 0) return "";
-  const Painter paint(options.color);
-  std::vector<SyncPhaseSummary::Row> rows = phases.rows();
-  // A phase that took no time in any call (journal on a file system without one) is no row.
-  std::erase_if(rows, [](const SyncPhaseSummary::Row& row) { return row.stats.max == 0; });
-  if (phases.syncs() == 1) {
-    // One call: its figures, not percentiles and histograms of one sample.
-    std::string text = paint.bold("fsync phases") + " (1 call)";
-    for (const auto& [name, json_key, s] : rows)
-      text += fmt::format("  {} {}", name, human_duration(s.total));
-    return text + "\n";
-  }
-  std::string text = fmt::format("{} ({} calls)\n", paint.bold("fsync phases"), phases.syncs());
-  text += fmt::format("  {:<10} {:>10} {:>10} {:>10} {:>10}\n", "", "p50", "p99", "max", "total");
-  for (const auto& [name, json_key, s] : rows) {
-    text += fmt::format("  {:<10} {:>10} {:>10} {:>10} {:>10}\n", name, human_duration(s.p50),
-                        human_duration(s.p99), human_duration(s.max), human_duration(s.total));
-  }
-  // One log2 histogram per phase, as biolatency draws them: only the buckets in use.
-  for (const auto& [name, json_key, s] : rows) {
-    const auto& buckets = s.histogram.buckets;
-    std::size_t lo = buckets.size(), hi = 0;
-    std::uint64_t peak = 0;
-    for (std::size_t b = 0; b < buckets.size(); ++b)
-      if (buckets[b]) {
-        lo = std::min(lo, b);
-        hi = b;
-        peak = std::max(peak, buckets[b]);
-      }
-    if (lo > hi || s.histogram.count() < 2) continue;
-    text += fmt::format("  {} histogram\n", name);
-    for (std::size_t b = lo; b <= hi; ++b) {
-      const Nanos from = b == 0 ? 0 : Nanos{1} << b;
-      const Nanos to = b + 1 >= 64 ? ~Nanos{0} : (Nanos{1} << (b + 1)) - 1;
-      const int width = static_cast<int>(30 * buckets[b] / peak);
-      text += fmt::format("    {:>9} .. {:<9} {:>6} |{:<30}|\n", human_duration(from),
-                          human_duration(to), buckets[b], std::string(width, '*'));
-    }
-  }
-  return text;
-}
-
-std::string format_direct_io(const DirectIoSummary& direct, const SinkOptions& options) {
-  auto verdicts = direct.verdicts();
-  if (verdicts.empty()) return "";
-  const Painter paint(options.color);
-  std::string text = paint.bold("O_DIRECT") + "\n";
-  for (const auto& v : verdicts) {
-    std::string verdict =
-        v.bypassed()
-            ? paint.green("bypassed the page cache")
-            : paint.red(fmt::format("{} through the page cache", human_bytes(v.buffered_bytes)));
-    const std::string file = v.path.empty() ? fmt::format("dev {} ino {}", dev_string(v.dev), v.ino)
-                                            : printable_comm(v.path);
-    text += fmt::format("  pid {} ({}) {}: {} writes, {}, {} pages dirtied: {}", v.pid,
-                        printable_comm(v.comm), file, v.writes, human_bytes(v.bytes),
-                        v.pages_dirtied, verdict);
-    if (v.einval) text += fmt::format("; {} refused with EINVAL (misaligned)", v.einval);
-    if (v.other_errors) text += fmt::format("; {} other errors", v.other_errors);
-    text += "\n";
-  }
-  return text;
 }
 
 void TextSink::note_cgroup(const Timeline& item) {

@@ -10,16 +10,13 @@
 #include <string_view>
 
 #include "sinks/sink.h"
+#include "sinks/text_summary.h"
 
 namespace wp {
 
-// The blocks the sink writes, each ending in '\n'. Exposed for tests.
+// The blocks the sink writes, each ending in '\n' (the summary's: text_summary.h). Exposed
+// for tests.
 std::string format_timeline(const Timeline& item, const SinkOptions& options);
-std::string format_sync_phases(const SyncPhaseSummary& phases, const SinkOptions& options);
-std::string format_bpf_cost(const BpfCost& cost, const TraceSummary& totals,
-                            const SinkOptions& options);
-std::string format_direct_io(const DirectIoSummary& direct, const SinkOptions& options);
-std::string format_summary(const TraceSummary& totals, const SinkOptions& options);
 
 // A process name safe to print to a terminal: control characters (C0, DEL, UTF-8-encoded C1)
 // and backslash become \xNN / \\, since any process can set its comm to an escape sequence.
