@@ -15,7 +15,14 @@
 #include <bpf/bpf_tracing.h>
 
 #include "compat.bpf.h"
-#include "maps.bpf.h"
+#include "config.bpf.h"
+#include "emit.bpf.h"
+#include "file_filter.bpf.h"
+#include "metrics.bpf.h"
+#include "submitter.bpf.h"
+#include "task_filter.bpf.h"
+#include "task_state.bpf.h"
+#include "writepath.h"
 
 /* bvecs walked one by one; a longer bio is checked for file-contiguity at its last bvec. */
 #define WP_BIO_WALK 16

@@ -381,7 +381,7 @@ static __always_inline struct file *wp_task_file(struct task_struct *task, int f
  * fd table, which the verifier sees as a number) a read-only BTF pointer: its fields, and the
  * inode and dentry behind it, are then plain fault-safe loads instead of a probe-read helper
  * call each. Weak: libbpf 1.1 leaves it unresolved on a kernel without it, and the agent loads
- * the programs that call it only where vmlinux BTF has it (hook_plan.cpp, the "cast" variant):
+ * the programs that call it only where vmlinux BTF has it (hook_table.cpp, the "cast" variant):
  * 6.1's verifier refuses an unresolved kfunc call even in a program's dead code. */
 extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
 

@@ -6,7 +6,7 @@
  * walked here: from the file's dentry up to its mount's root, across each mount to the dentry
  * it is mounted on, to the root of the mount namespace, noting where it passed the writer's own
  * root (a chroot's). Called by the syscall exits, io_uring's completion and the mmap-dirty hook
- * (wp_emit_file_path, declared in maps.bpf.h), all in the writer's own context: `current` is
+ * (wp_emit_file_path, declared in emit.bpf.h), all in the writer's own context: `current` is
  * the writer.
  */
 #include "vmlinux.h"
@@ -16,7 +16,8 @@
 #include <bpf/bpf_tracing.h>
 
 #include "compat.bpf.h"
-#include "maps.bpf.h"
+#include "emit.bpf.h"
+#include "writepath.h"
 
 /* A file's name is bytes long at most NAME_MAX (255) plus its NUL: the most one component read
  * can write past its offset. */

@@ -14,7 +14,9 @@
 #include <bpf/bpf_tracing.h>
 
 #include "compat.bpf.h"
-#include "maps.bpf.h"
+#include "emit.bpf.h"
+#include "task_state.bpf.h"
+#include "writepath.h"
 
 /* include/uapi/linux/fuse.h, stable. */
 #define WP_FUSE_WRITE 16

@@ -16,7 +16,10 @@
 #include <bpf/bpf_tracing.h>
 
 #include "compat.bpf.h"
-#include "maps.bpf.h"
+#include "emit.bpf.h"
+#include "file_filter.bpf.h"
+#include "task_state.bpf.h"
+#include "writepath.h"
 
 /* btrfs's extent-bit and io-tree enumerators (fs/btrfs/extent-io-tree.h): anonymous enums,
  * which CO-RE cannot relocate, whose values move as bits are added and dropped. The agent

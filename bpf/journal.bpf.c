@@ -12,7 +12,10 @@
 #include <bpf/bpf_tracing.h>
 
 #include "compat.bpf.h"
-#include "maps.bpf.h"
+#include "emit.bpf.h"
+#include "file_filter.bpf.h"
+#include "task_state.bpf.h"
+#include "writepath.h"
 
 static __always_inline int wp_emit_commit(__u32 dev, __u32 transaction, __u32 phase)
 {

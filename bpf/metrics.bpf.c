@@ -12,7 +12,9 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
-#include "maps.bpf.h"
+#include "config.bpf.h"
+#include "metrics.bpf.h"
+#include "writepath.h"
 
 /* Allocated as label sets appear (a preallocated per-CPU map would take its whole size times
  * the CPUs at load); `trace` and `record` shrink it to one entry, since they never add. */

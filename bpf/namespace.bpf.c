@@ -14,8 +14,12 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#include "cgroup.bpf.h"
 #include "compat.bpf.h"
-#include "maps.bpf.h"
+#include "emit.bpf.h"
+#include "task_filter.bpf.h"
+#include "task_state.bpf.h"
+#include "writepath.h"
 
 /* A namespace call between its entry and its exit. */
 struct wp_ns_call {

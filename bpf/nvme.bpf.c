@@ -12,7 +12,9 @@
 #include <bpf/bpf_tracing.h>
 
 #include "compat.bpf.h"
-#include "maps.bpf.h"
+#include "config.bpf.h"
+#include "emit.bpf.h"
+#include "writepath.h"
 
 /* struct nvme_request is the request's driver payload (blk_mq_rq_to_pdu: right after struct
  * request); its layout comes from nvme_core's BTF through CO-RE. */

@@ -11,9 +11,17 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#include "cgroup.bpf.h"
 #include "compat.bpf.h"
+#include "config.bpf.h"
+#include "emit.bpf.h"
+#include "file_filter.bpf.h"
 #include "mapping.bpf.h"
-#include "maps.bpf.h"
+#include "metrics.bpf.h"
+#include "task_filter.bpf.h"
+#include "task_state.bpf.h"
+#include "uring_op.bpf.h"
+#include "writepath.h"
 
 static __always_inline struct wp_task_state *wp_writer_state(void)
 {

@@ -22,7 +22,10 @@
 #include <bpf/bpf_tracing.h>
 
 #include "compat.bpf.h"
-#include "maps.bpf.h"
+#include "config.bpf.h"
+#include "emit.bpf.h"
+#include "task_state.bpf.h"
+#include "writepath.h"
 
 #define WP_TASK_RUNNING 0
 #define WP_PF_KTHREAD 0x00200000
@@ -443,7 +446,7 @@ int BPF_PROG(wp_throtl_timer_start, struct timer_list *timer)
 	return 0;
 }
 
-/* Declared in maps.bpf.h. Called by the syscall exits of slow calls, before their causes. */
+/* Declared in emit.bpf.h. Called by the syscall exits of slow calls, before their causes. */
 __noinline int wp_emit_offcpu(__u64 start_ns)
 {
 	struct wp_offcpu_state *os = bpf_task_storage_get(

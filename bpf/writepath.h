@@ -56,11 +56,11 @@ typedef int64_t wp_s64;
 #define WP_COMM_LEN 16
 #define WP_BIO_MAX_EXTENTS 8
 
-/* Cgroups the cgroup filter holds at most (cgroup_filter, maps.bpf.h): --cgroup, --container
+/* Cgroups the cgroup filter holds at most (cgroup_filter, task_filter.bpf.h): --cgroup, --container
  * and --pod fill one; --namespace one per pod of the namespace. */
 #define WP_MAX_FILTER_CGROUPS 64
 
-/* Processes the tgid filter holds at most (traced_tgids, maps.bpf.h), and each entry's flags,
+/* Processes the tgid filter holds at most (traced_tgids, task_filter.bpf.h), and each entry's flags,
  * read back by the agent. */
 #define WP_MAX_TGIDS 8192
 enum wp_tgid_flags {
@@ -136,7 +136,7 @@ enum wp_syscall_class {
  *          WP_SYS_<ID>; `name` is the outputs' "syscall"
  *   opcode the IORING_OP_* it comes from (uapi, stable); IORING_OP_FSYNC with
  *          IORING_FSYNC_DATASYNC is io_uring_fdatasync
- * They have no slot: no syscall tracepoint serves them (bpf/syscall.bpf.c, "io_uring ops").
+ * They have no slot: no syscall tracepoint serves them (bpf/uring.bpf.c).
  */
 #define WP_URING_OP_TABLE(X)                                                                       \
 	X(IO_URING_WRITE, 40, io_uring_write, IoUringWrite, WRITE, 23)                             \
@@ -506,7 +506,7 @@ enum wp_path_flags {
 /* The records themselves: their tables, and the structs made of them. */
 #include "record_tables.h"
 
-/* writepath serve: metrics the kernel side aggregates itself (the `metrics` map, maps.bpf.h),
+/* writepath serve: metrics the kernel side aggregates itself (the `metrics` map, metrics.bpf.c),
  * read by the agent at scrape time. One entry per label set; each holds a latency histogram
  * with the fixed bounds below and the counters its metric needs. Not a record: never in a
  * trace file, so it carries no version. */

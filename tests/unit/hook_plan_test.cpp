@@ -36,6 +36,12 @@ const HookChoice& choice(const HookPlan& plan, const std::string& hook) {
   return none;
 }
 
+std::vector<std::string> program_names(const HookVariant& v) {
+  std::vector<std::string> out;
+  for (const auto& program : v.programs) out.push_back(program.name);
+  return out;
+}
+
 Row row(const HookPlan& plan, const std::string& hook) {
   return row_of(choice(plan, hook));
 }
@@ -206,7 +212,7 @@ TEST(HookPlan, Debian61UsesFentryAndNvmeTracepoints) {
             Row("write/sync syscalls", "fentry vfs_write (+3)", ""));
   const HookChoice& vfs = choice(plan, "write/sync syscalls");
   ASSERT_NE(vfs.variant, nullptr);
-  EXPECT_EQ(vfs.variant->programs,
+  EXPECT_EQ(program_names(*vfs.variant),
             (std::vector<std::string>{"wp_vfs_write_enter", "wp_vfs_write_exit",
                                       "wp_vfs_fsync_enter", "wp_vfs_fsync_exit"}));
   // fentry serves only write/pwrite64/fsync; the others stay on tracepoints (fdatasync too:
@@ -568,17 +574,16 @@ TEST(HookPlanObject, EveryPlannableProgramIsInTheBpfObjectWhereTheTableSays) {
   for (const auto& hook : hook_table()) {
     ASSERT_FALSE(hook.variants.empty()) << hook.name;
     for (const auto& v : hook.variants) {
-      ASSERT_EQ(v.programs.size(), v.events.size()) << hook.name;
-      for (std::size_t i = 0; i < v.programs.size(); ++i) {
-        auto it = in_object.find(v.programs[i]);
+      ASSERT_FALSE(v.programs.empty()) << hook.name;
+      for (const auto& [program, event] : v.programs) {
+        auto it = in_object.find(program);
         if (it == in_object.end()) {
-          ADD_FAILURE() << hook.name << ": " << v.programs[i] << " is not in "
-                        << WRITEPATH_BPF_OBJECT;
+          ADD_FAILURE() << hook.name << ": " << program << " is not in " << WRITEPATH_BPF_OBJECT;
           continue;
         }
-        EXPECT_EQ(sections_for(v, v.events[i]).count(it->second), 1u)
-            << hook.name << ": " << v.programs[i] << " is in section " << it->second << ", not "
-            << attach_kind_name(v.kind) << " " << v.events[i];
+        EXPECT_EQ(sections_for(v, event).count(it->second), 1u)
+            << hook.name << ": " << program << " is in section " << it->second << ", not "
+            << attach_kind_name(v.kind) << " " << event;
       }
     }
   }
@@ -588,7 +593,8 @@ TEST(HookPlanObject, EveryPlannableProgramIsInTheBpfObjectWhereTheTableSays) {
 TEST(HookPlanObject, EveryProgramInTheBpfObjectIsPlannable) {
   std::set<std::string> plannable;
   for (const auto& hook : hook_table())
-    for (const auto& v : hook.variants) plannable.insert(v.programs.begin(), v.programs.end());
+    for (const auto& v : hook.variants)
+      for (const auto& program : v.programs) plannable.insert(program.name);
   for (const auto& [name, section] : programs_in_bpf_object())
     EXPECT_EQ(plannable.count(name), 1u) << name << " (" << section << ") is in no hook variant";
 }

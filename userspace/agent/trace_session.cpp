@@ -303,7 +303,7 @@ std::unique_ptr<TraceFileWriter> open_recording(const std::string& path, const K
     const auto& v = *choice.variant;
     header.hooks.push_back(fmt::format("{}: {} {}{}{}", choice.hook->name, attach_kind_name(v.kind),
                                        v.category, v.category.empty() ? "" : ":",
-                                       v.events.front()));
+                                       v.programs.front().event));
   }
   header.devices = list_block_devices();
   header.file_systems = list_file_systems();

@@ -186,7 +186,7 @@ KernelStack kernel_stack(const wp_u64* frames, unsigned nframes) {
 
 SleepFlag sleep_flag(std::uint8_t cause) {
   switch (cause) {
-    case 1: return SleepFlag::DirtyThrottle;  // WP_OFFCPU_THROTTLE (bpf/maps.bpf.h)
+    case 1: return SleepFlag::DirtyThrottle;  // WP_OFFCPU_THROTTLE (bpf/task_state.bpf.h)
     case 2: return SleepFlag::WritebackWait;  // WP_OFFCPU_WRITEBACK_WAIT
   }
   return SleepFlag::None;

@@ -118,7 +118,7 @@ class BpfSession {
   ring_buffer* ring_ = nullptr;
   RecordHandler handler_;
   int batch_left_ = 0;  // records this consume() may still hand over
-  // The kernel's traced_tgid_bytes, mapped: one byte per tgid (maps.bpf.h).
+  // The kernel's traced_tgid_bytes, mapped: one byte per tgid (task_filter.bpf.h).
   std::span<std::uint8_t> tgid_bytes_;
 };
 

@@ -20,15 +20,25 @@ namespace wp {
 enum class AttachKind { Fentry, TpBtf, RawTp, Tracepoint };
 const char* attach_kind_name(AttachKind kind);
 
-// One way to serve a hook: the programs to load (a syscall needs its entry and exit
-// programs together) and the tracepoints they attach to, one per program.
+// A variant whose programs read no argument whose position differs between kernels: any
+// prototype arity serves.
+inline constexpr int kAnyArity = -1;
+
+// A program of a variant and where it attaches.
+struct HookProgram {
+  std::string name;   // BPF program name in the skeleton
+  std::string event;  // the tracepoint it attaches to (fentry/fexit: the kernel function)
+};
+
+// One way to serve a hook: the programs to load together (a syscall needs its entry and exit
+// programs). Written with designated initializers (hook_table.cpp), so a field left out takes
+// the default below.
 struct HookVariant {
-  std::vector<std::string> programs;  // BPF program names in the skeleton
   AttachKind kind;
-  std::string category;             // tracefs category of the tracepoints
-  std::vector<std::string> events;  // tracepoint names, parallel to programs
-  std::string module;               // kernel module whose BTF declares them ("" = vmlinux)
-  int args = -1;                    // expected prototype arity (tp_btf/raw_tp); -1 = any
+  std::string category = "";  // tracefs category of the tracepoints ("" for fentry)
+  std::string module = "";    // kernel module whose BTF declares them ("" = vmlinux)
+  std::vector<HookProgram> programs = {};
+  int args = kAnyArity;  // expected prototype arity (tp_btf/raw_tp)
   // Syscall slots (bits in the order of bpf/syscall.bpf.c's wp_slot_syscall) that the raw
   // syscall programs serve when this variant is chosen.
   std::uint32_t raw_syscall_slots = 0;
@@ -49,8 +59,8 @@ inline constexpr const char* kBtrfsInlineEnumerators[] = {
 struct Hook {
   std::string name;  // what doctor prints: "bio queue", "request issue", ...
   std::string layer;
-  bool required;  // tracing cannot run without it
-  std::vector<HookVariant> variants;
+  bool required = false;  // tracing cannot run without it
+  std::vector<HookVariant> variants = {};
 };
 
 // The hooks writepath knows, in pipeline order.
