@@ -17,6 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::ostringstream out;
     auto sink = wp::make_sink(format, out, wp::SinkOptions{});
     wp::Pipeline pipeline(wp::PipelineOptions{}, reader.header().devices, *sink);
+    wp::SummaryBuilder facts;
     auto frames = wp::TraceFileReader::parse(
         std::span<const std::byte>(reinterpret_cast<const std::byte*>(data), size));
     while (const auto next = frames.next()) {
@@ -24,12 +25,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (frame.kind == wp::FrameKind::Lost) {
         pipeline.add_lost(wp::lost_counts_of(frame.payload));
       } else if (const auto untraced = wp::untraced_counts_of(frame)) {
-        pipeline.set_untraced_calls(*untraced);
+        facts.set_untraced_calls(*untraced);
       } else {
         pipeline.on_record(frame.payload);
       }
     }
-    pipeline.finish(0);
+    pipeline.finish(0, facts);
   }
   return 0;
 }

@@ -2,13 +2,13 @@
 #include "agent/doctor.h"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <fstream>
 #include <memory>
 #include <set>
 
 #include "agent/cost_probe.h"
+#include "agent/live_session.h"
 #include "common/units.h"
 #include "probe/bpf_session.h"
 #include "probe/cgroups.h"
@@ -95,21 +95,16 @@ void print_containers(std::ostream& out, const std::optional<ContainerCensus>& c
       found.empty() ? "none running" : found + "; --container ID and --pod UID select them");
 }
 
-void print_serve(std::ostream& out, const KernelCaps& caps, const HookPrefs& prefs,
-                 std::uint32_t self_tgid) {
-  KernelFilter filter;
-  filter.self_tgid = self_tgid;
-  filter.metrics = true;
-  filter.metrics_sample = 16;
-  const PlannedSession planned =
-      start_planned_session(caps, prefs, filter, [](std::span<const std::byte>) {});
+void print_serve(std::ostream& out, const KernelCaps& caps, const HookPrefs& prefs) {
+  const LiveSession serve(caps, metrics_filter(kDefaultDurabilitySample),
+                          LiveSessionOptions{.prefs = prefs, .keep_failure = true});
   out << "serve (writepath serve: the hooks above, aggregating in the kernel)\n";
-  if (!planned.session) {
-    out << fmt::format("  FAIL {}\n", planned.error);
+  if (!serve.attached()) {
+    out << fmt::format("  FAIL {}\n", serve.error());
     return;
   }
-  const auto attached = [&planned](const char* hook) {
-    for (const auto& choice : planned.plan.choices)
+  const auto attached = [&serve](const char* hook) {
+    for (const auto& choice : serve.plan().choices)
       if (choice.hook->name == std::string(hook)) return choice.variant != nullptr;
     return false;
   };
@@ -175,14 +170,13 @@ int run_doctor(std::ostream& out, const HookPrefs& prefs) {
   out << fmt::format("  {} fentry/fexit{}\n", caps.fentry ? "ok  " : "no  ",
                      caps.fentry ? (allow_fentry ? "" : " (--no-fentry: not used)")
                                  : " (" + caps.fentry_error + "): " + fentry_why(caps));
-  if (!caps.privileges.ok) {
-    out << fmt::format("tracing cannot run here: {}\n", caps.privileges.error);
+  // The verdict, with its reason unless the lines above gave it.
+  const auto cannot_run_here = [&out](const std::string& why) {
+    out << fmt::format("tracing cannot run here{}{}\n", why.empty() ? "" : ": ", why);
     return 1;
-  }
-  if (!caps.btf) {
-    out << "tracing cannot run here\n";
-    return 1;
-  }
+  };
+  if (!caps.privileges.ok) return cannot_run_here(caps.privileges.error);
+  if (!caps.btf) return cannot_run_here("");
 
   // What a call costs is timed first without programs, by helpers forked before any is
   // attached; the session below follows one of them, as `trace -p` would.
@@ -192,12 +186,10 @@ int run_doctor(std::ostream& out, const HookPrefs& prefs) {
 
   // Plan, then really load and attach, dropping variants that fail, as `trace` does.
   KernelFilter filter;
-  filter.self_tgid = static_cast<std::uint32_t>(::getpid());
   filter.filter_tgid = true;
   if (cost) filter.tgids = {static_cast<std::uint32_t>(cost->traced_pid())};
-  PlannedSession planned =
-      start_planned_session(caps, prefs, filter, [](std::span<const std::byte>) {});
-  const HookPlan& plan = planned.plan;
+  LiveSession session(caps, filter, LiveSessionOptions{.prefs = prefs, .keep_failure = true});
+  const HookPlan& plan = session.plan();
 
   out << "hooks\n";
   std::string layer;
@@ -229,19 +221,16 @@ int run_doctor(std::ostream& out, const HookPrefs& prefs) {
                        d.fua ? ", FUA" : "");
   }
 
-  if (!planned.session) {
-    out << fmt::format("tracing cannot run here: {}\n", planned.error);
-    return 1;
-  }
-  if (cost && cost->measure_traced(kCostRounds, *planned.session, cost_error)) {
-    planned.session.reset();
+  if (!session.attached()) return cannot_run_here(session.error());
+  if (cost && cost->measure_traced(kCostRounds, session.bpf(), cost_error)) {
+    session.close();
     if (cost->measure_untraced(kCostRounds, cost_error)) print_cost(out, cost->result(), plan);
   }
   if (!cost_error.empty()) out << fmt::format("cost not measured: {}\n", cost_error);
   cost.reset();
-  planned.session.reset();
+  session.close();
   print_containers(out, count_containers(read_mountinfo()));
-  print_serve(out, caps, prefs, filter.self_tgid);
+  print_serve(out, caps, prefs);
   out << "tracing can run here\n";
   return 0;
 }

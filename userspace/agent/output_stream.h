@@ -11,11 +11,14 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <ostream>
 #include <streambuf>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "common/errors.h"
 
 namespace wp {
 
@@ -49,6 +52,10 @@ class OutputStream {
   int open_errno() const { return open_errno_; }
   // Writes out what is buffered; returns false once any write has failed.
   bool drain() { return buffer_.write_out() && stream_.good(); }
+  // drain(), a failure thrown with its line: what ends a trace or report whose output failed.
+  void drain_or_throw() {
+    if (!drain()) throw Failure(kExitRuntime, write_failed(name(), error()));
+  }
   // Why the output failed ("" while it has not).
   std::string error() const {
     if (buffer_.error()) return std::strerror(buffer_.error());
@@ -122,5 +129,15 @@ class OutputStream {
   int open_errno_ = 0;
   bool owns_fd_ = false;
 };
+
+// Standard output (`path` empty) or `path`, opened before anything is traced or read: a bad
+// path fails at once, with its line.
+inline std::unique_ptr<OutputStream> open_output(const std::string& path) {
+  auto output =
+      path.empty() ? std::make_unique<OutputStream>() : std::make_unique<OutputStream>(path);
+  if (output->open_errno())
+    throw Failure(kExitRuntime, cannot_write(path, std::strerror(output->open_errno())));
+  return output;
+}
 
 }  // namespace wp

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iostream>
 
 #include "analyze/hazards.h"
 #include "probe/container_names.h"
@@ -24,6 +25,10 @@ LossReport loss_report(std::uint64_t events, std::uint64_t lost, bool suggest_re
       "are marked incomplete; {}",
       lost, events + lost, 100.0 * report.share, report.advice);
   return report;
+}
+
+void warn_of_losses(const LossReport& loss) {
+  if (!loss.warning.empty()) std::cerr << "writepath: " << loss.warning << "\n";
 }
 
 namespace {
@@ -119,7 +124,7 @@ void Pipeline::add_lost(const LostCounts& delta) {
   if (total) feed(LostEvent{last_ts_, total});
 }
 
-TraceSummary Pipeline::finish(Nanos duration_ns) {
+TraceSummary Pipeline::finish(Nanos duration_ns, const SummaryBuilder& facts) {
   stitcher_.finish(emit_);
   auditor_.finish(deliver_);
   TraceSummary summary;
@@ -141,23 +146,16 @@ TraceSummary Pipeline::finish(Nanos duration_ns) {
   summary.lost_bytes = stats.lost_bytes;
   summary.missed_completions = stats.missed_completions;
   summary.disks = stats.disks;
-  for (const auto& [dev, t] : filtered_requests_) {
-    summary.disks[dev].write_requests += t.write_requests;
-    summary.disks[dev].write_bytes += t.write_bytes;
-    summary.disks[dev].flush_requests += t.flush_requests;
-  }
   summary.duration_ns = duration_ns;
   summary.sync_phases = sync_phases_;
   summary.direct_io = direct_io_;
   summary.hazards = hazards_.by_rule();
   summary.hazards_by_file = hazards_.by_file();
   summary.hazards_by_process = hazards_.by_process();
-  summary.untraced_calls = untraced_calls_;
-  summary.bpf_cost = bpf_cost_;
   const LossReport loss = loss_report(summary.events, summary.lost, options_.live);
   summary.lost_share = loss.share;
   summary.lost_advice = loss.advice;
-  summary.hint = hint_;
+  facts.complete(summary);
   sink_.summary(summary);
   sink_.flush();
   return summary;

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "agent/summary_builder.h"
 #include "analyze/hazards.h"
 #include "common/container.h"
 #include "common/units.h"
@@ -51,6 +52,8 @@ struct LossReport {
 };
 // `suggest_record`: whether recording instead of tracing live is advice worth giving.
 LossReport loss_report(std::uint64_t events, std::uint64_t lost, bool suggest_record);
+// The warning on stderr, when there is one.
+void warn_of_losses(const LossReport& loss);
 
 class Pipeline {
  public:
@@ -64,20 +67,6 @@ class Pipeline {
   }
   // Records lost since the last call, per hook: the timelines pending now are marked.
   void add_lost(const LostCounts& delta);
-  // Write requests the kernel kept out of a filtered trace: the disks' totals count them.
-  void add_filtered_requests(const FilteredRequestsByDisk& totals) {
-    for (const auto& [dev, t] : totals) {
-      filtered_requests_[dev].write_requests += t.write_requests;
-      filtered_requests_[dev].write_bytes += t.write_bytes;
-      filtered_requests_[dev].flush_requests += t.flush_requests;
-    }
-  }
-  // What the BPF programs cost, as the kernel counted it, for the summary.
-  void set_bpf_cost(BpfCost cost) { bpf_cost_ = std::move(cost); }
-  // The untraced calls the kernel counted (by name), for the summary.
-  void set_untraced_calls(std::map<std::string, std::uint64_t> counts) {
-    untraced_calls_ = std::move(counts);
-  }
   // The clock offsets as re-measured (live traces, about every second): to the sink.
   void set_clock(const ClockOffsets& offsets) { sink_.clock(offsets); }
   // The path under the cgroup2 root of a cgroup id the records name: items of that cgroup
@@ -95,10 +84,9 @@ class Pipeline {
   // The event with its stacks' frames named as told so far ("" for an address never named):
   // what the stitcher is fed for it.
   OffCpuEvent named_frames(OffCpuEvent event) const;
-  // What the trace likely missed and how to see it, for the summary ("" for nothing).
-  void set_hint(std::string hint) { hint_ = std::move(hint); }
-  // Ends the stream: pending timelines and the summary go to the sink. Returns the summary.
-  TraceSummary finish(Nanos duration_ns);
+  // Ends the stream: pending timelines go to the sink, then the summary of the events,
+  // completed with what `facts` collected. Returns the summary.
+  TraceSummary finish(Nanos duration_ns, const SummaryBuilder& facts = {});
   const LostCounts& lost() const { return lost_; }
 
  private:
@@ -126,10 +114,6 @@ class Pipeline {
   HazardAuditor auditor_;
   HazardAuditor::Out deliver_{[this](Timeline&& item) { deliver(item); }};
   HazardSummary hazards_;
-  std::map<std::string, std::uint64_t> untraced_calls_;
-  FilteredRequestsByDisk filtered_requests_;
-  std::optional<BpfCost> bpf_cost_;
-  std::string hint_;
   struct CgroupName {
     std::string path;
     std::shared_ptr<const Container> container;  // null: a host cgroup

@@ -35,16 +35,8 @@ int run_report(const ReportOptions& options) {
                   fmt::format("{}: records of format {} (this writepath reads {})", options.path,
                               reader.header().record_version, WP_RECORD_VERSION));
 
-  std::unique_ptr<OutputStream> output = options.output.empty()
-                                             ? std::make_unique<OutputStream>()
-                                             : std::make_unique<OutputStream>(options.output);
-  if (output->open_errno())
-    throw Failure(kExitRuntime, fmt::format("cannot write {}: {}", options.output,
-                                            std::strerror(output->open_errno())));
-  auto drain = [&output] {
-    if (!output->drain())
-      throw Failure(kExitRuntime, fmt::format("writing {}: {}", output->name(), output->error()));
-  };
+  std::unique_ptr<OutputStream> output = open_output(options.output);
+  auto drain = [&output] { output->drain_or_throw(); };
   // Formatting and writing run on the sink's own thread, beside decoding and stitching here;
   // only that thread touches the output from now on (the drain runs there too).
   // A recording from before the header kept the clock offsets has no wall-clock times.
@@ -65,6 +57,8 @@ int run_report(const ReportOptions& options) {
                                     .page_shift = reader.header().page_shift},
                     reader.header().devices, *sink);
 
+  // The file's copies of the kernel's counts at the end of the trace.
+  SummaryBuilder facts;
   // A closed pipe (report … | head) is an EPIPE write error, not a death.
   ::signal(SIGPIPE, SIG_IGN);
   Nanos first = 0, last = 0;
@@ -89,11 +83,11 @@ int run_report(const ReportOptions& options) {
       continue;
     }
     if (auto filtered = filtered_requests_of(frame)) {  // checked whole by the reader
-      pipeline.add_filtered_requests(*filtered);
+      facts.add_filtered_requests(*filtered);
       continue;
     }
     if (const auto untraced = untraced_counts_of(frame)) {  // checked whole by the reader
-      pipeline.set_untraced_calls(*untraced);
+      facts.set_untraced_calls(*untraced);
       continue;
     }
     if (auto ts = record_time(frame.payload)) {
@@ -109,10 +103,9 @@ int run_report(const ReportOptions& options) {
   // A damaged or cut-short tail is known once the frames before it were read.
   if (!reader.warning().empty())
     std::cerr << fmt::format("writepath: warning: {}: {}\n", options.path, reader.warning());
-  const TraceSummary summary = pipeline.finish(last - first);
+  const TraceSummary summary = pipeline.finish(last - first, facts);
   sink->wait();
-  const LossReport loss = loss_report(summary.events, summary.lost, false);
-  if (!loss.warning.empty()) std::cerr << "writepath: " << loss.warning << "\n";
+  warn_of_losses(loss_report(summary.events, summary.lost, false));
   return 0;
 }
 

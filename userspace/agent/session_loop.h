@@ -63,26 +63,27 @@ struct WatchedFd {
 };
 
 struct SessionLoopOptions {
-  // The records' side: the ring buffer's fd, a read of at most so many records (returns how
-  // many), the kernel's loss counters per hook (cumulative), and the stop of the hooks.
+  // The records' side (LiveSession::loop fills it in): the ring buffer's fd, a read of at most
+  // so many records (returns how many), the kernel's loss counters per hook (cumulative), and
+  // the stop of the hooks.
   int ring_fd = -1;
-  std::function<int(int max_records)> consume;
-  std::function<LostCounts()> lost;
-  std::function<void()> detach;
+  std::function<int(int max_records)> consume = {};
+  std::function<LostCounts()> lost = {};
+  std::function<void()> detach = {};
   // SignalInbox::fd(); each signal read from it goes to on_signal (none given: every one stops).
   int signal_fd = -1;
-  std::function<AfterSignal(const ::signalfd_siginfo&)> on_signal;
+  std::function<AfterSignal(const ::signalfd_siginfo&)> on_signal = {};
   std::optional<Nanos> duration_ns;  // stop this long after the start
-  std::vector<WatchedFd> watched;
+  std::vector<WatchedFd> watched = {};
   int poll_ms = kTracePollMs;
   // Runs once at the start of the span traced (trace releases its held command there).
-  std::function<void()> on_start;
+  std::function<void()> on_start = {};
   // The losses counted since the previous call; only called when there are some.
-  std::function<void(const LostCounts&)> on_lost;
+  std::function<void(const LostCounts&)> on_lost = {};
   // Writes out what the outputs buffer; a failure throws, and ends the session.
-  std::function<void()> flush;
+  std::function<void()> flush = {};
   // The wall clock's offsets, measured afresh now and then.
-  std::function<void(const ClockOffsets&)> on_clock;
+  std::function<void(const ClockOffsets&)> on_clock = {};
 };
 
 class SessionLoop {

@@ -22,27 +22,22 @@
 #include <unordered_set>
 #include <utility>
 
+#include "agent/live_session.h"
 #include "agent/output_stream.h"
-#include "agent/pipeline.h"
 #include "agent/process_tree.h"
 #include "agent/session_loop.h"
-#include "agent/trace_session_symbols.h"
 #include "common/errors.h"
 #include "common/fd.h"
 #include "common/trace_phase.h"
 #include "common/units.h"
-#include "decode/decoder.h"
 #include "probe/bpf_session.h"
 #include "probe/cgroups.h"
-#include "probe/container_names.h"
-#include "probe/coverage.h"
 #include "probe/devices.h"
 #include "probe/hook_plan.h"
 #include "probe/kernel_caps.h"
 #include "record/trace_file.h"
 #include "sinks/async_sink.h"
 #include "sinks/audit_sink.h"
-#include "stitch/stitcher.h"
 
 namespace wp {
 namespace {
@@ -71,6 +66,11 @@ std::string cannot_run(const std::string& command) {
     begin = end + 1;
   }
   return "command not found";
+}
+
+void check_runnable(const std::string& command) {
+  if (const std::string why = cannot_run(command); !why.empty())
+    throw Failure(kExitCommandNotFound, fmt::format("{}: {}", command, why));
 }
 
 // The command of `-- CMD`, forked at once but held before exec until tracing is attached,
@@ -171,7 +171,6 @@ DevT kernel_dev(dev_t dev) {
 // `cgroup_dirs` gets the filter's cgroup directories, which the kernel's filter holds by fd.
 KernelFilter build_filter(const TraceOptions& options, std::vector<UniqueFd>& cgroup_dirs) {
   KernelFilter filter;
-  filter.self_tgid = static_cast<std::uint32_t>(::getpid());
   for (auto pid : options.pids) {
     if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
       throw Failure(kExitUsage, fmt::format("no process with pid {}", pid));
@@ -187,7 +186,6 @@ KernelFilter build_filter(const TraceOptions& options, std::vector<UniqueFd>& cg
   filter.offcpu_stacks = options.stacks;
   filter.min_latency_ns = options.min_latency_ns;
   filter.ring_bytes = options.buffer_bytes;
-  filter.min_latency_ns = options.min_latency_ns;
   if (options.comm) {
     if (options.comm->empty() || options.comm->size() >= WP_COMM_LEN)
       throw Failure(kExitUsage, fmt::format("--comm takes a name of 1 to {} characters (the "
@@ -289,16 +287,16 @@ class SigpipeBlocked {
   sigset_t original_;
 };
 
-std::unique_ptr<TraceFileWriter> open_recording(const std::string& path, const KernelCaps& caps,
-                                                const HookPlan& plan,
-                                                const std::vector<std::string>& command,
-                                                Nanos min_latency_ns, const ClockOffsets& clock) {
+// record (or --record): the trace file, made once the hooks are known (its header lists them).
+void record_if_asked(LiveSession& session, const TraceOptions& options, const KernelCaps& caps,
+                     const ClockOffsets& clock) {
+  if (options.record_path.empty()) return;
   TraceFileHeader header;
   header.clock_offsets = clock;
   header.writepath_version = "0.1.0";
   header.kernel = caps.kernel_release;
   header.record_version = WP_RECORD_VERSION;
-  for (const auto& choice : plan.choices) {
+  for (const auto& choice : session.plan().choices) {
     if (!choice.variant) continue;
     const auto& v = *choice.variant;
     header.hooks.push_back(fmt::format("{}: {} {}{}{}", choice.hook->name, attach_kind_name(v.kind),
@@ -307,11 +305,12 @@ std::unique_ptr<TraceFileWriter> open_recording(const std::string& path, const K
   }
   header.devices = list_block_devices();
   header.file_systems = list_file_systems();
-  header.command = command;
-  header.min_latency_ns = min_latency_ns;
+  header.command = options.command;
+  header.min_latency_ns = options.min_latency_ns;
   header.page_shift = running_page_shift();
   try {
-    return std::make_unique<TraceFileWriter>(path, header);
+    session.record_to(std::make_unique<TraceFileWriter>(options.record_path, header),
+                      options.record_path);
   } catch (const std::runtime_error& e) {
     throw Failure(kExitRuntime, e.what());
   }
@@ -343,245 +342,191 @@ void follow_existing_descendants(BpfSession& session, const TraceOptions& option
   }
 }
 
-}  // namespace
-
-int run_trace(const TraceOptions& options) {
-  if (!options.command.empty())
-    if (const std::string why = cannot_run(options.command.front()); !why.empty())
-      throw Failure(kExitCommandNotFound, fmt::format("{}: {}", options.command.front(), why));
-  std::vector<UniqueFd> cgroup_dirs;
-  KernelFilter filter = build_filter(options, cgroup_dirs);
-
-  // Opened before anything is traced: a bad path fails fast.
-  std::unique_ptr<OutputStream> output;
-  if (!options.record_only) {
-    output = options.output.empty() ? std::make_unique<OutputStream>()
-                                    : std::make_unique<OutputStream>(options.output);
-    if (output->open_errno())
-      throw Failure(kExitRuntime, fmt::format("cannot write {}: {}", options.output,
-                                              std::strerror(output->open_errno())));
-  }
-
-  KernelCaps caps = detect_kernel_caps();
-  if (!caps.privileges.ok) throw Failure(kExitRuntime, caps.privileges.error);
-  if (!caps.btf)
-    throw Failure(kExitRuntime, caps.btf_error + " (CO-RE needs CONFIG_DEBUG_INFO_BTF=y)");
-
-  SigpipeBlocked sigpipe;
-  // SIGINT and SIGTERM stop the trace; SIGCHLD tells of the command's exit.
-  SignalInbox signals({SIGINT, SIGTERM, SIGCHLD});
-
-  std::unique_ptr<HeldChild> child;
-  std::unique_ptr<PhaseSocket> phase;
-  if (!options.command.empty()) {
-    if (options.command_marks_phase) phase = std::make_unique<PhaseSocket>();
-    child = std::make_unique<HeldChild>(options.command, sigpipe.original(),
-                                        phase ? phase->command_end() : -1);
-    // A command that marks its phase is matched from its kPhaseBegin on.
-    if (phase)
-      phase->command_started();
+// The command of `-- CMD`, if one was given: held before exec until the hooks are in and, when
+// it marks its measured phase, answered on the socket it marks it on.
+class TracedCommand {
+ public:
+  // Forks the command; its process is traced from the start (its pid goes into `filter`) or,
+  // when it marks its phase, from its kPhaseBegin on.
+  TracedCommand(const TraceOptions& options, const sigset_t& original_mask, KernelFilter& filter) {
+    if (options.command.empty()) return;
+    if (options.command_marks_phase) phase_ = std::make_unique<PhaseSocket>();
+    child_ = std::make_unique<HeldChild>(options.command, original_mask,
+                                         phase_ ? phase_->command_end() : -1);
+    if (phase_)
+      phase_->command_started();
     else
-      filter.tgids.push_back(static_cast<std::uint32_t>(child->pid()));
+      filter.tgids.push_back(static_cast<std::uint32_t>(child_->pid()));
+  }
+  pid_t pid() const { return child_ ? child_->pid() : -1; }
+  // The phase socket, for the loop to watch.
+  std::vector<WatchedFd> watched(BpfSession& session) {
+    if (!phase_) return {};
+    return {{phase_->fd(), [this, &session] {
+               return phase_->serve(session, static_cast<std::uint32_t>(child_->pid()));
+             }}};
+  }
+  void release() {
+    if (child_) child_->release();
+  }
+  // SIGCHLD: the command's exit ends the trace; another child of ours (none yet) would not.
+  AfterSignal on_signal(const signalfd_siginfo& info) {
+    if (info.ssi_signo != SIGCHLD) return AfterSignal::Stop;
+    return reaped() ? AfterSignal::Stop : AfterSignal::Continue;
+  }
+  // The command's exit code once it has exited; 0 while it runs, and without a command.
+  int exit_code() {
+    reaped();
+    return exit_code_;
   }
 
-  const std::vector<DeviceInfo> devices = list_block_devices();
-  // MONOTONIC (the records' clock) → wall clock, re-measured by the session loop.
-  const ClockOffsets clock = measure_clock_offsets();
-  std::set<std::uint32_t> pids_with_items;  // the -p processes the trace saw items of
-  // Formatting and writing run on the sink's own thread, so this one goes back to draining the
-  // ring buffer sooner; only that thread touches the output from now on (the drain runs there).
-  std::unique_ptr<AsyncSink> sink;
-  // Where the cgroup2 hierarchy is mounted: host paths and container names look there.
-  const std::string cgroup2 = cgroup2_root();
-  std::unique_ptr<Pipeline> pipeline;
-  if (!options.record_only) {
-    auto drain = [&output] {
-      if (!output->drain())
-        throw Failure(kExitRuntime, fmt::format("writing {}: {}", output->name(), output->error()));
-    };
-    sink = std::make_unique<AsyncSink>(
-        options.audit
-            ? std::make_unique<AuditSink>(output->stream(), options.format == OutputFormat::Json)
-            : make_sink(options.format, output->stream(),
-                        SinkOptions{.color = options.output.empty() && ::isatty(STDOUT_FILENO),
-                                    .devices = devices,
-                                    .live = options.live,
-                                    .timestamps = options.timestamps,
-                                    .clock = clock,
+ private:
+  bool reaped() { return child_ && child_->reap(exit_code_); }
 
-                                    .cgroups = options.cgroup || options.container || options.pod ||
-                                               options.k8s_namespace}),
-        drain);
-    auto observer = [&options, &pids_with_items](const Timeline& item) {
-      const std::uint32_t pid = call_of(item).pid;
-      for (auto p : options.pids)
-        if (p == pid) pids_with_items.insert(pid);
-      if (options.observer) options.observer(item);
-    };
-    pipeline = std::make_unique<Pipeline>(
-        PipelineOptions{.min_latency_ns = options.min_latency_ns,
-                        .observer = observer,
-                        .live = true,
-                        .item_progress = options.live,
-                        .file_systems = list_file_systems(),
-                        .host_paths = std::make_shared<HostPaths>("/proc", cgroup2)},
-        devices, *sink);
+  std::unique_ptr<HeldChild> child_;
+  std::unique_ptr<PhaseSocket> phase_;
+  int exit_code_ = 0;
+};
+
+// Formatting and writing run on the sink's own thread, so the trace's goes back to draining the
+// ring buffer sooner; only that thread touches the output from now on (the drain runs there).
+std::unique_ptr<AsyncSink> trace_sink(const TraceOptions& options, OutputStream& output,
+                                      const std::vector<DeviceInfo>& devices,
+                                      const ClockOffsets& clock) {
+  const bool cgroups = options.cgroup || options.container || options.pod || options.k8s_namespace;
+  return std::make_unique<AsyncSink>(
+      options.audit
+          ? std::make_unique<AuditSink>(output.stream(), options.format == OutputFormat::Json)
+          : make_sink(options.format, output.stream(),
+                      SinkOptions{.color = options.output.empty() && ::isatty(STDOUT_FILENO),
+                                  .devices = devices,
+                                  .live = options.live,
+                                  .timestamps = options.timestamps,
+                                  .clock = clock,
+                                  .cgroups = cgroups}),
+      [&output] { output.drain_or_throw(); });
+}
+
+// What the summary's hint needs of the -p processes (process_tree.h): which of them the trace
+// saw items of, and which had children, at the start or forked during the trace.
+class PidsSeen {
+ public:
+  explicit PidsSeen(const TraceOptions& options) : options_(options) {}
+  void item(const Timeline& item) {
+    const std::uint32_t pid = call_of(item).pid;
+    for (auto p : options_.pids)
+      if (p == pid) with_items_.insert(pid);
+    if (options_.observer) options_.observer(item);
   }
-  std::unique_ptr<TraceFileWriter> recording;  // made once the hooks are known
-  // The cgroup ids the records name get their paths here, once each: into the recording
-  // (before the first record naming the id) and the pipeline.
-  // A container's cgroup is also asked what the host says of it (its runtime's names, its
-  // hostname), once, while it runs: the recording keeps that too.
-  CgroupNamer cgroup_namer(CgroupPaths::of_this_host(),
-                           [&recording, &pipeline, &cgroup2](const CgroupName& name) {
-                             const ContainerNames names = host_container_names(name.path, cgroup2);
-                             if (recording) {
-                               recording->cgroup_name(name);
-                               recording->container_names({name.id, names});
-                             }
-                             if (pipeline) pipeline->name_cgroup(name.id, name.path, names);
-                           });
-  // Likewise the kernel addresses of the off-CPU records' stacks (with stacks on).
-  const std::unique_ptr<KernelAddressNamer> address_namer =
-      kernel_address_namer(filter, [&recording, &pipeline](const KernelSymbolName& symbol) {
-        if (recording) recording->kernel_symbol(symbol);
-        if (pipeline) pipeline->name_kernel_address(symbol.address, symbol.name);
-      });
-  // Per record: a copy into the trace file's buffer and/or the live pipeline; nothing else.
-  BpfSession::RecordHandler handler = [&recording, &pipeline, &cgroup_namer,
-                                       &address_namer](std::span<const std::byte> record) {
-    cgroup_namer.on_record(record);
-    if (address_namer) address_namer->on_record(record);
-    if (recording) recording->record(record);
-    if (pipeline) pipeline->on_record(record);
-  };
-  PlannedSession planned =
-      start_planned_session(caps,
-                            HookPrefs{.fentry = !options.no_fentry,
-                                      .raw_syscalls = options.raw_syscalls,
-                                      .disabled_programs = disabled_programs_from_env()},
-                            filter, handler);
-  if (!planned.session) throw Failure(kExitRuntime, planned.error);
-  // Tracing goes on without tracefs (nothing is mounted); say once what that costs.
-  if (const auto costs = tracefs_costs(planned.plan); !costs.empty()) {
+  // Once the hooks are in: with --children, the trees that exist now are followed (a command's
+  // tree is new, held before exec: the kernel follows all of it); else the -p processes with
+  // children now are noted.
+  void start(BpfSession& session) {
+    if (options_.children && options_.command.empty())
+      follow_existing_descendants(session, options_);
+    else if (!options_.pids.empty())
+      with_children_ = parents_in(read_process_table());
+  }
+  std::string hint(const BpfSession& session) {
+    for (auto pid : options_.pids)
+      if (session.tgid_flags(pid) & WP_TGID_FORKED) with_children_.insert(pid);
+    return children_hint(options_.pids, with_children_, with_items_);
+  }
+
+ private:
+  const TraceOptions& options_;
+  std::set<std::uint32_t> with_items_;
+  std::set<std::uint32_t> with_children_;
+};
+
+// Tracing goes on without tracefs (nothing is mounted); say once what that costs.
+void warn_without_tracefs(const KernelCaps& caps, const HookPlan& plan) {
+  if (const auto costs = tracefs_costs(plan); !costs.empty()) {
     std::string joined;
     for (const auto& cost : costs) joined += (joined.empty() ? "" : "; ") + cost;
     std::fprintf(stderr, "writepath: no tracefs (%s): %s\n", caps.tracefs_error.c_str(),
                  joined.c_str());
   }
-  auto& session = planned.session;
-  // The -p processes with children at the start: the summary's hint if nothing is seen of them.
-  std::set<std::uint32_t> pids_with_children;
-  // A command's tree is new (held before exec): the kernel follows all of it.
-  if (options.children && options.command.empty())
-    follow_existing_descendants(*session, options);
-  else if (!options.pids.empty())
-    pids_with_children = parents_in(read_process_table());
-  if (!options.record_path.empty())
-    recording = open_recording(options.record_path, caps, planned.plan, options.command,
-                               options.min_latency_ns, clock);
-  // Writes out what is buffered; a failed write ends the trace with its reason. The session
-  // and the hooks go with the stack as the Failure leaves.
-  auto flush_outputs = [&] {
-    if (recording) {
-      recording->flush();
-      if (!recording->ok())
-        throw Failure(kExitRuntime,
-                      fmt::format("writing {}: {}", options.record_path, recording->error()));
-    }
-    if (sink) sink->flush();  // the drain follows on the sink's thread; rethrows its failure
-  };
+}
 
-  int exit_code = 0;
-  std::vector<WatchedFd> watched;
-  if (phase)
-    watched.push_back({phase->fd(), [&phase, &session, &child] {
-                         return phase->serve(*session, static_cast<std::uint32_t>(child->pid()));
-                       }});
-  SessionLoop loop(SessionLoopOptions{
-      .ring_fd = session->ring_fd(),
-      .consume = [&session](int max_records) { return session->consume(max_records); },
-      .lost = [&session] { return session->lost(); },
-      .detach = [&session] { session->detach(); },
+// Once the hooks are in: what is traced, until when.
+void say_started(const TraceOptions& options, pid_t command) {
+  const char* what = options.record_only ? "recording" : "tracing";
+  if (!options.command.empty())
+    std::cerr << fmt::format("writepath: {} {} (pid {})\n", what, options.command[0], command);
+  else if (options.duration_ns)
+    std::cerr << fmt::format("writepath: {} writes and syncs for {}; Ctrl-C stops it early\n", what,
+                             human_duration(*options.duration_ns));
+  else
+    std::cerr << fmt::format("writepath: {} writes and syncs; Ctrl-C to stop\n", what);
+}
+
+// Once everything is written: what was lost and, for record, what was recorded.
+void say_ended(const TraceOptions& options, const LiveSession& session, const LossReport& loss) {
+  warn_of_losses(loss);
+  if (options.record_only && session.recording())
+    std::cerr << fmt::format("writepath: recorded {} records to {}\n",
+                             session.recording()->records(), options.record_path);
+}
+
+}  // namespace
+
+int run_trace(const TraceOptions& options) {
+  if (!options.command.empty()) check_runnable(options.command.front());
+  std::vector<UniqueFd> cgroup_dirs;
+  KernelFilter filter = build_filter(options, cgroup_dirs);
+  // Opened before anything is traced: a bad path fails fast.
+  const std::unique_ptr<OutputStream> output =
+      options.record_only ? nullptr : open_output(options.output);
+  const KernelCaps caps = tracing_kernel();
+  SigpipeBlocked sigpipe;
+  // SIGINT and SIGTERM stop the trace; SIGCHLD tells of the command's exit.
+  SignalInbox signals({SIGINT, SIGTERM, SIGCHLD});
+  TracedCommand command(options, sigpipe.original(), filter);
+  const std::vector<DeviceInfo> devices = list_block_devices();
+  // MONOTONIC (the records' clock) → wall clock, re-measured by the session loop.
+  const ClockOffsets clock = measure_clock_offsets();
+  const std::unique_ptr<AsyncSink> sink =
+      output ? trace_sink(options, *output, devices, clock) : nullptr;
+  PidsSeen pids(options);
+  LiveSession session(
+      caps, std::move(filter),
+      LiveSessionOptions{
+          .prefs = {.fentry = !options.no_fentry, .raw_syscalls = options.raw_syscalls},
+          .sink = sink.get(),
+          .devices = devices,
+          .min_latency_ns = options.min_latency_ns,
+          .observer = [&pids](const Timeline& item) { pids.item(item); },
+          .item_progress = options.live,
+          .host_paths = true});
+  warn_without_tracefs(caps, session.plan());
+  pids.start(session.bpf());
+  record_if_asked(session, options, caps, clock);
+  SessionLoop loop = session.loop(SessionLoopOptions{
       .signal_fd = signals.fd(),
-      .on_signal =
-          [&child, &exit_code](const signalfd_siginfo& info) {
-            if (info.ssi_signo != SIGCHLD) return AfterSignal::Stop;
-            // The command's exit ends the trace; another child of ours (none yet) would not.
-            return child && child->reap(exit_code) ? AfterSignal::Stop : AfterSignal::Continue;
-          },
+      .on_signal = [&command](const signalfd_siginfo& info) { return command.on_signal(info); },
       .duration_ns = options.duration_ns,
-      .watched = std::move(watched),
+      .watched = command.watched(session.bpf()),
       .poll_ms = kTracePollMs,
-      .on_start =
-          [&child] {
-            if (child) child->release();
-          },
-      .on_lost =
-          [&recording, &pipeline](const LostCounts& delta) {
-            if (recording) recording->lost(delta);
-            if (pipeline) pipeline->add_lost(delta);
-          },
-      .flush = flush_outputs,
-      .on_clock =
-          [&pipeline](const ClockOffsets& offsets) {
-            if (pipeline) pipeline->set_clock(offsets);
+      .on_start = [&command] { command.release(); },
+      // The drain follows on the sink's thread; flush() rethrows its failure.
+      .flush =
+          [&sink] {
+            if (sink) sink->flush();
           },
   });
-
-  if (!options.command.empty())
-    std::cerr << fmt::format("writepath: {} {} (pid {})\n",
-                             options.record_only ? "recording" : "tracing", options.command[0],
-                             child->pid());
-  else if (options.duration_ns)
-    std::cerr << fmt::format("writepath: {} writes and syncs for {}; Ctrl-C stops it early\n",
-                             options.record_only ? "recording" : "tracing",
-                             human_duration(*options.duration_ns));  // hooks are in
-  else
-    std::cerr << fmt::format("writepath: {} writes and syncs; Ctrl-C to stop\n",
-                             options.record_only ? "recording" : "tracing");  // hooks are in
+  say_started(options, command.pid());  // the hooks are in
   // The span traced ends where tracing was to stop (the command's exit, the --duration timer,
   // the signal); the loop has detached the hooks and read what they left.
-  const Nanos duration = loop.run();
-  for (auto pid : options.pids)
-    if (session->tgid_flags(pid) & WP_TGID_FORKED) pids_with_children.insert(pid);
-  LossReport loss;
-  bool hazards = false;
-  // Read once the hooks are detached: the final counts, kept by a recording too.
-  const UntracedTally untraced = untraced_tally(planned.plan, session->untraced_calls());
-  if (recording) recording->untraced(untraced_by_name(untraced));
-  FilteredRequestsByDisk filtered;
-  for (const auto& [dev, t] : session->filtered_requests())
-    filtered[dev] = {t.write_requests, t.write_bytes, t.flush_requests};
-  if (recording && !filtered.empty()) recording->filtered_requests(filtered);
-  if (pipeline && kernel_counts_bpf_time()) {
-    BpfCost cost;
-    for (auto& p : session->program_costs())
-      if (p.runs) cost.programs.push_back(std::move(p));
-    std::sort(cost.programs.begin(), cost.programs.end(),
-              [](const ProgramCost& a, const ProgramCost& b) { return a.ns > b.ns; });
-    cost.cpus = static_cast<unsigned>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
-    pipeline->set_bpf_cost(std::move(cost));
-  }
-  if (pipeline) {
-    pipeline->add_filtered_requests(filtered);
-    pipeline->set_untraced_calls(untraced_by_name(untraced));
-    pipeline->set_hint(children_hint(options.pids, pids_with_children, pids_with_items));
-    const TraceSummary summary = pipeline->finish(duration);
-    loss = loss_report(summary.events, loop.lost_total(), true);
-    hazards = !summary.hazards.empty();
-  } else if (recording)
-    loss = loss_report(recording->records(), loop.lost_total(), false);
-  flush_outputs();
+  const Nanos span = loop.run();
+  session.summary().set_hint(pids.hint(session.bpf()));
+  const SessionEnd end = session.finish(loop, span);
   if (sink) sink->wait();  // everything written before the warnings below
-  if (child) child->reap(exit_code);
+  const int exit_code = command.exit_code();
   signals.restore();
-  if (!loss.warning.empty()) std::cerr << "writepath: " << loss.warning << "\n";
-  if (options.record_only && recording)
-    std::cerr << fmt::format("writepath: recorded {} records to {}\n", recording->records(),
-                             options.record_path);
+  say_ended(options, session, end.loss);
   // audit: its verdict first; without hazards, the command's own code.
-  if (options.audit && hazards) return kExitHazards;
+  if (options.audit && end.summary && !end.summary->hazards.empty()) return kExitHazards;
   return exit_code;
 }
 

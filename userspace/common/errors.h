@@ -22,6 +22,15 @@ inline std::string errno_text() {
   return std::strerror(errno);
 }
 
+// The lines of an output that cannot be opened ("cannot write PATH: why") and of one a write to
+// failed ("writing NAME: why"), the same for every file the agent writes.
+inline std::string cannot_write(const std::string& path, const std::string& why) {
+  return "cannot write " + path + ": " + why;
+}
+inline std::string write_failed(const std::string& name, const std::string& why) {
+  return "writing " + name + ": " + why;
+}
+
 class Failure : public std::runtime_error {
  public:
   Failure(int exit_code, const std::string& message)

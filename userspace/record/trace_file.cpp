@@ -18,6 +18,8 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "common/errors.h"
+
 namespace wp {
 namespace {
 
@@ -112,8 +114,7 @@ TraceFileWriter::TraceFileWriter(const std::string& path, const TraceFileHeader&
                                  std::size_t buffer_bytes)
     : buffer_(std::max<std::size_t>(buffer_bytes, kMaxFramePayload + 8)) {
   fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd_ < 0)
-    throw std::runtime_error(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+  if (fd_ < 0) throw std::runtime_error(cannot_write(path, std::strerror(errno)));
   // O_TRUNC keeps an existing file's mode: a trace is private whatever was there before
   // (a device or a pipe given as the path keeps its own).
   struct stat st {};
@@ -129,7 +130,7 @@ TraceFileWriter::TraceFileWriter(const std::string& path, const TraceFileHeader&
   if (!ok()) {
     const std::string reason = error();
     ::close(fd_);
-    throw std::runtime_error(fmt::format("cannot write {}: {}", path, reason));
+    throw std::runtime_error(cannot_write(path, reason));
   }
 }
 
@@ -426,19 +427,17 @@ void TraceFileReader::read_header() {
     return;
   }
   const std::uint32_t header_length = read_u32(base + 12);
-  if (header_length > kMaxHeader || !have(16 + std::size_t{header_length})) {
+  const auto damaged = [this] {
     error_ = "damaged trace file header";
     done_ = true;
-    return;
-  }
+  };
+  if (header_length > kMaxHeader || !have(16 + std::size_t{header_length})) return damaged();
   base = buffer_.data() + begin_;
   try {
     header_ = header_from(json::parse(reinterpret_cast<const char*>(base + 16),
                                       reinterpret_cast<const char*>(base + 16 + header_length)));
   } catch (const std::exception&) {
-    error_ = "damaged trace file header";
-    done_ = true;
-    return;
+    return damaged();
   }
   begin_ += 16 + header_length;
   offset_ += 16 + header_length;
@@ -451,13 +450,15 @@ std::optional<Frame> TraceFileReader::next() {
     done_ = true;
     return std::nullopt;
   };
+  const auto cut_short = [&] {
+    return stop(fmt::format("the file ends inside a frame after {} frames (recorder killed?)",
+                            frames_read_));
+  };
   if (!have(1)) {
     done_ = true;  // the end, between frames
     return std::nullopt;
   }
-  if (!have(8))
-    return stop(fmt::format("the file ends inside a frame after {} frames (recorder killed?)",
-                            frames_read_));
+  if (!have(8)) return cut_short();
   const std::uint32_t length = read_u32(buffer_.data() + begin_);
   const std::uint32_t kind = read_u32(buffer_.data() + begin_ + 4);
   const bool known =
@@ -474,9 +475,7 @@ std::optional<Frame> TraceFileReader::next() {
                             frames_read_));
   };
   if (!known || length > kMaxFramePayload) return damaged();
-  if (!have(8 + std::size_t{length}))
-    return stop(fmt::format("the file ends inside a frame after {} frames (recorder killed?)",
-                            frames_read_));
+  if (!have(8 + std::size_t{length})) return cut_short();
   Frame frame{static_cast<FrameKind>(kind), std::span(buffer_.data() + begin_ + 8, length)};
   if ((frame.kind == FrameKind::UntracedFixed || frame.kind == FrameKind::Untraced) &&
       !untraced_counts_of(frame))

@@ -16,20 +16,13 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "agent/pipeline.h"
+#include "agent/live_session.h"
 #include "agent/session_loop.h"
-#include "agent/trace_session.h"
-#include "agent/trace_session_symbols.h"
 #include "common/errors.h"
-#include "common/fd.h"
 #include "common/wall_clock.h"
-#include "probe/bpf_session.h"
 #include "probe/cgroups.h"
 #include "probe/container_names.h"
-#include "probe/coverage.h"
 #include "probe/devices.h"
-#include "probe/hook_plan.h"
-#include "probe/kernel_caps.h"
 #include "serve/slow_call_log.h"
 #include "serve/write_metrics.h"
 
@@ -126,125 +119,100 @@ MetricNamers host_namers() {
                       .container_names = [](const Container& c) { return container_names(c); }};
 }
 
+// One line for both ways a listen fails: the address checked before anything is attached, the
+// exporter's own bind after.
+Failure cannot_listen(const std::string& listen, const std::string& why) {
+  return Failure(kExitRuntime, fmt::format("cannot listen on {}: {}", listen, why));
+}
+
+KernelFilter serve_filter(const ServeOptions& options) {
+  KernelFilter filter =
+      metrics_filter(options.durability_sample, options.slow_ns, options.comm_labels);
+  filter.causes_min_ns = options.slow_ns;
+  filter.offcpu_stacks = options.stacks;
+  filter.ring_bytes = options.buffer_bytes;
+  return filter;
+}
+
+// /metrics, answered from `source` on the exporter's threads. The exporter holds `source`
+// weakly: the caller keeps it for as long as the exporter lives.
+std::unique_ptr<prometheus::Exposer> expose(const ServeOptions& options,
+                                            const ListenAddress& address,
+                                            const std::shared_ptr<ScrapeSource>& source) {
+  try {
+    const std::string bind = address.host.find(':') != std::string::npos
+                                 ? fmt::format("[{}]:{}", address.host, address.port)
+                                 : fmt::format("{}:{}", address.host, address.port);
+    auto exposer = std::make_unique<prometheus::Exposer>(bind, 2);
+    exposer->RegisterCollectable(source);
+    return exposer;
+  } catch (const std::exception& e) {
+    throw cannot_listen(options.listen, e.what());
+  }
+}
+
+// SIGTERM and SIGINT stop; SIGHUP reopens the slow-call log; a SIGPIPE (a closed scrape
+// connection or log pipe) is only the error return of its write.
+AfterSignal on_serve_signal(SlowCallLog* slow, const signalfd_siginfo& info) {
+  if (info.ssi_signo == SIGPIPE) return AfterSignal::Continue;
+  if (info.ssi_signo != SIGHUP) return AfterSignal::Stop;
+  if (slow)
+    if (const std::string why = slow->reopen(); !why.empty())
+      std::cerr << fmt::format("writepath: cannot reopen {}: {} (still writing the old)\n",
+                               slow->name(), why);
+  return AfterSignal::Continue;
+}
+
 }  // namespace
 
 int run_serve(const ServeOptions& options) {
   const ListenAddress address = parse_listen(options.listen);
-  KernelCaps caps = detect_kernel_caps();
-  if (!caps.privileges.ok) throw Failure(kExitRuntime, caps.privileges.error);
-  if (!caps.btf)
-    throw Failure(kExitRuntime, caps.btf_error + " (CO-RE needs CONFIG_DEBUG_INFO_BTF=y)");
+  const KernelCaps caps = tracing_kernel();
   if (const std::string why = bind_error(address); !why.empty())
-    throw Failure(kExitRuntime, fmt::format("cannot listen on {}: {}", options.listen, why));
-
+    throw cannot_listen(options.listen, why);
   std::unique_ptr<SlowCallLog> slow;
   if (options.slow_ns)
     slow = std::make_unique<SlowCallLog>(options.slow_log, options.slow_ns, options.slow_rate);
-
-  // Signals through a signalfd: SIGTERM/SIGINT stop, SIGHUP reopens the slow-call log. SIGPIPE
-  // is blocked: a closed scrape connection or log pipe is an error return, not a death.
-  // Blocked before the exporter's threads start, so they inherit the block.
+  // Signals through a signalfd, blocked before the exporter's threads start, so they inherit
+  // the block.
   SignalInbox signals({SIGINT, SIGTERM, SIGHUP, SIGPIPE});
-
-  KernelFilter filter;
-  filter.self_tgid = static_cast<std::uint32_t>(::getpid());
-  filter.metrics = true;
-  filter.metrics_sample = options.durability_sample;
-  filter.metrics_slow_ns = options.slow_ns;
-  filter.metrics_comm = options.comm_labels;
-  filter.causes_min_ns = options.slow_ns;
-  filter.offcpu_stacks = options.stacks;
-  filter.ring_bytes = options.buffer_bytes;
-
   WriteMetrics metrics(MetricLabelOptions{.max_cgroups = options.max_cgroups,
                                           .comm = options.comm_labels,
                                           .max_comms = options.max_comms,
                                           .durability_sample = options.durability_sample},
                        host_namers());
   ServeSink sink(metrics, slow.get());
-  const std::vector<DeviceInfo> devices = list_block_devices();
   if (slow) slow->set_clock(measure_clock_offsets());
-  Pipeline pipeline(PipelineOptions{.min_latency_ns = 0,
-                                    .observer = {},
-                                    .live = true,
-                                    .item_progress = false,
-                                    .file_systems = list_file_systems()},
-                    devices, sink);
-  const std::string cgroup2 = cgroup2_root();
-  CgroupNamer cgroup_namer(
-      CgroupPaths::of_this_host(), [&pipeline, &cgroup2](const CgroupName& name) {
-        pipeline.name_cgroup(name.id, name.path, host_container_names(name.path, cgroup2));
-      });
-  const std::unique_ptr<KernelAddressNamer> address_namer =
-      kernel_address_namer(filter, [&pipeline](const KernelSymbolName& symbol) {
-        pipeline.name_kernel_address(symbol.address, symbol.name);
-      });
   std::atomic<std::uint64_t> events{0};
-  BpfSession::RecordHandler handler = [&](std::span<const std::byte> record) {
-    events.fetch_add(1, std::memory_order_relaxed);
-    cgroup_namer.on_record(record);
-    if (address_namer) address_namer->on_record(record);
-    pipeline.on_record(record);
-  };
-  PlannedSession planned = start_planned_session(
-      caps,
-      HookPrefs{
-          .fentry = true, .raw_syscalls = false, .disabled_programs = disabled_programs_from_env()},
-      filter, handler);
-  if (!planned.session) throw Failure(kExitRuntime, planned.error);
-  BpfSession& session = *planned.session;
-
+  const std::vector<DeviceInfo> devices = list_block_devices();
+  LiveSession session(caps, serve_filter(options),
+                      LiveSessionOptions{.prefs = HookPrefs{},
+                                         .sink = &sink,
+                                         .devices = devices,
+                                         .on_record = [&events](std::span<const std::byte>) {
+                                           events.fetch_add(1, std::memory_order_relaxed);
+                                         }});
   // The exporter last, so that a scrape always finds the kernel side attached; it goes first
   // at the end, before the hooks are detached.
-  auto source = std::make_shared<ScrapeSource>(session, metrics, slow.get(), events);
-  std::unique_ptr<prometheus::Exposer> exposer;
-  try {
-    const std::string bind = address.host.find(':') != std::string::npos
-                                 ? fmt::format("[{}]:{}", address.host, address.port)
-                                 : fmt::format("{}:{}", address.host, address.port);
-    exposer = std::make_unique<prometheus::Exposer>(bind, 2);
-    exposer->RegisterCollectable(source);
-  } catch (const std::exception& e) {
-    throw Failure(kExitRuntime, fmt::format("cannot listen on {}: {}", options.listen, e.what()));
-  }
+  const auto source = std::make_shared<ScrapeSource>(session.bpf(), metrics, slow.get(), events);
+  std::unique_ptr<prometheus::Exposer> exposer = expose(options, address, source);
   std::cerr << fmt::format("writepath: serving write-path metrics on http://{}/metrics{}\n",
                            options.listen, address.loopback ? "" : " (reachable from other hosts)");
-
-  auto flush_log = [&slow] {
-    if (slow && !slow->flush())
-      throw Failure(kExitRuntime, fmt::format("writing {}: {}", slow->name(), slow->error()));
-  };
-  SessionLoop loop(SessionLoopOptions{
-      .ring_fd = session.ring_fd(),
-      .consume = [&session](int max_records) { return session.consume(max_records); },
-      .lost = [&session] { return session.lost(); },
+  SessionLoop loop = session.loop(SessionLoopOptions{
       // Stop answering scrapes (one in progress completes), then detach the hooks.
-      .detach =
-          [&exposer, &session] {
-            exposer.reset();
-            session.detach();
-          },
+      .detach = [&exposer] { exposer.reset(); },
       .signal_fd = signals.fd(),
       .on_signal =
-          [&slow](const signalfd_siginfo& info) {
-            if (info.ssi_signo == SIGPIPE) return AfterSignal::Continue;
-            if (info.ssi_signo != SIGHUP) return AfterSignal::Stop;
-            if (slow)
-              if (const std::string why = slow->reopen(); !why.empty())
-                std::cerr << fmt::format(
-                    "writepath: cannot reopen {}: {} (still writing the old)\n", slow->name(), why);
-            return AfterSignal::Continue;
-          },
+          [&slow](const signalfd_siginfo& info) { return on_serve_signal(slow.get(), info); },
       .duration_ns = options.duration_ns,
-      .watched = {},
       .poll_ms = kServePollMs,
-      .on_start = {},
-      .on_lost = [&pipeline](const LostCounts& delta) { pipeline.add_lost(delta); },
-      .flush = flush_log,
-      .on_clock = [&pipeline](const ClockOffsets& offsets) { pipeline.set_clock(offsets); },
+      .flush =
+          [&slow] {
+            if (slow && !slow->flush())
+              throw Failure(kExitRuntime, write_failed(slow->name(), slow->error()));
+          },
   });
-  pipeline.finish(loop.run());
-  flush_log();  // the items finish() completed
+  session.finish(loop, loop.run());
   signals.restore();
   return 0;
 }

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: Apache-2.0
+// What a trace's summary says that no event carries: the kernel's counts read once the hooks
+// are detached (write requests the filters kept out, untraced calls, what the programs cost),
+// or a trace file's copies of them, and the hint a command draws from what it saw. The session
+// collects them here; the pipeline completes the summary of its events with them at its end.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "common/program_cost.h"
+#include "record/trace_file.h"
+#include "sinks/sink.h"
+
+namespace wp {
+
+class SummaryBuilder {
+ public:
+  // Write requests the kernel kept out of a filtered trace: the disks' totals count them.
+  void add_filtered_requests(const FilteredRequestsByDisk& totals) {
+    for (const auto& [dev, t] : totals) add(filtered_requests_[dev], t);
+  }
+  // The untraced calls the kernel counted, by name.
+  void set_untraced_calls(std::map<std::string, std::uint64_t> counts) {
+    untraced_calls_ = std::move(counts);
+  }
+  // What the BPF programs cost, as the kernel counted it.
+  void set_bpf_cost(BpfCost cost) { bpf_cost_ = std::move(cost); }
+  // What the trace likely missed and how to see it ("" for nothing).
+  void set_hint(std::string hint) { hint_ = std::move(hint); }
+
+  // Adds these facts to the summary of the events.
+  void complete(TraceSummary& summary) const {
+    for (const auto& [dev, t] : filtered_requests_) add(summary.disks[dev], t);
+    summary.untraced_calls = untraced_calls_;
+    summary.bpf_cost = bpf_cost_;
+    summary.hint = hint_;
+  }
+
+ private:
+  // A disk's totals (DiskTotals, FilteredRequestTotals) plus the requests kept out of it.
+  static void add(auto& totals, const FilteredRequestTotals& kept_out) {
+    totals.write_requests += kept_out.write_requests;
+    totals.write_bytes += kept_out.write_bytes;
+    totals.flush_requests += kept_out.flush_requests;
+  }
+
+  FilteredRequestsByDisk filtered_requests_;
+  std::map<std::string, std::uint64_t> untraced_calls_;
+  std::optional<BpfCost> bpf_cost_;
+  std::string hint_;
+};
+
+}  // namespace wp
