@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // A namespace-call loop: COUNT renames of one empty file back and forth in DIR (a, b, a, ...),
 // then the mean ns per rename(2) on stdout, timed around the loop only. Beside the cached
-// pwrite loop it tells what a traced namespace call costs against a traced write, and under
+// pwrite loop it tells what a traced name-change call costs against a traced write, and under
 // a tracer of another process what an untraced rename pays. With PWRITE_FILE each rename is
 // followed by a 4 KiB pwrite over the first page of that file (in the cache before the clock
 // starts): both calls then run at one pace in one traced process, so the programs' time for

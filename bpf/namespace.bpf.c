@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Namespace calls of traced threads: rename, link, unlink, mkdir, creating or truncating opens,
+ * Name-change calls of traced threads: rename, link, unlink, mkdir, creating or truncating opens,
  * truncate, fallocate, the close of a file open for writing, and a process's first socket send
- * after it made a name (WP_NAMESPACE_TABLE). The entry keeps the arguments; the exit emits
- * one wp_namespace_record with the caller's names and, for each relative name, the directory it
+ * after it made a name (WP_NAME_CHANGE_TABLE). The entry keeps the arguments; the exit emits
+ * one wp_name_change_record with the caller's names and, for each relative name, the directory it
  * is relative to (whose path record goes out first), so the agent can join them into the path
  * the call acted on. Untraced threads cost the traced check at entry and nothing at exit: no
  * state is made for them.
@@ -21,7 +21,7 @@
 #include "task_state.bpf.h"
 #include "writepath.h"
 
-/* A namespace call between its entry and its exit. */
+/* A name-change call between its entry and its exit. */
 struct wp_ns_call {
 	__u64 start_ns;
 	__u64 name[2]; /* user pointers to the names (0: none) */
@@ -37,13 +37,13 @@ struct wp_ns_call {
 	__u32 dir_dev;
 	__u32 flags;	/* enum wp_ns_flags, from the call's flags argument */
 	__u8 op;	/* enum wp_ns_op; 0: no call open */
-	__u8 syscall;	/* its value in WP_NAMESPACE_TABLE */
+	__u8 syscall;	/* its value in WP_NAME_CHANGE_TABLE */
 	__u8 pad[2];
 };
 
 /* A record is built here, names and all, and copied to the ring buffer at its used length. */
 struct wp_ns_scratch {
-	struct wp_namespace_record rec;
+	struct wp_name_change_record rec;
 	char names[WP_NS_NAMES_MAX];
 };
 
@@ -171,7 +171,7 @@ static __always_inline int wp_ns_enter(__u8 syscall, __u8 op, __u64 name0, __s64
 		return 0;
 	call = bpf_task_storage_get(&ns_calls, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!call) {
-		wp_count_lost(WP_HOOK_NAMESPACE);
+		wp_count_lost(WP_HOOK_NAME_CHANGE);
 		return 0;
 	}
 	call->start_ns = bpf_ktime_get_ns();
@@ -260,7 +260,7 @@ static __always_inline bool wp_ns_file(struct task_struct *task, __s64 fd, bool 
 static __always_inline int wp_ns_exit(long ret)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct wp_namespace_record *r;
+	struct wp_name_change_record *r;
 	struct wp_ns_scratch *scratch;
 	struct wp_ns_call *call;
 	__u32 zero = 0, used, size;
@@ -354,7 +354,7 @@ static __always_inline int wp_ns_exit(long ret)
 		fd = call->op == WP_NS_OPEN ? (ret >= 0 ? ret : -1) : call->fd;
 		is_dir = wp_ns_file(task, fd, call->op != WP_NS_OPEN, &dev, &ino);
 	}
-	r->h.type = WP_REC_NAMESPACE;
+	r->h.type = WP_REC_NAME_CHANGE;
 	r->h.version = WP_RECORD_VERSION;
 	r->h.cpu = bpf_get_smp_processor_id();
 	r->h.ts_ns = now;
@@ -379,7 +379,7 @@ static __always_inline int wp_ns_exit(long ret)
 	r->h.size = size;
 	call->op = 0;
 	if (bpf_ringbuf_output(&events, scratch, size, wp_wakeup_flag(size)))
-		wp_count_lost(WP_HOOK_NAMESPACE);
+		wp_count_lost(WP_HOOK_NAME_CHANGE);
 	return 0;
 }
 
@@ -402,7 +402,7 @@ static __always_inline int wp_ns_exit(long ret)
 	{                                                                                          \
 		return wp_ns_exit(ctx->ret);                                                       \
 	}
-WP_NAMESPACE_TABLE(WP_NS_PROGRAMS_)
+WP_NAME_CHANGE_TABLE(WP_NS_PROGRAMS_)
 #undef WP_NS_PROGRAMS_
 
 char LICENSE[] SEC("license") = "GPL";

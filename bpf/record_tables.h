@@ -305,7 +305,7 @@ typedef struct wp_offcpu_slot wp_t_offcpu_slots[WP_OFFCPU_SLOTS];
 	X(u32, mnt_ns, "the writer's mount namespace: its nsfs inode (0: not known)")              \
 	X(path_names, names, "the components, leaf first, each NUL-terminated")
 
-/* One namespace call of a traced thread, at its exit (header ts = exit). The names are the
+/* One name-change call of a traced thread, at its exit (header ts = exit). The names are the
  * caller's own strings; each relative one comes with the directory it is relative to (the
  * dirfd's, or the working directory's), whose path record went out before this record, so
  * the agent can make the name whole without reading /proc. Variable-sized: the names follow
@@ -313,7 +313,7 @@ typedef struct wp_offcpu_slot wp_t_offcpu_slots[WP_OFFCPU_SLOTS];
  * the struct and the names rounded up to 8 bytes. A record fills the ring buffer's cache lines
  * it is written to: with both names' full 512 bytes a traced rename cost 1.2 us of program
  * time (bench/run.sh namespace), most of it those lines. */
-#define WP_NAMESPACE_FIELDS(X)                                                                     \
+#define WP_NAME_CHANGE_FIELDS(X)                                                                     \
 	X(ns, start_ns, "the call's entry")                                                        \
 	X(s64, ret, "its result")                                                                  \
 	X(u64x2, dir_ino, "the directory each name is relative to (0: none, or absolute)")         \
@@ -325,7 +325,7 @@ typedef struct wp_offcpu_slot wp_t_offcpu_slots[WP_OFFCPU_SLOTS];
 	X(u32, tid, "thread")                                                                      \
 	X(ns_flags16, flags, "enum wp_ns_flags")                                                   \
 	X(ns_op8, op, "enum wp_ns_op")                                                             \
-	X(u8, syscall, "the call: its value in WP_NAMESPACE_TABLE")                                \
+	X(u8, syscall, "the call: its value in WP_NAME_CHANGE_TABLE")                                \
 	X(u16x2, name_len, "bytes of each name after the struct, NUL included (0: none)")          \
 	X(s32, fd, "with WP_NS_FD: the call's fd argument")                                        \
 	X(comm, comm, "the thread's name")
@@ -378,7 +378,7 @@ typedef struct wp_offcpu_slot wp_t_offcpu_slots[WP_OFFCPU_SLOTS];
 	  112 + WP_OFFCPU_SLOTS * (48 + 16 * WP_STACK_DEPTH))                                      \
 	X(file_view, FILE_VIEW, 15, WP_FILE_VIEW_FIELDS, 40)                                       \
 	X(fuse, FUSE, 16, WP_FUSE_FIELDS, 72)                                                      \
-	X(namespace, NAMESPACE, 17, WP_NAMESPACE_FIELDS, 104)                                      \
+	X(name_change, NAME_CHANGE, 17, WP_NAME_CHANGE_FIELDS, 104)                                      \
 	X(inline, INLINE, 18, WP_INLINE_FIELDS, 56)                                                \
 	X(fs_commit, FS_COMMIT, 19, WP_FS_COMMIT_FIELDS, 40)
 

@@ -85,7 +85,7 @@ enum wp_hook {
 	WP_HOOK_FILE_PATH = 12,
 	WP_HOOK_CGROUP = 13,
 	WP_HOOK_OFFCPU = 14,
-	WP_HOOK_NAMESPACE = 15,
+	WP_HOOK_NAME_CHANGE = 15,
 	WP_HOOK_INLINE = 16, /* inline data and the commits that make it durable */
 	WP_HOOK_COUNT = 17,
 };
@@ -315,7 +315,7 @@ enum wp_call_flags {
  *          wp_ns_enter_<name> and wp_ns_exit_<name>
  *   Name   the agent's Syscall::<Name> (openat's is OpenatCreate: WP_SYSCALL_TABLE's
  *          Openat is the copy-up of an overlay file)
- *   value  wp_namespace_record.syscall, stored raw in trace files: never renumber (60-79,
+ *   value  wp_name_change_record.syscall, stored raw in trace files: never renumber (60-79,
  *          apart from WP_SYSCALL_TABLE's and WP_URING_OP_TABLE's)
  *   op     enum wp_ns_op
  *   dir1, name1, dir2, name2
@@ -330,7 +330,7 @@ enum wp_call_flags {
  */
 #define WP_NS_NONE -1
 #define WP_NS_CWD -2
-#define WP_NAMESPACE_TABLE(X)                                                                      \
+#define WP_NAME_CHANGE_TABLE(X)                                                                      \
 	X(rename, Rename, 60, RENAME, WP_NS_CWD, 0, WP_NS_CWD, 1, WP_NS_NONE, WP_NS_NONE)                      \
 	X(renameat, Renameat, 61, RENAME, 0, 1, 2, 3, WP_NS_NONE, WP_NS_NONE)                                    \
 	X(renameat2, Renameat2, 62, RENAME, 0, 1, 2, 3, 4, WP_NS_NONE)                                            \
@@ -352,7 +352,7 @@ enum wp_call_flags {
 	X(sendmsg, Sendmsg, 78, SEND, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, 0) \
 	X(sendmmsg, Sendmmsg, 79, SEND, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, WP_NS_NONE, 0)
 
-/* What a namespace record's call did; stored raw in trace files: never renumber. */
+/* What a name-change record's call did; stored raw in trace files: never renumber. */
 enum wp_ns_op {
 	WP_NS_RENAME = 1,
 	WP_NS_LINK = 2,
@@ -366,7 +366,7 @@ enum wp_ns_op {
 	WP_NS_SEND = 10, /* a process's first socket send after it made a name: its reply */
 };
 
-/* wp_namespace_record.flags, normalised (the O_* values differ between architectures). */
+/* wp_name_change_record.flags, normalised (the O_* values differ between architectures). */
 enum wp_ns_flags {
 	WP_NS_CREATE = 1 << 0,	   /* open: O_CREAT (creat(2) too) */
 	WP_NS_EXCL = 1 << 1,	   /* open: O_EXCL: the call made the file or failed */
@@ -380,7 +380,7 @@ enum wp_ns_flags {
 	WP_NS_FD = 1 << 9,	   /* fd holds the call's fd argument (ftruncate, fallocate, close) */
 };
 
-/* Bytes of each name a namespace record carries (NUL included): a longer name is cut and
+/* Bytes of each name a name-change record carries (NUL included): a longer name is cut and
  * flagged. */
 #define WP_NS_NAME_BYTES 256
 
@@ -500,7 +500,7 @@ enum wp_path_flags {
 	WP_PATH_PASSED_ROOT = 1 << 2,
 };
 
-/* The most a namespace record's names take after it. */
+/* The most a name-change record's names take after it. */
 #define WP_NS_NAMES_MAX (2 * WP_NS_NAME_BYTES)
 
 /* The records themselves: their tables, and the structs made of them. */

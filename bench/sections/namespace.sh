@@ -70,7 +70,7 @@ section_namespace() {
   restore_bpf_stats
   bpf_stats_was=""
   {
-    echo "### Namespace calls (median of $rounds interleaved rounds; $count ops per run)"
+    echo "### Name-change calls (median of $rounds interleaved rounds; $count ops per run)"
     echo
     echo "| loop | untraced ns/op | traced (trace -- CMD) | added ns per traced op | bystander of trace -p 1 |"
     echo "|---|---:|---:|---:|---:|"

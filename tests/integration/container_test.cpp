@@ -208,7 +208,7 @@ TEST_F(ContainerTrace, EveryItemNamesTheContainerItCameFromAndHostItemsNone) {
 
   int docker_items = 0, pod_items = 0, host_items = 0;
   for (const auto& item : w.items) {
-    // The writers' writes and fsyncs, counted below (their opens are namespace items).
+    // The writers' writes and fsyncs, counted below (their opens are name-change items).
     if (item["type"] != "write" && item["type"] != "fsync") continue;
     const auto ino = host_ino_of(item);
     if (ino == w.docker_ino) {
@@ -273,7 +273,7 @@ void expect_only_writes_of(const ThreeWriters& w, std::uint64_t ino, const char*
   for (const auto& item : w.items) {
     if (item["type"] == "summary") continue;
     EXPECT_EQ(item["container"][key], value) << item;
-    // A namespace call (the runtime's mkdir, the writer's open) names no data of its own.
+    // A name-change call (the runtime's mkdir, the writer's open) names no data of its own.
     if (item["type"] == "namespace") continue;
     EXPECT_EQ(host_ino_of(item), ino) << "not the container's: " << item;
   }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Namespace items on real runs, against the workload's own log of the calls it made (what it
+// Name-change items on real runs, against the workload's own log of the calls it made (what it
 // opened how, what it closed, with which fd), not what the tracer computed. Counts are random
 // (the seed is printed).
 #include <set>
@@ -12,12 +12,12 @@ namespace {
 
 using namespace wp::testing;
 
-class NamespaceItems : public SeededTest {};
+class NameChangeItems : public SeededTest {};
 
 // A close is an item when it closes a regular file open for writing (written or not): the
 // script's files opened O_WRONLY, each closed once. Not the same files opened read-only, not
 // its pipes, not a close of an fd that is not open (EBADF).
-TEST_F(NamespaceItems, CloseIsAnItemForFilesOpenForWritingOnly) {
+TEST_F(NameChangeItems, CloseIsAnItemForFilesOpenForWritingOnly) {
   ScratchFs disk("ext4", "mkfs.ext4 -q -F");
   ASSERT_TRUE(disk.ready());
   const int written = 1 + static_cast<int>(rng_() % 6);

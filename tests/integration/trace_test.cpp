@@ -338,7 +338,7 @@ TEST(SlowCalls, CausesAddUpAndShowDirtyThrottling) {
   fs::remove(out);
   std::size_t slow = 0, throttled = 0;
   for (const auto& item : items) {
-    // (Namespace calls of the load, its mkdirs and opens, are not followed off-CPU.)
+    // (Name-change calls of the load, its mkdirs and opens, are not followed off-CPU.)
     if (item["type"] != "write" && item["type"] != "fsync") continue;
     ++slow;
     ASSERT_FALSE(item["causes"].is_null()) << item.dump();

@@ -51,7 +51,7 @@ std::vector<std::string> split_words(std::string_view line) {
 }
 
 // The table parse_bits() takes for a flag set the outputs name with `names_of` (call_flag_names,
-// namespace_flag_names): a script writes flags as the outputs print them.
+// name_change_flag_names): a script writes flags as the outputs print them.
 template <typename NamesOf>
 std::vector<std::pair<std::uint32_t, std::string_view>> bit_names(NamesOf names_of) {
   std::vector<std::pair<std::uint32_t, std::string_view>> table;
@@ -155,25 +155,25 @@ void take_thread(Fields& f, E& ev, const char* default_comm) {
   ev.comm = f.text("comm", default_comm);
 }
 
-std::optional<Syscall> call_named(std::string_view name, bool namespace_only) {
-  const std::size_t count = kSyscallSlots.size() + kUringOps.size() + kNamespaceCalls.size();
+std::optional<Syscall> call_named(std::string_view name, bool name_change_only) {
+  const std::size_t count = kSyscallSlots.size() + kUringOps.size() + kNameChangeCalls.size();
   for (std::size_t i = 0; i < count; ++i) {
     const auto call = static_cast<Syscall>(i);
-    if (namespace_only && !is_namespace_call(call)) continue;
+    if (name_change_only && !is_name_change_call(call)) continue;
     if (syscall_name(call) == name) return call;
   }
   return std::nullopt;
 }
 
-NamespaceOp namespace_op_of(Syscall call) {
+NameChangeOp name_change_op_of(Syscall call) {
   switch (call) {
 #define WP_SCRIPT_NS_OP_(name, Name, value, op, d1, n1, d2, n2, flags, fd) \
-  case Syscall::Name: return NamespaceOp(WP_NS_##op);
-    WP_NAMESPACE_TABLE(WP_SCRIPT_NS_OP_)
+  case Syscall::Name: return NameChangeOp(WP_NS_##op);
+    WP_NAME_CHANGE_TABLE(WP_SCRIPT_NS_OP_)
 #undef WP_SCRIPT_NS_OP_
     default: break;
   }
-  return NamespaceOp::Rename;
+  return NameChangeOp::Rename;
 }
 
 // "vda1/2": the directory (device, inode) a name is relative to.
@@ -222,13 +222,13 @@ SyscallEvent read_call(Fields& f, Syscall call, Nanos at) {
   return ev;
 }
 
-NamespaceEvent read_namespace(Fields& f, Syscall call, Nanos at) {
-  NamespaceEvent ev;
+NameChangeEvent read_name_change(Fields& f, Syscall call, Nanos at) {
+  NameChangeEvent ev;
   ev.syscall = call;
-  ev.op = namespace_op_of(call);
+  ev.op = name_change_op_of(call);
   std::tie(ev.start_ns, ev.end_ns) = call_times(f, at);
   take_thread(f, ev, "app");
-  ev.flags = f.bits("flags", bit_names(namespace_flag_names));
+  ev.flags = f.bits("flags", bit_names(name_change_flag_names));
   ev.ret = f.signed_number("ret", 0);
   ev.fd = static_cast<int>(f.signed_number("fd", -1));
   if (auto name = f.take("name")) ev.names[0] = std::move(*name);
@@ -397,10 +397,10 @@ ScriptStep read_event(const std::string& kind, Fields& f, Nanos at,
     ev.truncated = f.flag("truncated");
     return ev;
   }
-  const bool namespace_only = kind.starts_with("ns.");
-  const std::string call_name = namespace_only ? kind.substr(3) : kind;
-  if (const auto call = call_named(call_name, namespace_only)) {
-    if (is_namespace_call(*call)) return read_namespace(f, *call, at);
+  const bool name_change_only = kind.starts_with("ns.");
+  const std::string call_name = name_change_only ? kind.substr(3) : kind;
+  if (const auto call = call_named(call_name, name_change_only)) {
+    if (is_name_change_call(*call)) return read_name_change(f, *call, at);
     return read_call(f, *call, at);
   }
   throw ScriptError(fmt::format("unknown event kind '{}'", kind));

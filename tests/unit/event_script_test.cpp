@@ -109,21 +109,21 @@ TEST(EventScript, BioCarriesItsExtentsAndTakesItsDisksFromTheDevice) {
   EXPECT_EQ(split.file_dev, 0u);
 }
 
-TEST(EventScript, NamespaceCallsAndTheOpenatThatCreates) {
+TEST(EventScript, NameChangeCallsAndTheOpenatThatCreates) {
   const ParsedScript parsed =
       parse(std::string(kDevices) +
             "10us rename tid=9 old=a.tmp new=a dir=vda1/2 new_dir=vda1/2 dur=3us\n"
             "20us ns.openat tid=9 name=\"my file\" flags=create,trunc ret=5 dir=vda1/2\n"
             "30us openat tid=9 fd=5 dev=vda1 ino=44 ret=4096\n");
   ASSERT_TRUE(parsed.script) << parsed.error;
-  const auto& rename = std::get<NamespaceEvent>(event_at(*parsed.script, 0));
-  EXPECT_EQ(rename.op, NamespaceOp::Rename);
+  const auto& rename = std::get<NameChangeEvent>(event_at(*parsed.script, 0));
+  EXPECT_EQ(rename.op, NameChangeOp::Rename);
   EXPECT_EQ(rename.names[0], "a.tmp");
   EXPECT_EQ(rename.names[1], "a");
   EXPECT_EQ(rename.dir_dev[1], make_dev(253, 1));
   EXPECT_EQ(rename.dir_ino[1], 2u);
-  const auto& open = std::get<NamespaceEvent>(event_at(*parsed.script, 1));
-  EXPECT_EQ(open.op, NamespaceOp::Open);
+  const auto& open = std::get<NameChangeEvent>(event_at(*parsed.script, 1));
+  EXPECT_EQ(open.op, NameChangeOp::Open);
   EXPECT_EQ(open.syscall, Syscall::OpenatCreate);
   EXPECT_EQ(open.names[0], "my file");
   EXPECT_EQ(open.flags, std::uint32_t{WP_NS_CREATE | WP_NS_TRUNC});

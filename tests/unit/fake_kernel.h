@@ -96,11 +96,11 @@ inline FakeKernel with_classic_tracepoints() {
     k.tracepoint("syscalls", std::string("sys_enter_") + sc);
     k.tracepoint("syscalls", std::string("sys_exit_") + sc);
   }
-  // The namespace calls (WP_NAMESPACE_TABLE): x86-64 has every one.
-#define WP_FAKE_NAMESPACE_(name, Name, value, op, d1, n1, d2, n2, flags, fd) \
+  // The name-change calls (WP_NAME_CHANGE_TABLE): x86-64 has every one.
+#define WP_FAKE_NAME_CHANGE_(name, Name, value, op, d1, n1, d2, n2, flags, fd) \
   k.tracepoint("syscalls", "sys_enter_" #name).tracepoint("syscalls", "sys_exit_" #name);
-  WP_NAMESPACE_TABLE(WP_FAKE_NAMESPACE_)
-#undef WP_FAKE_NAMESPACE_
+  WP_NAME_CHANGE_TABLE(WP_FAKE_NAME_CHANGE_)
+#undef WP_FAKE_NAME_CHANGE_
   // The calls counted but not stitched (WP_UNTRACED_TABLE): their entry tracepoints.
   for (const UntracedCall& call : kUntracedCalls)
     if (call.event) k.tracepoint("syscalls", std::string("sys_enter_") + call.event);

@@ -43,10 +43,10 @@ class Stream {
   }
   std::uint64_t rename(const std::string& from, const std::string& to, std::int64_t ret = 0,
                        std::uint32_t flags = 0) {
-    NamespaceTimeline n;
+    NameChangeTimeline n;
     n.call = call(Syscall::Renameat2, 0, "");
     n.call.ret = ret;
-    n.op = NamespaceOp::Rename;
+    n.op = NameChangeOp::Rename;
     n.flags = flags;
     n.names = {name_of(from), name_of(to)};
     n.paths = {from, to};
@@ -55,24 +55,24 @@ class Stream {
   }
   std::uint64_t link(const std::string& from, const std::string& to) {
     const auto id = rename(from, to);
-    auto& n = std::get<NamespaceTimeline>(items_.back());
-    n.op = NamespaceOp::Link;
+    auto& n = std::get<NameChangeTimeline>(items_.back());
+    n.op = NameChangeOp::Link;
     n.call.syscall = Syscall::Linkat;
     return id;
   }
   std::uint64_t unlink(const std::string& path, std::int64_t ret = 0) {
-    NamespaceTimeline n;
+    NameChangeTimeline n;
     n.call = call(Syscall::Unlinkat, 0, "");
     n.call.ret = ret;
-    n.op = NamespaceOp::Unlink;
+    n.op = NameChangeOp::Unlink;
     n.names = {name_of(path), ""};
     n.paths = {path, ""};
     n.dirs[0] = {kDev, kDir};
     return add(std::move(n));
   }
-  std::uint64_t open(NamespaceOp op, std::uint32_t flags, std::uint64_t ino,
+  std::uint64_t open(NameChangeOp op, std::uint32_t flags, std::uint64_t ino,
                      const std::string& path) {
-    NamespaceTimeline n;
+    NameChangeTimeline n;
     n.call = call(Syscall::OpenatCreate, ino, ino ? path : "");
     n.op = op;
     n.flags = flags;
@@ -82,11 +82,11 @@ class Stream {
     return add(std::move(n));
   }
   std::uint64_t send(int fd, std::uint32_t pid = 42) {
-    NamespaceTimeline n;
+    NameChangeTimeline n;
     n.call = call(Syscall::Sendto, 0, "");
     n.call.pid = n.call.tid = pid;
     n.call.fd = fd;
-    n.op = NamespaceOp::Send;
+    n.op = NameChangeOp::Send;
     return add(std::move(n));
   }
   Nanos now() const { return t_; }
@@ -144,7 +144,7 @@ using Rules = std::map<std::uint64_t, std::vector<std::string>>;
 
 TEST(HazardAuditor, TheSafeAtomicSaveHasNoHazard) {
   Stream s;
-  s.open(NamespaceOp::Open, WP_NS_CREATE | WP_NS_TRUNC, kTemp, kTempPath);
+  s.open(NameChangeOp::Open, WP_NS_CREATE | WP_NS_TRUNC, kTemp, kTempPath);
   const Nanos written = s.now();
   s.write(kTemp, kTempPath, written + 1'200);  // durable inside the fsync below
   s.sync(Syscall::Fsync, kTemp, kTempPath);
@@ -237,7 +237,7 @@ TEST(HazardAuditor, ARenameOverANameSeenTaken) {
   {  // freed, then taken again by a create before the rename
     Stream s;
     s.unlink(kTargetPath);
-    s.open(NamespaceOp::Open, WP_NS_CREATE, kTarget, kTargetPath);
+    s.open(NameChangeOp::Open, WP_NS_CREATE, kTarget, kTargetPath);
     s.write(kTemp, kTempPath);
     const auto r = s.rename(kTempPath, kTargetPath);
     EXPECT_EQ(rules(s.audit()), (Rules{{r, {"rename-of-unsynced-data", "name-not-durable"}}}));
@@ -379,7 +379,7 @@ TEST(HazardAuditor, NameNearMisses) {
 
 TEST(HazardAuditor, ALinkToSyncedDataNeedsItsDirectorySynced) {
   Stream s;  // git's loose objects: written and fsynced as tmp_obj, linked, the temp unlinked
-  s.open(NamespaceOp::Open, WP_NS_CREATE | WP_NS_EXCL, kTemp, kTempPath);
+  s.open(NameChangeOp::Open, WP_NS_CREATE | WP_NS_EXCL, kTemp, kTempPath);
   s.write(kTemp, kTempPath, 1'002'200);
   s.sync(Syscall::Fsync, kTemp, kTempPath);
   const auto linked = s.link(kTempPath, kTargetPath);
@@ -404,7 +404,7 @@ TEST(HazardAuditor, LinkAndCreateNearMisses) {
   }
   {  // an exclusive create whose data is then fsynced: that fsync carries the name too
     Stream s;
-    s.open(NamespaceOp::Open, WP_NS_CREATE | WP_NS_EXCL, kTemp, kTempPath);
+    s.open(NameChangeOp::Open, WP_NS_CREATE | WP_NS_EXCL, kTemp, kTempPath);
     s.write(kTemp, kTempPath, 1'002'200);
     s.sync(Syscall::Fsync, kTemp, kTempPath);
     EXPECT_EQ(rules(s.audit()), Rules{});
@@ -425,7 +425,7 @@ TEST(HazardAuditor, AReusedInodeNumberIsAnotherFile) {
     s.write(kTemp, "/data/old", 1'000'900);
     s.sync(Syscall::Fsync, kTemp, "/data/old");
     s.unlink("/data/old");
-    s.open(NamespaceOp::Open, WP_NS_CREATE | WP_NS_TRUNC, kTemp, kTempPath);
+    s.open(NameChangeOp::Open, WP_NS_CREATE | WP_NS_TRUNC, kTemp, kTempPath);
     const auto w = s.write(kTemp, kTempPath);
     const auto r = s.rename(kTempPath, kTargetPath);
     s.sync(Syscall::Fsync, kDir, kDirPath);
@@ -498,9 +498,9 @@ TEST(HazardAuditor, HeldItemsComeOutInIdOrderAfterThePassingOnes) {
   HazardAuditor auditor;
   std::vector<std::uint64_t> out;
   const HazardAuditor::Out keep = [&](Timeline&& item) { out.push_back(id_of(item)); };
-  NamespaceTimeline rename;
+  NameChangeTimeline rename;
   rename.id = 1;
-  rename.op = NamespaceOp::Rename;
+  rename.op = NameChangeOp::Rename;
   SyncTimeline sfr;
   sfr.id = 2;
   sfr.call.syscall = Syscall::SyncFileRange;
@@ -520,9 +520,9 @@ TEST(HazardAuditor, PastItsBoundTheOldestHeldItemLeavesUndecided) {
   std::vector<std::uint64_t> out;
   const HazardAuditor::Out keep = [&](Timeline&& item) { out.push_back(id_of(item)); };
   for (std::uint64_t id = 1; id <= 3; ++id) {
-    NamespaceTimeline n;
+    NameChangeTimeline n;
     n.id = id;
-    n.op = NamespaceOp::Unlink;
+    n.op = NameChangeOp::Unlink;
     auditor.take(n, keep);
   }
   EXPECT_EQ(out, (std::vector<std::uint64_t>{1}));

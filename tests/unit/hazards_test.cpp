@@ -137,8 +137,8 @@ TEST(HazardSummary, CountsByFileAndProcessNamingARenameByItsNewName) {
   Timeline write = w;
   add_hazards(write);
   summary.add(write);
-  NamespaceTimeline rename;
-  rename.op = NamespaceOp::Rename;
+  NameChangeTimeline rename;
+  rename.op = NameChangeOp::Rename;
   rename.call.comm = "mv";
   rename.call.pid = 9;
   rename.paths = {"/data/f.tmp", "/data/f"};

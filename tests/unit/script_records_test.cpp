@@ -146,7 +146,7 @@ TEST(ScriptRecords, EachLineKindIsOneEvents) {
     // Nor is it a kind the hand-written readers take.
     for (const char* hand : {"bio", "split", "lost", "offcpu", "path", "sleep"})
       EXPECT_NE(word, hand);
-    const std::size_t calls = kSyscallSlots.size() + kUringOps.size() + kNamespaceCalls.size();
+    const std::size_t calls = kSyscallSlots.size() + kUringOps.size() + kNameChangeCalls.size();
     for (std::size_t call = 0; call < calls; ++call)
       EXPECT_NE(std::string_view(syscall_name(static_cast<Syscall>(call))), word);
   }

@@ -101,7 +101,7 @@ void Pipeline::feed(const Event& event) {
   std::visit(
       [this](const auto& e) {
         using T = std::decay_t<decltype(e)>;
-        if constexpr (std::is_same_v<T, NamespaceEvent>) {
+        if constexpr (std::is_same_v<T, NameChangeEvent>) {
           last_ts_ = std::max(last_ts_, e.end_ns);
         } else if constexpr (std::is_same_v<T, SyscallEvent>) {
           last_ts_ = std::max(last_ts_, e.end_ns);
@@ -136,7 +136,7 @@ TraceSummary Pipeline::finish(Nanos duration_ns, const SummaryBuilder& facts) {
   const auto& stats = stitcher_.stats();
   summary.writes = stats.writes;
   summary.fsyncs = stats.syncs;
-  summary.namespace_calls = stats.namespace_calls;
+  summary.name_change_calls = stats.name_change_calls;
   summary.incomplete = stats.incomplete;
   summary.aged_out = stats.aged_out;
   summary.evicted = stats.evicted;

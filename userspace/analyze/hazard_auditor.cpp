@@ -31,8 +31,8 @@ std::optional<HazardAuditor::SyncKind> sync_kind(const SyncTimeline& sync) {
 bool holds(const Timeline& item) {
   // A close changes no name and makes nothing durable: no rule waits on it.
   // Nor does a send: it is kept as a fact (HazardAuditor::take).
-  if (const auto* ns = std::get_if<NamespaceTimeline>(&item))
-    return ns->op != NamespaceOp::Close && ns->op != NamespaceOp::Send;
+  if (const auto* ns = std::get_if<NameChangeTimeline>(&item))
+    return ns->op != NameChangeOp::Close && ns->op != NameChangeOp::Send;
   const auto* sync = std::get_if<SyncTimeline>(&item);
   return sync && sync_kind(*sync) == HazardAuditor::SyncKind::Wrong;
 }
@@ -64,14 +64,14 @@ void HazardAuditor::take(Timeline&& item, const Out& out) {
              SyncFact{sync->id, file, 0, call.path, call.start_ns, call_end(call), *kind});
     // A path fact when the file's name changes, not per item.
     if (call.ino != 0 && !call.path.empty() && call.path != facts.last_path &&
-        !std::holds_alternative<NamespaceTimeline>(item)) {
+        !std::holds_alternative<NameChangeTimeline>(item)) {
       facts.last_path = call.path;
       paths_.push_back({call.start_ns, call.path, file});
       ++facts_;
     }
   }
-  if (const auto* ns = std::get_if<NamespaceTimeline>(&item);
-      ns && ns->op == NamespaceOp::Send && ns->call.ret >= 0) {
+  if (const auto* ns = std::get_if<NameChangeTimeline>(&item);
+      ns && ns->op == NameChangeOp::Send && ns->call.ret >= 0) {
     auto& list = sends_[ns->call.pid];
     if (list.size() < kFactsPerFile) list.push_back({ns->id, ns->call.start_ns, ns->call.fd});
   }
@@ -93,7 +93,7 @@ void HazardAuditor::finish(const Out& out) {
 }
 
 // Replays the trace in time order: which path names which file (each write's and sync's file
-// under the path it had, and what the held namespace calls did to names), and each file's
+// under the path it had, and what the held name-change calls did to names), and each file's
 // lifetimes, so that an inode number reused by a new file (ext4 hands a freed one out again at
 // once) is not taken for the old one: a file's generation moves on when its last name goes
 // (unlink, a rename over it) and when it is made or emptied again (an exclusive create, a
@@ -164,22 +164,22 @@ void HazardAuditor::decide() {
       case kSync: syncs_[step.index].gen = generation[syncs_[step.index].file]; continue;
       case kHeld: break;
     }
-    auto* ns = std::get_if<NamespaceTimeline>(&held_[step.index]);
+    auto* ns = std::get_if<NameChangeTimeline>(&held_[step.index]);
     if (!ns) continue;
     const std::string& from = ns->paths[0];
     const std::string& to = ns->paths[1];
     if (ns->call.ret < 0) {
-      const bool two = ns->op == NamespaceOp::Rename || ns->op == NamespaceOp::Link;
+      const bool two = ns->op == NameChangeOp::Rename || ns->op == NameChangeOp::Link;
       if (ns->call.ret == -EEXIST) seen(two ? to : from, true);
-      if (ns->call.ret == -ENOENT && (ns->op == NamespaceOp::Unlink || two)) seen(from, false);
+      if (ns->call.ret == -ENOENT && (ns->op == NameChangeOp::Unlink || two)) seen(from, false);
       continue;
     }
     switch (ns->op) {
-      case NamespaceOp::Open:
-      case NamespaceOp::Mkdir: seen(from, true); break;
-      case NamespaceOp::Unlink:
-      case NamespaceOp::Rmdir: seen(from, false); break;
-      case NamespaceOp::Rename:
+      case NameChangeOp::Open:
+      case NameChangeOp::Mkdir: seen(from, true); break;
+      case NameChangeOp::Unlink:
+      case NameChangeOp::Rmdir: seen(from, false); break;
+      case NameChangeOp::Rename:
         if (ns->flags & WP_NS_EXCHANGE) break;  // both names stay taken
         if (ns->flags & WP_NS_NOREPLACE)
           replaced_[step.index] = false;  // it would have failed with EEXIST
@@ -188,11 +188,11 @@ void HazardAuditor::decide() {
         seen(from, false);
         seen(to, true);
         break;
-      case NamespaceOp::Link: seen(to, true); break;
+      case NameChangeOp::Link: seen(to, true); break;
       default: break;
     }
     switch (ns->op) {
-      case NamespaceOp::Open: {
+      case NameChangeOp::Open: {
         if (!ns->call.ino || from.empty() || (ns->flags & WP_NS_DIR)) break;
         const FileKey file{ns->call.dev, ns->call.ino};
         if (ns->flags & (WP_NS_EXCL | WP_NS_TRUNC)) ++generation[file];  // made or emptied
@@ -200,8 +200,8 @@ void HazardAuditor::decide() {
         moved[step.index] = GenKey{file, generation[file]};
         break;
       }
-      case NamespaceOp::Rename:
-      case NamespaceOp::Link: {
+      case NameChangeOp::Rename:
+      case NameChangeOp::Link: {
         auto it = named.find(from);
         if (from.empty() || to.empty() || it == named.end()) break;
         const FileKey file = it->second;
@@ -220,15 +220,15 @@ void HazardAuditor::decide() {
         }
         if (auto over = named.find(to); over != named.end() && over->second != file)
           unname(over, false);  // the file renamed over loses this name
-        if (ns->op == NamespaceOp::Rename) {
+        if (ns->op == NameChangeOp::Rename) {
           named.erase(it);
           --names_of[file];
         }
         name(to, file);
         break;
       }
-      case NamespaceOp::Unlink:
-      case NamespaceOp::Rmdir:
+      case NameChangeOp::Unlink:
+      case NameChangeOp::Rmdir:
         if (auto it = named.find(from); it != named.end()) unname(it, true);
         break;
       default: break;
@@ -251,10 +251,10 @@ void HazardAuditor::decide() {
     if (!f.path.empty()) index_.full_syncs_of_path[f.path].push_back(&f);
   }
   for (const Timeline& item : held_) {
-    const auto* ns = std::get_if<NamespaceTimeline>(&item);
+    const auto* ns = std::get_if<NameChangeTimeline>(&item);
     if (!ns || ns->call.ret < 0 || ns->paths[0].empty()) continue;
-    if (ns->op == NamespaceOp::Unlink || ns->op == NamespaceOp::Rmdir ||
-        (ns->op == NamespaceOp::Rename && !(ns->flags & WP_NS_EXCHANGE)))
+    if (ns->op == NameChangeOp::Unlink || ns->op == NameChangeOp::Rmdir ||
+        (ns->op == NameChangeOp::Rename && !(ns->flags & WP_NS_EXCHANGE)))
       index_.removed[ns->paths[0]].push_back(ns->call.start_ns);
   }
   for (auto& [path, times] : index_.removed) std::sort(times.begin(), times.end());
@@ -270,7 +270,7 @@ void HazardAuditor::decide() {
   std::sort(index_.global_syncs.begin(), index_.global_syncs.end(), by_start);
 
   for (std::size_t h = 0; h < held_.size(); ++h) {
-    if (auto* ns = std::get_if<NamespaceTimeline>(&held_[h]))
+    if (auto* ns = std::get_if<NameChangeTimeline>(&held_[h]))
       hazards_of(*ns, moved[h] ? &*moved[h] : nullptr, replaced_[h]);
     else if (auto* sync = std::get_if<SyncTimeline>(&held_[h]))
       hazards_of(*sync);

@@ -56,14 +56,14 @@ const HazardAuditor::SyncFact* HazardAuditor::name_synced_after(Nanos after, Fil
 }
 
 // Whether `path` still names what it named at `after` when the trace ends: no later unlink or
-// rename away of it among the held namespace items.
+// rename away of it among the held name-change items.
 bool HazardAuditor::name_survives(const std::string& path, Nanos after) const {
   const auto it = index_.removed.find(path);
   if (it == index_.removed.end()) return true;
   return std::lower_bound(it->second.begin(), it->second.end(), after) == it->second.end();
 }
 
-void HazardAuditor::hazards_of(NamespaceTimeline& item, const GenKey* file,
+void HazardAuditor::hazards_of(NameChangeTimeline& item, const GenKey* file,
                                std::optional<bool> replaced) {
   item.hazards.clear();
   item.name_synced_by.reset();
@@ -71,9 +71,9 @@ void HazardAuditor::hazards_of(NamespaceTimeline& item, const GenKey* file,
   const Nanos start = item.call.start_ns, end = call_end(item.call);
   // The name the call made, and the directory it is in (by inode when the name is a plain
   // name in the directory the record resolved; by path always).
-  const bool two = item.op == NamespaceOp::Rename || item.op == NamespaceOp::Link;
-  const bool makes = two || item.op == NamespaceOp::Mkdir ||
-                     (item.op == NamespaceOp::Open && (item.flags & WP_NS_CREATE));
+  const bool two = item.op == NameChangeOp::Rename || item.op == NameChangeOp::Link;
+  const bool makes = two || item.op == NameChangeOp::Mkdir ||
+                     (item.op == NameChangeOp::Open && (item.flags & WP_NS_CREATE));
   if (!makes) return;
   const std::size_t which = two ? 1 : 0;
   const std::string& name = item.paths[which];
@@ -104,7 +104,7 @@ void HazardAuditor::hazards_of(NamespaceTimeline& item, const GenKey* file,
                                        [](const SyncFact* s) { return s->kind == SyncKind::Full; });
   if (new_name && !synced_ever) return;
 
-  if (item.op == NamespaceOp::Rename) {
+  if (item.op == NameChangeOp::Rename) {
     // Not durable when renamed: neither seen durable by then nor covered by a sync of the file
     // that began after it and returned 0 before the rename (the kernel's word that it is
     // durable, whatever the trace saw of its flush).
@@ -155,7 +155,7 @@ void HazardAuditor::hazards_of(NamespaceTimeline& item, const GenKey* file,
 
   // The name: made here, kept to the end, never made durable.
   if (name.empty() || !name_survives(name, end)) return;
-  if (item.op == NamespaceOp::Link) {
+  if (item.op == NameChangeOp::Link) {
     // A link: only a name whose data the application synced, so asked to keep (git's objects:
     // written and fsynced under a temporary name, then linked).
     if (std::none_of(syncs.begin(), syncs.end(),
@@ -178,7 +178,7 @@ void HazardAuditor::hazards_of(NamespaceTimeline& item, const GenKey* file,
         .rule = hazard_rule_name(HazardRule::NameNotDurable),
         .detail = fmt::format("{} made {}; the process replied on fd {} (#{}) before its "
                               "directory {} or the file was synced",
-                              namespace_op_name(item.op), name, reply->fd, reply->id, dir_named),
+                              name_change_op_name(item.op), name, reply->fd, reply->id, dir_named),
         .related = {reply->id}});
     return;
   }
@@ -186,7 +186,7 @@ void HazardAuditor::hazards_of(NamespaceTimeline& item, const GenKey* file,
       .rule = hazard_rule_name(HazardRule::NameNotDurable),
       .detail = fmt::format("{} made {}; neither its directory {} nor the file was synced after "
                             "it before the trace ended",
-                            namespace_op_name(item.op), name, dir_named),
+                            name_change_op_name(item.op), name, dir_named),
       .related = {}});
 }
 

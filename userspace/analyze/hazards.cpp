@@ -123,7 +123,7 @@ void add_hazards(Timeline& item) {
       sync->hazards.push_back(lost_but_acknowledged(*sync));
     return;
   }
-  if (!std::holds_alternative<WriteTimeline>(item)) return;  // namespace items: HazardAuditor
+  if (!std::holds_alternative<WriteTimeline>(item)) return;  // name-change items: HazardAuditor
   auto& write = std::get<WriteTimeline>(item);
   write.hazards.clear();
   // Written (its data on the device) but not durable when emitted: only at the end of the
@@ -138,8 +138,8 @@ void HazardSummary::add(const Timeline& item) {
       [this](const auto& t) {
         if (t.hazards.empty()) return;
         std::string file = t.call.path;
-        if constexpr (std::is_same_v<std::decay_t<decltype(t)>, NamespaceTimeline>) {
-          const bool two = t.op == NamespaceOp::Rename || t.op == NamespaceOp::Link;
+        if constexpr (std::is_same_v<std::decay_t<decltype(t)>, NameChangeTimeline>) {
+          const bool two = t.op == NameChangeOp::Rename || t.op == NameChangeOp::Link;
           const std::string& named = two ? t.paths[1] : t.paths[0];
           if (!named.empty()) file = named;
         }

@@ -51,7 +51,7 @@ void add_hazards(Timeline& item);
 // The rules that need the items around an item, not the item alone: a rename against the
 // writes and syncs of the file it renames and the later syncs of its directory, a
 // sync_file_range against the syncs that follow it. Pure: items in, the same items out, each
-// with its hazards. Items whose hazards depend on what comes later (namespace items, and
+// with its hazards. Items whose hazards depend on what comes later (name-change items, and
 // sync_file_range / msync(MS_ASYNC) syncs) are held and handed out at finish(), when the trace
 // has said all it will; the rest pass at once. What is kept of each write and sync is a few
 // numbers (its file, times, durability), bounded by `max_facts`; past `max_held` held items the
@@ -105,7 +105,7 @@ class HazardAuditor {
 
  private:
   void decide();
-  void hazards_of(NamespaceTimeline& item, const GenKey* file, std::optional<bool> replaced);
+  void hazards_of(NameChangeTimeline& item, const GenKey* file, std::optional<bool> replaced);
   void hazards_of(SyncTimeline& sync);
   const SyncFact* name_synced_after(Nanos after, FileKey dir, const std::string& dir_path,
                                     const GenKey* file) const;
@@ -159,7 +159,7 @@ class HazardSummary {
  public:
   void add(const Timeline& item);
   const std::map<std::string, std::uint64_t>& by_rule() const { return by_rule_; }
-  // The file an item concerns: a rename's or link's new name, another namespace call's name,
+  // The file an item concerns: a rename's or link's new name, another name-change call's name,
   // else the call's file ("" when no path is known).
   const std::map<std::string, std::uint64_t>& by_file() const { return by_file_; }
   // "COMM PID" of the process that made the call.

@@ -149,9 +149,9 @@ std::optional<Event> decode_file_path(std::span<const std::byte> bytes) {
   return e;
 }
 
-// Variable-sized: the struct, then the names (wp_namespace_record's comment).
-std::optional<Event> decode_namespace(std::span<const std::byte> bytes) {
-  wp_namespace_record r;
+// Variable-sized: the struct, then the names (wp_name_change_record's comment).
+std::optional<Event> decode_name_change(std::span<const std::byte> bytes) {
+  wp_name_change_record r;
   if (bytes.size() < sizeof(r)) return std::nullopt;
   std::memcpy(&r, bytes.data(), sizeof(r));
   const std::size_t names = std::size_t{r.name_len[0]} + r.name_len[1];
@@ -159,9 +159,9 @@ std::optional<Event> decode_namespace(std::span<const std::byte> bytes) {
       r.h.size > sizeof(r) + WP_NS_NAMES_MAX + 8 || r.name_len[0] > WP_NS_NAME_BYTES ||
       r.name_len[1] > WP_NS_NAME_BYTES || r.op < WP_NS_RENAME || r.op > WP_NS_SEND)
     return std::nullopt;
-  const auto syscall = namespace_call_from_record(r.syscall);
+  const auto syscall = name_change_call_from_record(r.syscall);
   if (!syscall) return std::nullopt;
-  NamespaceEvent e;
+  NameChangeEvent e;
   if (!decode_fields(r, e)) return std::nullopt;
   e.end_ns = r.h.ts_ns;
   e.syscall = *syscall;
@@ -261,7 +261,7 @@ const char* hook_counter_name(std::size_t hook) {
     case WP_HOOK_FILE_PATH: return "file-path";
     case WP_HOOK_CGROUP: return "cgroup";
     case WP_HOOK_OFFCPU: return "offcpu";
-    case WP_HOOK_NAMESPACE: return "namespace";
+    case WP_HOOK_NAME_CHANGE: return "namespace";
     case WP_HOOK_INLINE: return "inline";
   }
   return "?";
@@ -295,7 +295,7 @@ std::optional<Event> Decoder::decode(std::span<const std::byte> record) {
         case WP_REC_FUSE: event = decode_plain<wp_fuse_record, FuseReplyEvent>(bytes); break;
         case WP_REC_CGROUP: event = decode_plain<wp_cgroup_record, CgroupEvent>(bytes); break;
         case WP_REC_OFFCPU: event = decode_offcpu(bytes); break;
-        case WP_REC_NAMESPACE: event = decode_namespace(bytes); break;
+        case WP_REC_NAME_CHANGE: event = decode_name_change(bytes); break;
         case WP_REC_INLINE: event = decode_plain<wp_inline_record, InlineDataEvent>(bytes); break;
         case WP_REC_FS_COMMIT:
           event = decode_plain<wp_fs_commit_record, FsCommitEvent>(bytes);

@@ -3,23 +3,23 @@
 
 namespace wp {
 
-const char* namespace_op_name(NamespaceOp op) {
+const char* name_change_op_name(NameChangeOp op) {
   switch (op) {
-    case NamespaceOp::Rename: return "rename";
-    case NamespaceOp::Link: return "link";
-    case NamespaceOp::Unlink: return "unlink";
-    case NamespaceOp::Rmdir: return "rmdir";
-    case NamespaceOp::Mkdir: return "mkdir";
-    case NamespaceOp::Open: return "open";
-    case NamespaceOp::Truncate: return "truncate";
-    case NamespaceOp::Fallocate: return "fallocate";
-    case NamespaceOp::Close: return "close";
-    case NamespaceOp::Send: return "send";
+    case NameChangeOp::Rename: return "rename";
+    case NameChangeOp::Link: return "link";
+    case NameChangeOp::Unlink: return "unlink";
+    case NameChangeOp::Rmdir: return "rmdir";
+    case NameChangeOp::Mkdir: return "mkdir";
+    case NameChangeOp::Open: return "open";
+    case NameChangeOp::Truncate: return "truncate";
+    case NameChangeOp::Fallocate: return "fallocate";
+    case NameChangeOp::Close: return "close";
+    case NameChangeOp::Send: return "send";
   }
   return "?";
 }
 
-std::vector<const char*> namespace_flag_names(std::uint32_t flags) {
+std::vector<const char*> name_change_flag_names(std::uint32_t flags) {
   static constexpr std::pair<std::uint32_t, const char*> kNames[] = {
       {WP_NS_CREATE, "create"},         {WP_NS_EXCL, "excl"},
       {WP_NS_TRUNC, "trunc"},           {WP_NS_NOREPLACE, "noreplace"},

@@ -305,17 +305,17 @@ struct FuseReplyEvent {
   bool operator==(const FuseReplyEvent&) const = default;
 };
 
-// A namespace call of a traced thread (rename, link, unlink, mkdir, a creating or truncating
+// A name-change call of a traced thread (rename, link, unlink, mkdir, a creating or truncating
 // open, truncate, fallocate, the close of a file open for writing), complete: emitted at its
 // exit.
-struct NamespaceEvent {
+struct NameChangeEvent {
   Nanos start_ns = 0;
   Nanos end_ns = 0;
   std::uint32_t pid = 0;
   std::uint32_t tid = 0;
   std::string comm;
   Syscall syscall = Syscall::Rename;
-  NamespaceOp op = NamespaceOp::Rename;
+  NameChangeOp op = NameChangeOp::Rename;
   std::uint32_t flags = 0;  // WP_NS_* (enum wp_ns_flags)
   std::int64_t ret = 0;     // 0 / the fd, or -errno
   int fd = -1;              // the fd argument (ftruncate, fallocate, close), else -1
@@ -364,6 +364,6 @@ struct FileSystemInfo {
 using Event = std::variant<SyscallEvent, BioEvent, RequestEvent, JournalEvent, ThrottleEvent,
                            NvmeEvent, LostEvent, CausesEvent, DiscardEvent, MmapDirtyEvent,
                            FsLogEvent, FilePathEvent, FileViewEvent, CgroupEvent, OffCpuEvent,
-                           FuseReplyEvent, NamespaceEvent, InlineDataEvent, FsCommitEvent>;
+                           FuseReplyEvent, NameChangeEvent, InlineDataEvent, FsCommitEvent>;
 
 }  // namespace wp

@@ -148,8 +148,8 @@ enum class NvmeEventKind : std::uint8_t { Setup = WP_NVME_SETUP, Complete = WP_N
 enum class InlineFs : std::uint8_t { Btrfs = WP_INLINE_BTRFS, Ext4 = WP_INLINE_EXT4 };
 const char* inline_fs_name(InlineFs fs);  // "btrfs", "ext4"
 
-// What a namespace call did (WP_NAMESPACE_TABLE's op column).
-enum class NamespaceOp : std::uint8_t {
+// What a name-change call did (WP_NAME_CHANGE_TABLE's op column).
+enum class NameChangeOp : std::uint8_t {
   Rename = WP_NS_RENAME,
   Link = WP_NS_LINK,
   Unlink = WP_NS_UNLINK,
@@ -161,9 +161,9 @@ enum class NamespaceOp : std::uint8_t {
   Close = WP_NS_CLOSE,  // of a regular file open for writing
   Send = WP_NS_SEND,    // the first socket send after a name was made: a reply
 };
-const char* namespace_op_name(NamespaceOp op);  // "rename", "link", ...
+const char* name_change_op_name(NameChangeOp op);  // "rename", "link", ...
 // WP_NS_* flags by name: "create", "excl", "trunc", "noreplace", "exchange", "whiteout",
 // "directory"; the name-cut flags as "name_cut", "new_name_cut".
-std::vector<const char*> namespace_flag_names(std::uint32_t flags);
+std::vector<const char*> name_change_flag_names(std::uint32_t flags);
 
 }  // namespace wp

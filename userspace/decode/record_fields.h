@@ -154,7 +154,7 @@ struct offcpu_flags8 : Flags<std::uint8_t, wp_t_offcpu_flags8> {
 struct offcpu_cause8 : Flags<std::uint8_t, wp_t_offcpu_cause8> {
   static constexpr std::string_view doc = "enum wp_offcpu_cause (u8)";
 };
-// The raw values the decoder maps itself (a call's WP_SYS_*, a namespace call's op).
+// The raw values the decoder maps itself (a call's WP_SYS_*, a name-change call's op).
 struct syscall8 : Plain<std::uint8_t, wp_t_syscall8> {
   static constexpr std::string_view doc = "enum wp_syscall (u8)";
 };
@@ -193,7 +193,7 @@ struct why8 {
   static constexpr std::string_view doc = "enum wp_why (u8)";
   static bool decode(SubmitWhy& out, const wp_t_why8& in);
 };
-struct ns_op8 : Ranged<NamespaceOp, wp_t_ns_op8, WP_NS_RENAME, WP_NS_SEND> {
+struct ns_op8 : Ranged<NameChangeOp, wp_t_ns_op8, WP_NS_RENAME, WP_NS_SEND> {
   static constexpr std::string_view doc = "enum wp_ns_op (u8)";
 };
 // REQ_OP_* values the agent does not name are Other, never malformed: a driver may send any.

@@ -15,11 +15,11 @@
 namespace wp {
 
 #define WP_URING_COUNT_(id, value, name, Name, cls, opcode) +1
-#define WP_NAMESPACE_COUNT_(name, Name, value, op, d1, n1, d2, n2, flags, fd) +1
+#define WP_NAME_CHANGE_COUNT_(name, Name, value, op, d1, n1, d2, n2, flags, fd) +1
 
 // One value per slot; the value is the slot (WP_SLOT_*), in the table's order. The io_uring
-// ops (WP_URING_OP_TABLE) follow the slots: they have none; then the namespace calls
-// (WP_NAMESPACE_TABLE), which make namespace items, neither writes nor syncs.
+// ops (WP_URING_OP_TABLE) follow the slots: they have none; then the name-change calls
+// (WP_NAME_CHANGE_TABLE), which make name-change items, neither writes nor syncs.
 enum class Syscall : std::uint8_t {
 #define WP_SYSCALL_ENUMERATOR_(id, value, name, Name, cls, vfs) Name = WP_SLOT_##id,
   WP_SYSCALL_TABLE(WP_SYSCALL_ENUMERATOR_)
@@ -27,9 +27,9 @@ enum class Syscall : std::uint8_t {
 #define WP_URING_OP_ENUMERATOR_(id, value, name, Name, cls, opcode) Name,
       WP_URING_OP_TABLE(WP_URING_OP_ENUMERATOR_)
 #undef WP_URING_OP_ENUMERATOR_
-#define WP_NAMESPACE_ENUMERATOR_(name, Name, value, op, d1, n1, d2, n2, flags, fd) Name,
-          WP_NAMESPACE_TABLE(WP_NAMESPACE_ENUMERATOR_)
-#undef WP_NAMESPACE_ENUMERATOR_
+#define WP_NAME_CHANGE_ENUMERATOR_(name, Name, value, op, d1, n1, d2, n2, flags, fd) Name,
+          WP_NAME_CHANGE_TABLE(WP_NAME_CHANGE_ENUMERATOR_)
+#undef WP_NAME_CHANGE_ENUMERATOR_
 };
 
 struct SyscallSlot {
@@ -63,21 +63,21 @@ inline constexpr std::array<SyscallSlot, 0 WP_URING_OP_TABLE(WP_URING_COUNT_)> k
 #undef WP_URING_OP_ROW_
 }};
 
-// The namespace calls, in Syscall order after the io_uring ops: no slot, not a write.
-inline constexpr std::array<SyscallSlot, 0 WP_NAMESPACE_TABLE(WP_NAMESPACE_COUNT_)> kNamespaceCalls{
+// The name-change calls, in Syscall order after the io_uring ops: no slot, not a write.
+inline constexpr std::array<SyscallSlot, 0 WP_NAME_CHANGE_TABLE(WP_NAME_CHANGE_COUNT_)> kNameChangeCalls{
     {
-#define WP_NAMESPACE_ROW_(name, Name, value, op, d1, n1, d2, n2, flags, fd) \
+#define WP_NAME_CHANGE_ROW_(name, Name, value, op, d1, n1, d2, n2, flags, fd) \
   {Syscall::Name, value, #name, false, false, false},
-        WP_NAMESPACE_TABLE(WP_NAMESPACE_ROW_)
-#undef WP_NAMESPACE_ROW_
+        WP_NAME_CHANGE_TABLE(WP_NAME_CHANGE_ROW_)
+#undef WP_NAME_CHANGE_ROW_
     }};
 
-// A slot's row, an io_uring op's or a namespace call's.
+// A slot's row, an io_uring op's or a name-change call's.
 constexpr const SyscallSlot& syscall_slot(Syscall s) {
   const auto i = static_cast<std::size_t>(s);
   if (i < kSyscallSlots.size()) return kSyscallSlots[i];
   if (i < kSyscallSlots.size() + kUringOps.size()) return kUringOps[i - kSyscallSlots.size()];
-  return kNamespaceCalls[i - kSyscallSlots.size() - kUringOps.size()];
+  return kNameChangeCalls[i - kSyscallSlots.size() - kUringOps.size()];
 }
 
 constexpr bool is_uring_op(Syscall s) {
@@ -85,13 +85,13 @@ constexpr bool is_uring_op(Syscall s) {
   return i >= kSyscallSlots.size() && i < kSyscallSlots.size() + kUringOps.size();
 }
 
-constexpr bool is_namespace_call(Syscall s) {
+constexpr bool is_name_change_call(Syscall s) {
   return static_cast<std::size_t>(s) >= kSyscallSlots.size() + kUringOps.size();
 }
 
-// The namespace call a wp_namespace_record's `syscall` value names, or nullopt.
-constexpr std::optional<Syscall> namespace_call_from_record(std::uint32_t value) {
-  for (const SyscallSlot& call : kNamespaceCalls)
+// The name-change call a wp_name_change_record's `syscall` value names, or nullopt.
+constexpr std::optional<Syscall> name_change_call_from_record(std::uint32_t value) {
+  for (const SyscallSlot& call : kNameChangeCalls)
     if (call.value == value) return call.syscall;
   return std::nullopt;
 }
@@ -107,7 +107,7 @@ constexpr std::optional<Syscall> syscall_from_record(std::uint32_t value) {
 
 constexpr const char* syscall_name(Syscall s) {
   return static_cast<std::size_t>(s) <
-                 kSyscallSlots.size() + kUringOps.size() + kNamespaceCalls.size()
+                 kSyscallSlots.size() + kUringOps.size() + kNameChangeCalls.size()
              ? syscall_slot(s).name
              : "unknown";
 }
@@ -172,11 +172,11 @@ static_assert([] {
     if (static_cast<std::size_t>(kUringOps[i].syscall) != kSyscallSlots.size() + i ||
         syscall_from_record(kUringOps[i].value) != kUringOps[i].syscall)
       return false;
-  for (std::size_t i = 0; i < kNamespaceCalls.size(); ++i)
-    if (static_cast<std::size_t>(kNamespaceCalls[i].syscall) !=
+  for (std::size_t i = 0; i < kNameChangeCalls.size(); ++i)
+    if (static_cast<std::size_t>(kNameChangeCalls[i].syscall) !=
             kSyscallSlots.size() + kUringOps.size() + i ||
-        namespace_call_from_record(kNamespaceCalls[i].value) != kNamespaceCalls[i].syscall ||
-        syscall_from_record(kNamespaceCalls[i].value))
+        name_change_call_from_record(kNameChangeCalls[i].value) != kNameChangeCalls[i].syscall ||
+        syscall_from_record(kNameChangeCalls[i].value))
       return false;
   return true;
 }());

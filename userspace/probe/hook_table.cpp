@@ -423,7 +423,7 @@ std::vector<Hook> build_table() {
                          .programs = {{.name = std::string("wp_count_") + call.name,
                                        .event = std::string("sys_enter_") + call.event}}}}});
 
-  // Namespace calls of traced processes (bpf/namespace.bpf.c, WP_NAMESPACE_TABLE): the items
+  // Name-change calls of traced processes (bpf/namespace.bpf.c, WP_NAME_CHANGE_TABLE): the items
   // the crash-consistency rules read, an entry and an exit program per syscall. Two hooks: the
   // calls every architecture has, and the older ones only some keep (arm64's table has no
   // rename, link, unlink, rmdir, mkdir, creat or open: only their *at forms), so a kernel
@@ -434,16 +434,16 @@ std::vector<Hook> build_table() {
                                           "mkdir",  "creat", "open"};
     HookVariant current{.kind = K::Tracepoint, .category = "syscalls"};
     HookVariant older = current;
-#define WP_NAMESPACE_HOOK_(call, Name, value, op, d1, n1, d2, n2, flags, fd) \
+#define WP_NAME_CHANGE_HOOK_(call, Name, value, op, d1, n1, d2, n2, flags, fd) \
   for (const char* side : {"enter", "exit"}) {                               \
     HookVariant& v = legacy.contains(#call) ? older : current;               \
     v.programs.push_back({.name = fmt::format("wp_ns_{}_{}", side, #call),   \
                           .event = fmt::format("sys_{}_{}", side, #call)});  \
   }
-    WP_NAMESPACE_TABLE(WP_NAMESPACE_HOOK_)
-#undef WP_NAMESPACE_HOOK_
-    t.push_back({.name = "namespace calls", .layer = "namespace", .variants = {current}});
-    t.push_back({.name = "namespace calls (older)", .layer = "namespace", .variants = {older}});
+    WP_NAME_CHANGE_TABLE(WP_NAME_CHANGE_HOOK_)
+#undef WP_NAME_CHANGE_HOOK_
+    t.push_back({.name = "name-change calls", .layer = "namespace", .variants = {current}});
+    t.push_back({.name = "name-change calls (older)", .layer = "namespace", .variants = {older}});
   }
 
   t.push_back({.name = "nvme submit",

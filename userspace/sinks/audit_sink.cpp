@@ -40,14 +40,14 @@ AuditSink::Evidence evidence_of(const Timeline& item) {
     e.kind = "write";
     e.state = write_state_name(write->state);
     e.what += fmt::format(" off {} {}", call.pos, human_bytes(bytes_written(call)));
-  } else if (const auto* ns = std::get_if<NamespaceTimeline>(&item)) {
+  } else if (const auto* ns = std::get_if<NameChangeTimeline>(&item)) {
     e.kind = "namespace";
     e.state = call_state(call);
     const auto shown = [&](std::size_t i) {
       return ns->paths[i].empty() ? ns->names[i] : ns->paths[i];
     };
     if (call.path.empty()) e.what = shown(0);
-    if (ns->op == NamespaceOp::Rename || ns->op == NamespaceOp::Link) e.what += " -> " + shown(1);
+    if (ns->op == NameChangeOp::Rename || ns->op == NameChangeOp::Link) e.what += " -> " + shown(1);
   } else {
     e.kind = "sync";
     e.state = call_state(call);
@@ -165,7 +165,7 @@ void AuditSink::summary(const TraceSummary& totals) {
                        {"items", items_},
                        {"writes", totals.writes},
                        {"syncs", totals.fsyncs},
-                       {"namespace_calls", totals.namespace_calls},
+                       {"name_change_calls", totals.name_change_calls},
                        {"lost_records", totals.lost}})
          << "\n";
     return;
@@ -174,8 +174,8 @@ void AuditSink::summary(const TraceSummary& totals) {
   if (findings_.empty())
     out_ << fmt::format(
         "no crash-consistency hazard in {} items ({} writes, {} syncs, {} "
-        "namespace calls)\n",
-        items_, totals.writes, totals.fsyncs, totals.namespace_calls);
+        "name-change calls)\n",
+        items_, totals.writes, totals.fsyncs, totals.name_change_calls);
   else
     out_ << fmt::format("{} crash-consistency hazard{} in {} items\n", findings_.size(),
                         findings_.size() == 1 ? "" : "s", items_);

@@ -36,7 +36,7 @@ class AuditSink : public Sink {
     std::uint32_t pid = 0;
     std::uint32_t tid = 0;
     std::string comm;
-    std::string what;   // the file, or the names a namespace call acted on
+    std::string what;   // the file, or the names a name-change call acted on
     std::string state;  // a write's final state, else "returned" / "failed ERRNO"
     Nanos start_ns = 0;
     Nanos end_ns = 0;

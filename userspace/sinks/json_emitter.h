@@ -261,7 +261,7 @@ class Emitter {
 // The objects of the schema, one line each.
 void write_json(Emitter& e, const WriteTimeline& write, const JsonItemLine& line = {});
 void write_json(Emitter& e, const SyncTimeline& sync, const JsonItemLine& line = {});
-void write_json(Emitter& e, const NamespaceTimeline& item, const JsonItemLine& line = {});
+void write_json(Emitter& e, const NameChangeTimeline& item, const JsonItemLine& line = {});
 void write_json(Emitter& e, const TraceSummary& totals);
 
 }  // namespace wp::jsonl

@@ -253,18 +253,18 @@ void write_json(Emitter& e, const SyncTimeline& sync, const JsonItemLine& line) 
   e.end_object();
 }
 
-void write_json(Emitter& e, const NamespaceTimeline& item, const JsonItemLine& line) {
+void write_json(Emitter& e, const NameChangeTimeline& item, const JsonItemLine& line) {
   const SyscallEvent& call = item.call;
   const auto text_or_null = [](const std::string& text) {
     return text.empty() ? std::nullopt : std::optional<std::string_view>(text);
   };
-  const bool two = item.op == NamespaceOp::Rename || item.op == NamespaceOp::Link;
+  const bool two = item.op == NameChangeOp::Rename || item.op == NameChangeOp::Link;
   e.start_object();
   call_identity(e, "namespace", item.id, call, line);
   call_times(e, call, line);
   e.fields(
       field("ret", call.ret), field("error", Errno{call.ret}),
-      field("op", namespace_op_name(item.op)), field("flags", namespace_flag_names(item.flags)),
+      field("op", name_change_op_name(item.op)), field("flags", name_change_flag_names(item.flags)),
       field("name", text_or_null(item.names[0])), field("name_path", text_or_null(item.paths[0])),
       field("new_name", two ? text_or_null(item.names[1]) : std::nullopt),
       field("new_path", two ? text_or_null(item.paths[1]) : std::nullopt),

@@ -387,13 +387,13 @@ class PerfettoSink::Writer {
     if (!call.host_path.empty()) slice.args.push_back({"host_path", call.host_path});
   }
 
-  // A namespace call: a slice on its thread named by what it did, its names as arguments.
-  void add_item(const NamespaceTimeline& item) {
+  // A name-change call: a slice on its thread named by what it did, its names as arguments.
+  void add_item(const NameChangeTimeline& item) {
     const SyscallEvent& call = item.call;
     Slice slice;
     slice.begin = call.start_ns;
     slice.end = call_end(call);
-    slice.name = fmt::format("{} {}", call_name(call), namespace_op_name(item.op));
+    slice.name = fmt::format("{} {}", call_name(call), name_change_op_name(item.op));
     if (call.ino) add_file_args(slice, call);
     for (std::size_t i = 0; i < item.names.size(); ++i) {
       const std::string& shown = item.paths[i].empty() ? item.names[i] : item.paths[i];

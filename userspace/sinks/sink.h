@@ -33,7 +33,7 @@ struct TraceSummary {
   std::uint64_t missed_completions = 0;
   std::uint64_t writes = 0;           // write timelines emitted
   std::uint64_t fsyncs = 0;           // sync timelines emitted (every sync kind)
-  std::uint64_t namespace_calls = 0;  // namespace timelines emitted (rename, unlink, ...)
+  std::uint64_t name_change_calls = 0;  // namespace timelines emitted (rename, unlink, ...)
   std::uint64_t incomplete = 0;       // timelines emitted incomplete
   std::uint64_t aged_out = 0;         // of which emitted early: pending longer than the age limit
   std::uint64_t evicted = 0;          // of which emitted early: over the pending-writes cap

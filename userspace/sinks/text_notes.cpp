@@ -20,7 +20,7 @@ std::string format_legend(const SinkOptions& /*options*/) {
 bool needs_legend(const Timeline& item) {
   if (const auto* write = std::get_if<WriteTimeline>(&item)) return !write->requests.empty();
   const auto* kept = std::get_if<SyncTimeline>(&item);
-  if (!kept) return false;  // a namespace item shows no request
+  if (!kept) return false;  // a name-change item shows no request
   const auto& sync = *kept;
   return !sync.requests.empty() || !sync.journal_requests.empty() || !sync.flushes.empty() ||
          !sync.commits.empty() || sync.phases.writeback_ns != 0 || sync.phases.data_io_ns != 0 ||

@@ -336,7 +336,7 @@ void add_commit(BlockBuilder& block, const JournalCommit& commit) {
 
 // "renameat2 pid 7/7 (save) /data/f.tmp -> /data/f  latency 12us": what the call did to which
 // names, as made whole from the directory they are relative to (else as the caller passed them).
-std::string format_namespace(const NamespaceTimeline& item, const Painter& paint,
+std::string format_name_change(const NameChangeTimeline& item, const Painter& paint,
                              bool show_cgroup) {
   const SyscallEvent& call = item.call;
   BlockBuilder block(call.start_ns, paint);
@@ -345,9 +345,9 @@ std::string format_namespace(const NamespaceTimeline& item, const Painter& paint
     return printable_comm(item.paths[i].empty() ? item.names[i] : item.paths[i]);
   };
   if (call.path.empty() && !item.names[0].empty()) header += " " + shown(0);
-  if (item.op == NamespaceOp::Rename || item.op == NamespaceOp::Link)
+  if (item.op == NameChangeOp::Rename || item.op == NameChangeOp::Link)
     header += fmt::format(" -> {}", shown(1));
-  for (const char* flag : namespace_flag_names(item.flags)) header += fmt::format(" {}", flag);
+  for (const char* flag : name_change_flag_names(item.flags)) header += fmt::format(" {}", flag);
   header += fmt::format("  latency {}", human_duration(latency_ns(call)));
   if (call.ret < 0)
     header += "  " + paint.red(fmt::format("FAILED {}", errno_name(static_cast<int>(call.ret))));
@@ -433,8 +433,8 @@ std::string format_timeline(const Timeline& item, const SinkOptions& options) {
         using T = std::decay_t<decltype(timeline)>;
         if constexpr (std::is_same_v<T, WriteTimeline>) {
           return format_write(timeline, paint, options.cgroups);
-        } else if constexpr (std::is_same_v<T, NamespaceTimeline>) {
-          return format_namespace(timeline, paint, options.cgroups);
+        } else if constexpr (std::is_same_v<T, NameChangeTimeline>) {
+          return format_name_change(timeline, paint, options.cgroups);
         } else {
           return format_sync(timeline, paint, options.cgroups);
         }

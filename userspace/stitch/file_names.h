@@ -28,7 +28,7 @@ class FileNames {
   // Sets call.path, its namespace's path and namespace (ns_path, mnt_ns) and the overlay view
   // from the table unless it has a path; leaves them empty when no path is known.
   void name(SyscallEvent& call) const;
-  // The path a namespace call's name stands for: `name` joined to the path of the directory
+  // The path a name-change call's name stands for: `name` joined to the path of the directory
   // (dev, ino) it is relative to, "." and ".." resolved as written (a symlink among them is
   // not followed); `name` itself when absolute; "" when the directory's path is not known.
   // Both as the caller sees them: a chroot'ed caller's absolute names are from its root, and

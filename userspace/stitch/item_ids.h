@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Item ids: one sequence for all the items of a trace (writes, syncs, namespace calls), in the
+// Item ids: one sequence for all the items of a trace (writes, syncs, name-change calls), in the
 // order their records arrived. The stitcher owns it and hands ids out: it numbers the syncs and
-// namespace calls it assembles, and lends the sequence to the write tracker, which numbers a
+// name-change calls it assembles, and lends the sequence to the write tracker, which numbers a
 // write when its record arrives.
 #pragma once
 

@@ -134,8 +134,8 @@ struct Stitcher::State : stitch::BlockListener {
     hand_out(std::move(s));
   }
 
-  void on_namespace(const NamespaceEvent& ev) {
-    NamespaceTimeline n;
+  void on_name_change(const NameChangeEvent& ev) {
+    NameChangeTimeline n;
     n.id = ids.take();
     n.call.start_ns = ev.start_ns;
     n.call.end_ns = ev.end_ns;
@@ -158,10 +158,10 @@ struct Stitcher::State : stitch::BlockListener {
         n.paths[i] = names.resolve(ev.dir_dev[i], ev.dir_ino[i], ev.names[i]);
     // An open is named by the name it was called with (the kernel sends no path record for it:
     // the file's first write does).
-    if (ev.op == NamespaceOp::Open && ev.ino != 0 && !n.paths[0].empty()) n.call.path = n.paths[0];
+    if (ev.op == NameChangeOp::Open && ev.ino != 0 && !n.paths[0].empty()) n.call.path = n.paths[0];
     if (loss.within(ev.start_ns, ev.end_ns)) n.incomplete = true;
     if (n.incomplete) ++stats.incomplete;
-    ++stats.namespace_calls;
+    ++stats.name_change_calls;
     hand_out(std::move(n));
   }
 
@@ -231,9 +231,9 @@ struct Stitcher::State : stitch::BlockListener {
     std::visit(
         [this](const auto& ev) {
           using T = std::decay_t<decltype(ev)>;
-          if constexpr (std::is_same_v<T, NamespaceEvent>) {
+          if constexpr (std::is_same_v<T, NameChangeEvent>) {
             now = std::max(now, ev.end_ns);
-            on_namespace(ev);
+            on_name_change(ev);
           } else if constexpr (std::is_same_v<T, SyscallEvent>) {
             now = std::max(now, ev.end_ns);
             SyscallEvent call = ev;

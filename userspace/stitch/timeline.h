@@ -264,15 +264,15 @@ struct SyncTimeline {
   std::vector<Hazard> hazards;       // set as the item is emitted (analyze/hazards.h)
 };
 
-// A namespace call (rename, link, unlink, mkdir, a creating or truncating open, truncate,
+// A name-change call (rename, link, unlink, mkdir, a creating or truncating open, truncate,
 // fallocate): complete when it returns. What makes it durable (the directory's sync) and what
 // it did to data not yet durable are the hazard rules' (analyze/hazards.h).
-struct NamespaceTimeline {
+struct NameChangeTimeline {
   std::uint64_t id = 0;  // as WriteTimeline::id
-  // The call: `syscall` the namespace call, `ret` its result; dev, ino and path the file it
+  // The call: `syscall` the name-change call, `ret` its result; dev, ino and path the file it
   // acted on through an fd or opened (ftruncate, fallocate, open), else 0 and "".
   SyscallEvent call;
-  NamespaceOp op = NamespaceOp::Rename;
+  NameChangeOp op = NameChangeOp::Rename;
   std::uint32_t flags = 0;  // WP_NS_* (enum wp_ns_flags)
   // The names as the caller passed them (rename's and link's old and new; one for the rest),
   // and each made whole from the path of the directory it is relative to ("" when that path
@@ -291,11 +291,11 @@ struct NamespaceTimeline {
   // hazards (analyze/hazards.h), none when nothing synced it before the trace ended.
   std::optional<std::uint64_t> name_synced_by;
   bool incomplete = false;           // records were lost around it
-  std::optional<SlowCauses> causes;  // never set: a namespace call is not followed off-CPU
+  std::optional<SlowCauses> causes;  // never set: a name-change call is not followed off-CPU
   std::vector<Hazard> hazards;       // set as the item is emitted (analyze/hazards.h)
 };
 
-using Timeline = std::variant<WriteTimeline, SyncTimeline, NamespaceTimeline>;
+using Timeline = std::variant<WriteTimeline, SyncTimeline, NameChangeTimeline>;
 
 // The item's id (WriteTimeline::id).
 inline std::uint64_t id_of(const Timeline& item) {
