@@ -26,6 +26,7 @@ set(INTEGRATION_ALONE
     "LoadWriteFsync.FsyncLeavesNoDirtyPagesOfItsOwn"
     "LoadWorkspace.InterruptTearsTheScratchFilesystemDown"
     "Privilege.DoctorLeavesTheMountsAsTheyWere"
+    "Privilege.WithoutTracefsDoctorMountsNothingAndTraceFallsBack"
     # What every process does: --comm wp_workload counted by inode numbers (other tests' fresh
     # file systems hand out the same ones), the journal commits of every disk under a process
     # filter that lets them through.
