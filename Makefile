@@ -2,9 +2,11 @@
 # Thin front over CMake. `make demo` and `make test` set up everything on a fresh machine.
 BUILD ?= build
 JOBS ?= $(shell nproc)
+# The integration tests wait on disks and timers more than they compute: more at once than cores.
+INTEGRATION_JOBS ?= $(shell echo $$(( $$(nproc) * 2 )))
 
-.PHONY: all deps configure build install package test unit-test integration-test vm-test demo bench \
-	fuzz vmlinux format clean
+.PHONY: all deps configure build install package test test-deps unit-test integration-test vm-test \
+	soak-tests demo bench fuzz vmlinux format clean
 
 DEPS_STAMP := $(BUILD)/.deps-installed
 BUILD_DEPS_STAMP := $(BUILD)/.deps-build-installed
@@ -57,18 +59,26 @@ unit-test: $(DEPS_STAMP) build
 
 integration-test: $(DEPS_STAMP) build
 	@bash scripts/test-env.sh
-	@cd $(BUILD) && ctest --output-on-failure -L integration
+	@cd $(BUILD) && ctest --output-on-failure -j $(INTEGRATION_JOBS) -L integration
 
 # Debian's 6.1 kernel in QEMU with an emulated NVMe disk: NVMe commands and fentry, which
 # this machine lacks (tests/vm/vm-test.sh). Skips with one line if the kernel can't be fetched.
 vm-test: $(DEPS_STAMP) build
 	@bash tests/vm/vm-test.sh $(BUILD)
 
-# Everything in one ctest run (integration tests are RUN_SERIAL), then the VM suite; both
-# run even if the first fails.
-test: $(DEPS_STAMP) build
+# The packages, the build, the unit tests, then the integration tests beside the VM suite, each
+# phase timed (scripts/run-tests.sh); the tests run even if an earlier suite failed.
+test:
+	@MAKE="$(MAKE)" bash scripts/run-tests.sh $(BUILD) $(JOBS) $(INTEGRATION_JOBS)
+
+test-deps: $(DEPS_STAMP)
+
+# The integration suite SOAK times over (5), then each test that failed, how often and its first
+# failure (scripts/soak-tests.sh).
+SOAK ?= 5
+soak-tests: $(DEPS_STAMP) build
 	@bash scripts/test-env.sh
-	@bash scripts/run-tests.sh $(BUILD) $(JOBS)
+	@bash scripts/soak-tests.sh $(BUILD) $(SOAK) $(INTEGRATION_JOBS)
 
 # Builds only what the demo runs: the tracer and its workload (not the tests).
 demo: configure

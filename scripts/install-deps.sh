@@ -40,6 +40,7 @@ test_packages=(
   man-db groff-base gdb # the install tests: the man page renders, gdb finds the split debug info
   clang-format shellcheck  # make test's gates: formatting of the C/C++ sources, the scripts
   python3-jsonschema    # docs.json_schema: real --format json output against its JSON Schema
+  ccache                # make test's build: a clean clone compiles from the cache of the last
 )
 
 packages=("${build_packages[@]}")

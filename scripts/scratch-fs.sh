@@ -8,10 +8,36 @@ set -euo pipefail
 SCRATCH_DIR=""
 SCRATCH_LOOP=""
 SCRATCH_MNT=""
+SCRATCH_QUEUE_FOUND=() # KNOB=VALUE: the loop device's queue as it was attached
+
+# A loop device keeps the queue knobs its last user set across detach and re-attach: a fresh
+# one's are set (a volatile write cache, no scheduler, requests up to 1280 KiB), and the
+# device's own put back before it is detached.
+scratch_queue_set() {
+  local queue=/sys/block/${SCRATCH_LOOP#/dev/}/queue knob value found
+  for knob in "write_cache=write back" "scheduler=none" "max_sectors_kb=1280"; do
+    value=${knob#*=} knob=${knob%%=*}
+    found=$(<"$queue/$knob")
+    [[ $knob == scheduler ]] && found=$(sed -n 's/.*\[\(.*\)\].*/\1/p' <<<"$found")
+    SCRATCH_QUEUE_FOUND+=("$knob=$found")
+    echo "$value" >"$queue/$knob"
+  done
+}
+
+scratch_queue_restore() {
+  local knob
+  for knob in "${SCRATCH_QUEUE_FOUND[@]}"; do
+    echo "${knob#*=}" >"/sys/block/${SCRATCH_LOOP#/dev/}/queue/${knob%%=*}" 2>/dev/null || true
+  done
+  SCRATCH_QUEUE_FOUND=()
+}
 
 scratch_fs_remove() {
   if [[ -n "$SCRATCH_MNT" ]] && mountpoint -q "$SCRATCH_MNT"; then umount "$SCRATCH_MNT"; fi
-  if [[ -n "$SCRATCH_LOOP" ]]; then losetup -d "$SCRATCH_LOOP" 2>/dev/null || true; fi
+  if [[ -n "$SCRATCH_LOOP" ]]; then
+    scratch_queue_restore
+    losetup -d "$SCRATCH_LOOP" 2>/dev/null || true
+  fi
   if [[ -n "$SCRATCH_DIR" ]]; then rm -rf "$SCRATCH_DIR"; fi
 }
 
@@ -23,6 +49,7 @@ scratch_fs_create() {
   truncate -s "$size" "$SCRATCH_DIR/fs.img"
   mkfs.ext4 -q -F -O has_journal "$SCRATCH_DIR/fs.img"
   SCRATCH_LOOP=$(losetup --find --show "$SCRATCH_DIR/fs.img")
+  scratch_queue_set
   SCRATCH_MNT="$SCRATCH_DIR/mnt"
   mkdir -p "$SCRATCH_MNT"
   mount "$SCRATCH_LOOP" "$SCRATCH_MNT"

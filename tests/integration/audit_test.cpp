@@ -15,6 +15,11 @@ namespace {
 
 using namespace wp::testing;
 
+// A file of this test process's own in the temporary directory: tests run side by side.
+fs::path temp_path(const std::string& name, const std::string& extension) {
+  return fs::temp_directory_path() / (name + "_" + std::to_string(::getpid()) + extension);
+}
+
 struct Audit {
   int exit_code = -1;
   std::vector<json> hazards;  // the "hazard" lines
@@ -24,7 +29,7 @@ struct Audit {
 
 // `writepath audit --format json -o FILE -- argv…`: the command's own stdout stays its own.
 Audit audit(const std::vector<std::string>& command) {
-  const fs::path out = fs::temp_directory_path() / "wp_audit.jsonl";
+  const fs::path out = temp_path("wp_audit", ".jsonl");
   std::vector<std::string> argv = {writepath(), "audit",      "--format", "json",
                                    "-o",        out.string(), "--"};
   argv.insert(argv.end(), command.begin(), command.end());
@@ -66,7 +71,7 @@ TEST_F(AuditRun, EachUnsafeAtomicSaveIsItsRuleOncePerRoundAndNothingElse) {
     SCOPED_TRACE(variant);
     const std::uint64_t rounds = 1 + rng_() % 3;
     const std::string size = std::to_string(64u << (rng_() % 6)) + "K";  // 64 KiB .. 2 MiB
-    const fs::path figures = fs::temp_directory_path() / "wp_audit_load.json";
+    const fs::path figures = temp_path("wp_audit_load", ".json");
     const Audit a = audit({writepath(), "load", "atomic-save", "--unsafe", variant, "--rounds",
                            std::to_string(rounds), "--size", size, "--json", "--result-file",
                            figures.string()});
@@ -166,7 +171,7 @@ TEST_F(AuditRun, AReplyBeforeTheDirectorySyncIsNameNotDurable) {
         (reply_first ? reply + sync_dir : sync_dir + reply) +
         "assert b.recv(16) == b'saved'\n"
         "print(a.fileno())\n";
-    const fs::path printed = fs::temp_directory_path() / "wp_audit_reply.out";
+    const fs::path printed = temp_path("wp_audit_reply", ".out");
     const Audit a = audit(
         {"sh", "-c", "python3 -c \"$0\" \"$1\" > " + printed.string(), script, disk.mount_point()});
     const std::string fd = slurp(printed);
@@ -227,7 +232,7 @@ TEST_F(AuditRun, GitCommitWithAndWithoutCoreFsync) {
   const std::string repo = disk.file("repo");
   ASSERT_TRUE(sh("git init -q " + repo + " && git -C " + repo + " config user.email t@t &&" +
                  " git -C " + repo + " config user.name t"));
-  const fs::path log = fs::temp_directory_path() / "wp_audit_git.strace";
+  const fs::path log = temp_path("wp_audit_git", ".strace");
   for (const std::string fsync : {"none", "all"}) {
     SCOPED_TRACE("core.fsync=" + fsync);
     const int files = 1 + static_cast<int>(rng_() % 4);
@@ -296,7 +301,7 @@ TEST_F(AuditRun, PostgresqlKeepsItsDurableFilesSafe) {
 TEST_F(AuditRun, ARecordingReportsTheSameHazards) {
   ScratchFs disk("ext4", "mkfs.ext4 -q -F");
   ASSERT_TRUE(disk.ready());
-  const fs::path wpt = fs::temp_directory_path() / "wp_audit.wpt";
+  const fs::path wpt = temp_path("wp_audit", ".wpt");
   const std::string script = "cd " + disk.mount_point() + " && echo x > t && mv t f";
   ASSERT_TRUE(sh("echo old > " + disk.file("f")));
   const RunResult traced = run(

@@ -2,7 +2,7 @@
 // What the integration tests share: running the built tools with captured output, in the
 // foreground or in the background with waits on what they print, skipping without root, JSON
 // Lines, load scenarios' figures, and a scratch ext4 (with a journal) on a loop device per
-// test suite.
+// test suite. Every loop device a test attaches has the queue the tests rely on (LoopDevice).
 #pragma once
 
 #include <fcntl.h>
@@ -19,6 +19,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
@@ -227,6 +228,92 @@ class SeededTest : public ::testing::Test {
   std::optional<::testing::ScopedTrace> seed_trace_;
 };
 
+// A block device's queue knobs (/sys/block/NAME/queue/KNOB) as they are when it is made, each
+// put back when it goes: a loop device keeps its queue settings after it is detached, so
+// whatever a user set is what the next user to attach that device finds.
+class QueueKnobs {
+ public:
+  explicit QueueKnobs(std::string device) : queue_("/sys/block/" + std::move(device) + "/queue/") {
+    for (const char* knob : {"scheduler", "max_sectors_kb", "write_cache"}) {
+      const std::string value = get(knob);
+      if (!value.empty()) saved_.emplace_back(knob, value);
+    }
+  }
+  ~QueueKnobs() {
+    for (const auto& [knob, value] : saved_) set(knob, value);
+  }
+  QueueKnobs(const QueueKnobs&) = delete;
+  QueueKnobs& operator=(const QueueKnobs&) = delete;
+
+  // The knob's value; of the scheduler's list ("none [mq-deadline] kyber"), the bracketed one.
+  std::string get(const std::string& knob) const {
+    std::string value = slurp(queue_ + knob);
+    if (knob == "scheduler") {
+      const auto open = value.find('['), close = value.find(']');
+      value = open != std::string::npos && close > open ? value.substr(open + 1, close - open - 1)
+                                                        : std::string();
+    }
+    while (!value.empty() && (value.back() == '\n' || value.back() == ' ')) value.pop_back();
+    return value;
+  }
+  // False when the kernel refused the value.
+  bool set(const std::string& knob, const std::string& value) const {
+    std::ofstream out(queue_ + knob);
+    out << value;
+    out.flush();
+    return static_cast<bool>(out);
+  }
+
+ private:
+  std::string queue_;
+  std::vector<std::pair<std::string, std::string>> saved_;
+};
+
+// What the tests rely on of a loop device's queue, as a fresh one has it: a volatile write cache
+// (so a sync's flush reaches the device and a write is durable "via flush", not "no-write-cache"),
+// no I/O scheduler, requests of up to 1280 KiB.
+inline const std::vector<std::pair<std::string, std::string>> kLoopQueue = {
+    {"write_cache", "write back"}, {"scheduler", "none"}, {"max_sectors_kb", "1280"}};
+
+// `losetup --find --show IMAGE`, its queue set to kLoopQueue (a test fails if the kernel refuses
+// a knob), and, when it goes, the knobs put back as the device had them and the device detached.
+class LoopDevice {
+ public:
+  explicit LoopDevice(const std::string& image) {
+    FILE* p = ::popen(("losetup --find --show " + image).c_str(), "r");
+    if (p == nullptr) return;
+    char name[64] = {};
+    if (std::fgets(name, sizeof(name), p) == nullptr) name[0] = 0;
+    ::pclose(p);
+    node_ = std::string(name, strcspn(name, "\n"));
+    if (node_.empty()) return;
+    knobs_.emplace(this->name());
+    for (const auto& [knob, value] : kLoopQueue)
+      EXPECT_TRUE(knobs_->set(knob, value))
+          << "cannot set " << node_ << "'s queue/" << knob << " to " << value;
+  }
+  ~LoopDevice() {
+    if (node_.empty()) return;
+    knobs_.reset();  // while attached: the device is still the one they were read from
+    sh("losetup -d " + node_);
+  }
+  LoopDevice(const LoopDevice&) = delete;
+  LoopDevice& operator=(const LoopDevice&) = delete;
+
+  // "/dev/loop3", "" if none was attached.
+  const std::string& node() const { return node_; }
+  // "loop3".
+  std::string name() const { return fs::path(node_).filename().string(); }
+  // Sets a queue knob for the test (false when the kernel refused it); it is put back too.
+  bool set_queue(const std::string& knob, const std::string& value) const {
+    return knobs_ && knobs_->set(knob, value);
+  }
+
+ private:
+  std::string node_;
+  std::optional<QueueKnobs> knobs_;
+};
+
 // ext4 with its journal on a loop device: the dev box's own root fs has no journal.
 class ScratchExt4 : public ::testing::Test {
  protected:
@@ -237,19 +324,16 @@ class ScratchExt4 : public ::testing::Test {
     image_ = root_ / "fs.img";
     ASSERT_TRUE(sh("truncate -s 512M " + image_.string()));
     ASSERT_TRUE(sh("mkfs.ext4 -q -F -O has_journal " + image_.string()));
-    FILE* p = ::popen(("losetup --find --show " + image_.string()).c_str(), "r");
-    char name[64] = {};
-    ASSERT_NE(p, nullptr);
-    ASSERT_NE(std::fgets(name, sizeof(name), p), nullptr);
-    ::pclose(p);
-    loop_ = std::string(name, strcspn(name, "\n"));
+    loop_device_ = std::make_unique<LoopDevice>(image_.string());
+    loop_ = loop_device_->node();
+    ASSERT_FALSE(loop_.empty()) << "no free loop device";
     ASSERT_TRUE(sh("mount " + loop_ + " " + (root_ / "mnt").string()));
     mounted_ = true;
   }
 
   static void TearDownTestSuite() {
     if (mounted_) sh("umount " + (root_ / "mnt").string());
-    if (!loop_.empty()) sh("losetup -d " + loop_);
+    loop_device_.reset();
     if (!root_.empty()) fs::remove_all(root_);
   }
 
@@ -265,6 +349,7 @@ class ScratchExt4 : public ::testing::Test {
   static inline fs::path root_;
   static inline fs::path image_;
   static inline std::string loop_;
+  static inline std::unique_ptr<LoopDevice> loop_device_;
   static inline bool mounted_ = false;
 };
 
@@ -293,16 +378,6 @@ inline DiskCounters disk_counters(const std::string& name) {
   return disk_counters_in(slurp("/proc/diskstats"), name);
 }
 
-// `losetup --find --show IMAGE`: the loop device it attached ("/dev/loop3"), "" if none.
-inline std::string attach_loop(const std::string& image) {
-  FILE* p = ::popen(("losetup --find --show " + image).c_str(), "r");
-  if (p == nullptr) return "";
-  char name[64] = {};
-  if (std::fgets(name, sizeof(name), p) == nullptr) name[0] = 0;
-  ::pclose(p);
-  return std::string(name, strcspn(name, "\n"));
-}
-
 // A device node's "major:minor" ("" when it cannot be statted).
 inline std::string device_number(const std::string& node) {
   struct stat st {};
@@ -323,12 +398,13 @@ class ThinDisk {
     fs::create_directories(root_ / "mnt");
     if (!(backing_mounted_ = sh("mount -t tmpfs -o size=48m wp_thin " + backing()))) return;
     if (!sh("truncate -s 512M " + backing() + "/disk.img")) return;
-    if ((loop_ = attach_loop(backing() + "/disk.img")).empty()) return;
-    mounted_ = sh("mkfs.ext4 -q -F " + loop_ + " && mount " + loop_ + " " + mount_point());
+    const std::string& node = loop_.emplace(backing() + "/disk.img").node();
+    if (node.empty()) return;
+    mounted_ = sh("mkfs.ext4 -q -F " + node + " && mount " + node + " " + mount_point());
   }
   ~ThinDisk() {
     if (mounted_) sh("umount " + mount_point());
-    if (!loop_.empty()) sh("losetup -d " + loop_);
+    loop_.reset();
     if (backing_mounted_) sh("umount " + backing());
     if (!root_.empty()) fs::remove_all(root_);
   }
@@ -339,14 +415,14 @@ class ThinDisk {
   std::string mount_point() const { return (root_ / "mnt").string(); }
   std::string file(const std::string& name) const { return (root_ / "mnt" / name).string(); }
   std::string scratch(const std::string& name) const { return (root_ / name).string(); }
-  std::string loop_name() const { return fs::path(loop_).filename().string(); }
+  std::string loop_name() const { return loop_ ? loop_->name() : ""; }
   // The loop device's "major:minor".
-  std::string disk() const { return device_number(loop_); }
+  std::string disk() const { return loop_ ? device_number(loop_->node()) : ""; }
 
  private:
   std::string backing() const { return (root_ / "backing").string(); }
   fs::path root_;
-  std::string loop_;
+  std::optional<LoopDevice> loop_;
   bool backing_mounted_ = false, mounted_ = false;
 };
 
@@ -379,13 +455,14 @@ class ScratchFs {
     fs::create_directories(root_ / "mnt");
     const std::string image = (root_ / "fs.img").string();
     if (!sh("truncate -s 512M " + image) || !sh(mkfs + " " + image + " >/dev/null 2>&1")) return;
-    if ((loop_ = attach_loop(image)).empty()) return;
-    mounted_ = sh("mount -t " + type + (options.empty() ? "" : " -o " + options) + " " + loop_ +
+    const std::string& node = loop_.emplace(image).node();
+    if (node.empty()) return;
+    mounted_ = sh("mount -t " + type + (options.empty() ? "" : " -o " + options) + " " + node +
                   " " + mount_point());
   }
   ~ScratchFs() {
     if (mounted_) sh("umount " + mount_point());
-    if (!loop_.empty()) sh("losetup -d " + loop_);
+    loop_.reset();
     if (!root_.empty()) fs::remove_all(root_);
   }
   ScratchFs(const ScratchFs&) = delete;
@@ -394,9 +471,13 @@ class ScratchFs {
   bool ready() const { return mounted_; }
   std::string mount_point() const { return (root_ / "mnt").string(); }
   std::string file(const std::string& name) const { return (root_ / "mnt" / name).string(); }
-  std::string loop_name() const { return fs::path(loop_).filename().string(); }
+  std::string loop_name() const { return loop_ ? loop_->name() : ""; }
+  // The loop device's queue/KNOB set to `value` for this disk's life (false when refused).
+  bool set_queue(const std::string& knob, const std::string& value) const {
+    return loop_ && loop_->set_queue(knob, value);
+  }
   // The loop device's "major:minor".
-  std::string disk() const { return device_number(loop_); }
+  std::string disk() const { return loop_ ? device_number(loop_->node()) : ""; }
   // What stat() says of the mount point's device.
   std::string stat_dev() const {
     struct stat st {};
@@ -408,7 +489,7 @@ class ScratchFs {
 
  private:
   fs::path root_;
-  std::string loop_;
+  std::optional<LoopDevice> loop_;
   bool mounted_ = false;
 };
 

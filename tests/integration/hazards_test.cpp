@@ -26,12 +26,8 @@ struct DirectRun {
 DirectRun run_direct_dd(ScratchFs& disk, const std::string& cache, std::size_t bs,
                         std::size_t count, const std::vector<std::string>& extra) {
   DirectRun r;
-  const std::string knob = "/sys/block/" + disk.loop_name() + "/queue/write_cache";
-  // The knob outlives the loop device's file: put back what it said, or the next test to
-  // attach this loop device finds a write-through disk (no flushes at all).
-  std::string was = slurp(knob);
-  while (!was.empty() && was.back() == '\n') was.pop_back();
-  EXPECT_TRUE(sh("echo '" + cache + "' > " + knob)) << knob;
+  // Put back as the loop device was found when the disk goes (ScratchFs).
+  EXPECT_TRUE(disk.set_queue("write_cache", cache)) << disk.loop_name() << " write_cache";
   const std::string file = disk.file("direct.dat");
   std::vector<std::string> argv = {writepath(),
                                    "trace",
@@ -56,9 +52,6 @@ DirectRun run_direct_dd(ScratchFs& disk, const std::string& cache, std::size_t b
     if (item["path"] == file) r.writes.push_back(item);
   if (!items.empty()) r.summary = items.back();
   sh("rm -f " + file);
-  if (!was.empty()) {
-    EXPECT_TRUE(sh("echo '" + was + "' > " + knob)) << knob;
-  }
   return r;
 }
 

@@ -122,41 +122,6 @@ std::vector<std::uint64_t> seeds() {
   return out;
 }
 
-bool write_sysfs(const std::string& path, const std::string& value) {
-  std::ofstream out(path);
-  out << value;
-  out.flush();
-  return static_cast<bool>(out);
-}
-
-// A loop device keeps its queue settings after it is detached: the next test to attach it
-// would inherit a round's write-through cache or 4 KiB requests. The knobs a round sets are put
-// back as they were, whatever the round does.
-class QueueKnobs {
- public:
-  explicit QueueKnobs(std::string queue) : queue_(std::move(queue)) {
-    for (const char* knob : {"scheduler", "max_sectors_kb", "write_cache"}) {
-      std::string value = slurp(queue_ + knob);
-      if (std::string(knob) == "scheduler") {  // "none [mq-deadline] kyber": the bracketed one
-        const auto open = value.find('['), close = value.find(']');
-        value = open != std::string::npos && close > open ? value.substr(open + 1, close - open - 1)
-                                                          : std::string();
-      }
-      while (!value.empty() && (value.back() == '\n' || value.back() == ' ')) value.pop_back();
-      if (!value.empty()) saved_.emplace_back(knob, value);
-    }
-  }
-  ~QueueKnobs() {
-    for (const auto& [knob, value] : saved_) write_sysfs(queue_ + knob, value);
-  }
-  QueueKnobs(const QueueKnobs&) = delete;
-  QueueKnobs& operator=(const QueueKnobs&) = delete;
-
- private:
-  std::string queue_;
-  std::vector<std::pair<std::string, std::string>> saved_;
-};
-
 std::string mkfs_of(const std::string& type) {
   if (type == "ext4") return "mkfs.ext4 -q -F";
   if (type == "xfs") return "mkfs.xfs -q -f";
@@ -185,14 +150,14 @@ std::vector<std::string> run_round(const Round& r, Tally& tally) {
   ScratchFs disk(r.fs, mkfs_of(r.fs));
   if (!disk.ready()) return {"could not make a " + r.fs + " on a loop device"};
   const std::string queue = "/sys/block/" + disk.loop_name() + "/queue/";
-  const QueueKnobs restore(queue);  // declared after `disk`: restored before it is detached
   const std::string scheduler = offered_scheduler(queue, r.scheduler);
   if (scheduler != r.scheduler)
     std::printf("[ sweep    ] seed %llu: this kernel offers no %s; %s instead\n",
                 static_cast<unsigned long long>(r.seed), r.scheduler.c_str(), scheduler.c_str());
-  if (!write_sysfs(queue + "scheduler", scheduler) ||
-      !write_sysfs(queue + "max_sectors_kb", std::to_string(r.max_sectors_kb)) ||
-      !write_sysfs(queue + "write_cache", r.write_cache)) {
+  // The disk puts them back as it found them when it is detached.
+  if (!disk.set_queue("scheduler", scheduler) ||
+      !disk.set_queue("max_sectors_kb", std::to_string(r.max_sectors_kb)) ||
+      !disk.set_queue("write_cache", r.write_cache)) {
     return {"could not set the queue knobs of " + disk.loop_name()};
   }
   const fs::path scratch = fs::temp_directory_path() / ("wp_oracle_" + std::to_string(r.seed));
