@@ -84,7 +84,7 @@ TEST_F(AuditRun, EachUnsafeAtomicSaveIsItsRuleOncePerRoundAndNothingElse) {
       EXPECT_EQ(a.exit_code, 0) << a.err;
       EXPECT_TRUE(a.hazards.empty()) << a.hazards.front().dump();
       EXPECT_EQ(a.summary["hazards"], 0);
-      EXPECT_GT(a.summary["name_change_calls"].get<int>(), 0) << "the renames were seen";
+      EXPECT_GT(a.summary["namespace_calls"].get<int>(), 0) << "the renames were seen";
       continue;
     }
     EXPECT_EQ(a.exit_code, 3) << a.err;
@@ -214,7 +214,7 @@ TEST_F(AuditRun, Sqlite3WithFullSyncHasNone) {
     EXPECT_EQ(a.exit_code, 0) << a.err;
     EXPECT_TRUE(a.hazards.empty()) << a.hazards.front().dump();
     EXPECT_GE(a.summary["syncs"].get<int>(), rows) << "each commit synced";
-    EXPECT_GT(a.summary["name_change_calls"].get<int>(), 0) << "its journal's calls were seen";
+    EXPECT_GT(a.summary["namespace_calls"].get<int>(), 0) << "its journal's calls were seen";
     // sqlite3's own count of what it committed.
     EXPECT_EQ(sh_out("sqlite3 " + db + " 'SELECT count(*) FROM t'"), std::to_string(rows) + "\n");
   }
@@ -290,7 +290,7 @@ TEST_F(AuditRun, PostgresqlKeepsItsDurableFilesSafe) {
                  " -c 2 -T " + std::to_string(seconds) + " postgres >/dev/null 2>&1; rc=$?; " + u +
                  bin + "/pg_ctl -D " + d + "/pg -m fast -w stop >/dev/null; exit $rc"});
   EXPECT_GT(a.summary["syncs"].get<int>(), 0) << a.err;
-  EXPECT_GT(a.summary["name_change_calls"].get<int>(), 0) << a.err;
+  EXPECT_GT(a.summary["namespace_calls"].get<int>(), 0) << a.err;
   EXPECT_EQ(a.exit_code, 0) << a.err;
   EXPECT_TRUE(a.hazards.empty()) << a.hazards.front().dump();
   // The server's own account: it started, served pgbench and shut down cleanly.

@@ -102,8 +102,8 @@ TEST(HookPlan, ThisKernelUsesSyscallTracepointsAndTpBtf) {
       {"count sendfile", "tracepoint syscalls:sys_enter_sendfile64", ""},
       {"count splice", "tracepoint syscalls:sys_enter_splice", ""},
       {"count fallocate", "tracepoint syscalls:sys_enter_fallocate", ""},
-      {"name-change calls", "tracepoint syscalls:sys_enter_renameat (+25)", ""},
-      {"name-change calls (older)", "tracepoint syscalls:sys_enter_rename (+13)", ""},
+      {"namespace calls", "tracepoint syscalls:sys_enter_renameat (+25)", ""},
+      {"namespace calls (older)", "tracepoint syscalls:sys_enter_rename (+13)", ""},
       {"nvme submit", "-", "tp_btf: no nvme_core BTF for nvme_setup_cmd"},
       {"nvme complete", "-", "tp_btf: no nvme_core BTF for nvme_complete_rq"},
   };
@@ -406,7 +406,7 @@ TEST(HookPlan, WithoutTracefsThePlanUsesBtfHooksAndSaysWhatItCosts) {
                        "write/sync syscalls, other write/sync calls: via raw sys_enter/sys_exit "
                        "(every syscall of every thread pays a filter)",
                        "dirty throttling, count copy_file_range, count sendfile, count splice, "
-                       "count fallocate, name-change calls, name-change calls (older): not traced"}));
+                       "count fallocate, namespace calls, namespace calls (older): not traced"}));
 
   EXPECT_TRUE(tracefs_costs(plan_hooks(kernel_6_18(), PlanOptions{})).empty());
   // --raw-syscalls asked for the raw pair: not a cost of tracefs.

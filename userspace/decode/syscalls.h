@@ -64,8 +64,8 @@ inline constexpr std::array<SyscallSlot, 0 WP_URING_OP_TABLE(WP_URING_COUNT_)> k
 }};
 
 // The name-change calls, in Syscall order after the io_uring ops: no slot, not a write.
-inline constexpr std::array<SyscallSlot, 0 WP_NAME_CHANGE_TABLE(WP_NAME_CHANGE_COUNT_)> kNameChangeCalls{
-    {
+inline constexpr std::array<SyscallSlot, 0 WP_NAME_CHANGE_TABLE(WP_NAME_CHANGE_COUNT_)>
+    kNameChangeCalls{{
 #define WP_NAME_CHANGE_ROW_(name, Name, value, op, d1, n1, d2, n2, flags, fd) \
   {Syscall::Name, value, #name, false, false, false},
         WP_NAME_CHANGE_TABLE(WP_NAME_CHANGE_ROW_)

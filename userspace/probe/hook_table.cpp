@@ -435,15 +435,15 @@ std::vector<Hook> build_table() {
     HookVariant current{.kind = K::Tracepoint, .category = "syscalls"};
     HookVariant older = current;
 #define WP_NAME_CHANGE_HOOK_(call, Name, value, op, d1, n1, d2, n2, flags, fd) \
-  for (const char* side : {"enter", "exit"}) {                               \
-    HookVariant& v = legacy.contains(#call) ? older : current;               \
-    v.programs.push_back({.name = fmt::format("wp_ns_{}_{}", side, #call),   \
-                          .event = fmt::format("sys_{}_{}", side, #call)});  \
+  for (const char* side : {"enter", "exit"}) {                                 \
+    HookVariant& v = legacy.contains(#call) ? older : current;                 \
+    v.programs.push_back({.name = fmt::format("wp_ns_{}_{}", side, #call),     \
+                          .event = fmt::format("sys_{}_{}", side, #call)});    \
   }
     WP_NAME_CHANGE_TABLE(WP_NAME_CHANGE_HOOK_)
 #undef WP_NAME_CHANGE_HOOK_
-    t.push_back({.name = "name-change calls", .layer = "namespace", .variants = {current}});
-    t.push_back({.name = "name-change calls (older)", .layer = "namespace", .variants = {older}});
+    t.push_back({.name = "namespace calls", .layer = "namespace", .variants = {current}});
+    t.push_back({.name = "namespace calls (older)", .layer = "namespace", .variants = {older}});
   }
 
   t.push_back({.name = "nvme submit",

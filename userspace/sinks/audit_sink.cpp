@@ -165,7 +165,7 @@ void AuditSink::summary(const TraceSummary& totals) {
                        {"items", items_},
                        {"writes", totals.writes},
                        {"syncs", totals.fsyncs},
-                       {"name_change_calls", totals.name_change_calls},
+                       {"namespace_calls", totals.name_change_calls},
                        {"lost_records", totals.lost}})
          << "\n";
     return;
@@ -174,7 +174,7 @@ void AuditSink::summary(const TraceSummary& totals) {
   if (findings_.empty())
     out_ << fmt::format(
         "no crash-consistency hazard in {} items ({} writes, {} syncs, {} "
-        "name-change calls)\n",
+        "namespace calls)\n",
         items_, totals.writes, totals.fsyncs, totals.name_change_calls);
   else
     out_ << fmt::format("{} crash-consistency hazard{} in {} items\n", findings_.size(),

@@ -116,7 +116,7 @@ void write_json(Emitter& e, const TraceSummary& t) {
   e.object(field("type", "summary"), field("events", t.events), field("lost", t.lost),
            field("lost_by_hook", CountsByName{t.lost_by_hook}),
            field("missed_completions", t.missed_completions), field("writes", t.writes),
-           field("fsyncs", t.fsyncs), field("name_change_calls", t.name_change_calls),
+           field("fsyncs", t.fsyncs), field("namespace_calls", t.name_change_calls),
            field("incomplete", t.incomplete), field("aged_out", t.aged_out),
            field("evicted", t.evicted), field("discarded", t.discarded),
            field("memory_only", t.memory_only), field("lost_writes", t.lost_writes),

@@ -31,15 +31,15 @@ struct TraceSummary {
   // Request completions the kernel did not deliver to the hooks, found by the stitcher
   // (StitchStats::missed_completions): the items resting on them are incomplete.
   std::uint64_t missed_completions = 0;
-  std::uint64_t writes = 0;           // write timelines emitted
-  std::uint64_t fsyncs = 0;           // sync timelines emitted (every sync kind)
-  std::uint64_t name_change_calls = 0;  // namespace timelines emitted (rename, unlink, ...)
-  std::uint64_t incomplete = 0;       // timelines emitted incomplete
-  std::uint64_t aged_out = 0;         // of which emitted early: pending longer than the age limit
-  std::uint64_t evicted = 0;          // of which emitted early: over the pending-writes cap
-  std::uint64_t discarded = 0;        // writes whose pages the page cache dropped before writeback
-  std::uint64_t memory_only = 0;      // writes to a file system in memory only (tmpfs, ramfs)
-  std::uint64_t lost_writes = 0;      // writes whose writeback failed
+  std::uint64_t writes = 0;             // write timelines emitted
+  std::uint64_t fsyncs = 0;             // sync timelines emitted (every sync kind)
+  std::uint64_t name_change_calls = 0;  // name-change timelines emitted (rename, unlink, ...)
+  std::uint64_t incomplete = 0;         // timelines emitted incomplete
+  std::uint64_t aged_out = 0;           // of which emitted early: pending longer than the age limit
+  std::uint64_t evicted = 0;            // of which emitted early: over the pending-writes cap
+  std::uint64_t discarded = 0;    // writes whose pages the page cache dropped before writeback
+  std::uint64_t memory_only = 0;  // writes to a file system in memory only (tmpfs, ramfs)
+  std::uint64_t lost_writes = 0;  // writes whose writeback failed
   std::uint64_t lost_bytes = 0;
   std::map<DevT, DiskTotals> disks;  // every request completed, per disk
   Nanos duration_ns = 0;             // wall time traced

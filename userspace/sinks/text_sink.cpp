@@ -337,7 +337,7 @@ void add_commit(BlockBuilder& block, const JournalCommit& commit) {
 // "renameat2 pid 7/7 (save) /data/f.tmp -> /data/f  latency 12us": what the call did to which
 // names, as made whole from the directory they are relative to (else as the caller passed them).
 std::string format_name_change(const NameChangeTimeline& item, const Painter& paint,
-                             bool show_cgroup) {
+                               bool show_cgroup) {
   const SyscallEvent& call = item.call;
   BlockBuilder block(call.start_ns, paint);
   std::string header = call_identity(call, paint, show_cgroup);

@@ -43,16 +43,16 @@ struct DiskTotals {
 };
 
 struct StitchStats {
-  std::uint64_t writes = 0;           // write timelines emitted
-  std::uint64_t syncs = 0;            // sync timelines emitted
-  std::uint64_t name_change_calls = 0;  // namespace timelines emitted
-  std::uint64_t incomplete = 0;       // timelines emitted incomplete
-  std::uint64_t aged_out = 0;         // of which emitted early: pending longer than the age limit
-  std::uint64_t evicted = 0;          // of which emitted early: over the pending-writes cap
-  std::uint64_t discarded = 0;        // writes whose pending pages the page cache dropped unwritten
-  std::uint64_t memory_only = 0;      // writes to a file system in memory only (tmpfs, ramfs)
-  std::uint64_t lost_writes = 0;      // writes whose writeback failed
-  std::uint64_t lost_bytes = 0;       // the bytes those writes wrote
+  std::uint64_t writes = 0;             // write timelines emitted
+  std::uint64_t syncs = 0;              // sync timelines emitted
+  std::uint64_t name_change_calls = 0;  // name-change timelines emitted
+  std::uint64_t incomplete = 0;         // timelines emitted incomplete
+  std::uint64_t aged_out = 0;           // of which emitted early: pending longer than the age limit
+  std::uint64_t evicted = 0;            // of which emitted early: over the pending-writes cap
+  std::uint64_t discarded = 0;    // writes whose pending pages the page cache dropped unwritten
+  std::uint64_t memory_only = 0;  // writes to a file system in memory only (tmpfs, ramfs)
+  std::uint64_t lost_writes = 0;  // writes whose writeback failed
+  std::uint64_t lost_bytes = 0;   // the bytes those writes wrote
   std::uint64_t bios = 0;
   std::uint64_t requests = 0;
   std::uint64_t orphan_bios = 0;  // bios no request claimed before they aged out
