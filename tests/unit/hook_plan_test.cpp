@@ -36,12 +36,6 @@ const HookChoice& choice(const HookPlan& plan, const std::string& hook) {
   return none;
 }
 
-std::vector<std::string> program_names(const HookVariant& v) {
-  std::vector<std::string> out;
-  for (const auto& program : v.programs) out.push_back(program.name);
-  return out;
-}
-
 Row row(const HookPlan& plan, const std::string& hook) {
   return row_of(choice(plan, hook));
 }
@@ -212,9 +206,10 @@ TEST(HookPlan, Debian61UsesFentryAndNvmeTracepoints) {
             Row("write/sync syscalls", "fentry vfs_write (+3)", ""));
   const HookChoice& vfs = choice(plan, "write/sync syscalls");
   ASSERT_NE(vfs.variant, nullptr);
-  EXPECT_EQ(program_names(*vfs.variant),
-            (std::vector<std::string>{"wp_vfs_write_enter", "wp_vfs_write_exit",
-                                      "wp_vfs_fsync_enter", "wp_vfs_fsync_exit"}));
+  std::vector<std::string> names;
+  for (const auto& program : vfs.variant->programs) names.push_back(program.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"wp_vfs_write_enter", "wp_vfs_write_exit",
+                                             "wp_vfs_fsync_enter", "wp_vfs_fsync_exit"}));
   // fentry serves only write/pwrite64/fsync; the others stay on tracepoints (fdatasync too:
   // 6.1 inlines vfs_fsync_range into it).
   EXPECT_EQ(row(plan, "other write/sync calls"),
