@@ -71,10 +71,18 @@ TEST(JsonSink, SummaryBpfCostIsTheKernelsCountPerProgram) {
   EXPECT_EQ(cost["cpus"], 2);
   EXPECT_DOUBLE_EQ(cost["cpu_share"].get<double>(), 0.0);  // 3e-5, four decimals
   EXPECT_EQ(cost["ns_per_item"], 600);
+  EXPECT_EQ(cost["window_ns"], 1'000'000'000);  // not known: the trace's duration
   ASSERT_EQ(cost["programs"].size(), 2u);
   EXPECT_EQ(
       cost["programs"][0],
       json({{"name", "wp_exit_pwrite64"}, {"runs", 100}, {"ns", 40'000}, {"ns_per_run", 400}}));
+  // Over the time the programs were attached, which holds the trace: 60 us in 20 ms on 2 CPUs.
+  totals.bpf_cost->window_ns = 20'000'000;
+  std::ostringstream attached;
+  JsonSink(attached).summary(totals);
+  const json over_attach = parse_one_line(attached.str())["bpf_cost"];
+  EXPECT_EQ(over_attach["window_ns"], 20'000'000);
+  EXPECT_DOUBLE_EQ(over_attach["cpu_share"].get<double>(), 0.0015);
   std::ostringstream none;
   JsonSink(none).summary(TraceSummary{});
   EXPECT_TRUE(parse_one_line(none.str())["bpf_cost"].is_null());

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "common/errors.h"
+#include "common/wall_clock.h"
 #include "probe/cgroups.h"
 #include "probe/container_names.h"
 #include "probe/coverage.h"
@@ -35,6 +36,7 @@ BpfCost program_cost(const BpfSession& session) {
   std::sort(cost.programs.begin(), cost.programs.end(),
             [](const ProgramCost& a, const ProgramCost& b) { return a.ns > b.ns; });
   cost.cpus = static_cast<unsigned>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
+  cost.window_ns = monotonic_now() - session.attached_at();
   return cost;
 }
 

@@ -22,6 +22,11 @@ struct ProgramCost {
 struct BpfCost {
   std::vector<ProgramCost> programs;  // those that ran, most time first
   unsigned cpus = 0;                  // online CPUs, for the share of the machine
+  // From the programs' attach to the read of their counters: the time they ran in, which is
+  // longer than the trace (attaching takes seconds on a busy machine, and every program runs
+  // for every process from its attach on). 0: not known, the trace's duration stands in.
+  Nanos window_ns = 0;
+  Nanos share_window(Nanos trace_duration) const { return window_ns ? window_ns : trace_duration; }
   Nanos total_ns() const {
     Nanos total = 0;
     for (const auto& p : programs) total += p.ns;

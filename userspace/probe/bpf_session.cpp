@@ -19,6 +19,7 @@
 #include <iterator>
 
 #include "common/units.h"
+#include "common/wall_clock.h"
 #include "probe/kernel_caps.h"
 #include "writepath.skel.h"
 
@@ -202,6 +203,7 @@ std::unique_ptr<BpfSession> BpfSession::start(const HookPlan& plan, const Kernel
   }
 
   bool attach_failed = false;
+  session->attached_at_ = monotonic_now();  // the first program may run from here on
   bpf_object__for_each_program(prog, session->skel_->obj) {
     if (!bpf_program__autoload(prog)) continue;
     struct bpf_link* link = bpf_program__attach(prog);

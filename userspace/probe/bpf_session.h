@@ -100,6 +100,8 @@ class BpfSession {
   // Each loaded program's runs and run time as the kernel counted them (only while
   // kernel.bpf_stats_enabled is 1; zeros otherwise).
   std::vector<ProgramCost> program_costs() const;
+  // When the programs' attach began (CLOCK_MONOTONIC): their counts run from there.
+  Nanos attached_at() const { return attached_at_; }
   // What each disk did for the write requests the kernel kept out of a filtered trace
   // (bpf/block.bpf.c): requests and bytes, per disk.
   std::map<DevT, wp_filtered_totals> filtered_requests() const;
@@ -118,6 +120,7 @@ class BpfSession {
   ring_buffer* ring_ = nullptr;
   RecordHandler handler_;
   int batch_left_ = 0;  // records this consume() may still hand over
+  Nanos attached_at_ = 0;
   // The kernel's traced_tgid_bytes, mapped: one byte per tgid (task_filter.bpf.h).
   std::span<std::uint8_t> tgid_bytes_;
 };

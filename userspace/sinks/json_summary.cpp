@@ -98,14 +98,16 @@ void write_json(Emitter& e, const ProgramCostJson& c) {
 }
 void write_json(Emitter& e, const BpfCostOf& c) {
   const Nanos total = c.cost.total_ns();
-  const double machine = static_cast<double>(c.totals.duration_ns) * std::max(c.cost.cpus, 1u);
+  const Nanos window = c.cost.share_window(c.totals.duration_ns);
+  const double machine = static_cast<double>(window) * std::max(c.cost.cpus, 1u);
   const std::uint64_t items = c.totals.writes + c.totals.fsyncs;
   const auto per_item = items ? std::optional<std::uint64_t>(total / items) : std::nullopt;
   std::vector<ProgramCostJson> programs;
   for (const auto& p : c.cost.programs) programs.push_back({p});
   e.object(field("ns", total),
            field("cpu_share", Fraction{machine > 0 ? static_cast<double>(total) / machine : 0.0}),
-           field("cpus", c.cost.cpus), field("ns_per_item", per_item), field("programs", programs));
+           field("cpus", c.cost.cpus), field("window_ns", window), field("ns_per_item", per_item),
+           field("programs", programs));
 }
 
 void write_json(Emitter& e, const TraceSummary& t) {

@@ -78,7 +78,8 @@ std::string format_bpf_cost(const BpfCost& cost, const TraceSummary& totals,
                             const SinkOptions& options) {
   const Painter paint(options.color);
   const Nanos total = cost.total_ns();
-  const double machine = static_cast<double>(totals.duration_ns) * std::max(cost.cpus, 1u);
+  const double machine =
+      static_cast<double>(cost.share_window(totals.duration_ns)) * std::max(cost.cpus, 1u);
   std::uint64_t runs = 0;
   for (const auto& p : cost.programs) runs += p.runs;
   std::string text = fmt::format(
