@@ -158,7 +158,11 @@ struct {
 } filtered_bios SEC(".maps");
 
 /* Requests issued with only such bios, until their last completion event: a partial
- * completion moves rq->bio on, so the issue's decision is kept rather than made again. */
+ * completion moves rq->bio on, so the issue's decision is kept rather than made again. The
+ * value is WP_FILTERED_COUNT_AT_SEQ_END once the data of a request in a flush sequence has
+ * completed: the request itself counts at the sequence's end, as diskstats counts it. */
+enum { WP_FILTERED_ISSUED = 1, WP_FILTERED_COUNT_AT_SEQ_END = 2 };
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
@@ -261,24 +265,25 @@ static __always_inline void wp_count_filtered(__u32 disk, __u32 op, __u32 bytes,
 
 /* Whether a data request's event is kept out of the trace (see above). */
 static __always_inline bool wp_request_filtered(struct request *rq, __u8 event, __u32 disk,
-						__u32 op, __u32 opf, __u32 nr_bytes)
+						__u32 op, __u32 nr_bytes)
 {
 	__u64 key = (__u64)rq;
-	__u8 one = 1;
-	bool last;
+	__u8 issued = WP_FILTERED_ISSUED, at_seq_end = WP_FILTERED_COUNT_AT_SEQ_END, *state;
+	bool last, in_seq;
 
 	switch (event) {
 	case WP_RQ_INSERT:
 		return wp_request_bios_filtered(rq);
 	case WP_RQ_ISSUE:
 		if (wp_request_bios_filtered(rq)) {
-			bpf_map_update_elem(&filtered_rqs, &key, &one, BPF_ANY);
+			bpf_map_update_elem(&filtered_rqs, &key, &issued, BPF_ANY);
 			return true;
 		}
 		bpf_map_delete_elem(&filtered_rqs, &key);
 		return false;
 	case WP_RQ_COMPLETE:
-		if (!bpf_map_lookup_elem(&filtered_rqs, &key)) {
+		state = bpf_map_lookup_elem(&filtered_rqs, &key);
+		if (!state) {
 			/* Never issued: an empty PREFLUSH write the flush machinery completes
 			 * itself (its flush went out as a request of its own). */
 			if (nr_bytes || !wp_request_bios_filtered(rq))
@@ -287,13 +292,18 @@ static __always_inline bool wp_request_filtered(struct request *rq, __u8 event, 
 			return true;
 		}
 		if (!nr_bytes) { /* the end of its flush sequence (PREFLUSH/FUA): its last event */
+			if (*state == WP_FILTERED_COUNT_AT_SEQ_END)
+				wp_count_filtered(disk, op, 0, true);
 			bpf_map_delete_elem(&filtered_rqs, &key);
 			return true;
 		}
 		/* At this event __data_len is what was left before this completion. */
 		last = nr_bytes >= BPF_CORE_READ(rq, __data_len);
-		wp_count_filtered(disk, op, nr_bytes, last);
-		if (last && !(wp_req_flags(opf) & (WP_REQ_PREFLUSH | WP_REQ_FUA)))
+		in_seq = wp_rq_in_flush_seq(rq);
+		wp_count_filtered(disk, op, nr_bytes, last && !in_seq);
+		if (last && in_seq)
+			bpf_map_update_elem(&filtered_rqs, &key, &at_seq_end, BPF_ANY);
+		else if (last)
 			bpf_map_delete_elem(&filtered_rqs, &key);
 		return true;
 	default: /* requeue: inserted and issued again, decided again then */
@@ -390,7 +400,7 @@ static __always_inline void wp_time_request(struct request *rq, __u8 event, __u3
 
 /* One request record: a request's event, or a failed bio's (`ptr` is then the bio). */
 static __always_inline void wp_send_request_record(__u64 ptr, __u8 event, __u32 disk, __u32 op,
-						   __u32 opf, __u32 bytes, __u64 sector,
+						   __u32 flags, __u32 bytes, __u64 sector,
 						   int status)
 {
 	struct wp_request_record *r = wp_reserve(sizeof(*r), WP_REC_REQUEST, WP_HOOK_REQUEST);
@@ -400,7 +410,7 @@ static __always_inline void wp_send_request_record(__u64 ptr, __u8 event, __u32 
 	r->rq = ptr;
 	r->disk = disk;
 	r->op = op;
-	r->flags = wp_req_flags(opf);
+	r->flags = flags;
 	r->bytes = bytes;
 	r->sector = sector;
 	r->error = wp_blk_status_errno(status);
@@ -415,7 +425,7 @@ static __always_inline int wp_emit_request(struct request *rq, __u8 event, int e
 {
 	__u32 opf = BPF_CORE_READ(rq, cmd_flags);
 	__u32 op = wp_req_op(opf);
-	__u32 disk;
+	__u32 disk, flags;
 
 	if (cfg_metrics && event != WP_RQ_INSERT)
 		wp_time_request(rq, event, op, wp_rq_disk(rq), nr_bytes);
@@ -429,7 +439,7 @@ static __always_inline int wp_emit_request(struct request *rq, __u8 event, int e
 	if (cfg_disk && disk != cfg_disk)
 		return 0;
 	if (wp_filters_files() && op != WP_OP_FLUSH &&
-	    wp_request_filtered(rq, event, disk, op, opf, nr_bytes))
+	    wp_request_filtered(rq, event, disk, op, nr_bytes))
 		return 0;
 	/* A flush of a disk no traced file is on (counted when done, for the disk's totals). */
 	if (op == WP_OP_FLUSH && !wp_disk_may_be_traced(disk)) {
@@ -437,7 +447,10 @@ static __always_inline int wp_emit_request(struct request *rq, __u8 event, int e
 			wp_count_filtered(disk, op, 0, true);
 		return 0;
 	}
-	wp_send_request_record((__u64)rq, event, disk, op, opf,
+	flags = wp_req_flags(opf);
+	if (event == WP_RQ_COMPLETE && nr_bytes && wp_rq_in_flush_seq(rq))
+		flags |= WP_REQ_FLUSH_SEQ;
+	wp_send_request_record((__u64)rq, event, disk, op, flags,
 			       event == WP_RQ_COMPLETE ? nr_bytes : BPF_CORE_READ(rq, __data_len),
 			       BPF_CORE_READ(rq, __sector), error);
 	return 0;
@@ -461,7 +474,7 @@ static __always_inline int wp_emit_bio_failure(struct bio *bio)
 	wp_bio_devs(bio, &bdev, &disk);
 	if (cfg_disk && disk != cfg_disk && bdev != cfg_disk)
 		return 0;
-	wp_send_request_record((__u64)bio, WP_RQ_BIO_FAILED, disk, op, opf,
+	wp_send_request_record((__u64)bio, WP_RQ_BIO_FAILED, disk, op, wp_req_flags(opf),
 			       BPF_CORE_READ(bio, bi_iter.bi_size),
 			       BPF_CORE_READ(bio, bi_iter.bi_sector), status);
 	return 0;

@@ -158,6 +158,18 @@ static __always_inline __u32 wp_req_flags(__u32 opf)
 	return out;
 }
 
+/* Whether the flush machinery runs `rq` through a PREFLUSH/FUA sequence (RQF_FLUSH_SEQ, an
+ * rq_flags bit). Up to v6.1 at least the bit was the macro 1 << 4, absent from BTF; v6.12 and
+ * later number it in enum rqf_flags (__RQF_FLUSH_SEQ = 1), which CO-RE reads. */
+static __always_inline bool wp_rq_in_flush_seq(struct request *rq)
+{
+	__u32 bit = 4;
+
+	if (bpf_core_enum_value_exists(enum rqf_flags, __RQF_FLUSH_SEQ))
+		bit = bpf_core_enum_value(enum rqf_flags, __RQF_FLUSH_SEQ);
+	return BPF_CORE_READ(rq, rq_flags) & (1u << (bit & 31));
+}
+
 /* ---- writeback ------------------------------------------------------------------------ */
 
 /* enum wb_reason has gained and lost members over time (WB_REASON_FREE_MORE_MEM went in

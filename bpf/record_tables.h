@@ -138,7 +138,7 @@ typedef struct wp_extent wp_t_extents[WP_BIO_MAX_EXTENTS];
 	X(ptr, rq, "kernel pointer: reused, so identity is pointer + lifetime")                    \
 	X(dev, disk, "the disk")                                                                   \
 	X(req_op32, op, "enum wp_req_op")                                                          \
-	X(req_flags32, flags, "enum wp_req_flags of rq->cmd_flags at this event")                  \
+	X(req_flags32, flags, "enum wp_req_flags of rq->cmd_flags; a completion: FLUSH_SEQ too")   \
 	X(u32, bytes, "__data_len; at complete: the bytes completed")                              \
 	X(u64, sector, "its first sector")                                                         \
 	X(s32, error, "complete: blk_status_t")                                                    \

@@ -391,6 +391,10 @@ enum wp_req_flags {
 	WP_REQ_PREFLUSH = 1 << 1,
 	WP_REQ_SYNC = 1 << 2,
 	WP_REQ_META = 1 << 3,
+	/* Not a cmd_flags bit: set on a data completion the flush machinery runs in a
+	 * PREFLUSH/FUA sequence (rq->rq_flags RQF_FLUSH_SEQ). The kernel's accounting counts such a
+	 * request once its sequence ends (a zero-byte completion), not as its data completes. */
+	WP_REQ_FLUSH_SEQ = 1 << 4,
 };
 
 /* REQ_OP_* values: stable since v4.10. */

@@ -104,6 +104,10 @@ Round draw_pattern(std::uint64_t seed) {
   return r;
 }
 
+fs::path scratch_of(std::uint64_t seed) {
+  return fs::temp_directory_path() / ("wp_oracle_" + std::to_string(seed));
+}
+
 std::vector<std::uint64_t> seeds() {
   if (const char* fixed = std::getenv("WRITEPATH_SWEEP_SEEDS")) {
     std::vector<std::uint64_t> out;
@@ -160,7 +164,7 @@ std::vector<std::string> run_round(const Round& r, Tally& tally) {
       !disk.set_queue("write_cache", r.write_cache)) {
     return {"could not set the queue knobs of " + disk.loop_name()};
   }
-  const fs::path scratch = fs::temp_directory_path() / ("wp_oracle_" + std::to_string(r.seed));
+  const fs::path scratch = scratch_of(r.seed);
   fs::create_directories(scratch);
   const std::string log = (scratch / "truth.log").string();
   const std::string trace = (scratch / "trace.jsonl").string();
@@ -179,8 +183,10 @@ std::vector<std::string> run_round(const Round& r, Tally& tally) {
   const std::string dir = r.overlay ? merged : disk.mount_point();
   const std::string file = dir + "/data";
   const std::string fio_out = (scratch / "fio.json").string();
-  std::vector<std::string> argv = {writepath(), "trace", "--dev", disk.disk(), "--format",
-                                   "json",      "-o",    trace,   "--"};
+  // The raw records stay beside a failing round's trace: `writepath report` replays them.
+  const std::string saved = (scratch / "trace.wpt").string();
+  std::vector<std::string> argv = {writepath(), "trace", "--dev",  disk.disk(), "--format", "json",
+                                   "-o",        trace,   "--save", saved,       "--"};
   if (r.fio) {
     const std::string sync = r.sync == "end-fsync" ? "--end_fsync=1"
                              : r.sync == "fsync"   ? "--fsync=" + std::to_string(r.every)
@@ -291,8 +297,8 @@ TEST(OracleSweep, EveryVerdictHoldsAgainstTheKernelsOwnTruth) {
     std::printf("[ sweep    ] %s: %zu violations\n", r.describe().c_str(), v.size());
     std::string shown;
     for (std::size_t i = 0; i < v.size() && i < 12; ++i) shown += "\n  " + v[i];
-    EXPECT_TRUE(v.empty()) << r.describe() << " (rerun: WRITEPATH_SWEEP_SEEDS=" << seed << ")"
-                           << shown;
+    EXPECT_TRUE(v.empty()) << r.describe() << " (rerun: WRITEPATH_SWEEP_SEEDS=" << seed
+                           << "; records kept in " << scratch_of(seed).string() << ")" << shown;
   }
   std::printf("[ sweep    ] %zu rounds, %zu writes, %zu syncs, %zu pages checked, %zu violations\n",
               tally.rounds, tally.writes, tally.syncs, tally.pages, tally.violations);

@@ -56,7 +56,19 @@ class OverlayOnExt4 : public ::testing::Test {
       fs::create_directories(disk_.file(d));
     mount_overlay();
   }
-  void TearDown() override { overlay_.reset(); }
+  void TearDown() override {
+    overlay_.reset();
+    // A failing test keeps its raw records: `writepath report --format json` replays them.
+    if (HasFailure() && fs::exists(records()))
+      std::printf("[ records  ] kept in %s\n", records().c_str());
+    else
+      fs::remove(records());
+  }
+
+  static std::string records() {
+    return (fs::temp_directory_path() / ("wp_overlay_" + std::to_string(::getpid()) + ".wpt"))
+        .string();
+  }
 
   // The overlay of the disk's lower, upper and work directories at merged().
   void mount_overlay() {
@@ -83,9 +95,11 @@ class OverlayOnExt4 : public ::testing::Test {
             .string();
     std::vector<std::string> argv = {writepath(), "trace"};
     argv.insert(argv.end(), select.begin(), select.end());
-    for (const char* a : {"--format", "json", "--", "sh", "-c",
-                          "cat /proc/diskstats > \"$0.start\" && \"$@\"; rc=$?; "
-                          "cat /proc/diskstats > \"$0.end\"; exit $rc"})
+    for (const std::string& a :
+         {std::string("--format"), std::string("json"), std::string("--save"), records(),
+          std::string("--"), std::string("sh"), std::string("-c"),
+          std::string("cat /proc/diskstats > \"$0.start\" && \"$@\"; rc=$?; "
+                      "cat /proc/diskstats > \"$0.end\"; exit $rc")})
       argv.push_back(a);
     argv.push_back(stats);
     argv.insert(argv.end(), command.begin(), command.end());

@@ -151,7 +151,8 @@ constexpr std::pair<std::uint32_t, std::string_view> kRequestFlags[] = {
     {req_flag::kFua, "fua"},
     {req_flag::kPreflush, "preflush"},
     {req_flag::kSync, "sync"},
-    {req_flag::kMeta, "meta"}};
+    {req_flag::kMeta, "meta"},
+    {req_flag::kFlushSeq, "flush_seq"}};
 constexpr std::pair<std::uint32_t, std::string_view> kIclogFlags[] = {
     {WP_ICLOG_NEED_FLUSH, "need_flush"}, {WP_ICLOG_NEED_FUA, "need_fua"}};
 constexpr std::pair<std::uint32_t, std::string_view> kOps[] = {

@@ -75,6 +75,7 @@ constexpr std::uint32_t kFua = WP_REQ_FUA;
 constexpr std::uint32_t kPreflush = WP_REQ_PREFLUSH;
 constexpr std::uint32_t kSync = WP_REQ_SYNC;
 constexpr std::uint32_t kMeta = WP_REQ_META;
+constexpr std::uint32_t kFlushSeq = WP_REQ_FLUSH_SEQ;  // a completion's only
 }  // namespace req_flag
 
 enum class ReqOp : std::uint8_t {

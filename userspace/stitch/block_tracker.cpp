@@ -76,6 +76,12 @@ std::shared_ptr<Request> BlockTracker::lifetime_for_submit(const RequestEvent& e
       }
       infer_completion(current, ev.ts);
     }
+    if (r.counted_at_sequence_end) {
+      // Its flush sequence ended before the kernel freed the request for reuse: that
+      // zero-byte completion was not delivered.
+      ++stats_.missed_completions;
+      count_sequence_end(r);
+    }
     abandon(r);
     active_.erase(ev.rq);
   }
@@ -204,6 +210,7 @@ void BlockTracker::complete_flush(Request& r, Nanos ts, std::int32_t error) {
 // The zero-byte completion ending a PREFLUSH/FUA data request's flush sequence, at `ts`.
 void BlockTracker::end_flush_sequence(Request& r, Nanos ts) {
   r.flush_seq_done = true;
+  count_sequence_end(r);
   if (r.tl.flags & req_flag::kFua) listener_.fua_sequence_done(r, ts);
   listener_.flush_completed(r.tl.disk, *r.tl.complete_ns, ts, r.tl, false);
 }
@@ -247,10 +254,12 @@ void BlockTracker::on_complete(const RequestEvent& ev) {
   // A zero-byte write completing on a pointer whose last lifetime carried no PREFLUSH/FUA, or
   // whose flush sequence has already ended, cannot be that request's flush-sequence end: it is
   // an empty PREFLUSH write (what blkdev_issue_flush() submits) that the flush machinery
-  // completed without ever issuing it, reusing the pointer of an older, finished request.
+  // completed without ever issuing it, reusing the pointer of an older, finished request. A
+  // lifetime whose data the kernel said completed inside a flush sequence is still in it.
   const bool empty_preflush_write =
       ev.op == ReqOp::Write && ev.bytes == 0 &&
       (!matches || (it->second->data_done && it->second->tl.op == ReqOp::Write &&
+                    !it->second->counted_at_sequence_end &&
                     (!(it->second->tl.flags & (req_flag::kPreflush | req_flag::kFua)) ||
                      it->second->flush_seq_done)));
   if (empty_preflush_write) {
@@ -298,9 +307,10 @@ void BlockTracker::on_complete(const RequestEvent& ev) {
     return;
   }
 
+  const bool in_flush_sequence = ev.flags & req_flag::kFlushSeq;
   if (!r->data_done) {
     if (ev.error != 0) {
-      count_write(tl);
+      count_write(*r, in_flush_sequence);
       tl.error = ev.error;
       tl.complete_ns = ev.ts;
       r->data_done = true;
@@ -321,14 +331,19 @@ void BlockTracker::on_complete(const RequestEvent& ev) {
       return;
     }
     r->completed_bytes += ev.bytes;
-    if (r->completed_bytes >= tl.bytes) complete_data(r, ev.ts);
+    if (r->completed_bytes >= tl.bytes) complete_data(r, ev.ts, in_flush_sequence);
     return;
   }
 
   // Data already done, no new issue since: the zero-byte completion ending the flush
-  // sequence of a PREFLUSH/FUA request (after its post-flush on devices without FUA).
+  // sequence of a PREFLUSH/FUA request (after its post-flush on devices without FUA), or of
+  // one whose data failed in it (the sequence ends at once, with the error).
   if (ev.bytes == 0 && !r->flush_seq_done && tl.error == 0) {
     end_flush_sequence(*r, ev.ts);
+    return;
+  }
+  if (ev.bytes == 0 && r->counted_at_sequence_end) {
+    count_sequence_end(*r);
     return;
   }
   ++stats_.unmatched_completes;
@@ -356,17 +371,31 @@ void BlockTracker::on_bio_failed(const RequestEvent& ev) {
   listener_.data_failed(r, bios, ev.ts);
 }
 
-// diskstats' writes: a request counts once, when it is done (STAT_WRITE: writes and
-// write-zeroes; discards are counted apart).
-void BlockTracker::count_write(const RequestTimeline& tl) {
+// diskstats' writes (STAT_WRITE: writes and write-zeroes; discards are counted apart): the
+// bytes as the data completes, the request once, when the kernel ends it. A request the flush
+// machinery runs (RQF_FLUSH_SEQ) ends at its sequence's end, after its post-flush: the
+// kernel's accounting skips it until then (blk_account_io_done()), and a trace that ends in
+// between must not count what diskstats does not yet.
+void BlockTracker::count_write(Request& r, bool in_flush_sequence) {
+  const RequestTimeline& tl = r.tl;
   if (tl.op != ReqOp::Write && tl.op != ReqOp::WriteZeroes) return;
   DiskTotals& d = stats_.disks[tl.disk];
-  ++d.write_requests;
   d.write_bytes += tl.bytes;
+  if (in_flush_sequence)
+    r.counted_at_sequence_end = true;
+  else
+    ++d.write_requests;
 }
 
-void BlockTracker::complete_data(const std::shared_ptr<Request>& r, Nanos ts) {
-  count_write(r->tl);
+void BlockTracker::count_sequence_end(Request& r) {
+  if (!r.counted_at_sequence_end) return;
+  r.counted_at_sequence_end = false;
+  ++stats_.disks[r.tl.disk].write_requests;
+}
+
+void BlockTracker::complete_data(const std::shared_ptr<Request>& r, Nanos ts,
+                                 bool in_flush_sequence) {
+  count_write(*r, in_flush_sequence);
   r->data_done = true;
   r->tl.complete_ns = ts;
   std::vector<std::shared_ptr<Bio>> bios = std::move(r->bios);
@@ -414,7 +443,8 @@ void BlockTracker::trim_nvme_before_issue(Nanos now) {
 // kernel makes one request of each such bio (flush bios are never merged, and a device without
 // a volatile cache completes them before they are queued, so those reach no hook), and
 // diskstats counts each request as a write of no sectors. Bios queued before the trace whose
-// completions came in it can only hide a miss, never invent one.
+// completions came in it can only hide a miss, never invent one. A request whose flush
+// sequence has not ended by now is not counted: diskstats has not counted it either.
 void BlockTracker::end_of_trace() {
   if (ended_) return;
   ended_ = true;
@@ -430,6 +460,7 @@ void BlockTracker::on_lost() {
   // A lifetime in flight may have lost its completion and been reused: a later completion
   // for its pointer could belong to another request. Abandon them all rather than guess.
   for (auto& [ptr, r] : active_) {
+    count_sequence_end(*r);  // its sequence ends, delivered or not: the disk counts it
     r->lost_tracking = true;
     abandon(*r);
   }

@@ -89,8 +89,9 @@ class BlockTracker {
   void claim_flush_bios(const std::shared_ptr<Request>& r, Nanos until);
   void on_complete(const RequestEvent& ev);
   void on_bio_failed(const RequestEvent& ev);
-  void count_write(const RequestTimeline& tl);
-  void complete_data(const std::shared_ptr<Request>& r, Nanos ts);
+  void count_write(Request& r, bool in_flush_sequence);
+  void count_sequence_end(Request& r);
+  void complete_data(const std::shared_ptr<Request>& r, Nanos ts, bool in_flush_sequence = false);
   void trim_nvme_before_issue(Nanos now);
   // A new request lifetime of pointer `rq`, with its serial number.
   std::shared_ptr<Request> new_request(std::uint64_t rq);

@@ -55,8 +55,11 @@ struct Request {
   bool data_done = false;       // transfer finished (successfully or with tl.error)
   bool fua_at_issue = false;    // the device does FUA natively
   bool flush_seq_done = false;  // the zero-byte completion ending its flush sequence was seen
-  bool lost_tracking = false;   // records were lost while it was in flight: it was abandoned
-  bool requeued = false;        // handed back by the driver: its next insert and issue are its own
+  // Its data completed inside a flush sequence (RQF_FLUSH_SEQ): the disk's totals count the
+  // request at the sequence's end, as diskstats does, and have not yet.
+  bool counted_at_sequence_end = false;
+  bool lost_tracking = false;  // records were lost while it was in flight: it was abandoned
+  bool requeued = false;       // handed back by the driver: its next insert and issue are its own
   bool durable_inferred = false;  // made durable by a flush whose completion was inferred
   DurableVia via = DurableVia::None;
   // Bios it carries; cleared once it completes (or is abandoned), which also breaks the
