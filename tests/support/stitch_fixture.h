@@ -49,21 +49,22 @@ inline SyscallEvent sync_call(Syscall which, Nanos start, Nanos end, std::uint32
                                   .ino = kIno});
 }
 
+// A bio of thread `tid` on the fixture's partition of kDisk; the builders below fill in the rest.
+inline BioEvent bio_of(Nanos ts, std::uint64_t ptr, std::uint32_t tid) {
+  return {.ts = ts, .bio = ptr, .pid = tid, .tid = tid, .bdev = kPart, .disk = kDisk};
+}
+
 // A writeback bio of file pages [index, index + pages) at `sector`.
 inline BioEvent page_bio(Nanos ts, std::uint64_t ptr, std::uint64_t sector, std::uint64_t index,
                          std::uint32_t pages, std::uint32_t tid = kFlusherTid) {
-  return {.ts = ts,
-          .bio = ptr,
-          .pid = tid,
-          .tid = tid,
-          .bdev = kPart,
-          .disk = kDisk,
-          .sector = sector,
-          .bytes = pages * 4096,
-          .file_dev = kPart,
-          .ino = kIno,
-          .nr_extents = 1,
-          .extents = {Extent{index, pages}}};
+  BioEvent b = bio_of(ts, ptr, tid);
+  b.sector = sector;
+  b.bytes = pages * 4096;
+  b.file_dev = kPart;
+  b.ino = kIno;
+  b.nr_extents = 1;
+  b.extents = {Extent{index, pages}};
+  return b;
 }
 
 // A dirty folio of the file, pages [index, index + pages), dropped from the page cache.
@@ -75,26 +76,19 @@ inline DiscardEvent discard(Nanos ts, std::uint64_t index, std::uint32_t pages,
 // A bio with user pages (O_DIRECT) or metadata: no file extents.
 inline BioEvent anon_bio(Nanos ts, std::uint64_t ptr, std::uint64_t sector, std::uint32_t bytes,
                          std::uint32_t tid) {
-  return {.ts = ts,
-          .bio = ptr,
-          .pid = tid,
-          .tid = tid,
-          .bdev = kPart,
-          .disk = kDisk,
-          .sector = sector,
-          .bytes = bytes,
-          .bio_flags = bio_flag::kAnon};
+  BioEvent b = bio_of(ts, ptr, tid);
+  b.sector = sector;
+  b.bytes = bytes;
+  b.bio_flags = bio_flag::kAnon;
+  return b;
 }
 
+// An empty PREFLUSH write: what blkdev_issue_flush() submits.
 inline BioEvent flush_bio(Nanos ts, std::uint64_t ptr, std::uint32_t tid) {
-  return {.ts = ts,
-          .bio = ptr,
-          .pid = tid,
-          .tid = tid,
-          .bdev = kPart,
-          .disk = kDisk,
-          .flags = req_flag::kPreflush | req_flag::kSync,
-          .bio_flags = bio_flag::kNoFile};
+  BioEvent b = bio_of(ts, ptr, tid);
+  b.flags = req_flag::kPreflush | req_flag::kSync;
+  b.bio_flags = bio_flag::kNoFile;
+  return b;
 }
 
 inline RequestEvent rq(RequestEventKind kind, Nanos ts, std::uint64_t ptr, std::uint64_t sector,
