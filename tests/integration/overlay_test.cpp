@@ -33,8 +33,9 @@ std::string join(const std::vector<std::string>& lines) {
 }
 
 // The disk's requests the items name, each once: when the trace's total for the disk is not
-// what diskstats counted, the requests it saw (a total above diskstats' has been seen, rarely:
-// 12 traced, 11 completed, through the copy-ups' syncs).
+// what diskstats counted, the requests it saw. (A total of 12 against diskstats' 11 was a jbd2
+// commit whose flush sequence had not ended when the trace did: block_tracker.cpp counts such
+// a request at its sequence's end, as the kernel's accounting does.)
 std::string requests_of(const std::vector<json>& items, const std::string& disk) {
   std::set<std::string> seen;
   std::string s;
