@@ -9,12 +9,16 @@
 //  - every other thread whose fsync bios the request carried lists it in an fsync of its own
 //    that returned after the request completed;
 //  - a write followed by a successful fsync of its thread is durable no later than that
-//    fsync's end, and every request it lists completed by then.
+//    fsync's end, and every request it lists completed by then; unless the tracer marks it
+//    incomplete (a request completion the kernel did not deliver, which 6.18 sometimes skips:
+//    its times are then bounds, later than the truth), which the summary's missed completions
+//    must explain.
 #include <map>
 #include <set>
 #include <tuple>
 
 #include "harness.h"
+#include "oracle.h"
 
 namespace wp::testing {
 namespace {
@@ -79,7 +83,11 @@ TEST_F(SharedFile, FsyncRequestsOfThreadsSharingAFileBelongToTheirFsyncs) {
   std::map<std::uint64_t, std::vector<Fsync>> fsyncs_of;  // tid -> fsyncs, in start order
   std::vector<json> writes;
   std::map<RequestKey, json> requests;
-  for (const auto& item : json_lines(slurp(out))) {
+  const std::vector<json> items = json_lines(slurp(out));
+  ASSERT_FALSE(items.empty());
+  const auto unexplained = oracle::check_incomplete(items, items.back());
+  EXPECT_TRUE(unexplained.empty()) << unexplained.front();
+  for (const auto& item : items) {
     if (item["type"] == "summary" || item["type"] == "namespace" || item["comm"] != "fio") continue;
     if (item["ino"].is_null() || u64(item["ino"]) != st.st_ino) continue;
     for (const auto& req : item["requests"]) requests.emplace(key_of(req), req);
@@ -140,6 +148,7 @@ TEST_F(SharedFile, FsyncRequestsOfThreadsSharingAFileBelongToTheirFsyncs) {
     ASSERT_EQ(next->ret, 0);
     ++covered;
     ASSERT_EQ(w["state"], "durable") << w.dump();
+    if (w["incomplete"] == true) continue;  // its times are bounds (checked above)
     EXPECT_LE(u64(w["durable_ns"]), next->end_ns) << w.dump();
     for (const auto& req : w["requests"])
       EXPECT_LE(u64(req["complete_ns"]), next->end_ns) << w.dump();
