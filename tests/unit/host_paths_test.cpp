@@ -273,6 +273,31 @@ TEST_F(HostPathsOnAFakeHost, AWriterGoneBeforeItWasNotedIsFoundThroughAProcessOf
             std::nullopt);
 }
 
+// The shell's short steps (a readlink, a dd) are read too, each the last one read in their
+// turn: one gone does not take the table with it while the shell is still in the namespace.
+TEST_F(HostPathsOnAFakeHost, ATableStandsWhileAnyProcessItWasReadThroughIsInItsNamespace) {
+  const std::string whole =
+      "60 59 254:0 / / rw - ext4 /dev/vda rw\n"
+      "61 60 254:0 /var/lib/sandboxes /sandbox rw - ext4 /dev/vda rw\n";
+  chrooted("400", "/sandbox/box", "", whole);
+  chrooted("403", "/sandbox/box", "", whole);
+  std::filesystem::remove(root_ / "proc/403/ns/mnt");
+  std::filesystem::create_hard_link(root_ / "proc/400/ns/mnt", root_ / "proc/403/ns/mnt");
+  struct stat sandbox {};
+  ASSERT_EQ(::stat((root_ / "proc/400/ns/mnt").c_str(), &sandbox), 0);
+  if (sandbox.st_ino > UINT32_MAX) GTEST_SKIP() << "the fake namespace's number has over 32 bits";
+  const auto ns = static_cast<std::uint32_t>(sandbox.st_ino);
+  HostPaths paths = host();
+  paths.note_process(400, 0);
+  paths.note_process(403, 0);                       // the readlink, read last
+  std::filesystem::remove_all(root_ / "proc/403");  // and gone
+  EXPECT_EQ(paths.host_path(401, "", kDisk, 0, "/data/x", "/sandbox/box/data/x", ns),
+            "/var/lib/sandboxes/box/data/x");
+  std::filesystem::remove_all(root_ / "proc/400");
+  EXPECT_EQ(paths.host_path(402, "", kDisk, 0, "/data/y", "/sandbox/box/data/y", ns), std::nullopt)
+      << "no process left in the namespace";
+}
+
 // runc's no_pivot_root: chroot'ed at the root of a mount (here a bind of /srv/vol), which its
 // own table shows as "/": the writer's path goes through it when the whole table is not read.
 TEST_F(HostPathsOnAFakeHost, AWriterChrootedAtAMountsRootIsFoundThroughItsOwnTable) {

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -178,7 +179,11 @@ std::optional<HostPaths::Process> HostPaths::read_process(std::uint32_t pid) {
     }
   }
   // At its namespace's root its own table is the whole one.
-  if (const auto& whole = root == "/" ? known : known->whole) whole_by_ns_[ns] = {whole, pid};
+  if (const auto& whole = root == "/" ? known : known->whole) {
+    WholeTable& entry = whole_by_ns_[ns];
+    if (entry.table != whole) entry = {whole, {}};
+    note_reader(entry, pid, ns);
+  }
   return Process{true, known, ns, root, 0};
 }
 
@@ -264,13 +269,29 @@ std::optional<std::string> HostPaths::through_namespace(std::uint32_t mnt_ns, De
                                                         const std::string& in_namespace) {
   const auto it = mnt_ns != 0 ? whole_by_ns_.find(mnt_ns) : whole_by_ns_.end();
   if (it == whole_by_ns_.end()) return std::nullopt;
-  // The kernel reuses a freed namespace's number: the table stands only while the process it
+  // The kernel reuses a freed namespace's number: the table stands only while a process it
   // was read through is still in that namespace (and so keeps it from being freed).
-  if (namespace_of(proc_ + "/" + std::to_string(it->second.read_through) + "/ns/mnt") != mnt_ns) {
+  std::erase_if(it->second.read_through,
+                [&](std::uint32_t pid) { return !in_namespace_now(pid, mnt_ns); });
+  if (it->second.read_through.empty()) {
     whole_by_ns_.erase(it);
     return std::nullopt;
   }
   return translated(*it->second.table, dev, backing_dev, in_namespace);
+}
+
+bool HostPaths::in_namespace_now(std::uint32_t pid, std::uint64_t ns) const {
+  return namespace_of(proc_ + "/" + std::to_string(pid) + "/ns/mnt") == ns;
+}
+
+void HostPaths::note_reader(WholeTable& entry, std::uint32_t pid, std::uint64_t ns) const {
+  if (std::find(entry.read_through.begin(), entry.read_through.end(), pid) !=
+      entry.read_through.end())
+    return;
+  // A build sandbox runs many short steps: the ones gone go before the list grows.
+  if (entry.read_through.size() >= kReadersKept)
+    std::erase_if(entry.read_through, [&](std::uint32_t p) { return !in_namespace_now(p, ns); });
+  if (entry.read_through.size() < kReadersKept) entry.read_through.push_back(pid);
 }
 
 std::optional<std::string> HostPaths::translated(Namespace& ns, DevT dev, DevT backing_dev,

@@ -105,12 +105,17 @@ class HostPaths {
   std::vector<MountEntry> own_mounts_;
   std::unordered_map<std::uint32_t, Process> by_pid_;
   std::unordered_map<std::uint64_t, std::shared_ptr<Namespace>> by_ns_;
-  // Each other namespace's whole table as last read, and the process it was read through
-  // (its number names that namespace only while someone is in it).
+  // Each other namespace's whole table as last read, and the processes it was read through
+  // (its number names that namespace only while someone is in it). Any of them still there
+  // keeps it: the last one read is often a short step (a readlink, a dd) gone before the
+  // items that need the table are named, while the shell that ran it is still there.
   struct WholeTable {
     std::shared_ptr<Namespace> table;
-    std::uint32_t read_through = 0;
+    std::vector<std::uint32_t> read_through;
   };
+  static constexpr std::size_t kReadersKept = 16;
+  bool in_namespace_now(std::uint32_t pid, std::uint64_t ns) const;
+  void note_reader(WholeTable& entry, std::uint32_t pid, std::uint64_t ns) const;
   std::unordered_map<std::uint64_t, WholeTable> whole_by_ns_;
 };
 
