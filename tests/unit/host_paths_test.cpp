@@ -151,6 +151,18 @@ class HostPathsOnAFakeHost : public ::testing::Test {
     std::filesystem::create_symlink(root, root_ / "proc" / pid / "root");
   }
 
+  // The fake namespace `relative` (a file's inode) as the kernel numbers one, in 32 bits;
+  // nullopt when the inode has more.
+  std::optional<std::uint32_t> namespace_number(const std::string& relative) const {
+    struct stat st {};
+    if (::stat((root_ / relative).c_str(), &st) != 0 || st.st_ino > UINT32_MAX) return std::nullopt;
+    return static_cast<std::uint32_t>(st.st_ino);
+  }
+  // A build sandbox's namespace: its root, and /var/lib/sandboxes bound at /sandbox.
+  static constexpr const char* kSandboxTable =
+      "60 59 254:0 / / rw - ext4 /dev/vda rw\n"
+      "61 60 254:0 /var/lib/sandboxes /sandbox rw - ext4 /dev/vda rw\n";
+
   std::filesystem::path root_;
   int whole_reads_ = 0;
   const std::string container_cgroup_ = "/system.slice/docker-" + std::string(64, 'a') + ".scope";
@@ -212,11 +224,9 @@ TEST_F(HostPathsOnAFakeHost, AChrootedWriterInTheAgentsNamespaceHasItsNamespaceP
 // namespace the path is in, and when it is the agent's that is all it takes.
 TEST_F(HostPathsOnAFakeHost, AWriterGoneBeforeItWasNotedIsInTheAgentsNamespaceAsTheKernelSaid) {
   HostPaths paths = host();
-  struct stat own {};
-  ASSERT_EQ(::stat((root_ / "proc/self/ns/mnt").c_str(), &own), 0);
-  // The fake namespace is a file's inode; the kernel's numbers have 32 bits.
-  if (own.st_ino > UINT32_MAX) GTEST_SKIP() << "the fake namespace's number has over 32 bits";
-  const auto own_ns = static_cast<std::uint32_t>(own.st_ino);
+  const auto own = namespace_number("proc/self/ns/mnt");
+  if (!own) GTEST_SKIP() << "the fake namespace's number has over 32 bits";
+  const std::uint32_t own_ns = *own;
   EXPECT_EQ(paths.host_path(12345, "", kDisk, 0, "/data/x", "/srv/box/data/x", own_ns),
             "/srv/box/data/x");
   EXPECT_EQ(paths.host_path(12345, "", kDisk, 0, "/data/x", "/srv/box/data/x", own_ns + 1),
@@ -229,9 +239,7 @@ TEST_F(HostPathsOnAFakeHost, AWriterGoneBeforeItWasNotedIsInTheAgentsNamespaceAs
 // mount the host has elsewhere): its own table lists no mount above its root, so its path is
 // found from its namespace path through the namespace's whole table.
 TEST_F(HostPathsOnAFakeHost, AChrootedWriterInAnotherNamespaceIsFoundThroughTheWholeTable) {
-  chrooted("400", "/sandbox/box", "",
-           "60 59 254:0 / / rw - ext4 /dev/vda rw\n"
-           "61 60 254:0 /var/lib/sandboxes /sandbox rw - ext4 /dev/vda rw\n");
+  chrooted("400", "/sandbox/box", "", kSandboxTable);
   HostPaths paths = host();
   paths.note_process(400, 0);
   EXPECT_EQ(whole_reads_, 1) << "read while the process runs";
@@ -250,13 +258,10 @@ TEST_F(HostPathsOnAFakeHost, AChrootedWriterInAnotherNamespaceIsFoundThroughTheW
 // record is decoded: the namespace its path record named is found through the sandbox's
 // shell, read while it ran and still in it; no longer once the shell has gone too.
 TEST_F(HostPathsOnAFakeHost, AWriterGoneBeforeItWasNotedIsFoundThroughAProcessOfItsNamespace) {
-  chrooted("400", "/sandbox/box", "",
-           "60 59 254:0 / / rw - ext4 /dev/vda rw\n"
-           "61 60 254:0 /var/lib/sandboxes /sandbox rw - ext4 /dev/vda rw\n");
-  struct stat sandbox {};
-  ASSERT_EQ(::stat((root_ / "proc/400/ns/mnt").c_str(), &sandbox), 0);
-  if (sandbox.st_ino > UINT32_MAX) GTEST_SKIP() << "the fake namespace's number has over 32 bits";
-  const auto ns = static_cast<std::uint32_t>(sandbox.st_ino);
+  chrooted("400", "/sandbox/box", "", kSandboxTable);
+  const auto sandbox = namespace_number("proc/400/ns/mnt");
+  if (!sandbox) GTEST_SKIP() << "the fake namespace's number has over 32 bits";
+  const std::uint32_t ns = *sandbox;
   HostPaths paths = host();
   paths.note_process(400, 0);
   paths.note_process(401, 0);  // no /proc/401: exited before its record was decoded
@@ -276,17 +281,13 @@ TEST_F(HostPathsOnAFakeHost, AWriterGoneBeforeItWasNotedIsFoundThroughAProcessOf
 // The shell's short steps (a readlink, a dd) are read too, each the last one read in their
 // turn: one gone does not take the table with it while the shell is still in the namespace.
 TEST_F(HostPathsOnAFakeHost, ATableStandsWhileAnyProcessItWasReadThroughIsInItsNamespace) {
-  const std::string whole =
-      "60 59 254:0 / / rw - ext4 /dev/vda rw\n"
-      "61 60 254:0 /var/lib/sandboxes /sandbox rw - ext4 /dev/vda rw\n";
-  chrooted("400", "/sandbox/box", "", whole);
-  chrooted("403", "/sandbox/box", "", whole);
+  chrooted("400", "/sandbox/box", "", kSandboxTable);
+  chrooted("403", "/sandbox/box", "", kSandboxTable);
   std::filesystem::remove(root_ / "proc/403/ns/mnt");
   std::filesystem::create_hard_link(root_ / "proc/400/ns/mnt", root_ / "proc/403/ns/mnt");
-  struct stat sandbox {};
-  ASSERT_EQ(::stat((root_ / "proc/400/ns/mnt").c_str(), &sandbox), 0);
-  if (sandbox.st_ino > UINT32_MAX) GTEST_SKIP() << "the fake namespace's number has over 32 bits";
-  const auto ns = static_cast<std::uint32_t>(sandbox.st_ino);
+  const auto sandbox = namespace_number("proc/400/ns/mnt");
+  if (!sandbox) GTEST_SKIP() << "the fake namespace's number has over 32 bits";
+  const std::uint32_t ns = *sandbox;
   HostPaths paths = host();
   paths.note_process(400, 0);
   paths.note_process(403, 0);                       // the readlink, read last
