@@ -161,6 +161,11 @@ class StitcherTest : public ::testing::Test {
 
   void feed(const Event& ev) { stitcher_.feed(ev, out_); }
   void finish() { stitcher_.finish(out_); }
+  // The trace's end found `disks` with no write request in flight at `at`.
+  void write_idle_at_end(const std::vector<DevT>& disks, Nanos at) {
+    stitcher_.disks_write_idle(
+        disks, at, Stitcher::Emit([this](Timeline&& t) { out_.push_back(std::move(t)); }));
+  }
 
   // Issue + complete of one data request.
   void io(std::uint64_t ptr, std::uint64_t sector, std::uint32_t bytes, Nanos issued,

@@ -36,6 +36,50 @@ TEST_F(StitcherTest, EmptyPreflushWritesAllCompletedAddNothingAtTheEnd) {
   EXPECT_EQ(stitcher_.stats().missed_completions, missed);
 }
 
+// A write's request, issued, its completion never delivered, no thread waiting on it and no
+// later use of its pointer before the trace ended (the shape OracleSweep seed 41's rare failure
+// had: 8 of 6,618 requests of a btrfs mmap round missing). Read once the hooks were detached, the
+// disk had no write in flight: the request completed no later than that reading. The write is
+// written then, incomplete, and the disk counts the request. A disk still busy says nothing.
+class WriteIdleAtTheEnd : public StitcherTest {
+ protected:
+  // A write whose page the flusher queued, issued as request 0x71; no completion follows.
+  void written_back_and_issued() {
+    feed(write_call(1000, 2000, 0, 4096, 1));
+    BioEvent bio = page_bio(5000, 0xb1, 2048, 0, 1, 400);
+    bio.why = SubmitWhy::Background;
+    feed(bio);
+    feed(issue(5100, 0x71, 2048, 4096));
+  }
+};
+
+TEST_F(WriteIdleAtTheEnd, AWriteRequestStillOpenOnAnIdleDiskCompletedUnseen) {
+  written_back_and_issued();
+  write_idle_at_end({kPart}, 9000);  // a partition: not the disk the request is on
+  EXPECT_EQ(stitcher_.stats().missed_completions, 0u);
+  write_idle_at_end({kDisk}, 9000);
+  finish();
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].written_ns, Nanos{9000});
+  EXPECT_TRUE(w[0].incomplete);
+  EXPECT_EQ(stitcher_.stats().missed_completions, 1u);
+  EXPECT_EQ(stitcher_.stats().disks.at(kDisk).write_requests, 1u);
+  EXPECT_EQ(stitcher_.stats().disks.at(kDisk).write_bytes, 4096u);
+}
+
+TEST_F(WriteIdleAtTheEnd, AWriteRequestStillOpenOnABusyDiskStaysOpen) {
+  written_back_and_issued();
+  io(0x72, 4096, 4096, 5200, 5300);  // another request, completed: nothing to infer
+  finish();
+  auto w = writes();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_FALSE(w[0].written_ns);
+  EXPECT_FALSE(w[0].incomplete);
+  EXPECT_EQ(stitcher_.stats().missed_completions, 0u);
+  EXPECT_EQ(stitcher_.stats().disks.at(kDisk).write_requests, 1u);
+}
+
 // The kernel sometimes runs no BPF program for a block_rq_complete event (6.18: completions in
 // a softirq on top of some tasks; ftrace of the same run has them). Pointer 0x71 is issued for
 // the write's pages and issued again for another request without a completion between: the

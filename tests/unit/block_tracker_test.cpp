@@ -441,6 +441,37 @@ TEST_F(BlockTrackerTest, ATraceEndingInsideAFlushSequenceCountsItsBytesOnly) {
   EXPECT_EQ(stats_.missed_completions, 0u);
 }
 
+// Its data completed inside a flush sequence whose zero-byte end never came, and its disk had
+// no write in flight at the trace's end: the sequence ended, and the disk counted the request
+// then. A completed request out of any sequence, and one abandoned to lost records, add nothing.
+TEST_F(BlockTrackerTest, AFlushSequenceStillOpenOnADiskIdleAtTheEndEnded) {
+  data_in_flush_sequence();
+  tracker_.on_request(issue(320, 0x72, 8192, 4096));
+  tracker_.on_request(complete(330, 0x72, 8192, 4096));
+  tracker_.write_idle_at_end(kDisk, 1000);
+  EXPECT_EQ(stats_.disks[kDisk].write_requests, 2u);
+  EXPECT_EQ(stats_.disks[kDisk].write_bytes, 8192u);
+  EXPECT_EQ(stats_.missed_completions, 1u);
+  tracker_.write_idle_at_end(kDisk, 1100);  // nothing is counted twice
+  tracker_.end_of_trace();
+  EXPECT_EQ(stats_.disks[kDisk].write_requests, 2u);
+  EXPECT_EQ(stats_.missed_completions, 1u);
+}
+
+// A lifetime abandoned to lost records, and one inserted and never issued (the scheduler can
+// merge it into another, which ends it uncounted), are not inferred at the end.
+TEST_F(BlockTrackerTest, OnlyIssuedLifetimesStillTrackedAreInferredAtTheEnd) {
+  tracker_.on_request(issue(200, 0x71, 2048, 4096));
+  tracker_.on_lost();
+  RequestEvent inserted = issue(300, 0x72, 8192, 4096);
+  inserted.kind = RequestEventKind::Insert;
+  tracker_.on_request(inserted);
+  tracker_.write_idle_at_end(kDisk, 1000);
+  EXPECT_EQ(stats_.disks[kDisk].write_requests, 0u);
+  EXPECT_EQ(stats_.missed_completions, 0u);
+  EXPECT_TRUE(heard_.data.empty());
+}
+
 // Its data failed inside the sequence: the sequence ends at once, with the error, and the
 // request counts then (a failed write is one diskstats counts).
 TEST_F(BlockTrackerTest, ARequestFailedInAFlushSequenceCountsOnceAtItsEnd) {

@@ -208,6 +208,28 @@ TEST_F(FileSystemsTest, OverlayIsMappedToTheDiskOfItsUpperLayer) {
   EXPECT_EQ(all[0].disks, (std::vector<DevT>{make_dev(major(st.st_dev), minor(st.st_dev))}));
 }
 
+// A disk's writes in flight are its own and its partitions' (the kernel counts a request on the
+// partition it was sent to); a disk keeping no statistics, or an unreadable count, says nothing.
+TEST_F(FileSystemsTest, WritesInFlightAreTheDisksAndItsPartitions) {
+  disk("vda", "254:0");
+  partition("vda", "vda1", "254:1");
+  disk("loop3", "7:3");
+  write(root_ / "sys/block/vda/queue/iostats", "1");
+  write(root_ / "sys/block/vda/inflight", "       5        0");
+  write(root_ / "sys/block/vda/vda1/inflight", "       0        2");
+  write(root_ / "sys/block/loop3/queue/iostats", "1");
+  write(root_ / "sys/block/loop3/inflight", "       0        0");
+  const std::string sys = (root_ / "sys").string();
+  const std::vector<DeviceInfo> devices = list_block_devices(sys);
+  EXPECT_EQ(writes_in_flight(make_dev(254, 0), devices, sys), 2u);
+  EXPECT_EQ(writes_in_flight(make_dev(7, 3), devices, sys), 0u);
+  EXPECT_EQ(writes_in_flight(make_dev(7, 4), devices, sys), std::nullopt) << "no such disk";
+  write(root_ / "sys/block/loop3/queue/iostats", "0");
+  EXPECT_EQ(writes_in_flight(make_dev(7, 3), devices, sys), std::nullopt) << "no statistics kept";
+  fs::remove(root_ / "sys/block/vda/vda1/inflight");
+  EXPECT_EQ(writes_in_flight(make_dev(254, 0), devices, sys), std::nullopt);
+}
+
 TEST(ParseDev, TakesMajorColonMinorOnly) {
   EXPECT_EQ(parse_dev("7:3"), make_dev(7, 3));
   EXPECT_EQ(parse_dev("0:41"), make_dev(0, 41));

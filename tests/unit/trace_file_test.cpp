@@ -174,6 +174,43 @@ TEST(TraceFileReader, FilteredRequestsFrameOfPartEntriesIsDamaged) {
   EXPECT_NE(again.warning().find("damaged frame"), std::string::npos) << again.warning();
 }
 
+// A recording keeps the disks its end found with no write in flight, and when.
+TEST(TraceFileWriter, WriteIdleDisksRoundTrip) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("wp_trace_file_idle_" + std::to_string(::getpid()) + ".wpt");
+  const WriteIdleDisks idle{123'456'789, {make_dev(7, 1), make_dev(254, 0)}};
+  {
+    TraceFileWriter writer(path.string(), TraceFileHeader{});
+    writer.write_idle_disks(idle);
+    writer.write_idle_disks({5, {}});  // none idle: still when it was read
+  }
+  TraceFileReader reader = TraceFileReader::open(path.string());
+  std::filesystem::remove(path);
+  auto frame = reader.next();
+  ASSERT_TRUE(frame.has_value()) << reader.warning();
+  EXPECT_EQ(write_idle_disks_of(*frame), idle);
+  frame = reader.next();
+  ASSERT_TRUE(frame.has_value()) << reader.warning();
+  EXPECT_EQ(write_idle_disks_of(*frame), (WriteIdleDisks{5, {}}));
+  EXPECT_FALSE(reader.next().has_value());
+  EXPECT_TRUE(reader.warning().empty()) << reader.warning();
+}
+
+// A part of a disk number, a disk named twice or no time is damage.
+TEST(TraceFileReader, WriteIdleDisksFrameThatIsNotWholeIsDamaged) {
+  std::vector<std::byte> part(8 + 6);
+  part[0] = std::byte{1};
+  std::vector<std::byte> twice(8 + 8);  // two disks 0:0
+  twice[0] = std::byte{1};
+  const std::vector<std::byte> no_time(8 + 4, std::byte{0});
+  for (const auto& payload : {part, twice, no_time}) {
+    TraceFileReader reader =
+        TraceFileReader::parse(file_with_frame(FrameKind::WriteIdleDisks, payload));
+    EXPECT_FALSE(reader.next().has_value());
+    EXPECT_NE(reader.warning().find("damaged frame"), std::string::npos) << reader.warning();
+  }
+}
+
 // A recording keeps the path of every cgroup its records name.
 TEST(TraceFileWriter, CgroupNamesRoundTrip) {
   const auto path = std::filesystem::temp_directory_path() /

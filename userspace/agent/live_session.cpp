@@ -86,6 +86,7 @@ LiveSession::LiveSession(const KernelCaps& caps, KernelFilter filter, LiveSessio
           start_planned_session(caps, with_disabled_from_env(std::move(options.prefs)), filter_,
                                 [this](std::span<const std::byte> record) { on_record(record); })) {
   if (!planned_.session && !options.keep_failure) throw Failure(kExitRuntime, planned_.error);
+  devices_ = options.devices.empty() ? list_block_devices() : std::move(options.devices);
 }
 
 // Per record: a copy into the trace file's buffer and/or the live pipeline; nothing else.
@@ -149,8 +150,28 @@ void LiveSession::flush() {
   if (own_flush_) own_flush_();
 }
 
+namespace {
+
+// The disks with no write request in flight now, and the time once they were all read.
+WriteIdleDisks write_idle_disks(const std::vector<DeviceInfo>& devices) {
+  WriteIdleDisks idle;
+  for (const DeviceInfo& d : devices)
+    if (d.dev == d.disk && writes_in_flight(d.disk, devices) == 0) idle.disks.push_back(d.disk);
+  idle.at = monotonic_now();
+  return idle;
+}
+
+}  // namespace
+
 SessionEnd LiveSession::finish(const SessionLoop& loop, Nanos span) {
   BpfSession& session = *planned_.session;
+  // Read once the hooks are detached: a write request the trace saw begin on an idle disk
+  // and never saw complete completed unseen (BlockTracker::write_idle_at_end).
+  if (planned_.idle_disks_completed_all && (pipeline_ || recording_)) {
+    WriteIdleDisks idle = write_idle_disks(devices_);
+    if (recording_) recording_->write_idle_disks(idle);
+    summary_.set_write_idle_disks(std::move(idle));
+  }
   // Read once the hooks are detached: the final counts, kept by a recording too.
   const auto untraced = untraced_by_name(untraced_tally(planned_.plan, session.untraced_calls()));
   if (recording_) recording_->untraced(untraced);

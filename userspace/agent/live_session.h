@@ -107,6 +107,7 @@ class LiveSession {
   std::unique_ptr<KernelAddressNamer> address_namer_;  // with stacks on
   PlannedSession planned_;
   std::function<void()> own_flush_;
+  std::vector<DeviceInfo> devices_;  // whose in-flight writes the end reads
 };
 
 }  // namespace wp

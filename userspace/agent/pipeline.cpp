@@ -125,6 +125,8 @@ void Pipeline::add_lost(const LostCounts& delta) {
 }
 
 TraceSummary Pipeline::finish(Nanos duration_ns, const SummaryBuilder& facts) {
+  if (const auto& idle = facts.write_idle_disks())
+    stitcher_.disks_write_idle(idle->disks, idle->at, emit_);
   stitcher_.finish(emit_);
   auditor_.finish(deliver_);
   TraceSummary summary;

@@ -86,6 +86,10 @@ int run_report(const ReportOptions& options) {
       facts.add_filtered_requests(*filtered);
       continue;
     }
+    if (auto idle = write_idle_disks_of(frame)) {  // checked whole by the reader
+      facts.set_write_idle_disks(std::move(*idle));
+      continue;
+    }
     if (const auto untraced = untraced_counts_of(frame)) {  // checked whole by the reader
       facts.set_untraced_calls(*untraced);
       continue;

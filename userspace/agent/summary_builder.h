@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // What a trace's summary says that no event carries: the kernel's counts read once the hooks
-// are detached (write requests the filters kept out, untraced calls, what the programs cost),
+// are detached (write requests the filters kept out, untraced calls, what the programs cost,
+// the disks with no write in flight),
 // or a trace file's copies of them, and the hint a command draws from what it saw. The session
 // collects them here; the pipeline completes the summary of its events with them at its end.
 #pragma once
@@ -31,6 +32,10 @@ class SummaryBuilder {
   void set_bpf_cost(BpfCost cost) { bpf_cost_ = std::move(cost); }
   // What the trace likely missed and how to see it ("" for nothing).
   void set_hint(std::string hint) { hint_ = std::move(hint); }
+  // The disks found with no write request in flight once the hooks were detached: the
+  // pipeline's stitcher completes the write requests still open there before its end.
+  void set_write_idle_disks(WriteIdleDisks idle) { write_idle_disks_ = std::move(idle); }
+  const std::optional<WriteIdleDisks>& write_idle_disks() const { return write_idle_disks_; }
 
   // Adds these facts to the summary of the events.
   void complete(TraceSummary& summary) const {
@@ -52,6 +57,7 @@ class SummaryBuilder {
   std::map<std::string, std::uint64_t> untraced_calls_;
   std::optional<BpfCost> bpf_cost_;
   std::string hint_;
+  std::optional<WriteIdleDisks> write_idle_disks_;
 };
 
 }  // namespace wp

@@ -393,6 +393,7 @@ PlannedSession start_planned_session(const KernelCaps& caps, const HookPrefs& pr
                                      const BpfSession::RecordHandler& handler) {
   PlannedSession out;
   const RunningKernelFacts facts(caps);
+  out.idle_disks_completed_all = in_flight_outlasts_completion_event(facts);
   PlanOptions options{.fentry = prefs.fentry,
                       .raw_syscalls = prefs.raw_syscalls,
                       .causes = filter.causes_min_ns != 0,

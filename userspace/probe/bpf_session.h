@@ -133,6 +133,9 @@ struct PlannedSession {
   std::unique_ptr<BpfSession> session;
   HookPlan plan;
   std::string error;
+  // in_flight_outlasts_completion_event() of this kernel: a disk with no write in flight once
+  // the hooks are detached has no write request whose completion is still to come.
+  bool idle_disks_completed_all = false;
 };
 
 // Plans the hooks for this kernel, loads and attaches them; a variant that fails to load or

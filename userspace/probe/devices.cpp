@@ -282,6 +282,27 @@ std::vector<DeviceInfo> list_block_devices(const std::string& sysfs) {
   return out;
 }
 
+std::optional<std::uint64_t> writes_in_flight(DevT disk, const std::vector<DeviceInfo>& devices,
+                                              const std::string& sysfs) {
+  const fs::path block = fs::path(sysfs) / "class/block";
+  std::uint64_t writes = 0;
+  bool found_disk = false;
+  for (const DeviceInfo& d : devices) {
+    if (d.disk != disk) continue;
+    if (d.dev == disk) {
+      if (read_line(block / d.name / "queue/iostats") != "1") return std::nullopt;
+      found_disk = true;
+    }
+    unsigned long long reads = 0, in_flight = 0;
+    if (std::sscanf(read_line(block / d.name / "inflight").c_str(), "%llu %llu", &reads,
+                    &in_flight) != 2)
+      return std::nullopt;
+    writes += in_flight;
+  }
+  if (!found_disk) return std::nullopt;
+  return writes;
+}
+
 std::optional<DeviceInfo> find_block_device(const std::string& spec, const std::string& sysfs) {
   std::optional<DevT> wanted = parse_dev(spec);
   std::string name = spec;

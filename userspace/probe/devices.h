@@ -4,6 +4,7 @@
 // (device-mapper, md), with their disks.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +31,13 @@ std::vector<MountEntry> parse_mountinfo(const std::string& text);
 std::vector<MountEntry> read_mountinfo(const std::string& path = "/proc/self/mountinfo");
 
 std::vector<DeviceInfo> list_block_devices(const std::string& sysfs = "/sys");
+
+// The write requests in flight on `disk` and its partitions (the devices of `devices` on that
+// disk): the second field of each one's /sys/class/block/NAME/inflight, summed. nullopt when
+// one cannot be read, or when the disk keeps no I/O statistics (queue/iostats 0: it counts
+// nothing in flight then, busy or not).
+std::optional<std::uint64_t> writes_in_flight(DevT disk, const std::vector<DeviceInfo>& devices,
+                                              const std::string& sysfs = "/sys");
 
 // "vda", "/dev/vda", "7:0" → the device; nullopt when no such block device exists.
 std::optional<DeviceInfo> find_block_device(const std::string& spec,

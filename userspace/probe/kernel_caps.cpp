@@ -187,6 +187,10 @@ int RunningKernelFacts::tracepoint_args(const std::string& event, const std::str
   return btf_.tracepoint_args(event, module);
 }
 
+bool in_flight_outlasts_completion_event(const KernelFacts& facts) {
+  return !facts.has_function("blk_mq_in_flight_rw");
+}
+
 bool RunningKernelFacts::has_function(const std::string& name) const {
   return btf_.has_function(name);
 }

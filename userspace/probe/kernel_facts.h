@@ -36,4 +36,14 @@ class KernelFacts {
   virtual std::string fentry_error() const = 0;
 };
 
+// Whether a disk's in-flight count (/sys/block/X/inflight, diskstats' field 9) drops only after
+// a request's block_rq_complete event fired, so that a disk showing no write in flight has
+// delivered every write request's completion event it had begun. Decided from BTF: where
+// blk_mq_in_flight_rw() exists (6.1 has it), blk-mq counts the tagged requests in state
+// MQ_RQ_IN_FLIGHT, which a request leaves when it is marked complete, before its driver ends
+// it and the event fires. Without it (6.18) the count is per CPU, from blk_account_io_start()
+// to blk_account_io_done(), which __blk_mq_end_request() calls after blk_update_request()
+// fired the event (at a flush sequence's end for a request inside one).
+bool in_flight_outlasts_completion_event(const KernelFacts& facts);
+
 }  // namespace wp

@@ -235,6 +235,34 @@ std::optional<FilteredRequestsByDisk> filtered_requests_of(const Frame& frame) {
   return totals;
 }
 
+void TraceFileWriter::write_idle_disks(const WriteIdleDisks& idle) {
+  std::vector<std::byte> payload(sizeof(std::uint64_t) + idle.disks.size() * sizeof(DevT));
+  const std::uint64_t at = idle.at;
+  std::memcpy(payload.data(), &at, sizeof(at));
+  if (!idle.disks.empty())
+    std::memcpy(payload.data() + sizeof(at), idle.disks.data(), idle.disks.size() * sizeof(DevT));
+  frame(FrameKind::WriteIdleDisks, payload.data(), static_cast<std::uint32_t>(payload.size()));
+}
+
+std::optional<WriteIdleDisks> write_idle_disks_of(const Frame& frame) {
+  constexpr std::size_t kAt = sizeof(std::uint64_t);
+  if (frame.kind != FrameKind::WriteIdleDisks || frame.payload.size() < kAt ||
+      (frame.payload.size() - kAt) % sizeof(DevT) != 0)
+    return std::nullopt;
+  WriteIdleDisks idle;
+  std::uint64_t at = 0;
+  std::memcpy(&at, frame.payload.data(), kAt);
+  idle.at = at;
+  idle.disks.resize((frame.payload.size() - kAt) / sizeof(DevT));
+  if (!idle.disks.empty())
+    std::memcpy(idle.disks.data(), frame.payload.data() + kAt, idle.disks.size() * sizeof(DevT));
+  std::vector<DevT> sorted = idle.disks;
+  std::sort(sorted.begin(), sorted.end());
+  if (idle.at == 0 || std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+    return std::nullopt;
+  return idle;
+}
+
 void TraceFileWriter::cgroup_name(const CgroupName& name) {
   if (name.path.empty() || name.path.size() > kMaxCgroupPath) return;
   std::vector<std::byte> payload(sizeof(name.id) + name.path.size());
@@ -469,7 +497,8 @@ std::optional<Frame> TraceFileReader::next() {
       kind == static_cast<std::uint32_t>(FrameKind::CgroupName) ||
       kind == static_cast<std::uint32_t>(FrameKind::KernelSymbol) ||
       kind == static_cast<std::uint32_t>(FrameKind::FilteredRequests) ||
-      kind == static_cast<std::uint32_t>(FrameKind::ContainerNames);
+      kind == static_cast<std::uint32_t>(FrameKind::ContainerNames) ||
+      kind == static_cast<std::uint32_t>(FrameKind::WriteIdleDisks);
   const auto damaged = [&] {
     return stop(fmt::format("damaged frame at byte {}: kept the {} frames before it", offset_,
                             frames_read_));
@@ -484,6 +513,7 @@ std::optional<Frame> TraceFileReader::next() {
   if (frame.kind == FrameKind::KernelSymbol && !kernel_symbol_of(frame)) return damaged();
   if (frame.kind == FrameKind::FilteredRequests && !filtered_requests_of(frame)) return damaged();
   if (frame.kind == FrameKind::ContainerNames && !container_names_of(frame)) return damaged();
+  if (frame.kind == FrameKind::WriteIdleDisks && !write_idle_disks_of(frame)) return damaged();
   begin_ += 8 + length;
   offset_ += 8 + length;
   ++frames_read_;

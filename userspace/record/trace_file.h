@@ -61,6 +61,18 @@ enum class FrameKind : std::uint32_t {
   // kMaxContainerName bytes). The id and runtime are the path's; these are what a report on
   // another machine, or after the container is gone, could not read.
   ContainerNames = 9,
+  // Once, at the end of a trace: the disks that showed no write request in flight once the
+  // hooks were detached, on a kernel where that means every write request's completion event
+  // had fired (WriteIdleDisks): a u64 time (the records' clock), then per disk a u32 dev_t.
+  WriteIdleDisks = 10,
+};
+
+// The disks a trace's end found with no write request in flight, and when: a write request
+// the trace saw begin there and not complete completed unseen, no later than `at`.
+struct WriteIdleDisks {
+  Nanos at = 0;
+  std::vector<DevT> disks;
+  bool operator==(const WriteIdleDisks&) const = default;
 };
 
 // Write requests the kernel kept out of a filtered trace, per disk.
@@ -143,6 +155,7 @@ class TraceFileWriter {
   void container_names(const CgroupContainerNames& names);
   void kernel_symbol(const KernelSymbolName& symbol);
   void filtered_requests(const FilteredRequestsByDisk& totals);
+  void write_idle_disks(const WriteIdleDisks& idle);
   // Writes out what is buffered.
   void flush();
   // False once a write failed; error() then says why (strerror text). Later frames are dropped.
@@ -181,6 +194,8 @@ std::optional<KernelSymbolName> kernel_symbol_of(const Frame& frame);
 
 // The totals of a FilteredRequests frame; nullopt for a malformed payload or another kind.
 std::optional<FilteredRequestsByDisk> filtered_requests_of(const Frame& frame);
+// The disks of a WriteIdleDisks frame; nullopt for a malformed payload or another kind.
+std::optional<WriteIdleDisks> write_idle_disks_of(const Frame& frame);
 
 // The untraced calls of an Untraced or UntracedFixed frame, by name (the counted ones, zeros
 // included); nullopt for a malformed payload or another kind of frame.

@@ -445,6 +445,30 @@ void BlockTracker::trim_nvme_before_issue(Nanos now) {
 // diskstats counts each request as a write of no sectors. Bios queued before the trace whose
 // completions came in it can only hide a miss, never invent one. A request whose flush
 // sequence has not ended by now is not counted: diskstats has not counted it either.
+void BlockTracker::write_idle_at_end(DevT disk, Nanos at) {
+  if (ended_) return;
+  std::vector<std::shared_ptr<Request>> open;
+  for (const auto& [ptr, r] : active_) {
+    const bool write = r->tl.op == ReqOp::Write || r->tl.op == ReqOp::WriteZeroes;
+    if (r->tl.disk != disk || !write || r->lost_tracking) continue;
+    // Issued: a request only inserted may have been merged into another in the scheduler,
+    // which ends it without a completion (and without counting it).
+    if ((!r->data_done && r->tl.issue_ns) || r->counted_at_sequence_end) open.push_back(r);
+  }
+  // In the order they began, not the map's.
+  std::sort(open.begin(), open.end(), [](const auto& a, const auto& b) { return a->id < b->id; });
+  for (const std::shared_ptr<Request>& r : open) {
+    if (!r->data_done) {
+      infer_completion(r, at);
+    } else {
+      // Its data's completion came; its flush sequence's zero-byte end did not (as when its
+      // pointer is reused first): the disk counted it at that end.
+      ++stats_.missed_completions;
+      count_sequence_end(*r);
+    }
+  }
+}
+
 void BlockTracker::end_of_trace() {
   if (ended_) return;
   ended_ = true;

@@ -60,6 +60,11 @@ class BlockTracker {
   // Records were lost: every lifetime in flight may have lost its completion. Abandons them
   // all (marked lost_tracking) rather than guess.
   void on_lost();
+  // The trace's end found `disk` with no write request in flight at `at`, read once the hooks
+  // were detached, on a kernel whose in-flight count drops only after a request's completion
+  // event fired: every write lifetime still open there completed unseen, no later than `at`
+  // (infer_completion), and a flush sequence still open ended. Call before end_of_trace().
+  void write_idle_at_end(DevT disk, Nanos at);
   // The trace ended: requests whose completion was never delivered and that nothing else
   // found out are counted now (once).
   void end_of_trace();

@@ -318,6 +318,12 @@ void Stitcher::feed(const Event& event, std::vector<Timeline>& out) {
   feed(event, Emit([&out](Timeline&& t) { out.push_back(std::move(t)); }));
 }
 
+void Stitcher::disks_write_idle(const std::vector<DevT>& disks, Nanos at, const Emit& emit) {
+  state_->emit = &emit;
+  for (DevT disk : disks) state_->block.write_idle_at_end(disk, at);
+  state_->emit = nullptr;
+}
+
 bool Stitcher::finish(const Emit& emit, std::size_t max_items) {
   state_->emit = &emit;
   state_->block.end_of_trace();  // before the items: what it finds makes none of them

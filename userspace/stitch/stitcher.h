@@ -95,6 +95,11 @@ class Stitcher {
   void feed(const Event& event, const Emit& emit);
   void feed(const Event& event, std::vector<Timeline>& out);
 
+  // End of trace, before finish(): the disks that showed no write request in flight at `at`
+  // (read once the hooks were detached; see BlockTracker::write_idle_at_end). A write request
+  // still open on one of them completed unseen; the timelines that finishes go to `emit`.
+  void disks_write_idle(const std::vector<DevT>& disks, Nanos at, const Emit& emit);
+
   // End of trace: every pending timeline is appended with its last state, in arrival order, at
   // most `max_items` per call; returns true once none is left.
   bool finish(const Emit& emit, std::size_t max_items = SIZE_MAX);
