@@ -8,6 +8,7 @@
 // --container and --pod select one container's writes exactly, counted against the writer's
 // own count. Ids are random (the seed is printed); the cgroups are removed.
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include <algorithm>
 #include <fstream>
@@ -72,13 +73,23 @@ class StateFile {
 };
 
 // The host's inode of an item's file: an overlay file's upper file, where its data is.
-std::uint64_t host_ino_of(const json& item) {
-  return item["backing"].is_null() ? u64(item["ino"]) : u64(item["backing"]["ino"]);
+// A file as stat() names it: device ("MAJ:MIN", as the items print it) and inode. Other tests'
+// writers run beside these, on file systems of their own whose small inode numbers are these'.
+struct FileId {
+  std::string dev;
+  std::uint64_t ino = 0;
+  bool operator==(const FileId&) const = default;
+};
+
+FileId host_file_of(const json& item) {
+  const json& file = item["backing"].is_null() ? item : item["backing"];
+  return {file["dev"].is_string() ? file["dev"].get<std::string>() : "", u64(file["ino"])};
 }
 
-std::uint64_t inode_of(const std::string& path) {
+FileId file_id(const std::string& path) {
   struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 ? st.st_ino : 0;
+  if (::stat(path.c_str(), &st) != 0) return {};
+  return {std::to_string(major(st.st_dev)) + ":" + std::to_string(minor(st.st_dev)), st.st_ino};
 }
 
 // Two containers (random ids) and a host writer writing at once, under `trace --format json`
@@ -121,8 +132,8 @@ Ids draw_ids(std::mt19937_64& rng) {
 
 struct ThreeWriters : Ids {
   std::string docker_path, docker_host_path, pod_path,
-      pod_host_path;                                        // in the container, on the host
-  std::uint64_t docker_ino = 0, pod_ino = 0, host_ino = 0;  // the host's inodes
+      pod_host_path;                     // in the container, on the host
+  FileId docker_ino, pod_ino, host_ino;  // the host's files
   std::vector<json> items;
 };
 
@@ -190,9 +201,9 @@ ThreeWriters ContainerTrace::run_three_writers(const Ids& ids, std::vector<std::
   EXPECT_EQ(docker.wait(), 0) << docker.err();
   EXPECT_EQ(pod.wait(), 0) << pod.err();
   EXPECT_EQ(tracer.stop(SIGINT), 0) << tracer.err();
-  w.docker_ino = inode_of(w.docker_host_path);
-  w.pod_ino = inode_of(w.pod_host_path);
-  w.host_ino = inode_of(on_host);
+  w.docker_ino = file_id(w.docker_host_path);
+  w.pod_ino = file_id(w.pod_host_path);
+  w.host_ino = file_id(on_host);
   w.items = json_lines(tracer.out());
   return w;
 }
@@ -210,7 +221,7 @@ TEST_F(ContainerTrace, EveryItemNamesTheContainerItCameFromAndHostItemsNone) {
   for (const auto& item : w.items) {
     // The writers' writes and fsyncs, counted below (their opens are name-change items).
     if (item["type"] != "write" && item["type"] != "fsync") continue;
-    const auto ino = host_ino_of(item);
+    const auto ino = host_file_of(item);
     if (ino == w.docker_ino) {
       ++docker_items;
       EXPECT_EQ(item["path"], w.docker_path) << item;
@@ -251,12 +262,12 @@ TEST_F(ContainerTrace, EveryItemNamesTheContainerItCameFromAndHostItemsNone) {
   int named = 0;
   for (const auto& item : json_lines(report.out)) {
     if (item["type"] != "write" && item["type"] != "fsync") continue;
-    if (host_ino_of(item) == w.docker_ino) {
+    if (host_file_of(item) == w.docker_ino) {
       ++named;
       EXPECT_EQ(item["container"]["id"], w.docker_id) << item;
       EXPECT_EQ(item["container"]["name"], w.docker_name) << item;
       EXPECT_EQ(item["container"]["hostname"], w.docker_hostname) << item;
-    } else if (host_ino_of(item) == w.pod_ino) {
+    } else if (host_file_of(item) == w.pod_ino) {
       ++named;
       EXPECT_EQ(item["container"]["hostname"], w.pod_hostname) << item;
     }
@@ -264,9 +275,9 @@ TEST_F(ContainerTrace, EveryItemNamesTheContainerItCameFromAndHostItemsNone) {
   EXPECT_EQ(named, 4 * kWrites) << report.out;
 }
 
-// Exactly one writer's pwrites and fsyncs (its file's host inode `ino`), as it made them, and
+// Exactly one writer's pwrites and fsyncs (its file on the host, `ino`), as it made them, and
 // nothing of the other container's or the host's; each item's container has `key` = `value`.
-void expect_only_writes_of(const ThreeWriters& w, std::uint64_t ino, const char* key,
+void expect_only_writes_of(const ThreeWriters& w, const FileId& ino, const char* key,
                            const std::string& value) {
   EXPECT_EQ(of_type(w.items, "write").size(), static_cast<std::size_t>(kWrites));
   EXPECT_EQ(of_type(w.items, "fsync").size(), static_cast<std::size_t>(kWrites));
@@ -275,7 +286,7 @@ void expect_only_writes_of(const ThreeWriters& w, std::uint64_t ino, const char*
     EXPECT_EQ(item["container"][key], value) << item;
     // A name-change call (the runtime's mkdir, the writer's open) names no data of its own.
     if (item["type"] == "namespace") continue;
-    EXPECT_EQ(host_ino_of(item), ino) << "not the container's: " << item;
+    EXPECT_EQ(host_file_of(item), ino) << "not the container's: " << item;
   }
 }
 
@@ -315,7 +326,7 @@ TEST_F(ContainerTrace, NamespaceFlagSelectsEveryPodOfTheNamespaceAndNoOther) {
   const std::string ns = "shop-" + random_hex(rng_, 4), other_ns = "batch-" + random_hex(rng_, 4);
   struct PodWriter {
     std::string uid, container_id, cgroup, state, file;
-    std::uint64_t ino = 0;
+    FileId ino;
   };
   std::vector<PodWriter> pods(3);  // two in `ns`, one in `other_ns`
   std::vector<std::unique_ptr<StateFile>> states;
@@ -352,7 +363,7 @@ TEST_F(ContainerTrace, NamespaceFlagSelectsEveryPodOfTheNamespaceAndNoOther) {
         std::vector<std::string>{"sh", "-c", container_writer(p.cgroup, "pod", "true", p.file)}));
   for (auto& w : writers) EXPECT_EQ(w->wait(), 0) << w->err();
   EXPECT_EQ(tracer.stop(SIGINT), 0) << tracer.err();
-  for (PodWriter& p : pods) p.ino = inode_of(p.file);
+  for (PodWriter& p : pods) p.ino = file_id(p.file);
 
   std::vector<int> items(pods.size());
   for (const auto& item : json_lines(tracer.out())) {
@@ -360,7 +371,7 @@ TEST_F(ContainerTrace, NamespaceFlagSelectsEveryPodOfTheNamespaceAndNoOther) {
     EXPECT_EQ(item["container"]["namespace"], ns) << item;
     if (item["type"] == "namespace") continue;  // counted: the pods' writes and fsyncs
     const auto at = std::find_if(pods.begin(), pods.end(),
-                                 [&](const PodWriter& p) { return p.ino == u64(item["ino"]); });
+                                 [&](const PodWriter& p) { return p.ino == host_file_of(item); });
     ASSERT_NE(at, pods.end()) << "not a pod's of the namespace: " << item;
     ++items[static_cast<std::size_t>(at - pods.begin())];
     EXPECT_EQ(item["container"]["namespace"], ns) << item;
