@@ -405,8 +405,14 @@ class ThinDisk {
   ~ThinDisk() {
     if (mounted_) sh("umount " + mount_point());
     loop_.reset();
-    if (backing_mounted_) sh("umount " + backing());
-    if (!root_.empty()) fs::remove_all(root_);
+    // The loop device lets go of its image when its last opener closes it (udev probes it
+    // after a change): until then the tmpfs holding the image is busy.
+    if (backing_mounted_ &&
+        !wait_until([this] { return sh("umount " + backing() + " 2>/dev/null"); },
+                    std::chrono::seconds(30)))
+      ADD_FAILURE() << backing() << " stayed busy: the loop device kept its image";
+    std::error_code ec;  // a destructor: a busy mount is said above, never thrown
+    if (!root_.empty()) fs::remove_all(root_, ec);
   }
   ThinDisk(const ThinDisk&) = delete;
   ThinDisk& operator=(const ThinDisk&) = delete;
