@@ -111,11 +111,23 @@ TEST_F(WhyBlocked, DirtyThrottleIsNamedWithBalanceDirtyPages) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   items = json_lines(slurp(out));
   fs::remove(out);
-  std::size_t paused = 0, named = 0;
+  std::size_t paused = 0, named = 0, never_asleep = 0;
   for (const auto& item : items) {
     if (item["type"] != "write" || item.value("throttle_pauses", json::array()).empty()) continue;
     ++paused;
     const json wait = named_wait(item, "dirty-throttle");
+    // A pause of one jiffy (4 ms at HZ=250) can end before the writer leaves the CPU: its
+    // timer fires between io_schedule_timeout() arming it and __schedule() taking the task
+    // off the run queue, which finds it runnable again and switches to nothing. Such a write
+    // never slept in the call (all its latency on CPU), and has nothing to name.
+    const json& causes = item["causes"];
+    const bool slept = !causes.is_object() || u64(causes["on_cpu_ns"]) < u64(item["latency_ns"]);
+    bool one_jiffy = true;
+    for (const auto& pause : item["throttle_pauses"]) one_jiffy &= u64(pause["pause_ms"]) <= 10;
+    if (wait.is_null() && !slept && one_jiffy) {
+      ++never_asleep;
+      continue;
+    }
     if (wait.is_null()) {
       ADD_FAILURE() << "a write paused in balance_dirty_pages has no dirty-throttle wait: "
                     << item["causes"].dump() << " latency_ns " << item["latency_ns"] << " pauses "
@@ -133,7 +145,9 @@ TEST_F(WhyBlocked, DirtyThrottleIsNamedWithBalanceDirtyPages) {
     EXPECT_TRUE(flagged) << item["causes"].dump();
   }
   EXPECT_GT(paused, 0u) << "no write was seen paused in balance_dirty_pages";
-  EXPECT_EQ(named, paused);
+  EXPECT_EQ(named + never_asleep, paused);
+  // Rare (once in the soak's runs): most pauses put the writer to sleep.
+  EXPECT_LE(never_asleep * 4, paused) << never_asleep << " of " << paused << " never slept";
 }
 
 // ext4 data=ordered without delayed allocation: 64 MiB written to one file are ordered data
