@@ -7,6 +7,11 @@ namespace wp::stitch {
 
 namespace {
 
+// What diskstats counts as a write (STAT_WRITE): writes and write-zeroes; discards apart.
+bool counts_as_write(ReqOp op) {
+  return op == ReqOp::Write || op == ReqOp::WriteZeroes;
+}
+
 NvmeCommand nvme_command(const NvmeEvent& ev) {
   NvmeCommand cmd;
   cmd.qid = ev.qid;
@@ -378,7 +383,7 @@ void BlockTracker::on_bio_failed(const RequestEvent& ev) {
 // between must not count what diskstats does not yet.
 void BlockTracker::count_write(Request& r, bool in_flush_sequence) {
   const RequestTimeline& tl = r.tl;
-  if (tl.op != ReqOp::Write && tl.op != ReqOp::WriteZeroes) return;
+  if (!counts_as_write(tl.op)) return;
   DiskTotals& d = stats_.disks[tl.disk];
   d.write_bytes += tl.bytes;
   if (in_flush_sequence)
@@ -438,19 +443,11 @@ void BlockTracker::trim_nvme_before_issue(Nanos now) {
   });
 }
 
-// An empty PREFLUSH write is never issued (its FF flush is), so a missed completion of it
-// leaves no open lifetime for the rules above to find: it is found by count instead. The
-// kernel makes one request of each such bio (flush bios are never merged, and a device without
-// a volatile cache completes them before they are queued, so those reach no hook), and
-// diskstats counts each request as a write of no sectors. Bios queued before the trace whose
-// completions came in it can only hide a miss, never invent one. A request whose flush
-// sequence has not ended by now is not counted: diskstats has not counted it either.
 void BlockTracker::write_idle_at_end(DevT disk, Nanos at) {
   if (ended_) return;
   std::vector<std::shared_ptr<Request>> open;
   for (const auto& [ptr, r] : active_) {
-    const bool write = r->tl.op == ReqOp::Write || r->tl.op == ReqOp::WriteZeroes;
-    if (r->tl.disk != disk || !write || r->lost_tracking) continue;
+    if (r->tl.disk != disk || !counts_as_write(r->tl.op) || r->lost_tracking) continue;
     // Issued: a request only inserted may have been merged into another in the scheduler,
     // which ends it without a completion (and without counting it).
     if ((!r->data_done && r->tl.issue_ns) || r->counted_at_sequence_end) open.push_back(r);
@@ -469,6 +466,13 @@ void BlockTracker::write_idle_at_end(DevT disk, Nanos at) {
   }
 }
 
+// An empty PREFLUSH write is never issued (its FF flush is), so a missed completion of it
+// leaves no open lifetime for the rules above to find: it is found by count instead. The
+// kernel makes one request of each such bio (flush bios are never merged, and a device without
+// a volatile cache completes them before they are queued, so those reach no hook), and
+// diskstats counts each request as a write of no sectors. Bios queued before the trace whose
+// completions came in it can only hide a miss, never invent one. A request whose flush
+// sequence has not ended by now is not counted: diskstats has not counted it either.
 void BlockTracker::end_of_trace() {
   if (ended_) return;
   ended_ = true;
