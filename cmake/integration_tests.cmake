@@ -21,16 +21,11 @@ set(INTEGRATION_ALONE
     "Serve.DirtyThrottlePausesAreCountedAsTraceCountsThem"
     "SlowCalls.CausesAddUpAndShowDirtyThrottling"
     "ScratchExt4.BpfCostIsTheKernelsCountOfEveryProgramRun"
-    # The machine's state before and after, compared whole: every attached loop device
-    # (losetup -a), every loop device's bdi limits, /proc/mounts.
-    "LoadWriteFsync.FsyncLeavesNoDirtyPagesOfItsOwn"
-    "LoadWorkspace.InterruptTearsTheScratchFilesystemDown"
-    "Privilege.DoctorLeavesTheMountsAsTheyWere"
+    # Unmounts tracefs (in a mount namespace of its own) and so traces with the raw syscall
+    # pair, which puts every thread of the machine, other tests' too, on the slow syscall path.
     "Privilege.WithoutTracefsDoctorMountsNothingAndTraceFallsBack"
-    # What every process does: --comm wp_workload counted by inode numbers (other tests' fresh
-    # file systems hand out the same ones), the journal commits of every disk under a process
-    # filter that lets them through.
-    "ContainerTrace.EveryItemNamesTheContainerItCameFromAndHostItemsNone"
+    # What every process does: the journal commits of every disk under a process filter that
+    # lets them through.
     "KernelFilter.ATraceOfAnIdleProcessDecodesAlmostNothingBesideNoisyBystanders"
     # Wall-clock bounds: a 1 s timer's span within 0.2 s, a live line within 1 s of its write.
     "Duration.*" "LiveOutput.BufferedWriteLineArrivesWithinASecondWhileTheCommandRuns")
