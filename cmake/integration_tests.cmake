@@ -21,6 +21,10 @@ set(INTEGRATION_ALONE
     "Serve.DirtyThrottlePausesAreCountedAsTraceCountsThem"
     "SlowCalls.CausesAddUpAndShowDirtyThrottling"
     "ScratchExt4.BpfCostIsTheKernelsCountOfEveryProgramRun"
+    # The load runs' loop devices, found as those of load scratch directories made since the
+    # test began: another test's load run beside it would make one too.
+    "LoadWriteFsync.FsyncLeavesNoDirtyPagesOfItsOwn"
+    "LoadWorkspace.InterruptTearsTheScratchFilesystemDown"
     # Unmounts tracefs (in a mount namespace of its own) and so traces with the raw syscall
     # pair, which puts every thread of the machine, other tests' too, on the slow syscall path.
     "Privilege.WithoutTracefsDoctorMountsNothingAndTraceFallsBack"
