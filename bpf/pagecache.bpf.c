@@ -33,6 +33,93 @@ static __always_inline struct wp_task_state *wp_writer_state(void)
 	return st;
 }
 
+/* The thread's traced read on a file, if one is running. */
+static __always_inline struct wp_task_state *wp_reader_state(void)
+{
+	struct wp_task_state *st = wp_active_state();
+
+	if (!st || !st->file || !wp_syscall_is_read(st->syscall))
+		return NULL;
+	return st;
+}
+
+/* Whether `host` is the file of the thread's read (its page cache's inode: an overlay
+ * file's upper or lower file, as wp_resolve_file chose it). */
+static __always_inline bool wp_read_file_is(struct wp_task_state *st, struct inode *host)
+{
+	return host && BPF_CORE_READ(host, i_ino) == st->ino && wp_inode_dev(host) == st->dev;
+}
+
+/* A folio inserted into a file's page cache: a miss being filled, by a read, its readahead or
+ * a fault. The thread's traced read of that file counts it, and the pages of it past the
+ * read's last byte (read(2) moves f_pos only once it is done: it is the read's start here). */
+SEC("tp_btf/mm_filemap_add_to_page_cache")
+int BPF_PROG(wp_cache_add, struct folio *folio)
+{
+	struct wp_task_state *st = wp_reader_state();
+	struct address_space *mapping;
+	__u64 start, last, index, end;
+	__u32 nr;
+
+	if (!st)
+		return 0;
+	WP_TP_ARG_OR_RETURN(folio);
+	mapping = BPF_CORE_READ(folio, mapping);
+	if (!mapping || ((unsigned long)mapping & 1) ||
+	    !wp_read_file_is(st, BPF_CORE_READ(mapping, host)))
+		return 0;
+	nr = wp_folio_nr_pages(folio);
+	st->pages_added += nr;
+	if (!st->count) {
+		st->pages_added_beyond += nr;
+		return 0;
+	}
+	start = st->pos;
+	if (start == (__u64)-1) {
+		struct file *file = (struct file *)st->file;
+
+		start = BPF_CORE_READ(file, f_pos);
+	}
+	last = (start + st->count - 1) >> WP_PAGE_SHIFT;
+	index = BPF_CORE_READ(folio, index);
+	end = index + nr - 1;
+	if (end > last)
+		st->pages_added_beyond += index > last ? nr : end - last;
+	return 0;
+}
+
+/* A readahead the thread's traced read started: synchronous (a miss) or asynchronous (it
+ * reached a folio marked PG_readahead), with the pages the read still wanted then. */
+static __always_inline int wp_read_ahead(struct inode *inode, unsigned long req_count, bool sync)
+{
+	struct wp_task_state *st = wp_reader_state();
+
+	if (!st || !wp_read_file_is(st, inode))
+		return 0;
+	if (sync) {
+		st->sync_ra++;
+		st->sync_ra_pages += req_count;
+	} else {
+		st->async_ra++;
+		st->async_ra_pages += req_count;
+	}
+	return 0;
+}
+
+SEC("tp_btf/page_cache_sync_ra")
+int BPF_PROG(wp_sync_ra, struct inode *inode, unsigned long index, struct file_ra_state *ra,
+	     unsigned long req_count)
+{
+	return wp_read_ahead(inode, req_count, true);
+}
+
+SEC("tp_btf/page_cache_async_ra")
+int BPF_PROG(wp_async_ra, struct inode *inode, unsigned long index, struct file_ra_state *ra,
+	     unsigned long req_count)
+{
+	return wp_read_ahead(inode, req_count, false);
+}
+
 static __always_inline void wp_add_dirty(struct wp_task_state *st, __u32 pages)
 {
 	st->pages_dirtied += pages;

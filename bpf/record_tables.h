@@ -91,6 +91,35 @@ typedef wp_u8 wp_t_offcpu_cause8; /* enum wp_offcpu_cause */
 	X(u32, dirty_folios, "folios the call dirtied")                                            \
 	X(dev, fs_dev, "the file system's superblock device when it is not dev (btrfs), else 0")
 
+/* One read syscall of a traced thread on a regular file, emitted at syscall exit (header ts =
+ * exit): what it asked for and got, and what the page cache did for it. Pages it added are
+ * the folios mm_filemap_add_to_page_cache inserted into its file's page cache while it ran,
+ * in its thread: the misses it filled and the readahead it started; the ones past its last
+ * byte served no byte of it. 120 bytes, like the syscall record: two cache lines with the
+ * ring buffer's header, for the readers that make millions a second. */
+#define WP_READ_FIELDS(X)                                                                          \
+	X(ns, start_ns, "the call's entry")                                                        \
+	X(u32, pid, "tgid")                                                                        \
+	X(u32, tid, "thread")                                                                      \
+	X(comm, comm, "the thread's name")                                                         \
+	X(syscall8, syscall, "enum wp_syscall (class READ)")                                       \
+	X(file_flags8, file_flags, "enum wp_file_flags: the file's open flags, with the call's")  \
+	X(call_flags16, call_flags, "enum wp_call_flags; bits 13-15: enum wp_via (0: a syscall)")  \
+	X(s32, fd, "io_uring: the SQE's fd (a fixed-file index with IOSQE_FIXED_FILE)")           \
+	X(dev, dev, "the file's device, as stat() reports it")                                    \
+	X(dev, fs_dev, "the file system's superblock device when it is not dev (btrfs), else 0")   \
+	X(u64, ino, "the file's inode")                                                            \
+	X(s64, ret, "bytes read, or -errno")                                                       \
+	X(u64, pos, "file offset of the first byte read (pread: the argument)")                   \
+	X(u64, count, "bytes requested")                                                           \
+	X(u32, pages_added, "pages the call put in its file's page cache (misses and readahead)") \
+	X(u32, pages_added_beyond, "of those, pages past the call's last byte: readahead only")   \
+	X(u32, sync_ra_pages, "pages the call still wanted as each synchronous readahead began")  \
+	X(u32, async_ra_pages, "the same, at each asynchronous readahead")                        \
+	X(u16, sync_ra, "synchronous readaheads (page_cache_sync_ra) inside the call")            \
+	X(u16, async_ra, "asynchronous readaheads (a PG_readahead folio reached) inside the call")\
+	X(pad32, pad, "")
+
 /* Where a slow syscall's time went off CPU, emitted just before its wp_syscall_record (same
  * tid and start_ns). On-CPU time is the rest of its latency. */
 #define WP_CAUSES_FIELDS(X)                                                                        \
@@ -380,7 +409,8 @@ typedef struct wp_offcpu_slot wp_t_offcpu_slots[WP_OFFCPU_SLOTS];
 	X(fuse, FUSE, 16, WP_FUSE_FIELDS, 72)                                                      \
 	X(name_change, NAME_CHANGE, 17, WP_NAME_CHANGE_FIELDS, 104)                                      \
 	X(inline, INLINE, 18, WP_INLINE_FIELDS, 56)                                                \
-	X(fs_commit, FS_COMMIT, 19, WP_FS_COMMIT_FIELDS, 40)
+	X(fs_commit, FS_COMMIT, 19, WP_FS_COMMIT_FIELDS, 40)                                       \
+	X(read, READ, 20, WP_READ_FIELDS, 120)
 
 enum wp_record_type {
 #define WP_RECORD_TYPE_(tag, TYPE, value, FIELDS, bytes) WP_REC_##TYPE = value,

@@ -17,6 +17,7 @@
 #include "emit.bpf.h"
 #include "mapping.bpf.h"
 #include "metrics.bpf.h"
+#include "read_call.bpf.h"
 #include "task_filter.bpf.h"
 #include "task_state.bpf.h"
 #include "traced_call.bpf.h"
@@ -118,7 +119,9 @@ static __always_inline bool wp_metrics_keep(struct wp_task_state *st, __u64 late
 	__u32 dev = st->fs_dev ? st->fs_dev : st->dev;
 	__u32 direct;
 
-	if (st->syscall == WP_SYS_IO_SUBMIT || wp_syscall_is_open(st->syscall))
+	/* Reads are traced for `trace` only (serve plans no read hook): they go on as records. */
+	if (st->syscall == WP_SYS_IO_SUBMIT || wp_syscall_is_open(st->syscall) ||
+	    wp_syscall_is_read(st->syscall))
 		return true;
 	if (!wp_syscall_is_write(st->syscall)) {
 		wp_metric_add(WP_METRIC_WHAT(WP_METRIC_SYNC, st->syscall) | WP_METRIC_OF_TASK, dev,
@@ -204,6 +207,8 @@ static __always_inline int wp_exit(long ret, bool io_submit_possible, bool cast)
 	}
 	if (io_submit_possible && st->syscall == WP_SYS_IO_SUBMIT)
 		wp_emit_io_submit(st, ret, now, task);
+	else if (wp_syscall_is_read(st->syscall))
+		wp_emit_read(st, ret, now, task, cast);
 	else
 		wp_emit_call(st, ret, now, task, cast);
 out:
@@ -323,7 +328,19 @@ static __always_inline int wp_enter_args(__u32 syscall, unsigned long a0, unsign
 {
 	switch (syscall) {
 	case WP_SYS_WRITE:
+	case WP_SYS_READ:
 		return wp_enter(syscall, (int)a0, WP_AT_F_POS, a2, cast);
+	case WP_SYS_PREAD64:
+		return wp_enter(syscall, (int)a0, a3, a2, cast);
+	case WP_SYS_READV:
+		return wp_enter(syscall, (int)a0, WP_AT_F_POS,
+				wp_iov_bytes((const struct iovec *)a1, a2), cast);
+	case WP_SYS_PREADV:
+		return wp_enter(syscall, (int)a0, a3, wp_iov_bytes((const struct iovec *)a1, a2), cast);
+	case WP_SYS_PREADV2:
+		/* Its RWF_* flags (a5) change nothing the read record says (RWF_NOWAIT's EAGAIN
+		 * is its return). */
+		return wp_enter(syscall, (int)a0, a3, wp_iov_bytes((const struct iovec *)a1, a2), cast);
 	case WP_SYS_PWRITE64:
 		return wp_enter(syscall, (int)a0, a3, a2, cast);
 	case WP_SYS_WRITEV:

@@ -45,6 +45,15 @@ struct wp_task_state {
 	__u64 throttle_ns;
 	__u32 throttle_events;
 	__u32 writeback_waits;
+	/* A read's page cache (pagecache.bpf.c): the pages it added to its file's, those past
+	 * its last byte, and the readaheads it ran. */
+	__u32 pages_added;
+	__u32 pages_added_beyond;
+	__u32 sync_ra_pages;
+	__u32 async_ra_pages;
+	__u16 sync_ra;
+	__u16 async_ra;
+	__u32 read_pad;
 	/* The last file this thread's syscalls resolved (see wp_resolve_file). */
 	__u64 cached_file;
 	__u64 cached_inode;

@@ -135,6 +135,12 @@ static __always_inline void wp_open_call(struct wp_task_state *st, __u32 syscall
 	st->throttle_ns = 0;
 	st->throttle_events = 0;
 	st->writeback_waits = 0;
+	st->pages_added = 0;
+	st->pages_added_beyond = 0;
+	st->sync_ra_pages = 0;
+	st->async_ra_pages = 0;
+	st->sync_ra = 0;
+	st->async_ra = 0;
 	st->pending_cause = WP_OFFCPU_BLOCKED;
 	st->offcpu_since = 0;
 	st->throttle_sleep_ns = 0;
@@ -166,9 +172,11 @@ static __always_inline int wp_enter_on(struct task_struct *task, __u32 syscall, 
 		}
 		return 0;
 	}
-	/* A write to a pipe, socket or terminal (most of a server's) by a thread that never made
-	 * a traced call ends here, before any state is made for it: its exit then costs a load. */
-	if (file && wp_syscall_is_write(syscall) && !wp_task_has_storage(task)) {
+	/* A write to a pipe, socket or terminal (most of a server's), or a read from one, by a
+	 * thread that never made a traced call ends here, before any state is made for it: its
+	 * exit then costs a load. */
+	if (file && (wp_syscall_is_write(syscall) || wp_syscall_is_read(syscall)) &&
+	    !wp_task_has_storage(task)) {
 		__u32 mode = (typed ? file->f_inode->i_mode : BPF_CORE_READ(file, f_inode, i_mode)) &
 			     WP_S_IFMT;
 
@@ -190,7 +198,8 @@ static __always_inline int wp_enter_on(struct task_struct *task, __u32 syscall, 
 	st->name_file = 0;
 	if (file) {
 		if (!wp_resolve_file(st, file, typed) ||
-		    (wp_syscall_is_write(syscall) && !st->cached_kind))
+		    ((wp_syscall_is_write(syscall) || wp_syscall_is_read(syscall)) &&
+		     !st->cached_kind))
 			return 0;
 		st->file = (__u64)file;
 		st->dev = st->cached_dev;

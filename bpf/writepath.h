@@ -87,7 +87,8 @@ enum wp_hook {
 	WP_HOOK_OFFCPU = 14,
 	WP_HOOK_NAME_CHANGE = 15,
 	WP_HOOK_INLINE = 16, /* inline data and the commits that make it durable */
-	WP_HOOK_COUNT = 17,
+	WP_HOOK_READ = 17,
+	WP_HOOK_COUNT = 18,
 };
 
 /*
@@ -121,12 +122,18 @@ enum wp_hook {
 	X(IO_SUBMIT, 21, io_submit, IoSubmit, WRITE, 0)                                            \
 	X(MSYNC, 22, msync, Msync, SYNC, 0)                                                        \
 	X(OPENAT, 23, openat, Openat, OPEN, 0)                                                     \
-	X(OPENAT2, 24, openat2, Openat2, OPEN, 0)
+	X(OPENAT2, 24, openat2, Openat2, OPEN, 0)                                                  \
+	X(READ, 30, read, Read, READ, 0)                                                           \
+	X(PREAD64, 31, pread64, Pread64, READ, 0)                                                  \
+	X(READV, 32, readv, Readv, READ, 0)                                                        \
+	X(PREADV, 33, preadv, Preadv, READ, 0)                                                     \
+	X(PREADV2, 34, preadv2, Preadv2, READ, 0)
 
 enum wp_syscall_class {
 	WP_CLASS_WRITE = 1,
 	WP_CLASS_SYNC = 2,
 	WP_CLASS_OPEN = 3,
+	WP_CLASS_READ = 4,
 };
 
 /*
@@ -176,6 +183,14 @@ enum {
 #undef WP_SYSCALL_VFS_BIT_
 };
 
+/* Bit i set: slot i is a read (WP_CLASS_READ). */
+enum {
+#define WP_SYSCALL_READ_BIT_(id, value, name, Name, cls, vfs)                                      \
+	| ((WP_CLASS_##cls == WP_CLASS_READ ? 1 : 0) << WP_SLOT_##id)
+	WP_READ_SLOTS = 0 WP_SYSCALL_TABLE(WP_SYSCALL_READ_BIT_),
+#undef WP_SYSCALL_READ_BIT_
+};
+
 /* The slot of a WP_SYS_* value, or WP_SYSCALL_SLOTS for a value that is none. (A value
  * listed twice in the table fails to compile here: duplicate case.) */
 WP_HEADER_FN wp_u32 wp_syscall_slot(wp_u32 syscall)
@@ -217,6 +232,11 @@ WP_HEADER_FN bool wp_syscall_is_sync(wp_u32 syscall)
 WP_HEADER_FN bool wp_syscall_is_open(wp_u32 syscall)
 {
 	return wp_syscall_class(syscall) == WP_CLASS_OPEN;
+}
+
+WP_HEADER_FN bool wp_syscall_is_read(wp_u32 syscall)
+{
+	return wp_syscall_class(syscall) == WP_CLASS_READ;
 }
 
 /* Whether the VFS fentry/fexit programs serve this WP_SYS_* value. */

@@ -31,7 +31,7 @@ Coverage coverage_on(const FakeKernel& kernel, const PlanOptions& options = {}) 
 // What `writepath doctor` prints on the development machine: every traced syscall through its
 // own tracepoints, the other ways of writing not traced but counted.
 TEST(Coverage, ThisKernelStitchesTheTracedSyscallsAndCountsTheRest) {
-  const Coverage c = coverage_on(kernel_6_18());
+  const Coverage c = coverage_on(kernel_6_18(), PlanOptions{.reads = true});
   ASSERT_EQ(c.write_paths.size(), kSyscallSlots.size() + kUringOps.size() + 6);
   for (const auto& slot : kSyscallSlots) {
     const CoverageRow& r = row(c.write_paths, slot.name);

@@ -90,9 +90,9 @@ class FakeKernel final : public KernelFacts {
 // The classic tracepoints every kernel here has: per-syscall, sched, writeback, jbd2.
 inline FakeKernel with_classic_tracepoints() {
   FakeKernel k;
-  for (const char* sc :
-       {"write", "pwrite64", "writev", "pwritev", "pwritev2", "fsync", "fdatasync",
-        "sync_file_range", "syncfs", "sync", "io_submit", "msync", "openat", "openat2"}) {
+  for (const char* sc : {"write", "pwrite64", "writev", "pwritev", "pwritev2", "fsync", "fdatasync",
+                         "sync_file_range", "syncfs", "sync", "io_submit", "msync", "openat",
+                         "openat2", "read", "pread64", "readv", "preadv", "preadv2"}) {
     k.tracepoint("syscalls", std::string("sys_enter_") + sc);
     k.tracepoint("syscalls", std::string("sys_exit_") + sc);
   }
@@ -145,6 +145,7 @@ inline FakeKernel with_current_prototypes() {
       .raw_tracepoint("page_fault_kernel", 3)
       .raw_tracepoint("folio_wait_writeback", 2)
       .raw_tracepoint("mm_filemap_delete_from_page_cache", 1)
+      .raw_tracepoint("mm_filemap_add_to_page_cache", 1)
       .raw_tracepoint("block_bio_queue", 1)
       .raw_tracepoint("block_split", 2)
       .raw_tracepoint("block_bio_complete", 2)
@@ -182,7 +183,9 @@ inline FakeKernel kernel_6_18() {
                      .raw_tracepoint("fuse_request_send", 1)
                      .raw_tracepoint("fuse_request_end", 1)
                      .raw_tracepoint("btrfs_clear_extent_bit", 4)
-                     .raw_tracepoint("btrfs_transaction_commit", 1);
+                     .raw_tracepoint("btrfs_transaction_commit", 1)
+                     .raw_tracepoint("page_cache_sync_ra", 4)
+                     .raw_tracepoint("page_cache_async_ra", 4);
   for (const char* name : kBtrfsInlineEnumerators) k.enumerator(name);
   return with_xfs_log_tracepoints(with_jbd2_btf(k, ""), "");
 }

@@ -18,6 +18,11 @@
 namespace wp {
 namespace {
 
+// The slots a plan without reads (serve's, and these tests' PlanOptions{}) serves.
+// What the plan of a command that traces no reads (serve) says of the read hooks.
+const std::string kNoReads = "reads are traced by trace only";
+constexpr std::uint32_t kWriteAndSyncSlots = ((1u << WP_SYSCALL_SLOTS) - 1) & ~WP_READ_SLOTS;
+
 using namespace wp::testing;
 
 // One line of doctor's hook table: the hook, the variant used ("-": none), and why earlier
@@ -57,6 +62,7 @@ TEST(HookPlan, ThisKernelUsesSyscallTracepointsAndTpBtf) {
        kNoFentryHere},
       {"other write/sync calls", "tracepoint syscalls:sys_enter_writev (+21) with bpf_rdonly_cast",
        ""},
+      {"read syscalls", "-", kNoReads},
       {"fork follow", "tp_btf sched:sched_process_fork", ""},
       {"process exit", "tp_btf sched:sched_process_exit", ""},
       {"io_uring submit", "tp_btf io_uring:io_uring_submit_req", ""},
@@ -67,6 +73,8 @@ TEST(HookPlan, ThisKernelUsesSyscallTracepointsAndTpBtf) {
       {"dirty throttling", "tracepoint writeback:balance_dirty_pages", ""},
       {"writeback wait", "tp_btf writeback:folio_wait_writeback", ""},
       {"page discarded", "tp_btf filemap:mm_filemap_delete_from_page_cache", ""},
+      {"page cache fill", "-", kNoReads},
+      {"readahead", "-", kNoReads},
       {"flusher start", "tp_btf writeback:writeback_start", ""},
       {"flusher written", "tp_btf writeback:writeback_written", ""},
       {"bio queue", "tp_btf block:block_bio_queue", ""},
@@ -393,7 +401,7 @@ TEST(HookPlan, WithoutTracefsThePlanUsesBtfHooksAndSaysWhatItCosts) {
   EXPECT_EQ(row(plan, "dirty throttling"), Row("dirty throttling", "-", "tracepoint: no tracefs"));
   for (const char* hook : {"process exit", "flusher start", "journal end_commit", "xfs log"})
     EXPECT_EQ(std::get<2>(row(plan, hook)), "") << hook;
-  EXPECT_EQ(plan.raw_syscall_slots(), (1u << WP_SYSCALL_SLOTS) - 1);  // every slot, raw
+  EXPECT_EQ(plan.raw_syscall_slots(), kWriteAndSyncSlots);  // every slot planned, raw
   for (const auto& program : plan.programs())
     EXPECT_EQ(program.find("wp_enter_"), std::string::npos) << program;
   const std::vector<std::string> costs = tracefs_costs(plan);
@@ -423,7 +431,7 @@ TEST(HookPlan, KernelWithoutSyscallTracepointsUsesTheRawSyscallPair) {
   EXPECT_EQ(row(plan, "other write/sync calls"),
             Row("other write/sync calls", "tp_btf raw_syscalls:sys_enter (+1)",
                 "tracepoint: no tracepoint syscalls:sys_enter_writev"));
-  EXPECT_EQ(plan.raw_syscall_slots(), (1u << WP_SYSCALL_SLOTS) - 1);  // all ten slots
+  EXPECT_EQ(plan.raw_syscall_slots(), kWriteAndSyncSlots);  // every slot planned
   EXPECT_TRUE(plan.runnable());
 
   kernel.no_raw_tracepoint("sys_enter");
@@ -439,7 +447,7 @@ TEST(HookPlan, RawSyscallPairServesOnlyTheSlotsFentryDoesNot) {
             Row("write/sync syscalls", "fentry vfs_write (+3)", ""));
   // write, pwrite64, fsync are slots 0, 1, 5.
   constexpr std::uint32_t kFentrySlots = (1u << 0) | (1u << 1) | (1u << 5);
-  EXPECT_EQ(plan.raw_syscall_slots(), ((1u << WP_SYSCALL_SLOTS) - 1) & ~kFentrySlots);
+  EXPECT_EQ(plan.raw_syscall_slots(), kWriteAndSyncSlots & ~kFentrySlots);
 }
 
 // What `writepath doctor --raw-syscalls` prints here.
@@ -451,7 +459,7 @@ TEST(HookPlan, RawSyscallsOptionPassesOverPerSyscallTracepoints) {
   EXPECT_EQ(row(plan, "other write/sync calls"),
             Row("other write/sync calls", "tp_btf raw_syscalls:sys_enter (+1)",
                 "tracepoint: passed over (--raw-syscalls)"));
-  EXPECT_EQ(plan.raw_syscall_slots(), (1u << WP_SYSCALL_SLOTS) - 1);
+  EXPECT_EQ(plan.raw_syscall_slots(), kWriteAndSyncSlots);
   EXPECT_EQ(plan.programs().count("wp_sys_enter"), 1u);
   EXPECT_EQ(plan.programs().count("wp_sys_exit"), 1u);
   EXPECT_EQ(plan.programs().count("wp_enter_write"), 0u);
@@ -592,6 +600,39 @@ TEST(HookPlanObject, EveryProgramInTheBpfObjectIsPlannable) {
       for (const auto& program : v.programs) plannable.insert(program.name);
   for (const auto& [name, section] : programs_in_bpf_object())
     EXPECT_EQ(plannable.count(name), 1u) << name << " (" << section << ") is in no hook variant";
+}
+
+// Reads are trace's: its plan serves the read syscalls (per-syscall tracepoints, or the raw
+// pair with the rest) and the page cache's fill and readahead hooks; serve's plans none of them.
+TEST(HookPlan, ReadHooksArePlannedOnlyWhenReadsAreAskedFor) {
+  const HookPlan without = plan_hooks(kernel_6_18(), PlanOptions{});
+  for (const char* hook : {"read syscalls", "page cache fill", "readahead"})
+    EXPECT_EQ(row(without, hook), Row(hook, "-", kNoReads)) << hook;
+  EXPECT_EQ(without.programs().count("wp_enter_cast_read"), 0u);
+
+  const HookPlan with = plan_hooks(kernel_6_18(), PlanOptions{.reads = true});
+  EXPECT_EQ(std::get<1>(row(with, "read syscalls")),
+            "tracepoint syscalls:sys_enter_read (+9) with bpf_rdonly_cast");
+  EXPECT_EQ(std::get<1>(row(with, "page cache fill")),
+            "tp_btf filemap:mm_filemap_add_to_page_cache");
+  EXPECT_EQ(std::get<1>(row(with, "readahead")), "tp_btf readahead:page_cache_sync_ra (+1)");
+  EXPECT_EQ(with.programs().count("wp_enter_cast_pread64"), 1u);
+
+  const HookPlan raw = plan_hooks(kernel_6_18(), PlanOptions{.raw_syscalls = true, .reads = true});
+  EXPECT_EQ(raw.raw_syscall_slots(), (1u << WP_SYSCALL_SLOTS) - 1);
+  EXPECT_TRUE(with.unplanned("read").empty());
+}
+
+// A kernel without the page-cache fill's tracepoint: the plan names the read hook it lacks
+// (trace --reads refuses on it), and still traces writes.
+TEST(HookPlan, AKernelWithoutThePageCacheFillLacksAReadHook) {
+  const HookPlan plan = plan_hooks(kernel_6_18().no_raw_tracepoint("mm_filemap_add_to_page_cache"),
+                                   PlanOptions{.reads = true});
+  const auto missing = plan.unplanned("read");
+  ASSERT_EQ(missing.size(), 1u);
+  EXPECT_EQ(missing[0]->hook->name, "page cache fill");
+  EXPECT_TRUE(plan.runnable());
+  EXPECT_TRUE(plan.unplanned("syscall").empty());
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // mapping of every record value onto its event.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <set>
 #include <span>
 #include <string>
@@ -66,7 +67,11 @@ TEST(SyscallTable, WriteSyncOrOpenClassMatchesTheName) {
     const bool named_write = name.find("write") != std::string::npos || name == "io_submit";
     const bool named_sync = name.find("sync") != std::string::npos;
     const bool named_open = name.rfind("open", 0) == 0;
-    ASSERT_EQ(named_write + named_sync + named_open, 1) << name;
+    const bool named_read = name.find("read") != std::string::npos;
+    ASSERT_EQ(named_write + named_sync + named_open + named_read, 1) << name;
+    EXPECT_EQ(slot.is_read, named_read) << name;
+    EXPECT_EQ(is_read_syscall(slot.syscall), named_read) << name;
+    EXPECT_EQ(wp_syscall_is_read(slot.value), named_read) << name;
     // An open's record is the copy-up it made: a write item.
     EXPECT_EQ(slot.is_write, named_write || named_open) << name;
     EXPECT_EQ(slot.copies_up, named_open) << name;
@@ -78,6 +83,7 @@ TEST(SyscallTable, WriteSyncOrOpenClassMatchesTheName) {
     EXPECT_EQ(wp_syscall_is_open(slot.value), named_open) << name;
     EXPECT_EQ(wp_syscall_class(slot.value), static_cast<wp_u32>(named_write  ? WP_CLASS_WRITE
                                                                 : named_sync ? WP_CLASS_SYNC
+                                                                : named_read ? WP_CLASS_READ
                                                                              : WP_CLASS_OPEN))
         << name;
   }
@@ -88,6 +94,7 @@ TEST(SyscallTable, ValuesThatAreNoSyscallAreNeitherClass) {
     EXPECT_FALSE(wp_syscall_is_write(value)) << value;
     EXPECT_FALSE(wp_syscall_is_sync(value)) << value;
     EXPECT_FALSE(wp_syscall_is_open(value)) << value;
+    EXPECT_FALSE(wp_syscall_is_read(value)) << value;
     EXPECT_FALSE(wp_syscall_uses_vfs(value)) << value;
     EXPECT_EQ(wp_syscall_slot(value), static_cast<wp_u32>(WP_SYSCALL_SLOTS)) << value;
     EXPECT_FALSE(syscall_from_record(value)) << value;
@@ -118,9 +125,55 @@ TEST(SyscallTable, SlotSyscallAndValueAgree) {
   }
 }
 
+// A read record: the call as a write's, the page cache's counts with it; one that says more
+// pages past the read than it added, or names no read, is malformed.
+TEST(Decoder, AReadRecordBecomesAReadEvent) {
+  Decoder decoder;
+  wp_read_record r{};
+  r.h = {WP_REC_READ, sizeof(r), WP_RECORD_VERSION, 0, 2000};
+  r.start_ns = 1000;
+  r.syscall = WP_SYS_PREAD64;
+  r.pid = 7;
+  r.tid = 8;
+  r.dev = 0x700003;
+  r.ino = 12;
+  r.ret = 8192;
+  r.pos = 4096;
+  r.count = 8192;
+  r.pages_added = 34;
+  r.pages_added_beyond = 32;
+  r.sync_ra = 1;
+  r.sync_ra_pages = 2;
+  auto event = decode_one(decoder, r);
+  ASSERT_TRUE(event);
+  const auto* read = std::get_if<ReadEvent>(&*event);
+  ASSERT_NE(read, nullptr);
+  EXPECT_EQ(read->call.syscall, Syscall::Pread64);
+  EXPECT_EQ(read->call.start_ns, 1000u);
+  EXPECT_EQ(read->call.end_ns, 2000u);
+  EXPECT_EQ(read->call.tid, 8u);
+  EXPECT_EQ(read->call.ino, 12u);
+  EXPECT_EQ(read->call.ret, 8192);
+  EXPECT_EQ(read->call.pos, 4096u);
+  EXPECT_EQ(read->pages_added, 34u);
+  EXPECT_EQ(read->pages_added_beyond, 32u);
+  EXPECT_EQ(read->sync_ra, 1u);
+  EXPECT_EQ(read->sync_ra_pages, 2u);
+
+  r.pages_added_beyond = 35;
+  EXPECT_FALSE(decode_one(decoder, r));
+  r.pages_added_beyond = 0;
+  r.syscall = WP_SYS_PWRITE64;
+  EXPECT_FALSE(decode_one(decoder, r));
+}
+
 TEST(Decoder, EverySyscallValueBecomesItsSyscallEvent) {
   Decoder decoder;
   for (const auto& slot : kSyscallSlots) {
+    if (slot.is_read) {  // a read comes in a read record; a syscall record of one is malformed
+      EXPECT_FALSE(decode_one(decoder, syscall_record(slot.value))) << slot.name;
+      continue;
+    }
     auto event = decode_one(decoder, syscall_record(slot.value));
     ASSERT_TRUE(event) << slot.name;
     const auto* call = std::get_if<SyscallEvent>(&*event);
@@ -130,7 +183,8 @@ TEST(Decoder, EverySyscallValueBecomesItsSyscallEvent) {
     EXPECT_EQ(call->start_ns, 1000u);
     EXPECT_EQ(call->end_ns, 2000u);
   }
-  EXPECT_EQ(decoder.stats().malformed, 0u);
+  EXPECT_EQ(decoder.stats().malformed,
+            static_cast<std::uint64_t>(std::popcount(static_cast<std::uint32_t>(WP_READ_SLOTS))));
 }
 
 TEST(Decoder, SyscallValueOfNoSlotIsMalformed) {

@@ -95,9 +95,15 @@ void print_containers(std::ostream& out, const std::optional<ContainerCensus>& c
       found.empty() ? "none running" : found + "; --container ID and --pod UID select them");
 }
 
+// serve plans no read hook.
+HookPrefs without_reads(HookPrefs prefs) {
+  prefs.reads = false;
+  return prefs;
+}
+
 void print_serve(std::ostream& out, const KernelCaps& caps, const HookPrefs& prefs) {
   const LiveSession serve(caps, metrics_filter(kDefaultDurabilitySample),
-                          LiveSessionOptions{.prefs = prefs, .keep_failure = true});
+                          LiveSessionOptions{.prefs = without_reads(prefs), .keep_failure = true});
   out << "serve (writepath serve: the hooks above, aggregating in the kernel)\n";
   if (!serve.attached()) {
     out << fmt::format("  FAIL {}\n", serve.error());

@@ -77,7 +77,7 @@ std::optional<Event> decode_syscall(std::span<const std::byte> bytes) {
   wp_syscall_record r;
   if (!read_record(bytes, r)) return std::nullopt;
   auto sys = syscall_from_record(r.syscall);
-  if (!sys) return std::nullopt;
+  if (!sys || is_read_syscall(*sys)) return std::nullopt;  // a read's record is a read record
   SyscallEvent e;
   if (!decode_fields(r, e)) return std::nullopt;
   e.end_ns = r.h.ts_ns;
@@ -90,6 +90,21 @@ std::optional<Event> decode_syscall(std::span<const std::byte> bytes) {
   }
   if (is_copy_up(e.syscall)) e.call_flags = call_flag::kCopyUp;
   e.via = static_cast<std::uint8_t>(r.call_flags >> WP_CALL_VIA_SHIFT);
+  return e;
+}
+
+std::optional<Event> decode_read(std::span<const std::byte> bytes) {
+  wp_read_record r;
+  if (!read_record(bytes, r)) return std::nullopt;
+  auto sys = syscall_from_record(r.syscall);
+  if (!sys || !is_read_syscall(*sys)) return std::nullopt;
+  ReadEvent e;
+  if (!decode_fields(r, e.call) || !decode_fields(r, e)) return std::nullopt;
+  e.call.end_ns = r.h.ts_ns;
+  e.call.syscall = *sys;
+  e.call.call_flags = r.call_flags & WP_CALL_FLAGS_MASK;
+  e.call.via = static_cast<std::uint8_t>(r.call_flags >> WP_CALL_VIA_SHIFT);
+  if (e.pages_added_beyond > e.pages_added) return std::nullopt;
   return e;
 }
 
@@ -263,6 +278,7 @@ const char* hook_counter_name(std::size_t hook) {
     case WP_HOOK_OFFCPU: return "offcpu";
     case WP_HOOK_NAME_CHANGE: return "namespace";
     case WP_HOOK_INLINE: return "inline";
+    case WP_HOOK_READ: return "read";
   }
   return "?";
 }
@@ -300,6 +316,7 @@ std::optional<Event> Decoder::decode(std::span<const std::byte> record) {
         case WP_REC_FS_COMMIT:
           event = decode_plain<wp_fs_commit_record, FsCommitEvent>(bytes);
           break;
+        case WP_REC_READ: event = decode_read(bytes); break;
         default: break;
       }
     }

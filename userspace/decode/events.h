@@ -361,9 +361,26 @@ struct FileSystemInfo {
   bool fuse() const { return type == "fuse" || type.rfind("fuse.", 0) == 0; }
 };
 
-using Event = std::variant<SyscallEvent, BioEvent, RequestEvent, JournalEvent, ThrottleEvent,
-                           NvmeEvent, LostEvent, CausesEvent, DiscardEvent, MmapDirtyEvent,
-                           FsLogEvent, FilePathEvent, FileViewEvent, CgroupEvent, OffCpuEvent,
-                           FuseReplyEvent, NameChangeEvent, InlineDataEvent, FsCommitEvent>;
+// A read syscall of a traced thread on a file, complete (its wp_read_record, at the call's
+// exit): the call as a write's is (thread, file, position, bytes asked and read; named and
+// placed in its cgroup as a write's), and what the page cache did for it.
+struct ReadEvent {
+  SyscallEvent call;
+  // The pages the call put in its file's page cache (the misses it filled and the readahead
+  // it started), and those of them past its last byte.
+  std::uint32_t pages_added = 0;
+  std::uint32_t pages_added_beyond = 0;
+  // The readaheads it ran, and the pages it still wanted as each began.
+  std::uint16_t sync_ra = 0;
+  std::uint16_t async_ra = 0;
+  std::uint32_t sync_ra_pages = 0;
+  std::uint32_t async_ra_pages = 0;
+};
+
+using Event =
+    std::variant<SyscallEvent, BioEvent, RequestEvent, JournalEvent, ThrottleEvent, NvmeEvent,
+                 LostEvent, CausesEvent, DiscardEvent, MmapDirtyEvent, FsLogEvent, FilePathEvent,
+                 FileViewEvent, CgroupEvent, OffCpuEvent, FuseReplyEvent, NameChangeEvent,
+                 InlineDataEvent, FsCommitEvent, ReadEvent>;
 
 }  // namespace wp

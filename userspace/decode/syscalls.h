@@ -37,20 +37,22 @@ struct SyscallSlot {
   std::uint8_t value;  // WP_SYS_*: what records carry
   const char* name;    // the kernel's name: "pwrite64"
   // Makes write items: WP_CLASS_WRITE, or WP_CLASS_OPEN (an open's copy-up of an overlay file
-  // is a write of the copy); else WP_CLASS_SYNC.
+  // is a write of the copy); sync items: WP_CLASS_SYNC; read items: WP_CLASS_READ.
   bool is_write;
-  bool copies_up;  // WP_CLASS_OPEN
-  bool vfs;        // also served by the fentry/fexit programs on the VFS
+  bool copies_up;        // WP_CLASS_OPEN
+  bool vfs;              // also served by the fentry/fexit programs on the VFS
+  bool is_read = false;  // WP_CLASS_READ: its records are read records
 };
 
 inline constexpr std::array<SyscallSlot, WP_SYSCALL_SLOTS> kSyscallSlots{{
-#define WP_SYSCALL_SLOT_ROW_(id, value, name, Name, cls, vfs) \
-  {Syscall::Name,                                             \
-   WP_SYS_##id,                                               \
-   #name,                                                     \
-   WP_CLASS_##cls != WP_CLASS_SYNC,                           \
-   WP_CLASS_##cls == WP_CLASS_OPEN,                           \
-   (vfs) != 0},
+#define WP_SYSCALL_SLOT_ROW_(id, value, name, Name, cls, vfs)           \
+  {Syscall::Name,                                                       \
+   WP_SYS_##id,                                                         \
+   #name,                                                               \
+   WP_CLASS_##cls == WP_CLASS_WRITE || WP_CLASS_##cls == WP_CLASS_OPEN, \
+   WP_CLASS_##cls == WP_CLASS_OPEN,                                     \
+   (vfs) != 0,                                                          \
+   WP_CLASS_##cls == WP_CLASS_READ},
     WP_SYSCALL_TABLE(WP_SYSCALL_SLOT_ROW_)
 #undef WP_SYSCALL_SLOT_ROW_
 }};
@@ -113,6 +115,9 @@ constexpr const char* syscall_name(Syscall s) {
 }
 constexpr bool is_write_syscall(Syscall s) {
   return syscall_slot(s).is_write;
+}
+constexpr bool is_read_syscall(Syscall s) {
+  return syscall_slot(s).is_read;
 }
 // An open whose record is the copy-up of an overlay file it made (WP_CLASS_OPEN).
 constexpr bool is_copy_up(Syscall s) {

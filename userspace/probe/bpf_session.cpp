@@ -398,6 +398,7 @@ PlannedSession start_planned_session(const KernelCaps& caps, const HookPrefs& pr
                       .raw_syscalls = prefs.raw_syscalls,
                       .causes = filter.causes_min_ns != 0,
                       .stacks = filter.offcpu_stacks,
+                      .reads = prefs.reads,
                       .throtl_timer_known = filter.throtl_timer_fn != 0,
                       .failed = prefs.disabled_programs};
   for (int attempt = 0; attempt < 4; ++attempt) {

@@ -144,6 +144,7 @@ struct PlannedSession {
 struct HookPrefs {
   bool fentry = true;         // fentry/fexit where they attach (--no-fentry: false)
   bool raw_syscalls = false;  // --raw-syscalls: the raw sys_enter/sys_exit pair first
+  bool reads = false;         // the read path's hooks (trace)
   // Planned as if they had failed to attach (disabled_programs_from_env).
   std::set<std::string> disabled_programs = {};
 };

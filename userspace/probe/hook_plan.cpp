@@ -45,9 +45,10 @@ std::string unusable_reason(const Hook& hook, const HookVariant& v, const Kernel
       continue;
     }
     if (v.kind == AttachKind::Tracepoint) {
-      // The write path's syscalls have the raw pair to fall back on; the untraced calls'
-      // counters have no raw form and stay on their own tracepoints.
-      if (options.raw_syscalls && hook.layer == "syscall" && v.category == "syscalls")
+      // The write and read paths' syscalls have the raw pair to fall back on; the untraced
+      // calls' counters have no raw form and stay on their own tracepoints.
+      if (options.raw_syscalls && (hook.layer == "syscall" || hook.layer == "read") &&
+          v.category == "syscalls")
         return "passed over (--raw-syscalls)";
       if (!facts.tracefs_available()) return std::string(kNoTracefs);
       if (!facts.tracepoint_exists(v.category, event))
@@ -82,6 +83,13 @@ bool HookPlan::runnable() const {
   return true;
 }
 
+std::vector<const HookChoice*> HookPlan::unplanned(std::string_view layer) const {
+  std::vector<const HookChoice*> out;
+  for (const auto& c : choices)
+    if (c.hook->layer == layer && !c.variant) out.push_back(&c);
+  return out;
+}
+
 std::set<std::string> HookPlan::programs() const {
   std::set<std::string> out;
   for (const auto& c : choices)
@@ -109,6 +117,11 @@ HookPlan plan_hooks(const KernelFacts& facts, const PlanOptions& options) {
     if (hook.layer == "offcpu" && (!options.causes || !options.stacks)) {
       choice.why =
           options.causes ? "off (--no-stacks)" : "only with --min-latency (slow-call causes)";
+      plan.choices.push_back(std::move(choice));
+      continue;
+    }
+    if (hook.layer == "read" && !options.reads) {
+      choice.why = "reads are traced by trace only";
       plan.choices.push_back(std::move(choice));
       continue;
     }

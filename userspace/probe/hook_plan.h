@@ -80,6 +80,8 @@ struct HookChoice {
 struct HookPlan {
   std::vector<HookChoice> choices;
   bool runnable() const;  // every required hook has a variant
+  // The hooks of `layer` no variant of which is usable here.
+  std::vector<const HookChoice*> unplanned(std::string_view layer) const;
   std::set<std::string> programs() const;
   std::uint32_t raw_syscall_slots() const;
 };
@@ -89,6 +91,7 @@ struct PlanOptions {
   bool raw_syscalls = false;  // the raw syscall pair over per-syscall tracepoints
   bool causes = false;        // off-CPU accounting for slow calls (--min-latency)
   bool stacks = true;         // with causes: sleep stacks, wakers, call-wide waits (--no-stacks)
+  bool reads = false;         // the read path's hooks (layer "read"): trace's, not serve's
   // blk-throttle's throtl_pending_timer_fn is in kallsyms (the blk-throttle hook needs it).
   bool throtl_timer_known = false;
   // Programs planned as if they had failed to load or attach: those that did in an earlier

@@ -19,7 +19,8 @@ using K = AttachKind;
 
 // Syscall slots (decode/syscalls.h, from WP_SYSCALL_TABLE): bit i is kSyscallSlots[i].
 constexpr std::uint32_t kVfsSlots = WP_VFS_SLOTS;
-constexpr std::uint32_t kOtherSlots = ((1u << WP_SYSCALL_SLOTS) - 1) & ~kVfsSlots;
+constexpr std::uint32_t kReadSlots = WP_READ_SLOTS;
+constexpr std::uint32_t kOtherSlots = ((1u << WP_SYSCALL_SLOTS) - 1) & ~kVfsSlots & ~kReadSlots;
 
 // Syscalls of `slots`: the perf tracepoints of each syscall (an entry and an exit program
 // apiece), else the raw syscall tracepoints (one program pair for all of them).
@@ -92,6 +93,8 @@ std::vector<Hook> build_table() {
   t.push_back({.name = "other write/sync calls",
                .layer = "syscall",
                .variants = syscall_variants(kOtherSlots)});
+  // Reads: layer "read", planned for `trace` only (PlanOptions::reads).
+  t.push_back({.name = "read syscalls", .layer = "read", .variants = syscall_variants(kReadSlots)});
   t.push_back({.name = "fork follow",
                .layer = "syscall",
                .variants = {{.kind = K::TpBtf,
@@ -199,6 +202,22 @@ std::vector<Hook> build_table() {
                              .programs = {{.name = "wp_discard_folio",
                                            .event = "mm_filemap_delete_from_page_cache"}},
                              .args = 1}}});
+
+  // What a traced read found missing in the page cache and brought in, and its readahead.
+  t.push_back({.name = "page cache fill",
+               .layer = "read",
+               .variants = {
+                   {.kind = K::TpBtf,
+                    .category = "filemap",
+                    .programs = {{.name = "wp_cache_add", .event = "mm_filemap_add_to_page_cache"}},
+                    .args = 1}}});
+  t.push_back({.name = "readahead",
+               .layer = "read",
+               .variants = {{.kind = K::TpBtf,
+                             .category = "readahead",
+                             .programs = {{.name = "wp_sync_ra", .event = "page_cache_sync_ra"},
+                                          {.name = "wp_async_ra", .event = "page_cache_async_ra"}},
+                             .args = 4}}});
 
   for (const std::string event : {"writeback_start", "writeback_written"})
     t.push_back({.name = "flusher " + event.substr(10),
