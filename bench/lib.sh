@@ -73,7 +73,7 @@ bench_setup() {
     exit 1
   fi
   local exe
-  for exe in writepath wp_bench_pwrite wp_bench_getppid wp_bench_logger wp_bench_write wp_bench_json_rewrite wp_bench_rename; do
+  for exe in writepath wp_bench_pwrite wp_bench_pread wp_bench_getppid wp_bench_logger wp_bench_write wp_bench_json_rewrite wp_bench_rename; do
     if [[ ! -x $bin/$exe ]]; then
       echo "bench: $bin/$exe is missing; build it first (make build BUILD=$build)" >&2
       exit 1

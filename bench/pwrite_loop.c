@@ -5,6 +5,8 @@
 // cache. With MODE "fdatasync" each write is followed by fdatasync (the durable-write case);
 // the default is buffered writes only, which measures what tracing adds to the syscall and
 // page-cache path.
+// Built a second time as wp_bench_pread (WP_BENCH_PREAD): COUNT 4 KiB preads of the same
+// cached window instead, what tracing adds to a read's path beside a write's.
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdio.h>
@@ -15,13 +17,13 @@
 
 int main(int argc, char** argv) {
   if (argc < 3 || (argc > 4 && strcmp(argv[4], "fdatasync") != 0)) {
-    fprintf(stderr, "usage: wp_bench_pwrite PATH COUNT [FILE_MiB] [fdatasync]\n");
+    fprintf(stderr, "usage: %s PATH COUNT [FILE_MiB] [fdatasync]\n", argv[0]);
     return 2;
   }
   long count = strtol(argv[2], NULL, 10);
   long window = (argc > 3 ? strtol(argv[3], NULL, 10) : 64) * 1024 * 1024 / 4096;
   int sync_each = argc > 4;
-  int fd = open(argv[1], O_WRONLY | O_CREAT, 0644);
+  int fd = open(argv[1], O_RDWR | O_CREAT, 0644);
   if (fd < 0 || count <= 0 || window <= 0) {
     if (fd < 0)
       perror("wp_bench_pwrite");
@@ -44,10 +46,17 @@ int main(int argc, char** argv) {
   struct timespec a, b;
   clock_gettime(CLOCK_MONOTONIC, &a);
   for (long i = 0; i < count; i++) {
+#ifdef WP_BENCH_PREAD
+    if (pread(fd, buf, sizeof(buf), (off_t)(i % window) * 4096) != (ssize_t)sizeof(buf)) {
+      perror("pread");
+      return 1;
+    }
+#else
     if (pwrite(fd, buf, sizeof(buf), (off_t)(i % window) * 4096) != (ssize_t)sizeof(buf)) {
       perror("pwrite");
       return 1;
     }
+#endif
     if (sync_each && fdatasync(fd) != 0) {
       perror("fdatasync");
       return 1;

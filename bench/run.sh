@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # writepath's benchmarks, side by side with bpftrace and perf trace. Sections, each a script of
 # its own in bench/sections/ (NAME.sh, runnable alone: bash bench/sections/NAME.sh [BUILD_DIR]):
-#   side-by-side  ns/op of four loops untraced, then the ratio to untraced under each tracer
+#   side-by-side  ns/op of five loops untraced, then the ratio to untraced under each tracer
 #   variants      the write-syscall hook's variants: bystander and traced-write cost of each
 #   soak          a steady logger under the agent: its peak RSS over time and records lost
 #   saturation    writers flat out: events/s the agent consumes and records lost

@@ -7,7 +7,8 @@
 
 # The bpftrace columns: each one's program, and the tracepoint that shows it attached.
 declare -gA bpftrace_column_program=() bpftrace_column_event=()
-# bpftrace: a machine-wide pwrite64 latency histogram, what one would run instead.
+# bpftrace: a machine-wide pwrite64 latency histogram, what one would run instead (pread64's
+# on the pread loop: the same hook as the calls timed).
 bpftrace_column_program[bpftrace]='tracepoint:syscalls:sys_enter_pwrite64 { @s[tid] = nsecs; }
 tracepoint:syscalls:sys_exit_pwrite64 /@s[tid]/ { @ = hist(nsecs - @s[tid]); delete(@s[tid]); }'
 bpftrace_column_event[bpftrace]=sys_exit_pwrite64
@@ -27,6 +28,7 @@ hook_flags=""  # the variant run_column's writepath commands use (empty: the def
 workload_cmd() {  # WORKLOAD: the loop program's command line, in the array `cmd`
   case $1 in
     pwrite) cmd=("$bin/wp_bench_pwrite" "$SCRATCH_MNT/cached.dat" "$count" 1) ;;
+    pread) cmd=("$bin/wp_bench_pread" "$SCRATCH_MNT/read.dat" "$count" 1) ;;
     getppid) cmd=("$bin/wp_bench_getppid" "$getppid_count") ;;
     fdatasync) cmd=("$bin/wp_bench_pwrite" "$SCRATCH_MNT/synced.dat" "$fsync_count" 1 fdatasync) ;;
     devnull) cmd=("$bin/wp_bench_write" "$getppid_count") ;;  # 64 B write(2)s to /dev/null
@@ -35,8 +37,9 @@ workload_cmd() {  # WORKLOAD: the loop program's command line, in the array `cmd
 
 # COLUMN WORKLOAD: run the workload once under COLUMN; print its ns/op, or "fail".
 run_column() {
-  local column=$1 cmd out="$work/$1.out" ns=""
+  local column=$1 cmd out="$work/$1.out" ns="" syscall=pwrite64
   workload_cmd "$2"
+  [[ $2 != pread ]] || syscall=pread64  # the call the pwrite64 columns watch, on the read loop
   case $column in
     untraced) ns=$("${cmd[@]}" 2>"$work/err") || ns="" ;;
     wp-trace) ns=$("$wp" trace ${hook_flags:+"$hook_flags"} -o "$out" -- "${cmd[@]}" 2>"$work/err") || ns="" ;;
@@ -61,7 +64,8 @@ run_column() {
         bg_stop TERM
       fi ;;
     bpftrace | bpftrace-write-pid1 | bpftrace-offcpu)
-      if bpftrace_start "$out" "${bpftrace_column_program[$column]}" "${bpftrace_column_event[$column]}"; then
+      if bpftrace_start "$out" "${bpftrace_column_program[$column]//pwrite64/$syscall}" \
+        "${bpftrace_column_event[$column]//pwrite64/$syscall}"; then
         ns=$("${cmd[@]}" 2>"$work/err") || ns=""
         bg_stop INT
       fi ;;
@@ -72,7 +76,7 @@ run_column() {
         scrape "$out" || : >"$out"
         bg_stop TERM
       fi ;;
-    perf-trace) ns=$(perf trace -e pwrite64 -o "$out" -- "${cmd[@]}" 2>"$work/err") || ns="" ;;
+    perf-trace) ns=$(perf trace -e "$syscall" -o "$out" -- "${cmd[@]}" 2>"$work/err") || ns="" ;;
   esac
   if [[ ! $ns =~ ^[0-9.]+$ ]]; then
     echo "bench: $column on $2 failed: $(tail -n 2 "$work/err" | tr '\n' ' ')" >&2

@@ -4,12 +4,14 @@
 # `writepath trace -- CMD`, a bystander of `trace -p 1`, `record`, `trace --min-latency 10ms`,
 # a machine-wide bpftrace pwrite64 latency histogram, bpftrace's write(2) histogram of pid 1
 # and `perf trace -e pwrite64 -- CMD`; on a cached 4 KiB pwrite loop, a getppid() loop,
-# 4 KiB pwrite + fdatasync on ext4 with journal, and 64 B write(2)s to /dev/null.
+# 4 KiB pwrite + fdatasync on ext4 with journal, 64 B write(2)s to /dev/null, and a cached
+# 4 KiB pread loop (its bpftrace and perf columns watch pread64).
 # BASELINE=OTHER_BUILD_DIR adds that build's writepath, as "baseline trace" and "baseline
 # bystander" columns run in the same interleaved rounds: a change's before and after, measured
 # together.
 # Usage: bash bench/sections/side-by-side.sh [BUILD_DIR]   (build dir default `build`)
-# Sizes: ROUNDS, COUNT, GETPPID_COUNT, FSYNC_COUNT (defaults in bench/lib.sh).
+# Sizes: ROUNDS, COUNT, GETPPID_COUNT, FSYNC_COUNT (defaults in bench/lib.sh). WORKLOADS
+# picks some of the loops (default all: "pwrite getppid fdatasync devnull pread").
 set -euo pipefail
 # shellcheck source=bench/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
@@ -35,7 +37,9 @@ section_side_by_side() {
   local header="| workload | ${column_title[untraced]} |" rule="|---|---:|"
   for c in "${columns[@]:1}"; do header+=" ${column_title[$c]} |"; rule+="---:|"; done
   local rows=() lost_notes=()
-  for workload in pwrite getppid fdatasync devnull; do
+  local workloads
+  read -r -a workloads <<<"${WORKLOADS:-pwrite getppid fdatasync devnull pread}"
+  for workload in "${workloads[@]}"; do
     declare -A ns_of=() lost_of=()
     local order
     for ((r = 0; r < rounds; r++)); do
@@ -81,7 +85,9 @@ section_side_by_side() {
     echo "pwrite: 4 KiB pwrite over a cached 1 MiB file, $count per run; getppid: $getppid_count"
     echo "calls; fdatasync: 4 KiB pwrite + fdatasync, $fsync_count per run, ext4 with journal on a"
     echo "loop device; devnull: 64 B write(2) to /dev/null, $getppid_count per run (a write the trace"
-    echo "does not follow: a bystander's socket, pipe or terminal write). Records lost by writepath, all rounds: $(printf '%s; ' "${lost_notes[@]}" | sed 's/; $//')."
+    echo "does not follow: a bystander's socket, pipe or terminal write); pread: 4 KiB pread over a"
+    echo "cached 1 MiB file, $count per run (writepath traces reads: its bpftrace and perf columns"
+    echo "watch pread64). Records lost by writepath, all rounds: $(printf '%s; ' "${lost_notes[@]}" | sed 's/; $//')."
     echo
   } >>"$summary"
 }
