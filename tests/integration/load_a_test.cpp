@@ -8,7 +8,10 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -122,6 +125,29 @@ TEST_F(LoadColdWarm, TheSecondReadComesFromThePageCache) {
   // The cold read fetched (about) the file from storage, the warm one (about) nothing.
   EXPECT_GE(u64(f["cold_storage_read_bytes"]), (32u << 20) * 9 / 10);
   EXPECT_LT(u64(f["warm_storage_read_bytes"]), (32u << 20) / 10);
+}
+
+// `demo cold-warm` says, per pass, how many pages the reads brought in from the device, beside
+// the load's own count of what it read from storage (its /proc/self/io read_bytes): the two
+// agree, and the cold pass brought in the whole file.
+TEST_F(LoadColdWarm, TheDemoCountsWhatEachPassReadFromTheDevice) {
+  RunResult r = run({writepath(), "demo", "cold-warm", "--size", "16M"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::map<std::string, std::pair<std::uint64_t, double>> passes;  // pages, load's MiB
+  const std::regex line(
+      "(cold|warm) read: .*; ([0-9]+) pages? brought in from the device .*own count: "
+      "([0-9.]+) MiB from storage");
+  std::istringstream out(r.out);
+  for (std::string text; std::getline(out, text);) {
+    std::smatch m;
+    if (std::regex_search(text, m, line)) passes[m[1]] = {std::stoull(m[2]), std::stod(m[3])};
+  }
+  ASSERT_EQ(passes.size(), 2u) << r.out;
+  for (const auto& [pass, figures] : passes)
+    EXPECT_NEAR(static_cast<double>(figures.first) * 4096 / 1048576.0, figures.second, 0.05)
+        << pass << " read\n"
+        << r.out;
+  EXPECT_EQ(passes["cold"].first, (16u << 20) / 4096) << r.out;
 }
 
 TEST_F(LoadAtomicSave, SafeSavesMakeTwoFsyncsNaiveOnesNone) {

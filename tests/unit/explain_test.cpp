@@ -154,3 +154,51 @@ TEST(ExplainDirtyThrottle, StallWithoutThrottlingDoesNotBlameThrottling) {
 
 }  // namespace
 }  // namespace wp
+
+namespace wp {
+namespace {
+
+// A read of `path` at `pos`: 1 MiB (256 pages), `from_device` of them brought in, `ahead`
+// pages read ahead past it.
+ReadTimeline read_at(const std::string& path, std::uint64_t pos, std::uint64_t from_device,
+                     std::uint32_t ahead) {
+  ReadTimeline r;
+  r.call = builders::syscall_event({.syscall = Syscall::Read, .start_ns = 10, .end_ns = 1010});
+  r.call.path = path;
+  r.call.pos = pos;
+  r.call.ret = 1 << 20;
+  r.call.count = 1 << 20;
+  r.pages = 256;
+  r.pages_from_device = from_device;
+  r.pages_cached = 256 - from_device;
+  r.readahead_pages = ahead;
+  return r;
+}
+
+// The two passes over the file are told apart where a read goes back to offset 0; the load's
+// reads of other files (its /proc/self/io) are not the scenario's.
+TEST(ExplainColdWarm, EachPassIsItsReadsOfTheFile) {
+  const std::string file = "/tmp/writepath-load.x/mnt/cold-warm.dat";
+  const std::vector<Timeline> items = {
+      read_at("/proc/self/io", 0, 0, 0), read_at(file, 0, 256, 256), read_at(file, 1 << 20, 0, 0),
+      read_at("/proc/self/io", 0, 0, 0), read_at(file, 0, 0, 0),     read_at(file, 1 << 20, 0, 0)};
+  loadgen::ScenarioResult result;
+  result.figures["cold_storage_read_bytes"] = 2 << 20;
+  result.figures["warm_storage_read_bytes"] = 0;
+  const std::string text = joined(explain::explain_run("cold-warm", result, items));
+  EXPECT_NE(text.find("cold read: 2 reads, 2 MiB in 2.0us; 512 pages brought in from the device "
+                      "(256 by readahead), 256 found cached, hit 0.0 %; the load's own count: "
+                      "2.0 MiB from storage"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("warm read: 2 reads, 2 MiB in 2.0us; 0 pages brought in from the device (0 "
+                      "by readahead), 512 found cached, hit 100.0 %; the load's own count: 0.0 "
+                      "MiB from storage"),
+            std::string::npos)
+      << text;
+  EXPECT_TRUE(explain::explains_reads("cold-warm"));
+  EXPECT_FALSE(explain::explains_reads("wal"));
+}
+
+}  // namespace
+}  // namespace wp

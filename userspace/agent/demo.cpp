@@ -53,6 +53,7 @@ int run_demo(loadgen::Scenario& scenario, const std::vector<std::string>& load_a
   if (trace.output.empty()) trace.output = "/dev/null";  // the explanation is the output
   // Every call is kept, and those over a millisecond say where their time went.
   if (!trace.causes_min_ns) trace.causes_min_ns = explain::kStallNs;
+  trace.reads = explain::explains_reads(scenario.name());
 
   // Only the scenario's measured part is traced: the load marks it (loadgen/trace_phase.h),
   // after its scratch filesystem and files are made and before its result file and teardown.

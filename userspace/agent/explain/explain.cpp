@@ -30,4 +30,8 @@ std::vector<std::string> explain_run(const std::string& scenario,
   return it->second(result, timelines);
 }
 
+bool explains_reads(const std::string& scenario) {
+  return scenario == "cold-warm";
+}
+
 }  // namespace wp::explain

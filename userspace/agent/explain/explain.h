@@ -44,6 +44,9 @@ std::vector<std::string> explain_atomic_save(const loadgen::ScenarioResult& resu
 std::vector<std::string> explain_kv_tier(const loadgen::ScenarioResult& result,
                                          const std::vector<Timeline>& timelines);
 
+// Whether the explanation of `scenario` stands on read items (the demo then traces --reads).
+bool explains_reads(const std::string& scenario);
+
 // Whether a write item's syscall name (the JSON "syscall") is an io_uring op: io_uring_write,
 // io_uring_write_fixed… (kv-tier's io_uring engine is explained from these items alone).
 bool is_io_uring_op(std::string_view syscall);
