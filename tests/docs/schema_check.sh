@@ -66,6 +66,7 @@ mixed="$work buffered-fsync $m/a 4 && $work direct $m/b 2 && $work mmap-msync $m
 "$wp" trace --format json -o "$out/trace.jsonl" -- sh -c "$mixed"
 "$wp" trace --format json --live -o "$out/live.jsonl" -- sh -c "$work buffered $m/g 4 && $work buffered-fsync $m/h 2"
 "$wp" trace --format json --min-latency 1us -o "$out/slow.jsonl" -- "$work" fsync-each "$m/i" 4
+"$wp" trace --reads --format json -o "$out/reads.jsonl" -- sh -c "cat $m/a $m/c >/dev/null"
 mkdir "$m/save"
 "$wp" trace --format json -o "$out/atomic-save.jsonl" -- \
   "$wp" load atomic-save --dir "$m/save/run" --size 64K --rounds 2 --unsafe rename-of-unsynced-data >/dev/null
@@ -94,6 +95,7 @@ wanted = {
     "a store into a mapping": lambda o: o.get("syscall") == "mmap",
     "a rename": lambda o: o.get("op") == "rename",
     "a hazard on an item": lambda o: o.get("type") != "hazard" and bool(o.get("hazards")),
+    "a file's reads in the summary": lambda o: bool(o.get("read_files")),
 }
 found = set()
 for name in sys.argv[2:]:

@@ -22,7 +22,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 writepath=${1:?usage: check.sh WRITEPATH SCRIPT_REPORT [--update]}
 script_report=${2:?usage: check.sh WRITEPATH SCRIPT_REPORT [--update]}
 update=${3:-}
-families=(write batch split flush journal uring aio mmap discard loss cause namespace)
+families=(write batch split flush journal uring aio mmap discard loss cause namespace read)
 # The case whose whole Perfetto trace is also compared, as text protobuf: what the summaries
 # read through and do not show (interning, sequence flags, clock ids, packet order, value
 # types). Small, with flows (call → request → flush), two processes' thread tracks, a disk and

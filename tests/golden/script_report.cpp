@@ -72,6 +72,8 @@ int run(const std::string& path, const std::string& format) {
           [](const auto& e) -> wp::Nanos {
             if constexpr (requires { e.end_ns; })
               return e.end_ns;
+            else if constexpr (requires { e.call.end_ns; })
+              return e.call.end_ns;  // a read: its call's return
             else
               return e.ts;
           },

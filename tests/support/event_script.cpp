@@ -222,6 +222,36 @@ SyscallEvent read_call(Fields& f, Syscall call, Nanos at) {
   return ev;
 }
 
+// A read's line: the call as a write's (ret= the bytes read), and what the page cache did:
+// added= pages it put in the cache, beyond= those past its last byte, sync_ra= / async_ra=
+// the readaheads it ran, sync_ra_pages= / async_ra_pages= the pages it still wanted then.
+ReadEvent read_read(Fields& f, Syscall call, Nanos at) {
+  ReadEvent ev;
+  SyscallEvent& c = ev.call;
+  c.syscall = call;
+  std::tie(c.start_ns, c.end_ns) = call_times(f, at);
+  take_thread(f, c, "app");
+  c.fd = static_cast<int>(f.signed_number("fd", 3));
+  c.dev = f.device("dev");
+  c.fs_dev = f.device("fs_dev");
+  c.ino = f.number("ino");
+  c.file_flags = f.bits("file", names_of_file_flags(), file_flag::kRegular);
+  c.ret = f.signed_number("ret", std::numeric_limits<std::int64_t>::min());
+  if (c.ret == std::numeric_limits<std::int64_t>::min())
+    throw ScriptError("ret= is required for a read (bytes read, or -ENAME)");
+  c.pos = f.number("pos");
+  c.count = f.number("count", c.ret > 0 ? static_cast<std::uint64_t>(c.ret) : 0);
+  ev.pages_added = f.number<std::uint32_t>("added");
+  ev.pages_added_beyond = f.number<std::uint32_t>("beyond");
+  if (ev.pages_added_beyond > ev.pages_added)
+    throw ScriptError("beyond= counts pages of added=: it cannot be more");
+  ev.sync_ra = f.number<std::uint16_t>("sync_ra");
+  ev.async_ra = f.number<std::uint16_t>("async_ra");
+  ev.sync_ra_pages = f.number<std::uint32_t>("sync_ra_pages");
+  ev.async_ra_pages = f.number<std::uint32_t>("async_ra_pages");
+  return ev;
+}
+
 NameChangeEvent read_name_change(Fields& f, Syscall call, Nanos at) {
   NameChangeEvent ev;
   ev.syscall = call;
@@ -401,6 +431,7 @@ ScriptStep read_event(const std::string& kind, Fields& f, Nanos at,
   const std::string call_name = name_change_only ? kind.substr(3) : kind;
   if (const auto call = call_named(call_name, name_change_only)) {
     if (is_name_change_call(*call)) return read_name_change(f, *call, at);
+    if (is_read_syscall(*call)) return read_read(f, *call, at);
     return read_call(f, *call, at);
   }
   throw ScriptError(fmt::format("unknown event kind '{}'", kind));

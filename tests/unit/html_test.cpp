@@ -66,6 +66,9 @@ TraceSummary totals_of(const std::vector<Timeline>& items) {
     if (const auto* sync = std::get_if<SyncTimeline>(&item)) {
       totals.sync_phases.add(*sync);
       ++totals.fsyncs;
+    } else if (const auto* read = std::get_if<ReadTimeline>(&item)) {
+      totals.read_files.add(*read);
+      ++totals.reads;
     } else {
       totals.direct_io.add(std::get<WriteTimeline>(item));
       ++totals.writes;
@@ -172,7 +175,7 @@ TEST(HtmlSink, ThePageHasItsPartsAndFetchesNothing) {
   for (const char* id :
        {"errors", "header", "subject", "totals", "cap-note", "how-to-read", "timeline-chart",
         "timeline-legend", "phases", "phase-chart", "phase-summary", "causes", "cause-chart",
-        "throttle", "throttle-chart", "direct-io", "tooltip", "data"})
+        "throttle", "throttle-chart", "direct-io", "read-files", "tooltip", "data"})
     EXPECT_NE(page.find(std::string("id=\"") + id + "\""), std::string::npos) << id;
   EXPECT_NE(page.find(R"(<div id="errors" hidden></div>)"), std::string::npos);
   // Offline: no external script, stylesheet, image or font; the only URL is SVG's namespace.
@@ -256,9 +259,28 @@ TEST(HtmlSink, LabelsDurationsAndSizesAsTheTextOutputDoes) {
   direct.call.container = std::make_shared<const Container>(db);
   Timeline container_sync = fsync_at(kStart + 100'000);
   std::get<SyncTimeline>(container_sync).call.container = direct.call.container;
-  std::vector<Timeline> items = {throttled, direct, container_sync};
+  // A cold read of a model's weights: 6 pages brought in, 2 found cached, 24 read ahead.
+  ReadTimeline read;
+  read.call = syscall_event({.syscall = Syscall::Pread64,
+                             .start_ns = kStart + 60'000,
+                             .end_ns = kStart + 1'260'000,
+                             .comm = "loader",
+                             .ino = 40});
+  read.call.path = "/models/w.safetensors";
+  read.call.ret = 8 * 4096;
+  read.call.count = 8 * 4096;
+  read.pages = 8;
+  read.pages_from_device = 6;
+  read.pages_cached = 2;
+  read.readahead_pages = 24;
+  std::vector<Timeline> items = {throttled, direct, container_sync, read};
   const std::string page = page_of(items, HtmlOptions{.generated_at = "2025-01-31 14:02:11"});
   json data = embedded_data(page);
+  const json& read_file = data["summary"]["read_files"][0];
+  EXPECT_EQ(read_file["path"], "/models/w.safetensors");
+  EXPECT_EQ(read_file["labels"]["bytes"], "32 KiB");
+  EXPECT_EQ(read_file["labels"]["latency"], "1.20ms");
+  EXPECT_EQ(read_file["labels"]["hit_ratio"], "0.0 %");  // 6 + 24 brought in for 8 read
 
   const json& write = data["writes"][0]["labels"];
   EXPECT_EQ(write["latency"], "14.2us");

@@ -268,6 +268,15 @@ test('the O_DIRECT table shows its verdict with labelled sizes', () => {
   assert.equal(cells[cells.length - 1], 'bypassed the page cache');
 });
 
+test('the read table has a row per file with where its pages came from', () => {
+  const {byId} = draw(markup, data);
+  assert.equal(byId.get('read-files').hidden, false);
+  const cells = byId.get('read-files-table').findAll(byTag('td')).map((c) => c.textContent);
+  const f = data.summary.read_files[0];
+  assert.deepEqual(cells, [f.path, '1', '1', f.labels.bytes, '6', '2', '24', f.labels.hit_ratio,
+                           f.labels.direct_bytes, f.labels.latency]);
+});
+
 test('the container table has a row per container with its labelled figures', () => {
   const {byId} = draw(markup, data);
   assert.equal(byId.get('containers').hidden, false);

@@ -240,6 +240,103 @@ TEST(DirectIoSummary, VerdictNamesTheFileByItsPathWhenAnItemHadIt) {
   EXPECT_NE(text.find(" ino 11: 1 writes"), std::string::npos) << text;
 }
 
+// A read item of `pid` on inode `ino`: `ret` bytes at 0 taking `latency`, `from_device` of its
+// pages brought in, the rest found cached.
+ReadTimeline read_of(std::uint32_t pid, std::uint64_t ino, std::int64_t ret,
+                     std::uint64_t from_device, Nanos latency = 1000) {
+  ReadTimeline r;
+  r.call = syscall_event({.syscall = Syscall::Pread64,
+                          .start_ns = 1000,
+                          .end_ns = 1000 + latency,
+                          .pid = pid,
+                          .tid = pid,
+                          .ino = ino});
+  r.call.ret = ret;
+  r.call.count = ret > 0 ? static_cast<std::uint64_t>(ret) : 4096;
+  r.pages = ret > 0 ? (static_cast<std::uint64_t>(ret) + 4095) / 4096 : 0;
+  r.pages_from_device = from_device;
+  r.pages_cached = r.pages - from_device;
+  return r;
+}
+
+TEST(ReadFileSummary, EachFileAddsUpWhereItsPagesCameFrom) {
+  ReadFileSummary summary;
+  ReadTimeline cold = read_of(1, 10, 16384, 4, 5000);
+  cold.readahead_pages = 28;
+  cold.sync_readaheads = 1;
+  summary.add(cold);
+  summary.add(read_of(1, 10, 16384, 0));
+  summary.add(read_of(2, 10, 8192, 1));
+  summary.add(read_of(1, 10, -EIO, 0));
+  summary.add(read_of(1, 11, 4096, 0));
+  const auto files = summary.files();
+  ASSERT_EQ(files.size(), 2u);
+  const FileReads& f = files[0];  // most bytes first
+  EXPECT_EQ(f.ino, 10u);
+  EXPECT_EQ(f.reads, 4u);
+  EXPECT_EQ(f.failed, 1u);
+  EXPECT_EQ(f.processes, 2u);
+  EXPECT_EQ(f.bytes, 40960u);
+  EXPECT_EQ(f.pages_from_device, 5u);
+  EXPECT_EQ(f.pages_cached, 5u);
+  // 10 pages spanned, 5 brought in by the reads and 28 by their readahead: all misses.
+  ASSERT_TRUE(f.hit_ratio());
+  EXPECT_DOUBLE_EQ(*f.hit_ratio(), 0.0);
+  EXPECT_EQ(f.readahead_pages, 28u);
+  EXPECT_EQ(f.sync_readaheads, 1u);
+  EXPECT_EQ(f.latency_ns, 5000u + 3 * 1000u);
+  EXPECT_EQ(files[1].ino, 11u);
+  EXPECT_DOUBLE_EQ(*files[1].hit_ratio(), 1.0);
+}
+
+// Half the pages spanned found cached, the other half brought in with no readahead: 0.5; a
+// readahead that brought a quarter more: 0.25.
+TEST(ReadFileSummary, TheHitRatioCountsReadaheadAsMisses) {
+  ReadFileSummary half;
+  half.add(read_of(1, 10, 8 * 4096, 4));
+  EXPECT_DOUBLE_EQ(*half.files()[0].hit_ratio(), 0.5);
+  ReadFileSummary quarter;
+  ReadTimeline with_readahead = read_of(1, 10, 8 * 4096, 4);
+  with_readahead.readahead_pages = 2;
+  quarter.add(with_readahead);
+  EXPECT_DOUBLE_EQ(*quarter.files()[0].hit_ratio(), 0.25);
+}
+
+// An O_DIRECT read spans pages it neither found nor brought in: no hit ratio to speak of.
+TEST(ReadFileSummary, DirectReadsHaveBytesButNoHitRatio) {
+  ReadFileSummary summary;
+  ReadTimeline direct = read_of(1, 10, 1 << 20, 0);
+  direct.call.file_flags |= file_flag::kDirect;
+  direct.pages_cached = 0;
+  summary.add(direct);
+  const auto files = summary.files();
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(files[0].direct_bytes, 1u << 20);
+  EXPECT_FALSE(files[0].hit_ratio());
+  SinkOptions options;
+  const std::string text = format_read_files(summary, options);
+  EXPECT_NE(text.find("dev 7:0 ino 10: 1 read, 1 MiB, 1 MiB direct; 1.0us in reads"),
+            std::string::npos)
+      << text;
+}
+
+// Past kFilesKept files the reads add up in one row, last: memory stays bounded.
+TEST(ReadFileSummary, FilesPastTheCapShareOneRow) {
+  ReadFileSummary summary;
+  const std::uint64_t files = ReadFileSummary::kFilesKept + 3;
+  for (std::uint64_t ino = 1; ino <= files; ++ino) summary.add(read_of(1, ino, 4096, 1));
+  const auto rows = summary.files();
+  ASSERT_EQ(rows.size(), ReadFileSummary::kFilesKept + 1);
+  const FileReads& others = rows.back();
+  EXPECT_EQ(others.ino, 0u);
+  EXPECT_EQ(others.dev, 0u);
+  EXPECT_EQ(others.reads, 3u);
+  EXPECT_EQ(others.pages_from_device, 3u);
+  SinkOptions options;
+  const std::string text = format_read_files(summary, options);
+  EXPECT_NE(text.find("and 4087 more files (JSON: read_files)"), std::string::npos) << text;
+}
+
 // The top bucket's upper bound is 2^64 - 1: found by the fuzzer as a shift by 64.
 TEST(SyncPhaseSummaryText, HistogramOfHugeLatenciesRenders) {
   SyncPhaseSummary summary;

@@ -107,6 +107,9 @@ void Pipeline::feed(const Event& event) {
           last_ts_ = std::max(last_ts_, e.end_ns);
           // While the writer runs: its namespace is read now, its items may come later.
           if (options_.host_paths) options_.host_paths->note_process(e.pid, e.end_ns);
+        } else if constexpr (std::is_same_v<T, ReadEvent>) {
+          last_ts_ = std::max(last_ts_, e.call.end_ns);
+          if (options_.host_paths) options_.host_paths->note_process(e.call.pid, e.call.end_ns);
         } else {
           last_ts_ = std::max(last_ts_, e.ts);
         }
@@ -139,6 +142,7 @@ TraceSummary Pipeline::finish(Nanos duration_ns, const SummaryBuilder& facts) {
   summary.writes = stats.writes;
   summary.fsyncs = stats.syncs;
   summary.name_change_calls = stats.name_change_calls;
+  summary.reads = stats.reads;
   summary.incomplete = stats.incomplete;
   summary.aged_out = stats.aged_out;
   summary.evicted = stats.evicted;
@@ -151,6 +155,7 @@ TraceSummary Pipeline::finish(Nanos duration_ns, const SummaryBuilder& facts) {
   summary.duration_ns = duration_ns;
   summary.sync_phases = sync_phases_;
   summary.direct_io = direct_io_;
+  summary.read_files = read_files_;
   summary.hazards = hazards_.by_rule();
   summary.hazards_by_file = hazards_.by_file();
   summary.hazards_by_process = hazards_.by_process();
@@ -227,6 +232,7 @@ void Pipeline::deliver(Timeline& item) {
   if (options_.observer) options_.observer(item);
   if (const auto* sync = std::get_if<SyncTimeline>(&item)) sync_phases_.add(*sync);
   if (const auto* write = std::get_if<WriteTimeline>(&item)) direct_io_.add(*write);
+  if (const auto* read = std::get_if<ReadTimeline>(&item)) read_files_.add(*read);
   sink_.take(std::move(item));
 }
 

@@ -111,6 +111,7 @@ class Pipeline {
   Nanos last_ts_ = 0;
   SyncPhaseSummary sync_phases_;
   DirectIoSummary direct_io_;
+  ReadFileSummary read_files_;
   HazardAuditor auditor_;
   HazardAuditor::Out deliver_{[this](Timeline&& item) { deliver(item); }};
   HazardSummary hazards_;

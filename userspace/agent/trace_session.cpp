@@ -449,6 +449,19 @@ void warn_without_tracefs(const KernelCaps& caps, const HookPlan& plan) {
   }
 }
 
+// --reads stands on the read layer's hooks: without the page-cache fill, every page a read
+// brought in would pass for one it found cached. So the trace refuses to start without them.
+void require_read_hooks(const HookPlan& plan) {
+  const std::vector<const HookChoice*> missing = plan.unplanned("read");
+  if (missing.empty()) return;
+  const HookChoice& first = *missing.front();
+  throw Failure(kExitRuntime,
+                fmt::format("--reads: this kernel offers no {} hook ({}), without which a read's "
+                            "pages cannot be told cached from brought in; writepath doctor says "
+                            "what it has",
+                            first.hook->name, first.why.empty() ? "no variant" : first.why));
+}
+
 // Once the hooks are in: what is traced, until when.
 void say_started(const TraceOptions& options, pid_t command) {
   const char* what = options.record_only ? "recording" : "tracing";
@@ -489,16 +502,20 @@ int run_trace(const TraceOptions& options) {
   const std::unique_ptr<AsyncSink> sink =
       output ? trace_sink(options, *output, devices, clock) : nullptr;
   PidsSeen pids(options);
+  HookPrefs prefs;
+  prefs.fentry = !options.no_fentry;
+  prefs.raw_syscalls = options.raw_syscalls;
+  prefs.reads = options.reads;
   LiveSession session(
       caps, std::move(filter),
-      LiveSessionOptions{
-          .prefs = {.fentry = !options.no_fentry, .raw_syscalls = options.raw_syscalls},
-          .sink = sink.get(),
-          .devices = devices,
-          .min_latency_ns = options.min_latency_ns,
-          .observer = [&pids](const Timeline& item) { pids.item(item); },
-          .item_progress = options.live,
-          .host_paths = true});
+      LiveSessionOptions{.prefs = std::move(prefs),
+                         .sink = sink.get(),
+                         .devices = devices,
+                         .min_latency_ns = options.min_latency_ns,
+                         .observer = [&pids](const Timeline& item) { pids.item(item); },
+                         .item_progress = options.live,
+                         .host_paths = true});
+  if (options.reads) require_read_hooks(session.plan());
   warn_without_tracefs(caps, session.plan());
   pids.start(session.bpf());
   record_if_asked(session, options, caps, clock);

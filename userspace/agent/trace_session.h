@@ -43,7 +43,11 @@ struct TraceOptions {
   bool children = false;
   bool no_fentry = false;     // keep to tracepoints even where fentry attaches
   bool raw_syscalls = false;  // the raw syscall pair over per-syscall tracepoints
-  std::string record_path;    // also write the raw records to this trace file
+  // --reads: the read path's hooks too, an item per read of a regular file. Off by default:
+  // a reader makes far more calls than a writer, and a write trace should not lose its
+  // records to them.
+  bool reads = false;
+  std::string record_path;  // also write the raw records to this trace file
   // Only write the raw records to record_path: no decoding, stitching or output (record).
   bool record_only = false;
   std::uint64_t buffer_bytes = kDefaultRingBytes;  // ring buffer size (--buffer-size)

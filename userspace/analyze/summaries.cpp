@@ -72,4 +72,44 @@ std::vector<DirectIoVerdict> DirectIoSummary::verdicts() const {
   return out;
 }
 
+void ReadFileSummary::add(const ReadTimeline& read) {
+  const SyscallEvent& call = read.call;
+  const std::pair<DevT, std::uint64_t> key{call.dev, call.ino};
+  auto it = by_file_.find(key);
+  const bool kept = it != by_file_.end() || by_file_.size() < kFilesKept;
+  if (kept && it == by_file_.end()) {
+    it = by_file_.emplace(key, FileReads{}).first;
+    it->second.dev = call.dev;
+    it->second.ino = call.ino;
+  } else if (!kept && !others_) {
+    others_.emplace();
+  }
+  FileReads& f = kept ? it->second : *others_;
+  if (kept && f.path.empty()) f.path = call.path;
+  f.reads += 1;
+  if (kept && readers_.insert({call.dev, call.ino, call.pid}).second) f.processes += 1;
+  f.latency_ns += latency_ns(call);
+  if (call.ret < 0) {
+    f.failed += 1;
+    return;
+  }
+  const auto bytes = static_cast<std::uint64_t>(call.ret);
+  f.bytes += bytes;
+  if (call.file_flags & file_flag::kDirect) f.direct_bytes += bytes;
+  f.pages_from_device += read.pages_from_device;
+  f.pages_cached += read.pages_cached;
+  f.readahead_pages += read.readahead_pages;
+  f.sync_readaheads += read.sync_readaheads;
+  f.async_readaheads += read.async_readaheads;
+}
+
+std::vector<FileReads> ReadFileSummary::files() const {
+  std::vector<FileReads> out;
+  for (const auto& [key, f] : by_file_) out.push_back(f);
+  std::stable_sort(out.begin(), out.end(),
+                   [](const FileReads& a, const FileReads& b) { return a.bytes > b.bytes; });
+  if (others_) out.push_back(*others_);
+  return out;
+}
+
 }  // namespace wp

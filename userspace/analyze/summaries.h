@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // End-of-trace summaries computed from the stitched timelines (pure: timelines in, figures
-// out): the fsync phase breakdown and the O_DIRECT verdict.
+// out): the fsync phase breakdown, the O_DIRECT verdict and the reads of each file.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
+#include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "common/histogram.h"
@@ -68,6 +72,52 @@ class DirectIoSummary {
 
  private:
   std::map<std::tuple<std::uint32_t, DevT, std::uint64_t>, DirectIoVerdict> by_file_;
+};
+
+// Where a trace's reads of each file came from: the per-file load summary. The page-cache hit
+// ratio has one definition: the share of the pages its buffered reads spanned that its traced
+// reads did not bring in, 1 - (pages_from_device + readahead_pages) / pages, at least 0.
+// Readahead counts as a miss whether or not a later read used it, as the insertions counted by
+// cachestat(2)-style tools do: a cold sequential read scores 0 though most of its calls found
+// their pages already brought in by the readahead of the one before, a warm one 1.
+struct FileReads {
+  DevT dev = 0;
+  std::uint64_t ino = 0;
+  std::string path;                     // from its first read that had one, or empty
+  std::uint64_t reads = 0;              // read calls that returned, failed ones included
+  std::uint64_t failed = 0;             // of which failed (-errno)
+  std::uint64_t bytes = 0;              // bytes the readers got
+  std::uint64_t direct_bytes = 0;       // of which read with O_DIRECT, around the page cache
+  std::uint64_t pages_from_device = 0;  // pages the buffered reads brought into the cache
+  std::uint64_t pages_cached = 0;       // pages they found there
+  std::uint64_t readahead_pages = 0;    // pages their readahead brought past what they read
+  std::uint64_t sync_readaheads = 0;
+  std::uint64_t async_readaheads = 0;
+  Nanos latency_ns = 0;         // time in the read calls, summed
+  std::uint64_t processes = 0;  // distinct readers (pids)
+  // nullopt when no buffered read spanned a page.
+  std::optional<double> hit_ratio() const {
+    const std::uint64_t pages = pages_cached + pages_from_device;
+    if (pages == 0) return std::nullopt;
+    const std::uint64_t misses = std::min(pages, pages_from_device + readahead_pages);
+    return 1.0 - static_cast<double>(misses) / static_cast<double>(pages);
+  }
+};
+
+class ReadFileSummary {
+ public:
+  // Files kept apart; the reads of any file after them add up in one row of other files
+  // (dev 0, ino 0), so that a trace of a walk over a whole tree holds bounded memory.
+  static constexpr std::size_t kFilesKept = 4096;
+
+  void add(const ReadTimeline& read);
+  // Most bytes read first (stable: then by device and inode), the other files' row last.
+  std::vector<FileReads> files() const;
+
+ private:
+  std::map<std::pair<DevT, std::uint64_t>, FileReads> by_file_;
+  std::set<std::tuple<DevT, std::uint64_t, std::uint32_t>> readers_;  // (dev, ino, pid)
+  std::optional<FileReads> others_;
 };
 
 }  // namespace wp

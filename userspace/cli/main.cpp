@@ -254,7 +254,11 @@ int main(int argc, char** argv) {
                     "Only this block device (NAME or MAJ:MIN), or the MAJ:MIN stat() reports "
                     "for a btrfs mount")
         ->type_name("DEV");
-    cmd->add_option("--file", o.file, "Only writes and syncs of this file")->type_name("FILE");
+    cmd->add_option("--file", o.file, "Only writes, syncs and reads of this file")
+        ->type_name("FILE");
+    cmd->add_flag("--reads", o.reads,
+                  "Also trace reads: an item for each read, pread64, readv, preadv and preadv2 "
+                  "of a regular file, its pages from the page cache or the device");
     cmd->add_option("--min-latency", min_lat,
                     "Only items at least this slow (e.g. 10ms; default: off, every item)")
         ->type_name("DURATION");
@@ -417,6 +421,7 @@ int main(int argc, char** argv) {
       return wp::run_doctor(std::cout,
                             wp::HookPrefs{.fentry = !doctor_no_fentry,
                                           .raw_syscalls = doctor_raw_syscalls,
+                                          .reads = true,  // as trace plans
                                           .disabled_programs = wp::disabled_programs_from_env()});
     if (*trace) {
       if (auto ns = wp::duration_option("--min-latency", min_latency))

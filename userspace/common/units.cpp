@@ -64,6 +64,10 @@ std::string human_bytes(std::uint64_t bytes) {
   }
 }
 
+std::string plural(std::uint64_t n, std::string_view one, std::string_view many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
 std::string errno_name(int err) {
   // Widened first: -INT_MIN does not fit in an int.
   const long long positive = err < 0 ? -static_cast<long long>(err) : err;

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Human-readable renderings shared by the sinks and the load generator: durations, signed
-// offsets, byte counts, errno names. Pure functions of their arguments.
+// offsets, byte counts, counted nouns, errno names. Pure functions of their arguments.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "common/nanos.h"
 
@@ -24,6 +25,9 @@ std::int64_t relative_ns(Nanos t, Nanos origin);
 // Binary units. Exact multiples print as integers ("4 KiB", "1 MiB"); anything else with one
 // decimal ("1.5 KiB", "1.0 MiB" for 1048575). Under 1 KiB: "512 B".
 std::string human_bytes(std::uint64_t bytes);
+
+// "1 page", "3 pages": a count and its noun, singular for one.
+std::string plural(std::uint64_t n, std::string_view one, std::string_view many);
 
 // "EINVAL" for 22 or -22; "errno 4000" when the C library has no name for it.
 std::string errno_name(int err);

@@ -113,6 +113,14 @@ json labelled_summary(const TraceSummary& totals) {
     verdict["labels"] = {
         {"bytes", human_bytes(verdict["bytes"].get<std::uint64_t>())},
         {"buffered_bytes", human_bytes(verdict["buffered_bytes"].get<std::uint64_t>())}};
+  for (json& file : summary["read_files"]) {
+    const json& hit = file["hit_ratio"];
+    file["labels"] = {
+        {"bytes", human_bytes(file["bytes"].get<std::uint64_t>())},
+        {"direct_bytes", human_bytes(file["direct_bytes"].get<std::uint64_t>())},
+        {"latency", human_duration(file["latency_ns"].get<std::uint64_t>())},
+        {"hit_ratio", hit.is_null() ? "–" : fmt::format("{:.1f} %", 100.0 * hit.get<double>())}};
+  }
   return summary;
 }
 

@@ -89,9 +89,12 @@ json why_entry(const Timeline& item, Nanos origin) {
         const Nanos latency = latency_ns(call);
         json waits = json::array();
         for (const NamedWait& w : t.causes->waits) waits.push_back(wait_json(w, latency, origin));
-        const bool is_write = std::is_same_v<std::decay_t<decltype(t)>, WriteTimeline>;
+        using T = std::decay_t<decltype(t)>;
+        const char* kind = std::is_same_v<T, WriteTimeline>  ? "write"
+                           : std::is_same_v<T, ReadTimeline> ? "read"
+                                                             : "sync";
         return json{{"id", t.id},
-                    {"kind", is_write ? "write" : "sync"},
+                    {"kind", kind},
                     {"syscall", call_name(call)},
                     {"pid", call.pid},
                     {"tid", call.tid},

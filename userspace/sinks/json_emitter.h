@@ -262,6 +262,7 @@ class Emitter {
 void write_json(Emitter& e, const WriteTimeline& write, const JsonItemLine& line = {});
 void write_json(Emitter& e, const SyncTimeline& sync, const JsonItemLine& line = {});
 void write_json(Emitter& e, const NameChangeTimeline& item, const JsonItemLine& line = {});
+void write_json(Emitter& e, const ReadTimeline& item, const JsonItemLine& line = {});
 void write_json(Emitter& e, const TraceSummary& totals);
 
 }  // namespace wp::jsonl

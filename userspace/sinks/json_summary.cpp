@@ -82,6 +82,20 @@ void write_json(Emitter& e, const DirectIoVerdict& v) {
       field("other_errors", v.other_errors), field("bypassed_page_cache", v.bypassed()));
 }
 
+// A file's reads: where their bytes came from. `dev` and `ino` 0 (and `path` null) for the
+// row of the files past ReadFileSummary::kFilesKept.
+void write_json(Emitter& e, const FileReads& f) {
+  const std::optional<double> hit = f.hit_ratio();
+  e.object(field("dev", Device{f.dev}), field("ino", f.ino),
+           field("path", f.path.empty() ? std::nullopt : std::optional{f.path}),
+           field("processes", f.processes), field("reads", f.reads), field("failed", f.failed),
+           field("bytes", f.bytes), field("direct_bytes", f.direct_bytes),
+           field("pages_from_device", f.pages_from_device), field("pages_cached", f.pages_cached),
+           field("hit_ratio", hit ? std::optional<Fraction>(Fraction{*hit}) : std::nullopt),
+           field("readahead_pages", f.readahead_pages), field("sync_readaheads", f.sync_readaheads),
+           field("async_readaheads", f.async_readaheads), field("latency_ns", f.latency_ns));
+}
+
 // "bpf_cost": the programs' time in all, as a share of the machine's CPUs over the trace, per
 // item traced, and per program (most time first).
 struct BpfCostOf {
@@ -96,18 +110,27 @@ void write_json(Emitter& e, const ProgramCostJson& c) {
   e.object(field("name", c.p.name), field("runs", c.p.runs), field("ns", c.p.ns),
            field("ns_per_run", per_run));
 }
+// The programs' time per item traced, null without items. (A struct, not an optional: gcc 12
+// took the optional's payload for uninitialized once the unity build inlined this.)
+struct PerItem {
+  Nanos total;
+  std::uint64_t items;
+};
+void write_json(Emitter& e, const PerItem& p) {
+  if (p.items == 0) return e.value(std::nullopt);
+  e.value(p.total / p.items);
+}
 void write_json(Emitter& e, const BpfCostOf& c) {
   const Nanos total = c.cost.total_ns();
   const Nanos window = c.cost.share_window(c.totals.duration_ns);
   const double machine = static_cast<double>(window) * std::max(c.cost.cpus, 1u);
-  const std::uint64_t items = c.totals.writes + c.totals.fsyncs;
-  const auto per_item = items ? std::optional<std::uint64_t>(total / items) : std::nullopt;
+  const std::uint64_t items = c.totals.writes + c.totals.fsyncs + c.totals.reads;
   std::vector<ProgramCostJson> programs;
   for (const auto& p : c.cost.programs) programs.push_back({p});
   e.object(field("ns", total),
            field("cpu_share", Fraction{machine > 0 ? static_cast<double>(total) / machine : 0.0}),
-           field("cpus", c.cost.cpus), field("window_ns", window), field("ns_per_item", per_item),
-           field("programs", programs));
+           field("cpus", c.cost.cpus), field("window_ns", window),
+           field("ns_per_item", PerItem{total, items}), field("programs", programs));
 }
 
 void write_json(Emitter& e, const TraceSummary& t) {
@@ -119,13 +142,14 @@ void write_json(Emitter& e, const TraceSummary& t) {
            field("lost_by_hook", CountsByName{t.lost_by_hook}),
            field("missed_completions", t.missed_completions), field("writes", t.writes),
            field("fsyncs", t.fsyncs), field("namespace_calls", t.name_change_calls),
-           field("incomplete", t.incomplete), field("aged_out", t.aged_out),
-           field("evicted", t.evicted), field("discarded", t.discarded),
-           field("memory_only", t.memory_only), field("lost_writes", t.lost_writes),
-           field("lost_bytes", t.lost_bytes), field("disks", DiskTotalsByDev{t.disks}),
-           field("lost_share", Fraction{t.lost_share}), field("lost_advice", advice),
-           field("duration_ns", t.duration_ns), field("fsync_phases", t.sync_phases),
-           field("direct_io", t.direct_io.verdicts()),
+           field("reads", t.reads), field("incomplete", t.incomplete),
+           field("aged_out", t.aged_out), field("evicted", t.evicted),
+           field("discarded", t.discarded), field("memory_only", t.memory_only),
+           field("lost_writes", t.lost_writes), field("lost_bytes", t.lost_bytes),
+           field("disks", DiskTotalsByDev{t.disks}), field("lost_share", Fraction{t.lost_share}),
+           field("lost_advice", advice), field("duration_ns", t.duration_ns),
+           field("fsync_phases", t.sync_phases), field("direct_io", t.direct_io.verdicts()),
+           field("read_files", t.read_files.files()),
            field("untraced_calls", CountsByName{t.untraced_calls}),
            field("hazards", CountsByName{t.hazards}),
            field("hazards_by_file", CountsByName{t.hazards_by_file}),

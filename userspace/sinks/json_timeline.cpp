@@ -272,4 +272,20 @@ void write_json(Emitter& e, const NameChangeTimeline& item, const JsonItemLine& 
   e.end_object();
 }
 
+void write_json(Emitter& e, const ReadTimeline& item, const JsonItemLine& line) {
+  const SyscallEvent& call = item.call;
+  e.start_object();
+  call_identity(e, "read", item.id, call, line);
+  e.fields(field("offset", call.pos), field("bytes", call.ret > 0 ? call.ret : 0),
+           field("requested", call.count), field("ret", call.ret), field("error", Errno{call.ret}),
+           field("direct", (call.file_flags & file_flag::kDirect) != 0));
+  call_times(e, call, line);
+  e.fields(field("pages", item.pages), field("pages_from_device", item.pages_from_device),
+           field("pages_cached", item.pages_cached), field("readahead_pages", item.readahead_pages),
+           field("sync_readaheads", item.sync_readaheads),
+           field("async_readaheads", item.async_readaheads), field("incomplete", item.incomplete),
+           field("causes", item.causes), field("hazards", item.hazards));
+  e.end_object();
+}
+
 }  // namespace wp::jsonl

@@ -406,6 +406,25 @@ class PerfettoSink::Writer {
     tracks_.draw(tracks_.thread_track(call), slice);
   }
 
+  // A read: a slice on its thread, where its pages came from as arguments.
+  void add_item(const ReadTimeline& item) {
+    const SyscallEvent& call = item.call;
+    Slice slice;
+    slice.begin = call.start_ns;
+    slice.end = call_end(call);
+    slice.name = call_name(call);
+    add_file_args(slice, call);
+    slice.args.push_back({"ret", std::int64_t{call.ret}});
+    slice.args.push_back({"pages", std::uint64_t{item.pages}});
+    slice.args.push_back({"pages_from_device", std::uint64_t{item.pages_from_device}});
+    slice.args.push_back({"pages_cached", std::uint64_t{item.pages_cached}});
+    if (item.readahead_pages != 0)
+      slice.args.push_back({"readahead_pages", std::uint64_t{item.readahead_pages}});
+    if (item.incomplete) slice.args.push_back({"incomplete", std::string("yes")});
+    add_context_args(slice, call);
+    tracks_.draw(tracks_.thread_track(call), slice);
+  }
+
   void add_item(const SyncTimeline& sync) {
     const SyscallEvent& call = sync.call;
     const Nanos start = call.start_ns;

@@ -34,6 +34,7 @@ struct TraceSummary {
   std::uint64_t writes = 0;             // write timelines emitted
   std::uint64_t fsyncs = 0;             // sync timelines emitted (every sync kind)
   std::uint64_t name_change_calls = 0;  // name-change timelines emitted (rename, unlink, ...)
+  std::uint64_t reads = 0;              // read timelines emitted
   std::uint64_t incomplete = 0;         // timelines emitted incomplete
   std::uint64_t aged_out = 0;           // of which emitted early: pending longer than the age limit
   std::uint64_t evicted = 0;            // of which emitted early: over the pending-writes cap
@@ -45,6 +46,7 @@ struct TraceSummary {
   Nanos duration_ns = 0;             // wall time traced
   SyncPhaseSummary sync_phases;      // every sync call's phases: percentiles and histograms
   DirectIoSummary direct_io;         // O_DIRECT verdict per process and file
+  ReadFileSummary read_files;        // with --reads: where each file's reads came from
   // Crash-consistency hazards the items showed, by rule (analyze/hazards.h); none: empty.
   std::map<std::string, std::uint64_t> hazards;
   // The same by the file each concerns and by process ("COMM PID").

@@ -70,10 +70,6 @@ class BlockBuilder {
   std::vector<Stage> stages_;
 };
 
-std::string plural(std::uint64_t n, std::string_view one, std::string_view many) {
-  return fmt::format("{} {}", n, n == 1 ? one : many);
-}
-
 // "pwrite64 pid 1234/1235 (dd) fd 3 /mnt/data/log": what the call was and on which file; "dev
 // 7:0 ino 12" when the file's path is not known; with `show_cgroup`, "(dd) cgroup
 // /system.slice/x.service fd 3 …", or for a container's process its short id and runtime,
@@ -357,6 +353,41 @@ std::string format_name_change(const NameChangeTimeline& item, const Painter& pa
   return block.finish(std::move(header));
 }
 
+// "read(3) /data/m.bin off 0 4.0 MiB  latency 12 ms  1024 pages: 1000 from the device, 24
+// cached", with the readahead it ran and its time off CPU.
+std::string format_read(const ReadTimeline& item, const Painter& paint, bool show_cgroup) {
+  const SyscallEvent& call = item.call;
+  BlockBuilder block(call.start_ns, paint);
+  std::string header = call_identity(call, paint, show_cgroup);
+  if (call.ret < 0) {
+    header += fmt::format(" off {} {}", call.pos, human_bytes(call.count));
+  } else {
+    const auto got = static_cast<std::uint64_t>(call.ret);
+    header += fmt::format(" off {} {}", call.pos, human_bytes(got));
+    if (got != call.count) header += fmt::format(" of {}", human_bytes(call.count));
+  }
+  if (call.file_flags & file_flag::kDirect) header += " direct";
+  header += fmt::format("  latency {}", human_duration(latency_ns(call)));
+  if (call.ret < 0) {
+    header += "  " + paint.red(fmt::format("FAILED {}", errno_name(static_cast<int>(call.ret))));
+  } else if (call.file_flags & file_flag::kDirect) {
+    header += "  from the device, around the page cache";
+  } else if (item.pages != 0) {
+    header +=
+        fmt::format("  {}: {} from the device, {} cached", plural(item.pages, "page", "pages"),
+                    item.pages_from_device, item.pages_cached);
+  }
+  if (item.incomplete) header += " " + paint.magenta("(incomplete)");
+  if (item.readahead_pages != 0 || item.sync_readaheads != 0 || item.async_readaheads != 0) {
+    block.add(
+        call.start_ns,
+        block.line(call.start_ns, fmt::format("readahead: {} sync, {} async, {} past the read",
+                                              item.sync_readaheads, item.async_readaheads,
+                                              plural(item.readahead_pages, "page", "pages"))));
+  }
+  return block.finish(std::move(header));
+}
+
 std::string format_sync(const SyncTimeline& sync, const Painter& paint, bool show_cgroup) {
   const SyscallEvent& call = sync.call;
   BlockBuilder block(call.start_ns, paint);
@@ -435,6 +466,8 @@ std::string format_timeline(const Timeline& item, const SinkOptions& options) {
           return format_write(timeline, paint, options.cgroups);
         } else if constexpr (std::is_same_v<T, NameChangeTimeline>) {
           return format_name_change(timeline, paint, options.cgroups);
+        } else if constexpr (std::is_same_v<T, ReadTimeline>) {
+          return format_read(timeline, paint, options.cgroups);
         } else {
           return format_sync(timeline, paint, options.cgroups);
         }

@@ -29,8 +29,11 @@ std::string nonzero_counts(const std::map<std::string, std::uint64_t>& counts) {
 
 std::string format_summary(const TraceSummary& totals, const SinkOptions& options) {
   const Painter paint(options.color);
-  std::string first = fmt::format("{}  writes {}  fsyncs {}  incomplete {}", paint.bold("summary"),
-                                  totals.writes, totals.fsyncs, totals.incomplete);
+  std::string first =
+      fmt::format("{}  writes {}  fsyncs {}", paint.bold("summary"), totals.writes, totals.fsyncs);
+  // Reads are items only where the trace asked for them: a write trace's line stays as it was.
+  if (totals.reads != 0) first += fmt::format("  reads {}", totals.reads);
+  first += fmt::format("  incomplete {}", totals.incomplete);
   if (totals.discarded != 0) first += fmt::format("  discarded {}", totals.discarded);
   if (totals.memory_only != 0) first += fmt::format("  memory-only {}", totals.memory_only);
   if (totals.lost_writes != 0)
@@ -67,6 +70,7 @@ std::string format_summary(const TraceSummary& totals, const SinkOptions& option
                  : fmt::format("         by file: {}\n", nonzero_counts(totals.hazards_by_file)));
   text += format_sync_phases(totals.sync_phases, options);
   text += format_direct_io(totals.direct_io, options);
+  text += format_read_files(totals.read_files, options);
   if (totals.bpf_cost) text += format_bpf_cost(*totals.bpf_cost, totals, options);
   if (!totals.hint.empty()) text += fmt::format("{} {}\n", paint.bold("hint:"), totals.hint);
   return text;
@@ -85,7 +89,7 @@ std::string format_bpf_cost(const BpfCost& cost, const TraceSummary& totals,
   std::string text = fmt::format(
       "{} {} in {} runs ({:.2f} % of {} CPUs)", paint.bold("bpf cost"), human_duration(total), runs,
       machine > 0 ? 100.0 * static_cast<double>(total) / machine : 0.0, cost.cpus);
-  if (const std::uint64_t items = totals.writes + totals.fsyncs)
+  if (const std::uint64_t items = totals.writes + totals.fsyncs + totals.reads)
     text += fmt::format(", {} per item", human_duration(total / items));
   std::vector<std::string> top;
   for (std::size_t i = 0; i < cost.programs.size() && i < 3; ++i) {
@@ -158,6 +162,38 @@ std::string format_direct_io(const DirectIoSummary& direct, const SinkOptions& o
     if (v.other_errors) text += fmt::format("; {} other errors", v.other_errors);
     text += "\n";
   }
+  return text;
+}
+
+// "reads by file": the files that gave most bytes, each with where its pages came from.
+std::string format_read_files(const ReadFileSummary& reads, const SinkOptions& options) {
+  constexpr std::size_t kShown = 10;
+  const std::vector<FileReads> files = reads.files();
+  if (files.empty()) return "";
+  const Painter paint(options.color);
+  std::string text = paint.bold("reads by file") + "\n";
+  for (std::size_t i = 0; i < files.size() && i < kShown; ++i) {
+    const FileReads& f = files[i];
+    const std::string file = f.ino == 0 && f.dev == 0 ? std::string("(other files)")
+                             : f.path.empty()
+                                 ? fmt::format("dev {} ino {}", dev_string(f.dev), f.ino)
+                                 : printable_comm(f.path);
+    text +=
+        fmt::format("  {}: {}, {}", file, plural(f.reads, "read", "reads"), human_bytes(f.bytes));
+    if (const std::optional<double> hit = f.hit_ratio())
+      text +=
+          fmt::format(": {} from the device, {} cached (hit {:.1f} %)",
+                      plural(f.pages_from_device, "page", "pages"), f.pages_cached, 100.0 * *hit);
+    if (f.direct_bytes != 0) text += fmt::format(", {} direct", human_bytes(f.direct_bytes));
+    if (f.readahead_pages != 0 || f.sync_readaheads != 0 || f.async_readaheads != 0)
+      text += fmt::format("; readahead {} sync, {} async, {} past the reads", f.sync_readaheads,
+                          f.async_readaheads, plural(f.readahead_pages, "page", "pages"));
+    if (f.failed != 0) text += paint.red(fmt::format("; {} failed", f.failed));
+    text += fmt::format("; {} in reads\n", human_duration(f.latency_ns));
+  }
+  if (const std::size_t more = files.size() > kShown ? files.size() - kShown : 0)
+    text +=
+        fmt::format("  and {} more {} (JSON: read_files)\n", more, more == 1 ? "file" : "files");
   return text;
 }
 

@@ -14,5 +14,6 @@ std::string format_sync_phases(const SyncPhaseSummary& phases, const SinkOptions
 std::string format_bpf_cost(const BpfCost& cost, const TraceSummary& totals,
                             const SinkOptions& options);
 std::string format_direct_io(const DirectIoSummary& direct, const SinkOptions& options);
+std::string format_read_files(const ReadFileSummary& reads, const SinkOptions& options);
 
 }  // namespace wp

@@ -134,6 +134,33 @@ struct Stitcher::State : stitch::BlockListener {
     hand_out(std::move(s));
   }
 
+  // A read is whole at its record: what it asked for, got, and found in the page cache.
+  void on_read(const ReadEvent& ev) {
+    ReadTimeline r;
+    r.id = ids.take();
+    r.call = ev.call;
+    r.call.cgroup_id = cgroup_of(ev.call.pid, ev.call.tid);
+    if (ev.call.ret > 0) {
+      const unsigned shift = limits.page_shift;
+      const std::uint64_t first = ev.call.pos >> shift;
+      const std::uint64_t last =
+          (ev.call.pos + static_cast<std::uint64_t>(ev.call.ret) - 1) >> shift;
+      r.pages = last - first + 1;
+    }
+    // Pages it added inside its range are misses it filled; the rest of its pages were there.
+    const std::uint64_t filled = ev.pages_added - ev.pages_added_beyond;
+    r.pages_from_device = std::min<std::uint64_t>(filled, r.pages);
+    r.pages_cached = (r.call.file_flags & file_flag::kDirect) ? 0 : r.pages - r.pages_from_device;
+    r.readahead_pages = ev.pages_added_beyond;
+    r.sync_readaheads = ev.sync_ra;
+    r.async_readaheads = ev.async_ra;
+    r.causes = calls.take_causes(r.call);
+    if (loss.within(r.call.start_ns, r.call.end_ns)) r.incomplete = true;
+    if (r.incomplete) ++stats.incomplete;
+    ++stats.reads;
+    hand_out(std::move(r));
+  }
+
   void on_name_change(const NameChangeEvent& ev) {
     NameChangeTimeline n;
     n.id = ids.take();
@@ -234,6 +261,9 @@ struct Stitcher::State : stitch::BlockListener {
           if constexpr (std::is_same_v<T, NameChangeEvent>) {
             now = std::max(now, ev.end_ns);
             on_name_change(ev);
+          } else if constexpr (std::is_same_v<T, ReadEvent>) {
+            now = std::max(now, ev.call.end_ns);
+            on_read(ev);
           } else if constexpr (std::is_same_v<T, SyscallEvent>) {
             now = std::max(now, ev.end_ns);
             SyscallEvent call = ev;

@@ -295,7 +295,29 @@ struct NameChangeTimeline {
   std::vector<Hazard> hazards;       // set as the item is emitted (analyze/hazards.h)
 };
 
-using Timeline = std::variant<WriteTimeline, SyncTimeline, NameChangeTimeline>;
+// A read of a traced thread on a file: complete when it returns. Where its bytes came from:
+// the pages of [pos, pos + ret) the call found in the page cache, and the ones it had to bring
+// in (the cache fills in its thread on its file, inside the byte range); what its readahead
+// brought beyond them; and, with --min-latency, where its time went off CPU.
+struct ReadTimeline {
+  std::uint64_t id = 0;  // as WriteTimeline::id
+  SyscallEvent call;     // `ret`: the bytes read, or -errno
+  // The file pages [pos, pos + ret) spans (0 when nothing was read).
+  std::uint64_t pages = 0;
+  // Of those, the ones it brought in (a miss filled by its own read or readahead); the rest
+  // it found in the page cache. An O_DIRECT read goes around the cache: both are 0.
+  std::uint64_t pages_from_device = 0;
+  std::uint64_t pages_cached = 0;
+  // Readahead: pages added past the read's last byte, and the readaheads it ran.
+  std::uint32_t readahead_pages = 0;
+  std::uint16_t sync_readaheads = 0;
+  std::uint16_t async_readaheads = 0;
+  bool incomplete = false;           // records were lost around it
+  std::optional<SlowCauses> causes;  // with --min-latency: its time off CPU
+  std::vector<Hazard> hazards;       // none: reads make no crash-consistency hazard
+};
+
+using Timeline = std::variant<WriteTimeline, SyncTimeline, NameChangeTimeline, ReadTimeline>;
 
 // The item's id (WriteTimeline::id).
 inline std::uint64_t id_of(const Timeline& item) {

@@ -548,9 +548,32 @@ function drawDirectIo() {
   document.getElementById('direct-io-table').append(table);
 }
 
+function drawReadFiles() {
+  var files = summary.read_files || [];
+  if (!files.length) return;
+  document.getElementById('read-files').hidden = false;
+  var table = h('table', {id: 'read-files-rows'});
+  table.append(h('tr', {}, h('th', {}, 'File'), h('th', {}, 'Readers'), h('th', {}, 'Reads'),
+                 h('th', {}, 'Bytes'), h('th', {}, 'Pages from the device'),
+                 h('th', {}, 'Pages cached'), h('th', {}, 'Readahead pages'),
+                 h('th', {}, 'Hit ratio'), h('th', {}, 'Direct bytes'),
+                 h('th', {}, 'Time in reads')));
+  files.forEach(function (f) {
+    var file = f.ino === 0 && f.dev === '0:0' ? 'other files' : fileText(f);
+    table.append(h('tr', {}, h('td', {}, file), h('td', {}, fmtCount(f.processes)),
+                   h('td', {}, fmtCount(f.reads) + (f.failed ? ' (' + fmtCount(f.failed) +
+                                                    ' failed)' : '')),
+                   h('td', {}, f.labels.bytes), h('td', {}, fmtCount(f.pages_from_device)),
+                   h('td', {}, fmtCount(f.pages_cached)), h('td', {}, fmtCount(f.readahead_pages)),
+                   h('td', {}, f.labels.hit_ratio), h('td', {}, f.labels.direct_bytes),
+                   h('td', {}, f.labels.latency)));
+  });
+  document.getElementById('read-files-table').append(table);
+}
+
 // Each part draws on its own: one failing leaves the others readable, and says so.
 [drawHeader, drawTimeline, drawPhases, drawCauses, drawWhy, drawThrottle, drawContainers,
- drawDirectIo].forEach(
+ drawDirectIo, drawReadFiles].forEach(
     function (draw) {
       try {
         draw();
