@@ -40,18 +40,22 @@ run_column() {
   local column=$1 cmd out="$work/$1.out" ns="" syscall=pwrite64
   workload_cmd "$2"
   [[ $2 != pread ]] || syscall=pread64  # the call the pwrite64 columns watch, on the read loop
+  # This build's writepath follows the read loop's calls (--reads); a baseline's may not know
+  # the flag, and then its columns are what reads cost before they were traced.
+  local reads=()
+  [[ $2 != pread ]] || reads=(--reads)
   case $column in
     untraced) ns=$("${cmd[@]}" 2>"$work/err") || ns="" ;;
-    wp-trace) ns=$("$wp" trace ${hook_flags:+"$hook_flags"} -o "$out" -- "${cmd[@]}" 2>"$work/err") || ns="" ;;
+    wp-trace) ns=$("$wp" trace ${hook_flags:+"$hook_flags"} "${reads[@]}" -o "$out" -- "${cmd[@]}" 2>"$work/err") || ns="" ;;
     base-trace) ns=$("$base_wp" trace -o "$out" -- "${cmd[@]}" 2>"$work/err") || ns="" ;;
     base-bystander)
       if bg_start "$work/bystander.log" "writepath: tracing" "$base_wp" trace -p 1 -o "$out"; then
         ns=$("${cmd[@]}" 2>"$work/err") || ns=""
         bg_stop TERM
       fi ;;
-    wp-record) ns=$("$wp" record -o "$work/side.wpt" -- "${cmd[@]}" 2>"$work/err") || ns="" ;;
+    wp-record) ns=$("$wp" record "${reads[@]}" -o "$work/side.wpt" -- "${cmd[@]}" 2>"$work/err") || ns="" ;;
     wp-min-latency)
-      ns=$("$wp" trace --min-latency 10ms -o "$out" -- "${cmd[@]}" 2>"$work/err") || ns="" ;;
+      ns=$("$wp" trace "${reads[@]}" --min-latency 10ms -o "$out" -- "${cmd[@]}" 2>"$work/err") || ns="" ;;
     wp-stacks)
       ns=$("$wp" trace --min-latency "$stacks_min_latency" --format json -o "$out" -- "${cmd[@]}" \
         2>"$work/err") || ns="" ;;
@@ -59,7 +63,7 @@ run_column() {
       ns=$("$wp" trace --min-latency "$stacks_min_latency" --no-stacks --format json -o "$out" \
         -- "${cmd[@]}" 2>"$work/err") || ns="" ;;
     wp-bystander)
-      if bg_start "$work/bystander.log" "writepath: tracing" "$wp" trace ${hook_flags:+"$hook_flags"} -p 1 -o "$out"; then
+      if bg_start "$work/bystander.log" "writepath: tracing" "$wp" trace ${hook_flags:+"$hook_flags"} "${reads[@]}" -p 1 -o "$out"; then
         ns=$("${cmd[@]}" 2>"$work/err") || ns=""
         bg_stop TERM
       fi ;;

@@ -5,7 +5,7 @@
 # a machine-wide bpftrace pwrite64 latency histogram, bpftrace's write(2) histogram of pid 1
 # and `perf trace -e pwrite64 -- CMD`; on a cached 4 KiB pwrite loop, a getppid() loop,
 # 4 KiB pwrite + fdatasync on ext4 with journal, 64 B write(2)s to /dev/null, and a cached
-# 4 KiB pread loop (its bpftrace and perf columns watch pread64).
+# 4 KiB pread loop (writepath traces it with --reads; its bpftrace and perf columns watch pread64).
 # BASELINE=OTHER_BUILD_DIR adds that build's writepath, as "baseline trace" and "baseline
 # bystander" columns run in the same interleaved rounds: a change's before and after, measured
 # together.
@@ -86,8 +86,8 @@ section_side_by_side() {
     echo "calls; fdatasync: 4 KiB pwrite + fdatasync, $fsync_count per run, ext4 with journal on a"
     echo "loop device; devnull: 64 B write(2) to /dev/null, $getppid_count per run (a write the trace"
     echo "does not follow: a bystander's socket, pipe or terminal write); pread: 4 KiB pread over a"
-    echo "cached 1 MiB file, $count per run (writepath traces reads: its bpftrace and perf columns"
-    echo "watch pread64). Records lost by writepath, all rounds: $(printf '%s; ' "${lost_notes[@]}" | sed 's/; $//')."
+    echo "cached 1 MiB file, $count per run (writepath traced with --reads, the baseline as it is;"
+    echo "bpftrace and perf watch pread64). Records lost by writepath, all rounds: $(printf '%s; ' "${lost_notes[@]}" | sed 's/; $//')."
     echo
   } >>"$summary"
 }
