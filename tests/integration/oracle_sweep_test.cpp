@@ -150,7 +150,8 @@ std::string offered_scheduler(const std::string& queue, const std::string& wante
 }
 
 // One round: returns its violations (each line prefixed by nothing; the caller adds the seed).
-std::vector<std::string> run_round(const Round& r, Tally& tally) {
+// A failing round's records are left in `kept`.
+std::vector<std::string> run_round(const Round& r, Tally& tally, fs::path& kept) {
   ScratchFs disk(r.fs, mkfs_of(r.fs));
   if (!disk.ready()) return {"could not make a " + r.fs + " on a loop device"};
   const std::string queue = "/sys/block/" + disk.loop_name() + "/queue/";
@@ -166,6 +167,7 @@ std::vector<std::string> run_round(const Round& r, Tally& tally) {
   }
   const fs::path scratch = scratch_of(r.seed);
   fs::create_directories(scratch);
+  kept = scratch;
   const std::string log = (scratch / "truth.log").string();
   const std::string trace = (scratch / "trace.jsonl").string();
   // Through an overlay: lower, upper and work directories on the disk's file system, merged
@@ -294,7 +296,17 @@ std::vector<std::string> run_round(const Round& r, Tally& tally) {
   tally.pages += truth.pages.size();
   tally.violations += v.size();
   overlay.reset();  // unmounted before its mount point goes
-  if (v.empty()) fs::remove_all(scratch);
+  if (v.empty()) {
+    fs::remove_all(scratch);
+  } else {
+    // A failing round's records move out of the seed's directory, which its next run (the
+    // next `make test`, the next soak run) empties: a rare failure stays there to be replayed.
+    kept = scratch;
+    kept += "-failed-" + std::to_string(::time(nullptr));
+    std::error_code ec;
+    fs::rename(scratch, kept, ec);
+    if (ec) kept = scratch;
+  }
   return v;
 }
 
@@ -303,12 +315,14 @@ TEST(OracleSweep, EveryVerdictHoldsAgainstTheKernelsOwnTruth) {
   Tally tally;
   for (std::uint64_t seed : seeds()) {
     const Round r = draw(seed);
-    const std::vector<std::string> v = run_round(r, tally);
+    fs::path kept;
+    const std::vector<std::string> v = run_round(r, tally, kept);
     std::printf("[ sweep    ] %s: %zu violations\n", r.describe().c_str(), v.size());
     std::string shown;
     for (std::size_t i = 0; i < v.size() && i < 12; ++i) shown += "\n  " + v[i];
     EXPECT_TRUE(v.empty()) << r.describe() << " (rerun: WRITEPATH_SWEEP_SEEDS=" << seed
-                           << "; records kept in " << scratch_of(seed).string() << ")" << shown;
+                           << (kept.empty() ? "" : "; records kept in " + kept.string()) << ")"
+                           << shown;
   }
   std::printf("[ sweep    ] %zu rounds, %zu writes, %zu syncs, %zu pages checked, %zu violations\n",
               tally.rounds, tally.writes, tally.syncs, tally.pages, tally.violations);

@@ -167,9 +167,10 @@ TEST_F(Privilege, WithoutTracefsDoctorMountsNothingAndTraceFallsBack) {
   EXPECT_EQ(slurp(dir / "after"), slurp(dir / "before"));
   const std::string doctor = slurp(dir / "doctor");
   EXPECT_NE(doctor.find("no   tracefs (not mounted)"), std::string::npos) << doctor;
+  // doctor plans as `trace --reads` would: the read syscalls fall back too.
   EXPECT_NE(doctor.find("no tracefs (not mounted): what it costs\n  write/sync syscalls, other "
-                        "write/sync calls: via raw sys_enter/sys_exit (every syscall of every "
-                        "thread pays a filter)\n"),
+                        "write/sync calls, read syscalls: via raw sys_enter/sys_exit (every "
+                        "syscall of every thread pays a filter)\n"),
             std::string::npos)
       << doctor;
   EXPECT_NE(doctor.find("tracing can run here"), std::string::npos) << doctor;
