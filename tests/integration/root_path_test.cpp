@@ -118,27 +118,30 @@ class WriterRootPaths : public ScratchExt4 {
   void TearDown() override { root_dir_.reset(); }
 
   // `writepath trace --format json -- COMMAND`, the writer released once the trace has shown
-  // a durable write of its shell (its first record was decoded while it ran); the items of
-  // the writer's file (by the inode stat() gives).
+  // a durable write of its shell and dd's fsync (their records were decoded while the shell
+  // kept the namespace: the fsync's record comes after the flush that made the writes
+  // durable, and once the shell is gone too the namespace's table goes); the items of the
+  // writer's file (by the inode stat() gives).
   std::vector<json> trace_writer(const std::vector<std::string>& command) {
     const WriterRoot& root = *root_dir_;
     const fs::path out = root.dir().parent_path() / (root.dir().filename().string() + ".jsonl");
     std::vector<std::string> argv = {writepath(), "trace", "--format", "json", "-o", out, "--"};
     argv.insert(argv.end(), command.begin(), command.end());
     Background tracer(argv);
-    const auto durable_write_of_shell = [&] {
+    const auto durable_write_and_fsync = [&] {
       const std::uint64_t ino = inode_of(root.host_file());
       if (ino == 0 || !fs::exists(out)) return false;
+      bool write = false, fsync = false;
       std::istringstream lines(slurp(out));
       for (std::string line; std::getline(lines, line);) {
         const json item = json::parse(line, nullptr, false);
-        if (item.is_object() && item.value("type", "") == "write" &&
-            item.value("comm", "") == "sh" && item.value("ino", 0ull) == ino)
-          return true;
+        if (!item.is_object() || item.value("ino", 0ull) != ino) continue;
+        write |= item.value("type", "") == "write" && item.value("comm", "") == "sh";
+        fsync |= item.value("type", "") == "fsync" && item.value("comm", "") == "dd";
       }
-      return false;
+      return write && fsync;
     };
-    EXPECT_TRUE(wait_until(durable_write_of_shell)) << tracer.err();
+    EXPECT_TRUE(wait_until(durable_write_and_fsync)) << tracer.err();
     EXPECT_TRUE(root.release());
     EXPECT_EQ(tracer.wait(), 0) << tracer.err();
     std::vector<json> items;
