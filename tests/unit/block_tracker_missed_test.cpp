@@ -6,6 +6,32 @@
 namespace wp::stitch_test {
 namespace {
 
+// A bio a sync call queued: file pages [index, index + pages) of thread `tid`.
+BioEvent sync_page_bio(Nanos ts, std::uint64_t ptr, std::uint64_t sector, std::uint64_t index,
+                       std::uint32_t pages, std::uint32_t tid) {
+  BioEvent b = page_bio(ts, ptr, sector, index, pages, tid);
+  b.why = SubmitWhy::SyncSyscall;
+  return b;
+}
+
+// The test's one write: written at `written` by a completion inferred, durable at `durable`,
+// and so marked incomplete.
+void expect_durable_on_inference(const std::vector<WriteTimeline>& w, Nanos written,
+                                 Nanos durable) {
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].state, WriteState::Durable);
+  EXPECT_EQ(w[0].written_ns, written);
+  EXPECT_EQ(w[0].durable_ns, durable);
+  EXPECT_TRUE(w[0].incomplete);
+}
+
+// The cache flush a sync call queued.
+BioEvent sync_flush_bio(Nanos ts, std::uint64_t ptr, std::uint32_t tid) {
+  BioEvent b = flush_bio(ts, ptr, tid);
+  b.why = SubmitWhy::SyncSyscall;
+  return b;
+}
+
 // An empty PREFLUSH write is never issued, so a missed completion of one leaves no lifetime
 // open: the trace's end counts it from its bio, one request per bio as diskstats counts them
 // (btrfs on a write-back loop device: diskstats one write request more than the summary, its
@@ -178,21 +204,12 @@ TEST_F(StitcherTest, FlushSequenceEndWithoutDataCompletionInfersIt) {
 // same page was taken for this one's.)
 TEST_F(StitcherTest, SyncsOwnRequestWithoutCompletionEndedBeforeTheSyncsFlush) {
   feed(write_call(1000, 2000, 0, 4096, 1));
-  BioEvent data = page_bio(5000, 0xb1, 2048, 0, 1, 300);
-  data.why = SubmitWhy::SyncSyscall;
-  feed(data);
+  feed(sync_page_bio(5000, 0xb1, 2048, 0, 1, 300));
   feed(issue(5100, 0x71, 2048, 4096));
-  BioEvent preflush = flush_bio(5300, 0xb2, 300);
-  preflush.why = SubmitWhy::SyncSyscall;
-  feed(preflush);
+  feed(sync_flush_bio(5300, 0xb2, 300));
   flush(0xf1, 5310, 5400);
   feed(sync_call(Syscall::Fdatasync, 4900, 6000, 300));
-  auto w = writes();
-  ASSERT_EQ(w.size(), 1u);
-  EXPECT_EQ(w[0].state, WriteState::Durable);
-  EXPECT_EQ(w[0].written_ns, Nanos{5300});
-  EXPECT_EQ(w[0].durable_ns, Nanos{5400});
-  EXPECT_TRUE(w[0].incomplete);
+  expect_durable_on_inference(writes(), 5300, 5400);
   auto s = syncs();
   ASSERT_EQ(s.size(), 1u);
   ASSERT_EQ(s[0].requests.size(), 1u);
@@ -225,43 +242,40 @@ TEST_F(StitcherTest, DirectWritesOwnRequestWithoutCompletionEndedByTheCallsRetur
 
 // Near misses: a call that does not wait for its bios (sync_file_range), a request that also
 // holds another thread's bio (this thread waited for its own part only), and a completion that
-// did come. Nothing is inferred.
+// did come. Nothing is inferred. (The fsyncs are of another file: a successful fsync of the
+// file itself also waits for its pages queued before it, the test after this one.)
+SyscallEvent fsync_of_another_file(Nanos start, Nanos end, std::uint32_t tid) {
+  SyscallEvent call = sync_call(Syscall::Fsync, start, end, tid);
+  call.ino = kIno + 1;
+  return call;
+}
+
 TEST_F(StitcherTest, OnlyAWaitingCallsOwnOpenRequestsAreInferredComplete) {
-  BioEvent ranged = page_bio(1000, 0xb1, 2048, 0, 1, 300);
-  ranged.why = SubmitWhy::SyncSyscall;
-  feed(ranged);
+  feed(sync_page_bio(1000, 0xb1, 2048, 0, 1, 300));
   feed(issue(1100, 0x71, 2048, 4096));
   feed(sync_call(Syscall::SyncFileRange, 900, 1200, 300));
 
-  BioEvent mine = page_bio(2000, 0xb2, 4096, 1, 1, 301);
-  mine.why = SubmitWhy::SyncSyscall;
-  BioEvent theirs = page_bio(2010, 0xb3, 4104, 2, 1, 302);
-  theirs.why = SubmitWhy::SyncSyscall;
+  BioEvent mine = sync_page_bio(2000, 0xb2, 4096, 1, 1, 301);
+  BioEvent theirs = sync_page_bio(2010, 0xb3, 4104, 2, 1, 302);
   feed(mine);
   feed(theirs);
   feed(issue(2100, 0x72, 4096, 8192));
-  feed(sync_call(Syscall::Fsync, 1900, 2500, 301));
+  feed(fsync_of_another_file(1900, 2500, 301));
 
-  BioEvent done = page_bio(3000, 0xb4, 8192, 3, 1, 303);
-  done.why = SubmitWhy::SyncSyscall;
-  feed(done);
+  feed(sync_page_bio(3000, 0xb4, 8192, 3, 1, 303));
   io(0x73, 8192, 4096, 3100, 3200);
-  feed(sync_call(Syscall::Fsync, 2900, 3500, 303));
+  feed(fsync_of_another_file(2900, 3500, 303));
 
   // The thread's own bio from before its call (a sync_file_range's, still in flight) is no
   // part of the call's wait, however many of its bios came between.
-  BioEvent earlier = page_bio(4000, 0xb5, 10240, 4, 1, 304);
-  earlier.why = SubmitWhy::SyncSyscall;
-  feed(earlier);
+  feed(sync_page_bio(4000, 0xb5, 10240, 4, 1, 304));
   feed(issue(4010, 0x74, 10240, 4096));
   feed(sync_call(Syscall::SyncFileRange, 3900, 4050, 304));
   for (std::uint64_t i = 0; i < 3; ++i) {
-    BioEvent own = page_bio(5000 + i * 10, 0xc0 + i, 12288 + i * 8, 10 + i, 1, 304);
-    own.why = SubmitWhy::SyncSyscall;
-    feed(own);
+    feed(sync_page_bio(5000 + i * 10, 0xc0 + i, 12288 + i * 8, 10 + i, 1, 304));
   }
   io(0x75, 12288, 3 * 4096, 5100, 5200);
-  feed(sync_call(Syscall::Fsync, 4900, 5500, 304));
+  feed(fsync_of_another_file(4900, 5500, 304));
 
   EXPECT_EQ(stitcher_.stats().missed_completions, 0u);
   auto s = syncs();
@@ -269,6 +283,47 @@ TEST_F(StitcherTest, OnlyAWaitingCallsOwnOpenRequestsAreInferredComplete) {
   EXPECT_FALSE(s[2].requests.empty());
   for (const auto& sync : s)
     for (const auto& r : sync.requests) EXPECT_FALSE(r.complete_inferred) << sync.call.tid;
+}
+
+// A successful fsync of a file waited for the file's pages under writeback when it began, not
+// only for the ones it queued: PostgreSQL's checkpointer queues a relation's pages with
+// sync_file_range (request 0x71, completion never delivered) and fsyncs the file later. 0x71
+// completed before the fsync's cache flush; the write is durable by that flush. Near misses,
+// none inferred: a request the flusher queued during the call (0x72: the fsync may have found
+// its pages clean), one that also holds another file's pages (0x73), one of another file
+// (0x74), and the same shape under an fsync that failed (0x75).
+TEST_F(StitcherTest, ASuccessfulFsyncEndedTheWritebackOfItsFileQueuedBeforeIt) {
+  feed(write_call(1000, 1100, 0, 4096, 1));
+  feed(sync_page_bio(1200, 0xb1, 2048, 0, 1, kWriterTid));
+  feed(issue(1210, 0x71, 2048, 4096));
+  feed(sync_call(Syscall::SyncFileRange, 1150, 1300, kWriterTid));
+
+  BioEvent mixed = page_bio(1400, 0xb3, 8192, 5, 1);
+  BioEvent other_file = page_bio(1410, 0xb4, 8200, 0, 1);
+  other_file.ino = kIno + 1;
+  feed(mixed);
+  feed(other_file);
+  feed(issue(1420, 0x73, 8192, 8192));
+  BioEvent elsewhere = page_bio(1500, 0xb5, 12288, 0, 1);
+  elsewhere.ino = kIno + 1;
+  feed(elsewhere);
+  feed(issue(1510, 0x74, 12288, 4096));
+
+  feed(page_bio(2100, 0xb2, 4096, 3, 1));  // the flusher, during the call
+  feed(issue(2110, 0x72, 4096, 4096));
+  feed(sync_flush_bio(2300, 0xf0, 300));
+  flush(0xf1, 2310, 2400);
+  feed(sync_call(Syscall::Fsync, 2000, 2500, 300));
+
+  expect_durable_on_inference(writes(), 2300, 2400);
+  EXPECT_EQ(stitcher_.stats().missed_completions, 1u);
+
+  feed(sync_page_bio(3000, 0xb6, 16384, 9, 1, 301));
+  feed(issue(3010, 0x75, 16384, 4096));
+  SyscallEvent failed = sync_call(Syscall::Fsync, 3500, 3600, 302);
+  failed.ret = -5;
+  feed(failed);
+  EXPECT_EQ(stitcher_.stats().missed_completions, 1u);
 }
 
 }  // namespace

@@ -166,21 +166,33 @@ void BlockTracker::infer_completion(const std::shared_ptr<Request>& r, Nanos at)
 // cache flush in the call (every file system's sync writes and waits for the data first, then
 // flushes), else before the call returned. Requests other threads' bios share are left to the
 // rules above: this thread did not wait for the others' parts.
-void BlockTracker::waited_call_end(std::uint32_t tid, SubmitWhy why, Nanos start, Nanos end) {
-  const auto* of_thread = recent_.bios_of_thread(tid);
-  if (of_thread == nullptr) return;
+//
+// A successful fsync or fdatasync (`synced`: its file) also waited for the file's pages that
+// were under writeback when it began, whoever queued them (a sync_file_range's, the flusher's):
+// ext4 and xfs wait in file_write_and_wait_range(), btrfs in filemap_fdatawait_range() or for
+// the ordered extents, all before their flush. A request still open that holds only the file's
+// pages queued before the call completed unseen by the same bound. (PostgreSQL: a checkpoint's
+// sync_file_range queues a relation's pages, its fsync later waits for them, AppOracle.)
+void BlockTracker::waited_call_end(std::uint32_t tid, SubmitWhy why, Nanos start, Nanos end,
+                                   std::optional<InodeKey> synced) {
+  static const std::deque<std::shared_ptr<Bio>> kNoBios;
+  const auto* known = recent_.bios_of_thread(tid);
+  const std::deque<std::shared_ptr<Bio>>& bios = known ? *known : kNoBios;
   // The thread's bios arrive in the order it queued them: the call's are the newest, and the
   // walk stops at the first from before the call (the history holds thousands).
-  const std::deque<std::shared_ptr<Bio>>& bios = *of_thread;
   auto first_in_call = bios.end();
   while (first_in_call != bios.begin() && (*std::prev(first_in_call))->ev.ts >= start)
     --first_in_call;
-  if (first_in_call == bios.end()) return;
   auto in_call = [&](const Bio& b) { return b.ev.ts >= start && b.ev.ts <= end; };
   Nanos flushed = end;  // the thread's first cache flush in the call
   for (auto b = first_in_call; b != bios.end(); ++b)
     if (in_call(**b) && is_flush_bio((*b)->ev) && (*b)->ev.why == why)
       flushed = std::min(flushed, (*b)->ev.ts);
+  auto still_open = [&](const std::shared_ptr<Request>& r) {
+    if (r->data_done || r->lost_tracking || !is_data_op(r->tl.op)) return false;
+    auto active = active_.find(r->rq);
+    return active != active_.end() && active->second == r;  // else its lifetime ended
+  };
   auto waited = [&](const Bio& b) {
     return b.ev.tid == tid && b.ev.why == why && b.ev.uring_tag == 0 && in_call(b);
   };
@@ -188,14 +200,22 @@ void BlockTracker::waited_call_end(std::uint32_t tid, SubmitWhy why, Nanos start
     const Bio& bio = **b;
     if (!waited(bio) || is_flush_bio(bio.ev) || !bio.request) continue;
     const std::shared_ptr<Request> r = bio.request;
-    if (r->data_done || r->lost_tracking || !is_data_op(r->tl.op)) continue;
-    auto active = active_.find(r->rq);
-    if (active == active_.end() || active->second != r) continue;  // its lifetime ended
-    if (!std::all_of(r->bios.begin(), r->bios.end(),
-                     [&](const std::shared_ptr<Bio>& other) { return waited(*other); }))
+    if (!still_open(r) || !std::all_of(r->bios.begin(), r->bios.end(),
+                                       [&](const auto& other) { return waited(*other); }))
       continue;
     infer_completion(r, bio.ev.ts < flushed ? flushed : end);
   }
+  if (!synced) return;
+  auto files_before_call = [&](const std::shared_ptr<Bio>& b) {
+    return b->ev.ts < start && b->ev.file_dev == synced->dev && b->ev.ino == synced->ino &&
+           b->ev.nr_extents > 0 && !is_flush_bio(b->ev);
+  };
+  std::vector<std::shared_ptr<Request>> found;  // infer_completion() changes active_
+  for (const auto& [rq, r] : active_)
+    if (still_open(r) && !r->bios.empty() &&
+        std::all_of(r->bios.begin(), r->bios.end(), files_before_call))
+      found.push_back(r);
+  for (const auto& r : found) infer_completion(r, flushed);
 }
 
 // A FLUSH request done at `ts` (its lifetime ends: the caller drops its pointer entry).

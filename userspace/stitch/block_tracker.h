@@ -10,6 +10,7 @@
 
 #include <deque>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -55,8 +56,11 @@ class BlockTracker {
   // Thread `tid` made a call from `start` to `end` that waited for the bios it queued in it
   // with `why` (an fsync's writeback, an O_DIRECT or O_SYNC write's data): a request still open
   // that holds only such bios completed unseen (BlockTracker::infer_completion), no later than
-  // the cache flush the thread went on to queue in the call, or than the call's end.
-  void waited_call_end(std::uint32_t tid, SubmitWhy why, Nanos start, Nanos end);
+  // the cache flush the thread went on to queue in the call, or than the call's end. A
+  // successful fsync or fdatasync of file `synced` waited as well for the file's pages queued
+  // before it: a request holding only those completed unseen by the same bound.
+  void waited_call_end(std::uint32_t tid, SubmitWhy why, Nanos start, Nanos end,
+                       std::optional<InodeKey> synced = std::nullopt);
   // Records were lost: every lifetime in flight may have lost its completion. Abandons them
   // all (marked lost_tracking) rather than guess.
   void on_lost();

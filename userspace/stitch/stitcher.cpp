@@ -64,6 +64,14 @@ std::optional<SubmitWhy> waits_for_its_bios(Syscall call) {
   }
 }
 
+// The file a successful fsync or fdatasync made durable, whose writeback in flight it waited
+// for; nullopt for any other call (msync and sync_file_range cover a range of it).
+std::optional<stitch::InodeKey> synced_file(const SyscallEvent& ev) {
+  const bool whole_file = ev.syscall == Syscall::Fsync || ev.syscall == Syscall::Fdatasync;
+  if (!whole_file || ev.ret != 0 || ev.ino == 0) return std::nullopt;
+  return stitch::InodeKey{ev.dev, ev.ino};
+}
+
 }  // namespace
 
 const char* durable_via_name(DurableVia v) {
@@ -111,7 +119,7 @@ struct Stitcher::State : stitch::BlockListener {
 
   void on_syscall(const SyscallEvent& ev) {
     if (const auto why = waits_for_its_bios(ev.syscall))
-      block.waited_call_end(ev.tid, *why, ev.start_ns, ev.end_ns);
+      block.waited_call_end(ev.tid, *why, ev.start_ns, ev.end_ns, synced_file(ev));
     stitch::CallExtras extras{calls.take_causes(ev), {}, calls.take_fuse(ev)};
     if (extras.causes) chains.link(ev, extras.causes->waits);
     if (is_write_syscall(ev.syscall)) {
