@@ -55,6 +55,30 @@ fs::path temp_dir(const std::string& prefix) {
   return made ? fs::path(made) : fs::path();
 }
 
+// The JSON the page embeds for its script (null when it has none).
+json embedded_data(const std::string& html) {
+  const std::size_t open = html.find(kDataOpen);
+  if (open == std::string::npos) return nullptr;
+  const std::size_t begin = open + kDataOpen.size();
+  return json::parse(html.substr(begin, html.find("</script", begin) - begin));
+}
+
+// The page's DOM once its script ran in chromium; the script must raise no error, and write
+// none into #errors (which must stay empty and hidden).
+RunResult drawn_dom(const fs::path& page, const fs::path& profile) {
+  RunResult dom = run(chromium(profile, {"--enable-logging=stderr", "--v=0", "--dump-dom"}, page));
+  EXPECT_EQ(dom.exit_code, 0) << dom.err;
+  EXPECT_EQ(dom.err.find("Uncaught"), std::string::npos) << dom.err;
+  std::smatch errors;
+  if (!std::regex_search(dom.out, errors, std::regex(R"(<div id="errors"[^>]*>(.*?)</div>)"))) {
+    ADD_FAILURE() << "no #errors in the page: " << dom.out.substr(0, 2000);
+    return dom;
+  }
+  EXPECT_TRUE(errors[1].str().empty()) << errors[1];
+  EXPECT_NE(errors[0].str().find("hidden"), std::string::npos) << errors[0];
+  return dom;
+}
+
 class HtmlReport : public ScratchExt4 {};
 
 TEST_F(HtmlReport, ATracedProgramsReportDrawsInABrowserWithoutErrors) {
@@ -70,10 +94,8 @@ TEST_F(HtmlReport, ATracedProgramsReportDrawsInABrowserWithoutErrors) {
   ASSERT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u) << html.substr(0, 200);
 
   // The data the page draws: the workload's 8 writes and its fsync.
-  std::size_t open = html.find(kDataOpen);
-  ASSERT_NE(open, std::string::npos);
-  std::size_t begin = open + kDataOpen.size();
-  json data = json::parse(html.substr(begin, html.find("</script", begin) - begin));
+  const json data = embedded_data(html);
+  ASSERT_TRUE(data.is_object());
   std::size_t workload_writes = 0, workload_syncs = 0;
   for (const auto& w : data["writes"]) workload_writes += w["comm"] == "wp_workload";
   for (const auto& s : data["syncs"]) workload_syncs += s["comm"] == "wp_workload";
@@ -84,16 +106,7 @@ TEST_F(HtmlReport, ATracedProgramsReportDrawsInABrowserWithoutErrors) {
   // The DOM after the page's script ran.
   const fs::path profile = temp_dir("wp_chromium_");
   ASSERT_FALSE(profile.empty());
-  auto dom = run(chromium(profile, {"--enable-logging=stderr", "--v=0", "--dump-dom"}, page));
-  ASSERT_EQ(dom.exit_code, 0) << dom.err;
-  EXPECT_EQ(dom.err.find("Uncaught"), std::string::npos) << dom.err;
-  // The page writes any script error into #errors; it must stay empty (and hidden).
-  std::smatch errors;
-  ASSERT_TRUE(
-      std::regex_search(dom.out, errors, std::regex(R"(<div id="errors"[^>]*>(.*?)</div>)")))
-      << dom.out.substr(0, 2000);
-  EXPECT_TRUE(errors[1].str().empty()) << errors[1];
-  EXPECT_NE(errors[0].str().find("hidden"), std::string::npos) << errors[0];
+  auto dom = drawn_dom(page, profile);
 
   EXPECT_NE(dom.out.find(R"(id="timeline-svg")"), std::string::npos);
   EXPECT_GE(occurrences(dom.out, R"(class="bar write state-)"), 8u);
@@ -112,6 +125,38 @@ TEST_F(HtmlReport, ATracedProgramsReportDrawsInABrowserWithoutErrors) {
   EXPECT_EQ(shot.exit_code, 0) << shot.err;
   ASSERT_TRUE(fs::exists(screenshot)) << shot.err;
   EXPECT_GT(fs::file_size(screenshot), 10'000u);
+  fs::remove_all(profile);
+}
+
+// With --reads the page draws each read of a cold file on the timeline, colored by where its
+// pages came from. Truths: the file's size (what cat got, byte for byte) and a cold cache (its
+// pages dropped after a sync, so the first read had to go to the device).
+TEST_F(HtmlReport, AReadersReportDrawsItsReadsByWhereTheirPagesCameFrom) {
+  if (!sh("command -v chromium >/dev/null 2>&1"))
+    GTEST_SKIP() << "chromium is not installed (scripts/install-deps.sh installs it)";
+  const std::string path = file("weights.bin");
+  constexpr std::uint64_t kBytes = 256 * 1024;
+  ASSERT_TRUE(sh("head -c " + std::to_string(kBytes) + " /dev/urandom > " + path + " && sync " +
+                 path + " && dd if=" + path + " iflag=nocache count=0 status=none"));
+  const fs::path page = root_ / "reads.html";
+  auto r = run({tool("writepath"), "trace", "--reads", "--format", "html", "-o", page.string(),
+                "--", "sh", "-c", "cat \"$1\" > /dev/null", "sh", path});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json data = embedded_data(slurp(page));
+  ASSERT_TRUE(data.is_object());
+  std::uint64_t bytes = 0, brought_in = 0;
+  for (const json& read : data["reads"]) {
+    if (read["path"] != path) continue;
+    bytes += read["bytes"].get<std::uint64_t>();
+    brought_in += read["pages_from_device"].get<std::uint64_t>();
+  }
+  EXPECT_EQ(bytes, kBytes) << data["reads"].dump();
+  EXPECT_GE(brought_in, 1u) << "a cold file: its first read went to the device";
+
+  const fs::path profile = temp_dir("wp_chromium_");
+  ASSERT_FALSE(profile.empty());
+  auto dom = drawn_dom(page, profile);
+  EXPECT_GE(occurrences(dom.out, R"(class="bar read device)"), 2u) << "the legend's and a read's";
   fs::remove_all(profile);
 }
 

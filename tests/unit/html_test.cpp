@@ -264,6 +264,8 @@ TEST(HtmlSink, LabelsDurationsAndSizesAsTheTextOutputDoes) {
   read.call = syscall_event({.syscall = Syscall::Pread64,
                              .start_ns = kStart + 60'000,
                              .end_ns = kStart + 1'260'000,
+                             .pid = 4321,
+                             .tid = 4321,
                              .comm = "loader",
                              .ino = 40});
   read.call.path = "/models/w.safetensors";
@@ -281,6 +283,14 @@ TEST(HtmlSink, LabelsDurationsAndSizesAsTheTextOutputDoes) {
   EXPECT_EQ(read_file["labels"]["bytes"], "32 KiB");
   EXPECT_EQ(read_file["labels"]["latency"], "1.20ms");
   EXPECT_EQ(read_file["labels"]["hit_ratio"], "0.0 %");  // 6 + 24 brought in for 8 read
+  // The read on the timeline, labelled as the writes are.
+  ASSERT_EQ(data["reads"].size(), 1u);
+  EXPECT_EQ(data["reads_seen"], 1u);
+  EXPECT_EQ(data["reads"][0]["pages_from_device"], 6u);
+  EXPECT_EQ(data["reads"][0]["labels"]["bytes"], "32 KiB");
+  EXPECT_EQ(data["reads"][0]["labels"]["latency"], "1.20ms");
+  EXPECT_EQ(data["reads"][0]["labels"]["start"], "+60.0us");
+  EXPECT_FALSE(data["reads"][0]["labels"].contains("throttled"));
 
   const json& write = data["writes"][0]["labels"];
   EXPECT_EQ(write["latency"], "14.2us");

@@ -146,11 +146,11 @@ test('draws every part without an error', () => {
 test('the header names the process and says how long the trace ran, as labelled', () => {
   const {byId} = draw(markup, data);
   const subject = byId.get('subject').textContent;
-  assert.match(subject, /^Traced 2 writes and 1 sync call from dd \(pid 1234\)/);
+  assert.match(subject, /^Traced 2 writes, 1 sync call and 1 read from dd \(pid 1234\), db \(pid 1234\), loader \(pid 4321\),/);
   assert.ok(subject.includes(', over ' + data.labels.duration + '.'), subject);
   assert.ok(subject.includes('Report written 2025-01-31 14:02:11.'), subject);
   const cards = byId.get('totals').findAll(withClass('value')).map((c) => c.textContent);
-  assert.deepEqual(cards, ['2', '1', '10.00ms', '0', '0', '0']);
+  assert.deepEqual(cards, ['2', '1', '1', '10.00ms', '0', '0', '0']);
 });
 
 test('the timeline has a bar per write, colored by state, and one per sync', () => {
@@ -275,6 +275,24 @@ test('the read table has a row per file with where its pages came from', () => {
   const f = data.summary.read_files[0];
   assert.deepEqual(cells, [f.path, '1', '1', f.labels.bytes, '6', '2', '24', f.labels.hit_ratio,
                            f.labels.direct_bytes, f.labels.latency]);
+});
+
+test('a read is a bar colored by where its pages came from, and its tooltip says so', () => {
+  const {document, byId} = draw(markup, data);
+  const read = data.reads[0];
+  const classes = (id) => byId.get(id).findAll(withClass('read')).filter(byTag('rect'))
+                               .map((b) => b.getAttribute('class'));
+  // It brought pages in from the device; the legend has both kinds.
+  assert.deepEqual(classes('timeline-chart'), ['bar read device has-tip']);
+  assert.deepEqual(classes('timeline-legend'), ['bar read device', 'bar read cached']);
+  const bar = byId.get('timeline-chart').findAll(withClass('read'))[0];
+  document.dispatch('mousemove', {target: bar, clientX: 100, clientY: 100});
+  const shown = byId.get('tooltip').textContent;
+  assert.ok(shown.startsWith('pread64 by loader'), shown);
+  assert.ok(shown.includes(read.labels.latency + ', started at ' + read.labels.start), shown);
+  assert.ok(shown.includes(read.pages_from_device + ' from the device, ' + read.pages_cached +
+                           ' from the page cache'), shown);
+  assert.ok(shown.includes('24 pages past its last byte'), shown);
 });
 
 test('the container table has a row per container with its labelled figures', () => {

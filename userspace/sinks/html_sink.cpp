@@ -71,15 +71,16 @@ std::string since(const json& object, const char* key, Nanos origin) {
   return human_offset(relative_ns(nanos_at(object, key), origin));
 }
 
-// A write's or sync's labels; times are offsets from `origin`, the page's first call.
+// A write's, sync's or read's labels; times are offsets from `origin`, the page's first call.
 json item_labels(const json& item, Nanos origin) {
   json labels = {{"latency", human_duration(nanos_at(item, "latency_ns"))},
                  {"start", since(item, "start_ns", origin)}};
   if (item.contains("bytes")) {
     labels["bytes"] = human_bytes(item["bytes"].get<std::uint64_t>());
     labels["requested"] = human_bytes(item["requested"].get<std::uint64_t>());
-    labels["throttled"] = human_duration(nanos_at(item, "throttled_ns"));
   }
+  if (item.contains("throttled_ns"))
+    labels["throttled"] = human_duration(nanos_at(item, "throttled_ns"));
   if (auto durable = item.find("durable_ns"); durable != item.end() && durable->is_number()) {
     const Nanos end = nanos_at(item, "end_ns");
     labels["durable"] = since(item, "durable_ns", origin);
@@ -181,7 +182,7 @@ void HtmlSink::keep(std::vector<K>& heap, std::size_t cap, K kept) {
   std::push_heap(heap.begin(), heap.end(), fastest_on_top);
 }
 
-void HtmlSink::count_call(const SyscallEvent& call, bool is_write) {
+void HtmlSink::count_process_call(const SyscallEvent& call) {
   if (first_start_ns_ == 0 || call.start_ns < first_start_ns_) first_start_ns_ = call.start_ns;
   last_end_ns_ = std::max(last_end_ns_, call_end(call));
   auto process = items_by_process_.find({call.pid, call.comm});
@@ -189,6 +190,10 @@ void HtmlSink::count_call(const SyscallEvent& call, bool is_write) {
     ++process->second;
   else if (items_by_process_.size() < kMaxTallied)
     items_by_process_.emplace(std::make_pair(call.pid, call.comm), 1);
+}
+
+void HtmlSink::count_call(const SyscallEvent& call, bool is_write) {
+  count_process_call(call);
   if (call.ino == 0 && call.dev == 0) return;  // sync(2): no file
   auto file = items_by_file_.find({call.dev, call.ino});
   if (file == items_by_file_.end()) {
@@ -269,6 +274,15 @@ void HtmlSink::timeline(const Timeline& item) {
     const Nanos latency = latency_ns(call);
     keep(syncs_, options_.max_syncs,
          Kept{latency, order, slim(sync_json(sync), {"requests", "flushes", "journal_commits"})});
+  } else if (const auto* read = std::get_if<ReadTimeline>(&item)) {
+    // On the timeline only: the per-file table is the summary's (read_files).
+    ++reads_seen_;
+    count_process_call(read->call);
+    const Nanos latency = latency_ns(read->call);
+    if (reads_.size() == options_.max_reads && !reads_.empty() &&
+        latency <= reads_.front().latency_ns)
+      return;
+    keep(reads_, options_.max_reads, Kept{latency, order, slim(timeline_json(item), {})});
   }
 }
 
@@ -362,6 +376,7 @@ json HtmlSink::page_data(const TraceSummary& totals) const {
       {"last_end_ns", last_end_ns_},
       {"writes_seen", writes_seen_},
       {"syncs_seen", syncs_seen_},
+      {"reads_seen", reads_seen_},
       {"writes_by_state", writes_by_state_},
       {"processes", std::move(processes)},
       {"process_count", items_by_process_.size()},
@@ -371,9 +386,11 @@ json HtmlSink::page_data(const TraceSummary& totals) const {
       {"limits",
        {{"writes", options_.max_writes},
         {"syncs", options_.max_syncs},
+        {"reads", options_.max_reads},
         {"throttle_pauses", options_.max_throttle_pauses}}},
       {"writes", in_order(writes_)},
       {"syncs", in_order(syncs_)},
+      {"reads", in_order(reads_)},
       {"throttle_pauses", std::move(pauses)},
       {"throttle_pauses_seen", pauses_seen_},
       {"why", std::move(why)},

@@ -27,6 +27,7 @@ struct HtmlOptions {
   // each kind, and says so when it dropped some.
   std::size_t max_writes = 2000;
   std::size_t max_syncs = 5000;
+  std::size_t max_reads = 2000;  // with --reads
   std::size_t max_throttle_pauses = 10000;
   std::string generated_at;  // when the page was written, as the reader should see it; "" = unsaid
 };
@@ -71,6 +72,8 @@ class HtmlSink : public Sink {
   };
   template <typename K>
   static void keep(std::vector<K>& heap, std::size_t cap, K kept);
+  // Widens the page's time span to hold `call` and counts it to its process.
+  void count_process_call(const SyscallEvent& call);
   void count_call(const SyscallEvent& call, bool is_write);
   // The per-container table: a container's writes (durable or not), syncs and slowest call.
   void count_container(const SyscallEvent& call, bool is_write, bool durable, bool incomplete);
@@ -84,10 +87,10 @@ class HtmlSink : public Sink {
 
   std::ostream& out_;
   HtmlOptions options_;
-  std::vector<Kept> writes_, syncs_;
+  std::vector<Kept> writes_, syncs_, reads_;
   std::vector<KeptWhy> why_;
   std::vector<nlohmann::ordered_json> throttle_pauses_;
-  std::uint64_t writes_seen_ = 0, syncs_seen_ = 0, pauses_seen_ = 0, arrivals_ = 0;
+  std::uint64_t writes_seen_ = 0, syncs_seen_ = 0, reads_seen_ = 0, pauses_seen_ = 0, arrivals_ = 0;
   std::map<std::string, std::uint64_t> writes_by_state_;
   std::map<std::pair<std::uint32_t, std::string>, std::uint64_t> items_by_process_;
   std::map<std::string, ContainerCounts> items_by_container_;  // by container id

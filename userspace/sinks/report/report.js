@@ -23,6 +23,7 @@ var h = wpReportParts.h, s = wpReportParts.s, stext = wpReportParts.stext,
     truncate = wpReportParts.truncate, tip = wpReportParts.tip,
     callName = wpReportParts.callName, fileText = wpReportParts.fileText,
     writeTip = wpReportParts.writeTip, syncTip = wpReportParts.syncTip,
+    readTip = wpReportParts.readTip,
     legendItem = wpReportParts.legendItem,
     swatch = wpReportParts.swatch, svgSwatch = wpReportParts.svgSwatch,
     data = wpReportParts.data, summary = wpReportParts.summary, origin = wpReportParts.origin,
@@ -40,8 +41,10 @@ function drawHeader() {
   var more = function (shown, total) {
     return total > shown ? ' and ' + (total - shown) + ' more' : '';
   };
-  var text = 'Traced ' + plural(summary.writes || 0, 'write', 'writes') + ' and ' +
-      plural(summary.fsyncs || 0, 'sync call', 'sync calls');
+  var calls = [plural(summary.writes || 0, 'write', 'writes'),
+               plural(summary.fsyncs || 0, 'sync call', 'sync calls')];
+  if (summary.reads > 0) calls.push(plural(summary.reads, 'read', 'reads'));  // --reads
+  var text = 'Traced ' + calls.slice(0, -1).join(', ') + ' and ' + calls[calls.length - 1];
   if (procs.length) text += ' from ' + procs.join(', ') + more(procs.length, data.process_count);
   if (files.length) {
     text += ', on ' + plural(data.file_count, 'file', 'files') + ' (' + files.join(', ') +
@@ -58,6 +61,7 @@ function drawHeader() {
   }
   card(fmtCount(summary.writes || 0), 'writes');
   card(fmtCount(summary.fsyncs || 0), 'sync calls (fsync, fdatasync, …)');
+  if (summary.reads > 0) card(fmtCount(summary.reads), 'reads');
   card(pageLabels.duration, 'traced for');
   card(fmtCount(summary.lost || 0), 'records lost', summary.lost > 0);
   card(fmtCount(summary.incomplete || 0), 'incomplete items', summary.incomplete > 0);
@@ -82,6 +86,10 @@ function drawHeader() {
   if (data.syncs_seen > data.syncs.length)
     capped.push('the ' + fmtCount(data.syncs.length) + ' slowest of ' +
                 fmtCount(data.syncs_seen) + ' sync calls');
+  var reads = data.reads || [];
+  if (data.reads_seen > reads.length)
+    capped.push('the ' + fmtCount(reads.length) + ' slowest of ' +
+                fmtCount(data.reads_seen) + ' reads');
   if (capped.length) {
     var cap = document.getElementById('cap-note');
     cap.textContent = 'To stay quick to open, this page draws only ' + capped.join(' and ') +
@@ -108,12 +116,23 @@ function drawTimeline() {
     s('line', {x1: 1, y1: 7, x2: 15, y2: 7, class: 'durable-wait'}, svg);
     s('path', {d: 'M16 2 L21 7 L16 12 L11 7 Z', class: 'durable-mark'}, svg);
   }), 'returned … became durable');
+  var reads = data.reads || [];  // with --reads
+  if (reads.length) {
+    [['device', 'read, some pages from the device'],
+     ['cached', 'read, every page from the page cache']].forEach(function (r) {
+      legendItem(legend, svgSwatch(function (svg) {
+        s('rect', {x: 1, y: 2, width: 20, height: 10, class: 'bar read ' + r[0]}, svg);
+      }), r[1]);
+    });
+  }
 
   var items = [];
   data.writes.forEach(function (d) { items.push({kind: 'write', d: d}); });
   data.syncs.forEach(function (d) { items.push({kind: 'sync', d: d}); });
+  reads.forEach(function (d) { items.push({kind: 'read', d: d}); });
   if (!items.length) {
-    chart.append(h('p', {class: 'muted'}, 'Nothing to draw: no write or sync call was traced.'));
+    chart.append(h('p', {class: 'muted'},
+                   'Nothing to draw: no write, sync or read call was traced.'));
     return;
   }
   items.sort(function (a, b) { return a.d.start_ns - b.d.start_ns; });
@@ -169,7 +188,7 @@ function drawTimeline() {
     var x = function (t) { return labelW + (t - t0) / (t1 - t0) * plotW; };
     var svg = s('svg', {id: 'timeline-svg', width: width, height: height,
                         viewBox: '0 0 ' + width + ' ' + height, role: 'img',
-                        'aria-label': 'timeline of writes and sync calls'}, chart);
+                        'aria-label': 'timeline of writes, sync calls and reads'}, chart);
     s('rect', {x: labelW, y: 0, width: plotW, height: height}, s('clipPath', {id: 'plot-clip'},
       s('defs', {}, svg)));
 
@@ -221,10 +240,12 @@ function drawTimeline() {
         });
       }
       var cls = it.kind === 'write' ? 'bar write state-' + d.state
-                                    : 'bar sync' + (d.error ? ' failed' : '');
+              : it.kind === 'read' ? 'bar read ' + (d.pages_from_device > 0 ? 'device' : 'cached')
+              : 'bar sync';
+      if (it.kind !== 'write' && d.error) cls += ' failed';
       var bar = s('rect', {x: x0, y: yTop, width: x1 - x0, height: barH, class: cls}, bars);
-      tip(bar, it.kind === 'write' ? function () { return writeTip(d); }
-                                   : function () { return syncTip(d); });
+      var tips = {write: writeTip, sync: syncTip, read: readTip};
+      tip(bar, function () { return tips[it.kind](d); });
     });
 
     // Drag across the plot to zoom into that span.

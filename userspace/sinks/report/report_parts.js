@@ -144,6 +144,17 @@ function fileText(d) {
   return d.dev === null ? 'none' : 'device ' + d.dev + ', inode ' + d.ino + backing;
 }
 
+// The rows a write's and a read's tooltips share: who, which file, how many bytes, how long.
+function transferRows(d) {
+  var l = d.labels;
+  return [
+    ['process', d.comm + ' (pid ' + d.pid + ', thread ' + d.tid + ')'],
+    ['file', fileText(d) + (d.fd !== null ? ', fd ' + d.fd : '')],
+    ['bytes', l.bytes + ' at offset ' + fmtCount(d.offset) +
+                  (d.requested !== d.bytes ? ' (asked ' + l.requested + ')' : '')],
+    ['latency', l.latency + ', started at ' + l.start]];
+}
+
 function writeTip(d) {
   var l = d.labels;
   var durable = d.durable_ns !== null
@@ -157,12 +168,7 @@ function writeTip(d) {
       : 'not by the end of the trace';
   var flags = [d.direct ? 'O_DIRECT' : null, d.sync ? 'O_SYNC' : null, d.append ? 'O_APPEND' : null]
                   .filter(Boolean).join(', ');
-  var rows = [
-    ['process', d.comm + ' (pid ' + d.pid + ', thread ' + d.tid + ')'],
-    ['file', fileText(d) + (d.fd !== null ? ', fd ' + d.fd : '')],
-    ['bytes', l.bytes + ' at offset ' + fmtCount(d.offset) +
-                  (d.requested !== d.bytes ? ' (asked ' + l.requested + ')' : '')],
-    ['latency', l.latency + ', started at ' + l.start],
+  var rows = transferRows(d).concat([
     ['state', d.state + (d.incomplete ? ' (incomplete: records were lost)' : '')],
     ['durable', durable],
     ['pages dirtied', fmtCount(d.pages_dirtied)],
@@ -171,7 +177,7 @@ function writeTip(d) {
     ['writeback waits', d.writeback_waits > 0 ? fmtCount(d.writeback_waits) : null],
     ['requests', fmtCount(d.requests_count)],
     ['flags', flags],
-    ['error', d.error]];
+    ['error', d.error]]);
   return {title: callName(d), rows: rows.concat(causeRows(d))};
 }
 
@@ -188,6 +194,19 @@ function syncTip(d) {
             ['cache flushes', fmtCount(d.flushes_count)],
             ['journal commits', fmtCount(d.journal_commits_count)],
             ['incomplete', d.incomplete ? 'yes: records were lost' : null], ['error', d.error]);
+  return {title: callName(d), rows: rows.concat(causeRows(d))};
+}
+
+// A read's tooltip: where its pages came from (the per-file table's terms).
+function readTip(d) {
+  var rows = transferRows(d).concat([
+    ['pages', d.direct ? 'none: O_DIRECT, around the page cache'
+                       : fmtCount(d.pages_from_device) + ' from the device, ' +
+                             fmtCount(d.pages_cached) + ' from the page cache'],
+    ['read ahead', d.readahead_pages > 0 ? plural(d.readahead_pages, 'page', 'pages') +
+                       ' past its last byte' : null],
+    ['incomplete', d.incomplete ? 'yes: records were lost' : null],
+    ['error', d.error]]);
   return {title: callName(d), rows: rows.concat(causeRows(d))};
 }
 
@@ -277,6 +296,7 @@ return {
   fileText: fileText,
   writeTip: writeTip,
   syncTip: syncTip,
+  readTip: readTip,
   legendItem: legendItem,
   swatch: swatch,
   svgSwatch: svgSwatch,
