@@ -28,31 +28,8 @@ static __always_inline void wp_emit_read(struct wp_task_state *st, long ret, __u
 	r = wp_reserve_at(sizeof(*r), WP_REC_READ, WP_HOOK_READ, now);
 	if (!r)
 		return;
-	r->start_ns = st->start_ns;
-	r->pid = task->tgid;
-	r->tid = task->pid;
-	__builtin_memcpy(r->comm, task->comm, WP_COMM_LEN);
-	r->syscall = st->syscall;
-	r->file_flags = st->file_flags;
-	r->call_flags = st->call_flags;
-	r->fd = st->fd;
-	r->dev = st->dev;
-	r->fs_dev = st->fs_dev;
-	r->ino = st->ino;
-	r->ret = ret;
-	r->count = st->count;
-	r->pos = st->pos;
-	/* read(2), readv(2) (and preadv2 at offset -1) read at f_pos and advance it past the
-	 * bytes read. */
-	if (st->file && st->pos == (__u64)-1) {
-		struct file *file = (struct file *)st->file;
-		__s64 end;
-
-		if (cast)
-			file = wp_typed_file(file);
-		end = cast ? file->f_pos : BPF_CORE_READ(file, f_pos);
-		r->pos = ret > 0 && end >= ret ? end - ret : end;
-	}
+	WP_FILL_CALL_RECORD(r, st, task, ret);
+	r->pos = wp_call_pos(st, ret, cast, false);
 	r->pages_added = st->pages_added;
 	r->pages_added_beyond = st->pages_added_beyond;
 	r->sync_ra_pages = st->sync_ra_pages;

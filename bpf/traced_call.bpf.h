@@ -279,6 +279,50 @@ static __always_inline void wp_emit_call_path(struct wp_task_state *st)
 	st->path_parent = parent;
 }
 
+/* The fields a call's record (struct wp_syscall_record or wp_read_record) takes from the
+ * thread's state, `task` being current and `ret` the call's result. */
+#define WP_FILL_CALL_RECORD(r, st, task, ret)                                                    \
+	do {                                                                                       \
+		(r)->start_ns = (st)->start_ns;                                                    \
+		(r)->pid = (task)->tgid;                                                           \
+		(r)->tid = (task)->pid;                                                            \
+		__builtin_memcpy((r)->comm, (task)->comm, WP_COMM_LEN);                            \
+		(r)->syscall = (st)->syscall;                                                      \
+		(r)->fd = (st)->fd;                                                                \
+		(r)->dev = (st)->dev;                                                              \
+		(r)->fs_dev = (st)->fs_dev;                                                        \
+		(r)->file_flags = (st)->file_flags;                                                \
+		(r)->call_flags = (st)->call_flags;                                                \
+		(r)->ino = (st)->ino;                                                              \
+		(r)->ret = (ret);                                                                  \
+		(r)->count = (st)->count;                                                          \
+		(r)->pos = (st)->pos;                                                              \
+	} while (0)
+
+/* Where a call that moved `ret` bytes began, when only its end says so; else st->pos. read(2),
+ * write(2), their vector forms (and the p*v2 calls at offset -1) move f_pos past the bytes
+ * they moved. With O_APPEND (`append`) every write, positional ones included (pwrite(2)
+ * BUGS), lands at the end of the file: the new i_size less the bytes written (a concurrent
+ * appender can shift this). With `cast` (a constant) the file is read through wp_typed_file. */
+static __always_inline __u64 wp_call_pos(struct wp_task_state *st, long ret, bool cast,
+					 bool append)
+{
+	struct file *file = (struct file *)st->file;
+	__s64 end = -1;
+
+	if (!file)
+		return st->pos;
+	if (cast)
+		file = wp_typed_file(file);
+	if (append)
+		end = cast ? file->f_inode->i_size : BPF_CORE_READ(file, f_inode, i_size);
+	else if (st->pos == (__u64)-1)
+		end = cast ? file->f_pos : BPF_CORE_READ(file, f_pos);
+	if (end < 0)
+		return st->pos;
+	return ret > 0 && end >= ret ? end - ret : end;
+}
+
 /* Emits one syscall record from the state of `task` (current), stamped `now` (the call's end).
  * With `cast` (a constant) the file's position and size are read through wp_typed_file. */
 static __always_inline void wp_emit_call(struct wp_task_state *st, long ret, __u64 now,
@@ -292,41 +336,14 @@ static __always_inline void wp_emit_call(struct wp_task_state *st, long ret, __u
 	r = wp_reserve_at(sizeof(*r), WP_REC_SYSCALL, WP_HOOK_SYSCALL, now);
 	if (!r)
 		return;
-	r->start_ns = st->start_ns;
-	r->pid = task->tgid;
-	r->tid = task->pid;
-	__builtin_memcpy(r->comm, task->comm, WP_COMM_LEN);
-	r->syscall = st->syscall;
-	r->fd = st->fd;
-	r->dev = st->dev;
-	r->file_flags = st->file_flags;
-	r->call_flags = st->call_flags;
-	r->ino = st->ino;
-	r->ret = ret;
-	r->count = st->count;
-	r->pos = st->pos;
-	/* Where the bytes went is only known once the write held the inode lock. write(2),
-	 * writev(2) (and pwritev2 at offset -1) advance f_pos past them. With O_APPEND every
-	 * write, positional ones included (pwrite(2) BUGS), lands at the end of the file: the
-	 * new i_size less the bytes written (a concurrent appender can shift this). fexit
-	 * hooks read the exact end from the kiocb position instead (pos_exact). */
-	if (st->file && !st->pos_exact && wp_syscall_is_write(st->syscall)) {
-		struct file *file = (struct file *)st->file;
-		__s64 end = -1;
-
-		if (cast)
-			file = wp_typed_file(file);
-		if (st->file_flags & WP_FILE_APPEND)
-			end = cast ? file->f_inode->i_size : BPF_CORE_READ(file, f_inode, i_size);
-		else if (st->pos == (__u64)-1)
-			end = cast ? file->f_pos : BPF_CORE_READ(file, f_pos);
-		if (end >= 0)
-			r->pos = ret > 0 && end >= ret ? end - ret : end;
-	}
+	WP_FILL_CALL_RECORD(r, st, task, ret);
+	/* Where the bytes went is only known once the write held the inode lock; fexit hooks
+	 * read the exact end from the kiocb position instead (pos_exact). */
+	if (!st->pos_exact && wp_syscall_is_write(st->syscall))
+		r->pos = wp_call_pos(st, ret, cast, st->file_flags & WP_FILE_APPEND);
 	pos = r->pos;
 	r->pages_dirtied = wp_dirtied_within(st->pages_dirtied, r->pos, ret);
 	r->dirty_folios = st->dirty_folios;
-	r->fs_dev = st->fs_dev;
 	r->throttle_ns = st->throttle_ns;
 	r->throttle_events = st->throttle_events;
 	r->writeback_waits = st->writeback_waits;
