@@ -106,7 +106,112 @@ class ReadPath : public ScratchExt4 {
     std::istringstream(r.out) >> out.bytes >> out.storage_bytes;
     return out;
   }
+
+  // A real reader, `command` (run by sh, in the scratch file system), traced with --reads: every
+  // read item, what the command printed, and its shell's /proc/self/io read_bytes change (the
+  // reaped commands' own reads from storage: the kernel's count, page faults included).
+  struct ShellReading {
+    std::vector<json> reads;
+    std::string out;
+    std::uint64_t storage_bytes = 0;
+  };
+  ShellReading traced_shell(const std::string& command) {
+    const std::string trace = file("shell.jsonl");
+    const std::string script = "io() { sed -n 's/^read_bytes: //p' /proc/$$/io; }; a=$(io); " +
+                               command + "; b=$(io); echo \"storage $((b - a))\"";
+    const std::string dir = fs::path(trace).parent_path().string();
+    const RunResult r = run({writepath(), "trace", "--reads", "--format", "json", "-o", trace, "--",
+                             "sh", "-c", "cd " + dir + " && " + script});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    ShellReading out;
+    for (const json& item : json_lines(slurp(trace)))
+      if (item.value("type", "") == "read") out.reads.push_back(item);
+    fs::remove(trace);
+    out.out = r.out;
+    const std::size_t at = r.out.rfind("storage ");
+    EXPECT_NE(at, std::string::npos) << r.out;
+    if (at != std::string::npos) out.storage_bytes = std::stoull(r.out.substr(at + 8));
+    return out;
+  }
 };
+
+// What a reader's items say of one file, summed.
+struct FileSum {
+  std::uint64_t bytes = 0, pages = 0, from_device = 0, cached = 0, readahead = 0;
+};
+FileSum sum_of(const std::vector<json>& reads, const std::string& path) {
+  FileSum sum;
+  for (const json& r : reads) {
+    if (!path.empty() && r["path"] != path) continue;
+    sum.bytes += u64(r["bytes"]);
+    sum.pages += u64(r["pages"]);
+    sum.from_device += u64(r["pages_from_device"]);
+    sum.cached += u64(r["pages_cached"]);
+    sum.readahead += u64(r["readahead_pages"]);
+  }
+  return sum;
+}
+
+// Real readers from Debian, each on cold files, held to their own counts and the kernel's:
+// tar reads every byte of each file it archives; fio says how many bytes it read; sqlite3
+// scans a table. Every page of a cold file its reads span had to come from the device, by
+// them or their readahead; and what all the items brought in is part of what the kernel counts
+// the reader read from storage (/proc/PID/io read_bytes: also its page faults, and its
+// metadata blocks).
+TEST_F(ReadPath, RealReadersOfColdFilesAreHeldToTheirOwnCounts) {
+  constexpr std::size_t kSizes[] = {12 << 10, 1 << 20, 3 << 20};
+  std::vector<std::string> archived;
+  ASSERT_TRUE(sh("mkdir -p " + file("tree")));
+  for (std::size_t i = 0; i < std::size(kSizes); ++i)
+    archived.push_back(cold_file("tree/part" + std::to_string(i), kSizes[i]));
+  if (!cachestat(archived.back())) GTEST_SKIP() << "no cachestat(2) here";
+  // (Through a pipe: GNU tar reads no file data when its archive is /dev/null.)
+  const ShellReading tar = traced_shell("tar cf - tree | cat > /dev/null && echo archived");
+  ASSERT_NE(tar.out.find("archived"), std::string::npos) << tar.out;
+  std::uint64_t brought_in = 0;
+  for (std::size_t i = 0; i < archived.size(); ++i) {
+    const FileSum f = sum_of(tar.reads, archived[i]);
+    EXPECT_EQ(f.bytes, kSizes[i]) << archived[i];
+    EXPECT_GE(f.from_device + f.readahead, kSizes[i] / 4096) << archived[i];
+    // Each read's pages are those found and those brought in; tar's 10 KiB reads share
+    // pages at their edges, so together they span at least the file's.
+    EXPECT_EQ(f.pages, f.from_device + f.cached) << archived[i];
+    EXPECT_GE(f.pages, kSizes[i] / 4096) << archived[i];
+  }
+  const FileSum all_tar = sum_of(tar.reads, "");
+  brought_in = all_tar.from_device + all_tar.readahead;
+  EXPECT_LE(brought_in * 4096, tar.storage_bytes) << tar.out;
+
+  // fio, sequential and random pread64 (psync) of a cold file; fio drops the file's cache
+  // itself before the job (invalidate=1).
+  const std::string data = cold_file("fio.dat", 8 << 20);
+  for (const std::string rw : {"read", "randread"}) {
+    const ShellReading fio =
+        traced_shell("fio --name=r --filename=" + data + " --rw=" + rw +
+                     " --bs=16k --size=8M --ioengine=psync --thread --output-format=json");
+    const std::size_t json_at = fio.out.find('{');
+    ASSERT_NE(json_at, std::string::npos) << fio.out;
+    const json report = json::parse(fio.out.substr(json_at, fio.out.rfind("storage") - json_at));
+    const std::uint64_t fio_bytes = u64(report["jobs"][0]["read"]["io_bytes"]);
+    const FileSum f = sum_of(fio.reads, data);
+    EXPECT_EQ(f.bytes, fio_bytes) << rw;
+    EXPECT_GE(f.from_device + f.readahead, 1u) << rw << ": a cold file";
+    const FileSum all = sum_of(fio.reads, "");
+    EXPECT_LE((all.from_device + all.readahead) * 4096, fio.storage_bytes) << rw << fio.out;
+  }
+
+  // sqlite3 scanning a table of a cold database.
+  const std::string db = file("scan.db");
+  ASSERT_TRUE(sh("sqlite3 " + db +
+                 " 'create table t(b); insert into t select randomblob(4000) from "
+                 "generate_series(1, 1000);' && sync " +
+                 db + " && dd if=" + db + " iflag=nocache count=0 status=none"));
+  const ShellReading scan = traced_shell("sqlite3 " + db + " 'select sum(length(b)) from t'");
+  EXPECT_NE(scan.out.find("4000000"), std::string::npos) << scan.out;
+  const FileSum f = sum_of(scan.reads, db);
+  EXPECT_GE(f.from_device + f.readahead, 1000u) << "its 1,000 rows, one page each at least";
+  EXPECT_LE((f.from_device + f.readahead) * 4096, scan.storage_bytes) << scan.out;
+}
 
 TEST_F(ReadPath, AColdReadComesFromTheDeviceAndAWarmOneFromThePageCache) {
   constexpr std::size_t kBytes = 8 << 20, kPages = kBytes / 4096;
