@@ -183,6 +183,7 @@ TEST(ExplainColdWarm, EachPassIsItsReadsOfTheFile) {
       read_at("/proc/self/io", 0, 0, 0), read_at(file, 0, 256, 256), read_at(file, 1 << 20, 0, 0),
       read_at("/proc/self/io", 0, 0, 0), read_at(file, 0, 0, 0),     read_at(file, 1 << 20, 0, 0)};
   loadgen::ScenarioResult result;
+  result.figures["file"] = file;
   result.figures["cold_storage_read_bytes"] = 2 << 20;
   result.figures["warm_storage_read_bytes"] = 0;
   const std::string text = joined(explain::explain_run("cold-warm", result, items));

@@ -30,13 +30,14 @@ std::string pass_line(const char* name, const ReadFileSummary& pass, double stor
 
 }  // namespace
 
-// The load writes the file, syncs it, drops its pages and reads it through twice: the second
-// pass starts where a read of it goes back to offset 0. (Its other reads, of /proc/self/io for
-// its storage counter, are not the scenario's.)
+// The load writes the file (its figure "file"), syncs it, drops its pages and reads it through
+// twice: the second pass starts where a read of it goes back to offset 0. (Its other reads, of
+// /proc/self/io for its storage counter, are not the scenario's.)
 std::vector<std::string> explain_cold_warm(const loadgen::ScenarioResult& result,
                                            const std::vector<Timeline>& timelines) {
   std::vector<std::string> out;
   std::size_t writes = 0, durable = 0;
+  const std::string file = result.figures.value("file", "");
   ReadFileSummary passes[2];
   std::size_t pass = 0;
   bool read_before = false;
@@ -48,7 +49,7 @@ std::vector<std::string> explain_cold_warm(const loadgen::ScenarioResult& result
       // The fsync wrote the file out; the fdatasync before the page drop found it clean.
       out.push_back(fsync_phases_line(*sync));
     } else if (const auto* read = std::get_if<ReadTimeline>(&item);
-               read && read->call.path.ends_with("/cold-warm.dat")) {
+               read && !file.empty() && read->call.path == file) {
       if (read_before && read->call.pos == 0 && pass == 0) pass = 1;
       read_before = true;
       passes[pass].add(*read);
