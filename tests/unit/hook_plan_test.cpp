@@ -1,12 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "probe/hook_plan.h"
 
-#include <bpf/libbpf.h>
 #include <gtest/gtest.h>
 
 #include <initializer_list>
-#include <map>
-#include <memory>
 #include <set>
 #include <string>
 #include <tuple>
@@ -18,9 +15,9 @@
 namespace wp {
 namespace {
 
-// The slots a plan without reads (serve's, and these tests' PlanOptions{}) serves.
 // What the plan of a command that traces no reads (serve) says of the read hooks.
 const std::string kNoReads = "reads are traced by trace only";
+// The slots a plan without reads (serve's, and these tests' PlanOptions{}) serves.
 constexpr std::uint32_t kWriteAndSyncSlots = ((1u << WP_SYSCALL_SLOTS) - 1) & ~WP_READ_SLOTS;
 
 using namespace wp::testing;
@@ -533,73 +530,6 @@ TEST(HookPlan, ProgramListSkipsEmptyItems) {
   EXPECT_EQ(parse_program_list("wp_fork"), (std::set<std::string>{"wp_fork"}));
   EXPECT_TRUE(parse_program_list("").empty());
   EXPECT_TRUE(parse_program_list(",,").empty());
-}
-
-// ---- the table against the BPF object the build made ----------------------------------
-
-struct BpfObjectCloser {
-  void operator()(bpf_object* obj) const { bpf_object__close(obj); }
-};
-
-// Program name -> ELF section (its attach spec), read without loading anything.
-std::map<std::string, std::string> programs_in_bpf_object() {
-  std::unique_ptr<bpf_object, BpfObjectCloser> obj(
-      bpf_object__open_file(WRITEPATH_BPF_OBJECT, nullptr));
-  if (!obj) {
-    ADD_FAILURE() << "cannot open " << WRITEPATH_BPF_OBJECT;
-    return {};
-  }
-  std::map<std::string, std::string> out;
-  bpf_program* prog;
-  bpf_object__for_each_program(prog, obj.get()) {
-    out[bpf_program__name(prog)] = bpf_program__section_name(prog);
-  }
-  return out;
-}
-
-// The sections a program of `kind` attaching to `event` may have.
-std::set<std::string> sections_for(const HookVariant& v, const std::string& event) {
-  switch (v.kind) {
-    case AttachKind::Fentry: return {"fentry/" + event, "fexit/" + event};
-    case AttachKind::TpBtf: return {"tp_btf/" + event};
-    case AttachKind::RawTp: return {"raw_tp/" + event};
-    case AttachKind::Tracepoint: return {"tracepoint/" + v.category + "/" + event};
-  }
-  return {};
-}
-
-// Every program any plan can name is in the object, with the attach point the table gives
-// for it: a renamed program or a moved attach point fails here, not on some kernel at run
-// time.
-TEST(HookPlanObject, EveryPlannableProgramIsInTheBpfObjectWhereTheTableSays) {
-  const auto in_object = programs_in_bpf_object();
-  ASSERT_FALSE(in_object.empty());
-  for (const auto& hook : hook_table()) {
-    ASSERT_FALSE(hook.variants.empty()) << hook.name;
-    for (const auto& v : hook.variants) {
-      ASSERT_FALSE(v.programs.empty()) << hook.name;
-      for (const auto& [program, event] : v.programs) {
-        auto it = in_object.find(program);
-        if (it == in_object.end()) {
-          ADD_FAILURE() << hook.name << ": " << program << " is not in " << WRITEPATH_BPF_OBJECT;
-          continue;
-        }
-        EXPECT_EQ(sections_for(v, event).count(it->second), 1u)
-            << hook.name << ": " << program << " is in section " << it->second << ", not "
-            << attach_kind_name(v.kind) << " " << event;
-      }
-    }
-  }
-}
-
-// And the other way: a program in the object that no variant names would never be loaded.
-TEST(HookPlanObject, EveryProgramInTheBpfObjectIsPlannable) {
-  std::set<std::string> plannable;
-  for (const auto& hook : hook_table())
-    for (const auto& v : hook.variants)
-      for (const auto& program : v.programs) plannable.insert(program.name);
-  for (const auto& [name, section] : programs_in_bpf_object())
-    EXPECT_EQ(plannable.count(name), 1u) << name << " (" << section << ") is in no hook variant";
 }
 
 // Reads are trace's: its plan serves the read syscalls (per-syscall tracepoints, or the raw

@@ -155,9 +155,10 @@ TEST(HtmlSink, AProcessNameCannotCloseOrOpenAScriptElement) {
 
   EXPECT_EQ(embedded.find("</"), std::string::npos);
   EXPECT_EQ(embedded.find('<'), std::string::npos) << "no '<' at all, so no <!-- either";
-  // The page's own four script elements (error hook, data, parts, report), and no others.
-  EXPECT_EQ(occurrences(page, "</script>"), 4u);
-  EXPECT_EQ(occurrences(page, "<script"), 4u);
+  // The page's own five script elements (error hook, data, parts, tables, report), and no
+  // others.
+  EXPECT_EQ(occurrences(page, "</script>"), 5u);
+  EXPECT_EQ(occurrences(page, "<script"), 5u);
   json data = json::parse(embedded);
   EXPECT_EQ(data["writes"][0]["comm"], kHostileComm);
   EXPECT_EQ(data["writes"][1]["comm"], "<!--<script>");

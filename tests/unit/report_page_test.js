@@ -106,7 +106,7 @@ function draw(markup, data) {
   window.innerHeight = 1000;
   const context = vm.createContext({document, window, console});
   const scripts = [...markup.matchAll(/<script>\n?([\s\S]*?)<\/script>/g)].map((m) => m[1]);
-  assert.equal(scripts.length, 3, 'the error hook, the parts and the report script');
+  assert.equal(scripts.length, 4, 'the error hook, the parts, the tables and the report script');
   for (const script of scripts) {
     try {
       vm.runInContext(script, context);

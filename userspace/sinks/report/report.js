@@ -525,76 +525,9 @@ function drawThrottle() {
   });
 }
 
-// ---- containers -----------------------------------------------------------------------------
-function drawContainers() {
-  var rows = data.containers || [];
-  if (!rows.length) return;
-  document.getElementById('containers').hidden = false;
-  var table = h('table', {id: 'container-rows'});
-  table.append(h('tr', {}, h('th', {}, 'Container'), h('th', {}, 'Runtime'), h('th', {}, 'Pod'),
-                 h('th', {}, 'Writes'), h('th', {}, 'Durable'), h('th', {}, 'Sync calls'),
-                 h('th', {}, 'Sync p99'), h('th', {}, 'Slowest call'),
-                 h('th', {}, 'Incomplete')));
-  rows.forEach(function (c) {
-    table.append(h('tr', {}, h('td', {title: c.id}, c.name), h('td', {}, c.runtime),
-                   h('td', {}, c.pod || '–'), h('td', {}, fmtCount(c.writes)),
-                   h('td', {}, c.labels.durable), h('td', {}, fmtCount(c.syncs)),
-                   h('td', {}, c.labels.sync_p99),
-                   h('td', {}, c.labels.slowest + ' (' + c.slowest_call + ')'),
-                   h('td', {class: c.incomplete > 0 ? 'verdict-bad' : ''}, fmtCount(c.incomplete))));
-  });
-  document.getElementById('containers-table').append(table);
-}
-
-// ---- O_DIRECT -------------------------------------------------------------------------------
-function drawDirectIo() {
-  var verdicts = summary.direct_io || [];
-  if (!verdicts.length) return;
-  document.getElementById('direct-io').hidden = false;
-  var table = h('table', {id: 'direct-io-verdicts'});
-  table.append(h('tr', {}, h('th', {}, 'Process'), h('th', {}, 'File'), h('th', {}, 'Writes'),
-                 h('th', {}, 'Bytes'), h('th', {}, 'Pages dirtied'), h('th', {}, 'Bytes via cache'),
-                 h('th', {}, 'EINVAL'), h('th', {}, 'Other errors'), h('th', {}, 'Verdict')));
-  verdicts.forEach(function (v) {
-    var ok = v.bypassed_page_cache;
-    table.append(h('tr', {}, h('td', {}, v.comm + ' (pid ' + v.pid + ')'),
-                   h('td', {}, fileText(v)),
-                   h('td', {}, fmtCount(v.writes)),
-                   h('td', {}, v.labels.bytes), h('td', {}, fmtCount(v.pages_dirtied)),
-                   h('td', {}, v.labels.buffered_bytes), h('td', {}, fmtCount(v.einval)),
-                   h('td', {}, fmtCount(v.other_errors)),
-                   h('td', {class: ok ? 'verdict-good' : 'verdict-bad'},
-                     ok ? 'bypassed the page cache' : 'went through the page cache')));
-  });
-  document.getElementById('direct-io-table').append(table);
-}
-
-function drawReadFiles() {
-  var files = summary.read_files || [];
-  if (!files.length) return;
-  document.getElementById('read-files').hidden = false;
-  var table = h('table', {id: 'read-files-rows'});
-  table.append(h('tr', {}, h('th', {}, 'File'), h('th', {}, 'Readers'), h('th', {}, 'Reads'),
-                 h('th', {}, 'Bytes'), h('th', {}, 'Pages from the device'),
-                 h('th', {}, 'Pages cached'), h('th', {}, 'Readahead pages'),
-                 h('th', {}, 'Hit ratio'), h('th', {}, 'Direct bytes'),
-                 h('th', {}, 'Time in reads')));
-  files.forEach(function (f) {
-    var file = f.ino === 0 && f.dev === '0:0' ? 'other files' : fileText(f);
-    table.append(h('tr', {}, h('td', {}, file), h('td', {}, fmtCount(f.processes)),
-                   h('td', {}, fmtCount(f.reads) + (f.failed ? ' (' + fmtCount(f.failed) +
-                                                    ' failed)' : '')),
-                   h('td', {}, f.labels.bytes), h('td', {}, fmtCount(f.pages_from_device)),
-                   h('td', {}, fmtCount(f.pages_cached)), h('td', {}, fmtCount(f.readahead_pages)),
-                   h('td', {}, f.labels.hit_ratio), h('td', {}, f.labels.direct_bytes),
-                   h('td', {}, f.labels.latency)));
-  });
-  document.getElementById('read-files-table').append(table);
-}
-
 // Each part draws on its own: one failing leaves the others readable, and says so.
-[drawHeader, drawTimeline, drawPhases, drawCauses, drawWhy, drawThrottle, drawContainers,
- drawDirectIo, drawReadFiles].forEach(
+[drawHeader, drawTimeline, drawPhases, drawCauses, drawWhy, drawThrottle,
+ wpReportTables.drawContainers, wpReportTables.drawDirectIo, wpReportTables.drawReadFiles].forEach(
     function (draw) {
       try {
         draw();
