@@ -502,13 +502,11 @@ int run_trace(const TraceOptions& options) {
   const std::unique_ptr<AsyncSink> sink =
       output ? trace_sink(options, *output, devices, clock) : nullptr;
   PidsSeen pids(options);
-  HookPrefs prefs;
-  prefs.fentry = !options.no_fentry;
-  prefs.raw_syscalls = options.raw_syscalls;
-  prefs.reads = options.reads;
   LiveSession session(
       caps, std::move(filter),
-      LiveSessionOptions{.prefs = std::move(prefs),
+      LiveSessionOptions{.prefs = {.fentry = !options.no_fentry,
+                                   .raw_syscalls = options.raw_syscalls,
+                                   .reads = options.reads},
                          .sink = sink.get(),
                          .devices = devices,
                          .min_latency_ns = options.min_latency_ns,
