@@ -307,6 +307,21 @@ TEST_F(ReadPath, ADirectReadIsShownGoingAroundThePageCache) {
   EXPECT_TRUE(direct.file["hit_ratio"].is_null()) << direct.file.dump();
 }
 
+// procfs has no page cache: each read of /proc/PID/status is made up when asked. Its reads are
+// shown finding nothing cached and bringing nothing in.
+TEST_F(ReadPath, AProcFileIsNotTakenForAPageCacheHit) {
+  const ShellReading status = traced_shell("cat /proc/self/status > /dev/null");
+  std::size_t seen = 0;
+  for (const json& r : status.reads) {
+    const std::string path = r["path"].is_string() ? r["path"].get<std::string>() : "";
+    if (!path.starts_with("/proc/") || !path.ends_with("/status") || u64(r["bytes"]) == 0) continue;
+    ++seen;
+    EXPECT_EQ(u64(r["pages_cached"]), 0u) << r.dump();
+    EXPECT_EQ(u64(r["pages_from_device"]), 0u) << r.dump();
+  }
+  EXPECT_GE(seen, 1u) << status.out;
+}
+
 // Reads are items only when asked for: a write trace of the same reader has none, and says
 // no read in its summary.
 TEST_F(ReadPath, WithoutReadsATraceMakesNoReadItem) {

@@ -88,6 +88,24 @@ TEST_F(FileSystemsTest, BtrfsMountIsMappedToEveryDiskOfItsFileSystem) {
   EXPECT_FALSE(find_file_system(make_dev(0, 4095), all).has_value());
 }
 
+// proc and sysfs are listed (with no disks) so that their reads are known to find no page
+// cache; so is tmpfs (memory only); a file system of a plain partition is not.
+TEST_F(FileSystemsTest, FileSystemsWithoutAPageCacheAreListed) {
+  disk("sda", "8:0");
+  mountinfo(
+      "29 1 8:1 / / rw - ext4 /dev/sda1 rw\n"
+      "22 29 0:22 / /proc rw - proc proc rw\n"
+      "23 29 0:21 / /sys rw - sysfs sysfs rw\n"
+      "24 29 0:25 / /dev/shm rw - tmpfs tmpfs rw\n");
+  const auto all = found();
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_TRUE(all[0].no_page_cache());
+  EXPECT_EQ(all[0].dev, make_dev(0, 22));
+  EXPECT_TRUE(all[1].no_page_cache());
+  EXPECT_FALSE(all[2].no_page_cache());
+  EXPECT_TRUE(all[2].memory_only());
+}
+
 // mountinfo escapes spaces in mount points as \040.
 TEST_F(FileSystemsTest, EscapedMountPointIsStatted) {
   disk("loop3", "7:3");

@@ -5,10 +5,12 @@
 // records' own definitions, so the decoder copies or casts them and nothing can drift.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -359,6 +361,14 @@ struct FileSystemInfo {
   // A FUSE file system ("fuse", "fuse.sshfs"; not fuseblk, whose daemon writes a block
   // device the trace may follow): its writes are handed to its daemon.
   bool fuse() const { return type == "fuse" || type.rfind("fuse.", 0) == 0; }
+  // A file system whose files have no page cache (proc, sysfs, cgroup…: each read is made up
+  // by the kernel when it is asked): its reads find and bring in no page.
+  bool no_page_cache() const {
+    static constexpr std::string_view kTypes[] = {
+        "proc",   "sysfs",  "cgroup", "cgroup2", "debugfs",  "tracefs", "securityfs",  "configfs",
+        "devpts", "pstore", "bpf",    "mqueue",  "efivarfs", "fusectl", "binfmt_misc", "nsfs"};
+    return std::find(std::begin(kTypes), std::end(kTypes), type) != std::end(kTypes);
+  }
 };
 
 // A read syscall of a traced thread on a file, complete (its wp_read_record, at the call's

@@ -167,9 +167,10 @@ std::vector<FileSystemInfo> list_file_systems(const std::string& mountinfo,
       continue;
     }
     if (FileSystemInfo memory{.dev = m.dev, .aliases = {}, .disks = {}, .type = m.type};
-        memory.memory_only() || memory.fuse()) {
+        memory.memory_only() || memory.fuse() || memory.no_page_cache()) {
       // tmpfs, ramfs, hugetlbfs: listed with no disks, so that their writes are known to
-      // stay in memory; FUSE, so that they are known to go to its daemon.
+      // stay in memory; FUSE, so that they are known to go to its daemon; proc, sysfs and
+      // their kind, so that their reads are not taken for page-cache hits.
       if (std::none_of(out.begin(), out.end(),
                        [&m](const FileSystemInfo& f) { return f.dev == m.dev; }))
         out.push_back(std::move(memory));

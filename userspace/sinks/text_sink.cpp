@@ -372,6 +372,8 @@ std::string format_read(const ReadTimeline& item, const Painter& paint, bool sho
     header += "  " + paint.red(fmt::format("FAILED {}", errno_name(static_cast<int>(call.ret))));
   } else if (call.file_flags & file_flag::kDirect) {
     header += "  from the device, around the page cache";
+  } else if (!item.page_cache) {
+    header += "  made by the kernel: its file system has no page cache";
   } else if (item.pages != 0) {
     header +=
         fmt::format("  {}: {} from the device, {} cached", plural(item.pages, "page", "pages"),

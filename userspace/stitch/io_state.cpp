@@ -15,6 +15,7 @@ void DeviceTable::add(const DeviceInfo& info) {
 void DeviceTable::add_file_system(const FileSystemInfo& fs) {
   if (fs.memory_only()) memory_only_.insert(fs.dev);
   if (fs.fuse()) fuse_.insert(fs.dev);
+  if (fs.no_page_cache()) no_page_cache_.insert(fs.dev);
   if (fs.disks.empty()) return;
   fs_disks_[fs.dev] = fs.disks;
   for (DevT alias : fs.aliases) fs_disks_[alias] = fs.disks;

@@ -131,10 +131,13 @@ class DeviceTable {
   bool memory_only(DevT dev) const { return memory_only_.contains(dev); }
   // A FUSE file system (FileSystemInfo::fuse): its writes go to its daemon.
   bool fuse(DevT dev) const { return fuse_.contains(dev); }
+  // A file system without a page cache (FileSystemInfo::no_page_cache): proc, sysfs…
+  bool no_page_cache(DevT dev) const { return no_page_cache_.contains(dev); }
 
  private:
   std::unordered_set<DevT> memory_only_;
   std::unordered_set<DevT> fuse_;
+  std::unordered_set<DevT> no_page_cache_;
   std::unordered_map<DevT, DeviceInfo> devices_;
   std::unordered_map<DevT, std::vector<DevT>> fs_disks_;
   std::unordered_map<DevT, bool> disk_write_cache_;

@@ -155,10 +155,13 @@ struct Stitcher::State : stitch::BlockListener {
           (ev.call.pos + static_cast<std::uint64_t>(ev.call.ret) - 1) >> shift;
       r.pages = last - first + 1;
     }
-    // Pages it added inside its range are misses it filled; the rest of its pages were there.
+    // Pages it added inside its range are misses it filled; the rest of its pages were there,
+    // unless it went around the page cache (O_DIRECT) or its file has none (proc, sysfs).
     const std::uint64_t filled = ev.pages_added - ev.pages_added_beyond;
     r.pages_from_device = std::min<std::uint64_t>(filled, r.pages);
-    r.pages_cached = (r.call.file_flags & file_flag::kDirect) ? 0 : r.pages - r.pages_from_device;
+    r.page_cache = !devices.no_page_cache(r.call.dev);
+    const bool around_cache = (r.call.file_flags & file_flag::kDirect) || !r.page_cache;
+    r.pages_cached = around_cache ? 0 : r.pages - r.pages_from_device;
     r.readahead_pages = ev.pages_added_beyond;
     r.sync_readaheads = ev.sync_ra;
     r.async_readaheads = ev.async_ra;

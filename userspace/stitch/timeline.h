@@ -305,9 +305,11 @@ struct ReadTimeline {
   // The file pages [pos, pos + ret) spans (0 when nothing was read).
   std::uint64_t pages = 0;
   // Of those, the ones it brought in (a miss filled by its own read or readahead); the rest
-  // it found in the page cache. An O_DIRECT read goes around the cache: both are 0.
+  // it found in the page cache. An O_DIRECT read goes around the cache: both are 0; so are
+  // they for a file of a file system without one (proc, sysfs: page_cache false).
   std::uint64_t pages_from_device = 0;
   std::uint64_t pages_cached = 0;
+  bool page_cache = true;
   // Readahead: pages added past the read's last byte, and the readaheads it ran.
   std::uint32_t readahead_pages = 0;
   std::uint16_t sync_readaheads = 0;
