@@ -307,19 +307,30 @@ TEST_F(ReadPath, ADirectReadIsShownGoingAroundThePageCache) {
   EXPECT_TRUE(direct.file["hit_ratio"].is_null()) << direct.file.dump();
 }
 
-// procfs has no page cache: each read of /proc/PID/status is made up when asked. Its reads are
-// shown finding nothing cached and bringing nothing in.
-TEST_F(ReadPath, AProcFileIsNotTakenForAPageCacheHit) {
-  const ShellReading status = traced_shell("cat /proc/self/status > /dev/null");
-  std::size_t seen = 0;
-  for (const json& r : status.reads) {
+// procfs and sysfs have no page cache: each read of /proc/PID/status or of a sysfs attribute is
+// made up when asked. Their reads are shown finding nothing cached and bringing nothing in;
+// a regular file just written, read by the same cat, is found cached.
+TEST_F(ReadPath, AProcOrSysfsFileIsNotTakenForAPageCacheHit) {
+  const std::string warm = file("warm.txt");
+  ASSERT_TRUE(sh("head -c 8192 /dev/urandom > " + warm));
+  const std::string sysfs = "/sys/kernel/mm/transparent_hugepage/enabled";
+  const ShellReading cat =
+      traced_shell("cat /proc/self/status " + sysfs + " " + warm + " > /dev/null");
+  std::size_t proc = 0, sys = 0;
+  std::uint64_t warm_cached = 0;
+  for (const json& r : cat.reads) {
     const std::string path = r["path"].is_string() ? r["path"].get<std::string>() : "";
-    if (!path.starts_with("/proc/") || !path.ends_with("/status") || u64(r["bytes"]) == 0) continue;
-    ++seen;
+    if (u64(r["bytes"]) == 0) continue;
+    if (path == warm) warm_cached += u64(r["pages_cached"]);
+    const bool is_proc = path.starts_with("/proc/") && path.ends_with("/status");
+    if (!is_proc && path != sysfs) continue;
+    ++(is_proc ? proc : sys);
     EXPECT_EQ(u64(r["pages_cached"]), 0u) << r.dump();
     EXPECT_EQ(u64(r["pages_from_device"]), 0u) << r.dump();
   }
-  EXPECT_GE(seen, 1u) << status.out;
+  EXPECT_GE(proc, 1u) << cat.out;
+  EXPECT_GE(sys, 1u) << cat.out;
+  EXPECT_EQ(warm_cached, 2u) << "the written file's two pages, found in the page cache";
 }
 
 // Reads are items only when asked for: a write trace of the same reader has none, and says
