@@ -15,6 +15,7 @@
 #include "compat.bpf.h"
 #include "config.bpf.h"
 #include "emit.bpf.h"
+#include "fault.bpf.h"
 #include "file_filter.bpf.h"
 #include "mapping.bpf.h"
 #include "metrics.bpf.h"
@@ -50,29 +51,16 @@ static __always_inline bool wp_read_file_is(struct wp_task_state *st, struct ino
 	return host && BPF_CORE_READ(host, i_ino) == st->ino && wp_inode_dev(host) == st->dev;
 }
 
-/* A folio inserted into a file's page cache: a miss being filled, by a read, its readahead or
- * a fault. The thread's traced read of that file counts it, and the pages of it past the
- * read's last byte (read(2) moves f_pos only once it is done: it is the read's start here). */
-SEC("tp_btf/mm_filemap_add_to_page_cache")
-int BPF_PROG(wp_cache_add, struct folio *folio)
+/* A folio of the thread's traced read's file inserted into its page cache, split at the read's
+ * last byte (read(2) moves f_pos only once it is done: it is the read's start here). */
+static __always_inline void wp_read_filled(struct wp_task_state *st, struct folio *folio, __u32 nr)
 {
-	struct wp_task_state *st = wp_reader_state();
-	struct address_space *mapping;
 	__u64 start, last, index, end;
-	__u32 nr;
 
-	if (!st)
-		return 0;
-	WP_TP_ARG_OR_RETURN(folio);
-	mapping = BPF_CORE_READ(folio, mapping);
-	if (!mapping || ((unsigned long)mapping & 1) ||
-	    !wp_read_file_is(st, BPF_CORE_READ(mapping, host)))
-		return 0;
-	nr = wp_folio_nr_pages(folio);
 	st->pages_added += nr;
 	if (!st->count) {
 		st->pages_added_beyond += nr;
-		return 0;
+		return;
 	}
 	start = st->pos;
 	if (start == (__u64)-1) {
@@ -85,6 +73,84 @@ int BPF_PROG(wp_cache_add, struct folio *folio)
 	end = index + nr - 1;
 	if (end > last)
 		st->pages_added_beyond += index > last ? nr : end - last;
+}
+
+/* A folio inserted into a file's page cache: a miss being filled, by a read, its readahead or
+ * a fault. The thread's traced read of that file counts it, else its open fault on a mapping
+ * of that file. */
+SEC("tp_btf/mm_filemap_add_to_page_cache")
+int BPF_PROG(wp_cache_add, struct folio *folio)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct address_space *mapping;
+	struct wp_task_state *st;
+
+	if (!wp_task_has_storage(task))
+		return 0;
+	st = bpf_task_storage_get(&task_state, task, 0, 0);
+	if (!st || !(st->fault_file || (st->active && st->file && wp_syscall_is_read(st->syscall))))
+		return 0;
+	WP_TP_ARG_OR_RETURN(folio);
+	mapping = BPF_CORE_READ(folio, mapping);
+	if (!mapping || ((unsigned long)mapping & 1))
+		return 0;
+	if (st->active && st->file && wp_syscall_is_read(st->syscall) &&
+	    wp_read_file_is(st, BPF_CORE_READ(mapping, host)))
+		wp_read_filled(st, folio, wp_folio_nr_pages(folio));
+	else if (st->fault_file && st->fault_mapping == (__u64)mapping)
+		wp_fault_filled(st, folio, wp_folio_nr_pages(folio));
+	return 0;
+}
+
+/* A traced thread's page fault begins (x86 only: arm64 has no such tracepoint, and its faults
+ * go unseen). A kernel-mode fault is the kernel touching user memory for the thread. */
+SEC("tp_btf/page_fault_user")
+int BPF_PROG(wp_read_fault_user, unsigned long address, struct pt_regs *regs,
+	     unsigned long error_code)
+{
+	wp_fault_begin(address, error_code, false);
+	return 0;
+}
+
+SEC("tp_btf/page_fault_kernel")
+int BPF_PROG(wp_read_fault_kernel, unsigned long address, struct pt_regs *regs,
+	     unsigned long error_code)
+{
+	wp_fault_begin(address, error_code, true);
+	return 0;
+}
+
+/* filemap_fault, for the page at `index`: a fault fault-around did not serve. A second call in
+ * one fault is its retry, after it dropped the mmap lock to wait for the page (read in by
+ * itself or by someone else) or to start readahead. */
+SEC("tp_btf/mm_filemap_fault")
+int BPF_PROG(wp_filemap_fault, struct address_space *mapping, unsigned long index)
+{
+	struct wp_task_state *st;
+
+	WP_TP_ARG_OR_RETURN(mapping);
+	st = wp_fault_of(mapping, index, index);
+	if (!st)
+		return 0;
+	st->fault_calls++;
+	st->fault_last = bpf_ktime_get_ns();
+	return 0;
+}
+
+/* Fault-around: the cached pages [index, last_index] around the fault offered to its page
+ * table, the fault's own among them (a minor fault, when it was cached and up to date). */
+SEC("tp_btf/mm_filemap_map_pages")
+int BPF_PROG(wp_filemap_map_pages, struct address_space *mapping, unsigned long index,
+	     unsigned long last_index)
+{
+	struct wp_task_state *st;
+
+	WP_TP_ARG_OR_RETURN(mapping);
+	st = wp_fault_of(mapping, index, last_index);
+	if (!st)
+		return 0;
+	st->fault_mapped += last_index >= index ? last_index - index + 1 : 0;
+	st->fault_last = bpf_ktime_get_ns();
 	return 0;
 }
 
@@ -220,13 +286,6 @@ static __always_inline bool wp_may_store(void)
 {
 	return !(bpf_get_current_task_btf()->flags & WP_PF_IO_WORKER) && wp_task_traced();
 }
-
-/* x86's page-fault error code (arch/x86/include/asm/trap_pf.h): the page was mapped (a
- * protection fault: a store into a page mapped read-only), the access was a write. The
- * exceptions:page_fault_* tracepoints are x86's alone, as is its 512-entry page table. */
-#define WP_X86_PF_PROT 0x1ul
-#define WP_X86_PF_WRITE 0x2ul
-#define WP_X86_PTRS_PER_PTE 512
 
 /* The pages a store fault on an unmapped page maps, given the folio holding it: the whole
  * folio where it lies inside the VMA, inside the faulting page table and below the file's

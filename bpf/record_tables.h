@@ -56,6 +56,7 @@ typedef wp_u16 wp_t_ns_flags16;	  /* enum wp_ns_flags */
 typedef wp_u8 wp_t_ns_op8;	  /* enum wp_ns_op */
 typedef wp_u8 wp_t_offcpu_flags8; /* enum wp_offcpu_slot_flags */
 typedef wp_u8 wp_t_offcpu_cause8; /* enum wp_offcpu_cause */
+typedef wp_u16 wp_t_fault_flags16; /* enum wp_fault_flags */
 
 #define WP_FIELD_DECL_(type, name, doc) wp_t_##type name;
 
@@ -119,6 +120,28 @@ typedef wp_u8 wp_t_offcpu_cause8; /* enum wp_offcpu_cause */
 	X(u16, sync_ra, "synchronous readaheads (page_cache_sync_ra) inside the call")            \
 	X(u16, async_ra, "asynchronous readaheads (a PG_readahead folio reached) inside the call")\
 	X(pad32, pad, "")
+
+/* A page fault of a traced thread on a shared or private mapping of a regular file, sent when
+ * the thread's next fault begins or the thread exits (header ts): the kernel has no hook at a
+ * fault's end. The fault's own hooks bound it: its entry (exceptions:page_fault_user, or
+ * page_fault_kernel for the kernel touching user memory in a syscall) and its last page-cache
+ * event. A fault fault-around served maps cached pages (mm_filemap_map_pages) and calls no
+ * filemap_fault; one that finds its page missing reads it in (the folios it inserted), drops
+ * the mmap lock to wait and runs filemap_fault again. */
+#define WP_FAULT_FIELDS(X)                                                                         \
+	X(ns, start_ns, "the fault's entry")                                                       \
+	X(ns, last_ns, "its last page-cache event: filemap_fault, fault-around or a folio inserted") \
+	X(u32, pid, "tgid")                                                                        \
+	X(u32, tid, "thread")                                                                      \
+	X(comm, comm, "the thread's name")                                                         \
+	X(dev, dev, "the mapped file's device, as stat() reports it")                             \
+	X(u32, pages_added, "pages the fault put in its file's page cache (its page, readahead)")  \
+	X(u64, ino, "the mapped file's inode")                                                     \
+	X(u64, address, "the faulting user address")                                               \
+	X(u64, index, "the file page it faulted on")                                               \
+	X(u32, mapped_pages, "pages fault-around offered to map from the page cache")             \
+	X(u16, filemap_faults, "filemap_fault calls: the second retries after a wait for the page") \
+	X(fault_flags16, flags, "enum wp_fault_flags")
 
 /* Where a slow syscall's time went off CPU, emitted just before its wp_syscall_record (same
  * tid and start_ns). On-CPU time is the rest of its latency. */
@@ -410,7 +433,8 @@ typedef struct wp_offcpu_slot wp_t_offcpu_slots[WP_OFFCPU_SLOTS];
 	X(name_change, NAME_CHANGE, 17, WP_NAME_CHANGE_FIELDS, 104)                                      \
 	X(inline, INLINE, 18, WP_INLINE_FIELDS, 56)                                                \
 	X(fs_commit, FS_COMMIT, 19, WP_FS_COMMIT_FIELDS, 40)                                       \
-	X(read, READ, 20, WP_READ_FIELDS, 120)
+	X(read, READ, 20, WP_READ_FIELDS, 120)                                                     \
+	X(fault, FAULT, 21, WP_FAULT_FIELDS, 96)
 
 enum wp_record_type {
 #define WP_RECORD_TYPE_(tag, TYPE, value, FIELDS, bytes) WP_REC_##TYPE = value,

@@ -15,6 +15,7 @@
 #include "compat.bpf.h"
 #include "config.bpf.h"
 #include "emit.bpf.h"
+#include "fault.bpf.h"
 #include "mapping.bpf.h"
 #include "metrics.bpf.h"
 #include "read_call.bpf.h"
@@ -535,9 +536,17 @@ int BPF_PROG(wp_fork, struct task_struct *parent, struct task_struct *child)
 SEC("tp_btf/sched_process_exit")
 int wp_process_exit(void *ctx)
 {
+	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id;
+	struct wp_task_state *st;
 
+	/* The thread's last fault on a file mapping ended before it exits (fault.bpf.h). */
+	if (wp_task_has_storage(task)) {
+		st = bpf_task_storage_get(&task_state, task, 0, 0);
+		if (st)
+			wp_fault_send(st, task);
+	}
 	/* (Task storage goes with the task.) The thread group leader leaving ends the process's
 	 * entry (the agent removes the tgids it added itself when they exit). */
 	if (cfg_follow_children && tid == (id >> 32)) {

@@ -102,6 +102,21 @@ struct wp_task_state {
 	__u64 store_vma_first; /* the first file page and the pages of the faulting VMA */
 	__u64 store_vma_pages;
 	__u64 store_pte; /* the faulting address's index in its page table */
+	/* The thread's last page fault, with --reads (fault.bpf.h): opened at its entry, named a
+	 * file's by the first filemap hook whose page its address maps, and sent as a record when
+	 * the next fault begins or the thread exits. fault_start 0: none open. */
+	__u64 fault_start;
+	__u64 fault_last;
+	__u64 fault_addr;
+	__u64 fault_file;    /* struct file * of its mapping; 0: not (yet) a file's fault */
+	__u64 fault_mapping; /* struct address_space * */
+	__u64 fault_ino;
+	__u64 fault_index;
+	__u32 fault_dev;
+	__u32 fault_pages_added;
+	__u32 fault_mapped;
+	__u16 fault_calls;
+	__u16 fault_flags; /* enum wp_fault_flags */
 };
 
 /* Task-local storage (v5.11+) rather than a tid-keyed hash: no insert and delete per

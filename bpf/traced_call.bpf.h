@@ -262,21 +262,27 @@ static __always_inline void wp_emit_causes(struct wp_task_state *st)
 /* The file's path record before the first record naming it, and again after a rename (see
  * wp_emit_file_path). A thread writing one file over and over has seen its path go out: three
  * reads tell it the name is unchanged, without the call, the inode read and the map lookup. */
+static __always_inline void wp_emit_path_once(struct wp_task_state *st, __u64 file, __u32 dev,
+					      __u64 ino, __u64 name, __u64 parent)
+{
+	if (st->path_file == file && st->path_ino == ino && st->path_name == name &&
+	    st->path_parent == parent)
+		return;
+	if (wp_emit_file_path(file, dev, ino) < 0)
+		return;
+	st->path_file = file;
+	st->path_ino = ino;
+	st->path_name = name;
+	st->path_parent = parent;
+}
+
 static __always_inline void wp_emit_call_path(struct wp_task_state *st)
 {
 	__u64 name = st->name, parent = st->name_parent;
 
 	if (st->name_file != st->file)
 		wp_file_name_of((struct file *)st->file, st->dev, false, &name, &parent);
-	if (st->path_file == st->file && st->path_ino == st->ino && st->path_name == name &&
-	    st->path_parent == parent)
-		return;
-	if (wp_emit_file_path(st->file, st->dev, st->ino) < 0)
-		return;
-	st->path_file = st->file;
-	st->path_ino = st->ino;
-	st->path_name = name;
-	st->path_parent = parent;
+	wp_emit_path_once(st, st->file, st->dev, st->ino, name, parent);
 }
 
 /* The fields a call's record (struct wp_syscall_record or wp_read_record) takes from the

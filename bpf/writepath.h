@@ -88,7 +88,8 @@ enum wp_hook {
 	WP_HOOK_NAME_CHANGE = 15,
 	WP_HOOK_INLINE = 16, /* inline data and the commits that make it durable */
 	WP_HOOK_READ = 17,
-	WP_HOOK_COUNT = 18,
+	WP_HOOK_FAULT = 18, /* a page fault on a traced thread's file mapping */
+	WP_HOOK_COUNT = 19,
 };
 
 /*
@@ -526,6 +527,13 @@ enum wp_path_flags {
 
 /* The most a name-change record's names take after it. */
 #define WP_NS_NAMES_MAX (2 * WP_NS_NAME_BYTES)
+
+/* What a page fault on a file mapping (wp_fault_record) was. */
+enum wp_fault_flags {
+	WP_FAULT_WRITE = 1 << 0,  /* a store (x86's error code): a shared mapping's page is dirtied */
+	WP_FAULT_KERNEL = 1 << 1, /* the kernel touched the user address for the thread (a syscall) */
+	WP_FAULT_FILLED = 1 << 2, /* the fault inserted the folio of the page it faulted on */
+};
 
 /* The records themselves: their tables, and the structs made of them. */
 #include "record_tables.h"

@@ -6,6 +6,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <random>
 
 #include "harness.h"
@@ -331,6 +333,79 @@ TEST_F(ReadPath, AProcOrSysfsFileIsNotTakenForAPageCacheHit) {
   EXPECT_GE(proc, 1u) << cat.out;
   EXPECT_GE(sys, 1u) << cat.out;
   EXPECT_EQ(warm_cached, 2u) << "the written file's two pages, found in the page cache";
+}
+
+// Touches one byte of each page of a file through a read-only mapping, in page order or
+// shuffled by the seed (0: in order), and prints the change across the touching of its own
+// major and minor fault counts (getrusage) and /proc/self/io read_bytes: the reader's truth.
+const char* kMapper = R"(
+import mmap, os, random, resource, sys
+def read_bytes():
+    for line in open('/proc/self/io'):
+        if line.startswith('read_bytes:'):
+            return int(line.split()[1])
+path, seed = sys.argv[1], int(sys.argv[2])
+fd = os.open(path, os.O_RDONLY)
+size = os.fstat(fd).st_size
+m = mmap.mmap(fd, size, prot=mmap.PROT_READ)
+pages = list(range(size // 4096))
+if seed:
+    random.Random(seed).shuffle(pages)
+r0, b0 = resource.getrusage(resource.RUSAGE_SELF), read_bytes()
+total = 0
+for p in pages:
+    total += m[p * 4096]
+r1, b1 = resource.getrusage(resource.RUSAGE_SELF), read_bytes()
+print(r1.ru_majflt - r0.ru_majflt, r1.ru_minflt - r0.ru_minflt, b1 - b0, total)
+)";
+
+// A mapped file read through page faults, cold then warm, in order and in a random order
+// (the seed is printed): each fault item is held to the reader's own counts. Its major faults
+// on the file are exactly its getrusage major faults over the touching (no other file is cold,
+// and anonymous memory faults minor without swap); the pages its faults brought in are what
+// /proc/self/io says it read from storage and what cachestat(2) finds cached after; a warm
+// pass faults minor only, unless pages were evicted meanwhile (storage says so).
+TEST_F(ReadPath, FaultsOnAMappedFileAreHeldToTheReadersOwnCounts) {
+  constexpr std::size_t kBytes = 6 << 20;
+  const unsigned seed = std::random_device{}() % 100000 + 1;
+  std::cout << "shuffled pass seed " << seed << "\n";
+  for (const unsigned order : {0u, seed}) {
+    const std::string path = cold_file("mapped" + std::to_string(order), kBytes);
+    if (!cachestat(path)) GTEST_SKIP() << "no cachestat(2) here";
+    for (const bool warm : {false, true}) {
+      const std::string trace = path + ".jsonl";
+      const RunResult r = run({writepath(), "trace", "--reads", "--format", "json", "-o", trace,
+                               "--", "python3", "-c", kMapper, path, std::to_string(order)});
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      std::uint64_t majflt = 0, minflt = 0, storage = 0;
+      std::istringstream(r.out) >> majflt >> minflt >> storage;
+      std::uint64_t major = 0, minor = 0, from_device = 0, readahead = 0;
+      for (const json& item : json_lines(slurp(trace))) {
+        if (item.value("type", "") != "fault" || item["path"] != path) continue;
+        EXPECT_EQ(item["syscall"], "page_fault") << item.dump();
+        EXPECT_EQ(u64(item["pages_from_device"]) + u64(item["pages_cached"]), 1u) << item.dump();
+        ++(item["fault"]["major"].get<bool>() ? major : minor);
+        from_device += u64(item["pages_from_device"]);
+        readahead += u64(item["readahead_pages"]);
+      }
+      fs::remove(trace);
+      const std::string pass = fmt::format("{} pass, order {}", warm ? "warm" : "cold", order);
+      EXPECT_EQ(major, majflt) << pass << ": " << r.out;
+      EXPECT_LE(minor, minflt) << pass;
+      EXPECT_EQ((from_device + readahead) * 4096, storage) << pass;
+      if (warm) {
+        // What the cold pass brought in may since have been evicted (the kernel read it again,
+        // and storage counted it): anything the warm pass brought in, storage agreed to above.
+        if (from_device + readahead != 0)
+          std::cout << pass << ": " << from_device + readahead << " pages read again\n";
+        EXPECT_GE(minor, 1u) << pass;
+        continue;
+      }
+      EXPECT_GE(major, 1u) << pass;
+      EXPECT_LE(cachestat(path)->cache, from_device + readahead) << pass;
+      EXPECT_GT(cachestat(path)->cache, 0u) << pass;
+    }
+  }
 }
 
 // Reads are items only when asked for: a write trace of the same reader has none, and says

@@ -97,6 +97,13 @@ struct LineOf<MmapDirtyEvent> {
                                         {.field = "pages", .fallback = "1"}};
 };
 template <>
+struct LineOf<FaultEvent> {
+  static constexpr std::string_view word = "fault";
+  static constexpr FieldRule rules[] = {{.field = "dev", .required = true},
+                                        {.field = "pid", .fallback = "=tid"},
+                                        {.field = "comm", .fallback = "app"}};
+};
+template <>
 struct LineOf<CgroupEvent> {
   static constexpr std::string_view word = "cgroup";
   static constexpr FieldRule rules[] = {{.field = "pid", .fallback = "=tid"},
@@ -116,9 +123,10 @@ struct LineOf<FuseReplyEvent> {
                                         {.field = "daemon_pid", .fallback = "=daemon_tid"}};
 };
 
-using TableEvents = std::tuple<RequestEvent, NvmeEvent, FsLogEvent, JournalEvent, ThrottleEvent,
-                               CausesEvent, DiscardEvent, InlineDataEvent, FsCommitEvent,
-                               MmapDirtyEvent, CgroupEvent, FileViewEvent, FuseReplyEvent>;
+using TableEvents =
+    std::tuple<RequestEvent, NvmeEvent, FsLogEvent, JournalEvent, ThrottleEvent, CausesEvent,
+               DiscardEvent, InlineDataEvent, FsCommitEvent, MmapDirtyEvent, CgroupEvent,
+               FileViewEvent, FuseReplyEvent, FaultEvent>;
 
 template <typename E>
 constexpr bool kHasKindField = requires {

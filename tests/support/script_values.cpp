@@ -155,6 +155,8 @@ constexpr std::pair<std::uint32_t, std::string_view> kRequestFlags[] = {
     {req_flag::kFlushSeq, "flush_seq"}};
 constexpr std::pair<std::uint32_t, std::string_view> kIclogFlags[] = {
     {WP_ICLOG_NEED_FLUSH, "need_flush"}, {WP_ICLOG_NEED_FUA, "need_fua"}};
+constexpr std::pair<std::uint32_t, std::string_view> kFaultFlags[] = {
+    {WP_FAULT_WRITE, "write"}, {WP_FAULT_KERNEL, "kernel"}, {WP_FAULT_FILLED, "filled"}};
 constexpr std::pair<std::uint32_t, std::string_view> kOps[] = {
     {WP_OP_READ, "read"},
     {WP_OP_WRITE, "write"},
@@ -191,6 +193,9 @@ NameTable names_of_request_flags() {
 }
 NameTable names_of_iclog_flags() {
   return kIclogFlags;
+}
+NameTable names_of_fault_flags() {
+  return kFaultFlags;
 }
 NameTable names_of_ops() {
   return kOps;

@@ -74,6 +74,7 @@ std::string format_choice(std::uint32_t value, NameTable table);
 NameTable names_of_file_flags();
 NameTable names_of_request_flags();
 NameTable names_of_iclog_flags();
+NameTable names_of_fault_flags();
 NameTable names_of_ops();
 NameTable names_of_journal_phases();
 NameTable names_of_request_events();
@@ -164,6 +165,8 @@ template <>
 struct ScriptValue<field::req_flags32> : NamedValue<names_of_request_flags, true, std::uint32_t> {};
 template <>
 struct ScriptValue<field::iclog_flags32> : NamedValue<names_of_iclog_flags, true, std::uint32_t> {};
+template <>
+struct ScriptValue<field::fault_flags16> : NamedValue<names_of_fault_flags, true, std::uint16_t> {};
 template <>
 struct ScriptValue<field::req_op32> : NamedValue<names_of_ops, false, ReqOp> {};
 template <>

@@ -185,6 +185,8 @@ inline FakeKernel kernel_6_18() {
                      .raw_tracepoint("btrfs_clear_extent_bit", 4)
                      .raw_tracepoint("btrfs_transaction_commit", 1)
                      .raw_tracepoint("page_cache_sync_ra", 4)
+                     .raw_tracepoint("mm_filemap_fault", 2)
+                     .raw_tracepoint("mm_filemap_map_pages", 3)
                      .raw_tracepoint("page_cache_async_ra", 4);
   for (const char* name : kBtrfsInlineEnumerators) k.enumerator(name);
   return with_xfs_log_tracepoints(with_jbd2_btf(k, ""), "");

@@ -71,6 +71,9 @@ TEST(HookPlan, ThisKernelUsesSyscallTracepointsAndTpBtf) {
       {"writeback wait", "tp_btf writeback:folio_wait_writeback", ""},
       {"page discarded", "tp_btf filemap:mm_filemap_delete_from_page_cache", ""},
       {"page cache fill", "-", kNoReads},
+      {"file fault entry", "-", kNoReads},
+      {"file fault", "-", kNoReads},
+      {"file fault-around", "-", kNoReads},
       {"readahead", "-", kNoReads},
       {"flusher start", "tp_btf writeback:writeback_start", ""},
       {"flusher written", "tp_btf writeback:writeback_written", ""},
@@ -551,6 +554,8 @@ TEST(HookPlan, ReadHooksArePlannedOnlyWhenReadsAreAskedFor) {
   const HookPlan raw = plan_hooks(kernel_6_18(), PlanOptions{.raw_syscalls = true, .reads = true});
   EXPECT_EQ(raw.raw_syscall_slots(), (1u << WP_SYSCALL_SLOTS) - 1);
   EXPECT_TRUE(with.unplanned("read").empty());
+  EXPECT_TRUE(with.unplanned("fault").empty());
+  EXPECT_EQ(std::get<1>(row(with, "file fault")), "tp_btf filemap:mm_filemap_fault");
 }
 
 // A kernel without the page-cache fill's tracepoint: the plan names the read hook it lacks
@@ -563,6 +568,19 @@ TEST(HookPlan, AKernelWithoutThePageCacheFillLacksAReadHook) {
   EXPECT_EQ(missing[0]->hook->name, "page cache fill");
   EXPECT_TRUE(plan.runnable());
   EXPECT_TRUE(plan.unplanned("syscall").empty());
+}
+
+// A kernel without the filemap fault tracepoints (before v6.x) still traces reads: only the
+// fault layer is missing, which trace --reads warns of rather than refuses.
+TEST(HookPlan, AKernelWithoutFilemapFaultTracepointsLacksOnlyTheFaultHooks) {
+  const HookPlan plan = plan_hooks(
+      kernel_6_18().no_raw_tracepoint("mm_filemap_fault").no_raw_tracepoint("mm_filemap_map_pages"),
+      PlanOptions{.reads = true});
+  EXPECT_TRUE(plan.unplanned("read").empty());
+  const auto missing = plan.unplanned("fault");
+  ASSERT_EQ(missing.size(), 2u);
+  EXPECT_EQ(missing[0]->hook->name, "file fault");
+  EXPECT_EQ(missing[1]->hook->name, "file fault-around");
 }
 
 }  // namespace

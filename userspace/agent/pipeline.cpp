@@ -143,6 +143,7 @@ TraceSummary Pipeline::finish(Nanos duration_ns, const SummaryBuilder& facts) {
   summary.fsyncs = stats.syncs;
   summary.name_change_calls = stats.name_change_calls;
   summary.reads = stats.reads;
+  summary.faults = stats.faults;
   summary.incomplete = stats.incomplete;
   summary.aged_out = stats.aged_out;
   summary.evicted = stats.evicted;

@@ -462,6 +462,18 @@ void require_read_hooks(const HookPlan& plan) {
                             first.hook->name, first.why.empty() ? "no variant" : first.why));
 }
 
+// Reads without faults: a kernel lacking a fault hook (arm64 has no page_fault_user; the
+// filemap fault tracepoints are v6.x's) still traces read calls, and says what it cannot see.
+void warn_without_fault_hooks(const HookPlan& plan) {
+  const std::vector<const HookChoice*> missing = plan.unplanned("fault");
+  if (missing.empty()) return;
+  std::cerr << fmt::format(
+      "writepath: --reads: this kernel offers no {} hook ({}): page faults on file mappings go "
+      "unseen\n",
+      missing.front()->hook->name,
+      missing.front()->why.empty() ? "no variant" : missing.front()->why);
+}
+
 // Once the hooks are in: what is traced, until when.
 void say_started(const TraceOptions& options, pid_t command) {
   const char* what = options.record_only ? "recording" : "tracing";
@@ -513,7 +525,10 @@ int run_trace(const TraceOptions& options) {
                          .observer = [&pids](const Timeline& item) { pids.item(item); },
                          .item_progress = options.live,
                          .host_paths = true});
-  if (options.reads) require_read_hooks(session.plan());
+  if (options.reads) {
+    require_read_hooks(session.plan());
+    warn_without_fault_hooks(session.plan());
+  }
   warn_without_tracefs(caps, session.plan());
   pids.start(session.bpf());
   record_if_asked(session, options, caps, clock);

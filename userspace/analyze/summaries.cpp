@@ -86,8 +86,16 @@ void ReadFileSummary::add(const ReadTimeline& read) {
   }
   FileReads& f = kept ? it->second : *others_;
   if (kept && f.path.empty()) f.path = call.path;
-  f.reads += 1;
   if (kept && readers_.insert({call.dev, call.ino, call.pid}).second) f.processes += 1;
+  f.pages_from_device += read.pages_from_device;
+  f.pages_cached += read.pages_cached;
+  f.readahead_pages += read.readahead_pages;
+  if (read.fault) {
+    (read.fault->major ? f.major_faults : f.minor_faults) += 1;
+    f.fault_ns += latency_ns(call);
+    return;
+  }
+  f.reads += 1;
   f.latency_ns += latency_ns(call);
   if (call.ret < 0) {
     f.failed += 1;
@@ -96,9 +104,6 @@ void ReadFileSummary::add(const ReadTimeline& read) {
   const auto bytes = static_cast<std::uint64_t>(call.ret);
   f.bytes += bytes;
   if (call.file_flags & file_flag::kDirect) f.direct_bytes += bytes;
-  f.pages_from_device += read.pages_from_device;
-  f.pages_cached += read.pages_cached;
-  f.readahead_pages += read.readahead_pages;
   f.sync_readaheads += read.sync_readaheads;
   f.async_readaheads += read.async_readaheads;
 }

@@ -84,7 +84,7 @@ struct FileReads {
   DevT dev = 0;
   std::uint64_t ino = 0;
   std::string path;                     // from its first read that had one, or empty
-  std::uint64_t reads = 0;              // read calls that returned, failed ones included
+  std::uint64_t reads = 0;              // read calls that returned, failed ones included (no fault)
   std::uint64_t failed = 0;             // of which failed (-errno)
   std::uint64_t bytes = 0;              // bytes the readers got
   std::uint64_t direct_bytes = 0;       // of which read with O_DIRECT, around the page cache
@@ -95,6 +95,11 @@ struct FileReads {
   std::uint64_t async_readaheads = 0;
   Nanos latency_ns = 0;         // time in the read calls, summed
   std::uint64_t processes = 0;  // distinct readers (pids)
+  // Page faults on mappings of the file, as the kernel counts them (FaultFacts::major); their
+  // pages join the page counts above, their time (entry to last page-cache event) is fault_ns.
+  std::uint64_t major_faults = 0;
+  std::uint64_t minor_faults = 0;
+  Nanos fault_ns = 0;
   // nullopt when no buffered read spanned a page.
   std::optional<double> hit_ratio() const {
     const std::uint64_t pages = pages_cached + pages_from_device;

@@ -58,6 +58,9 @@ bool valid(const FuseReplyEvent& e) {
 bool valid(const CgroupEvent& e) {
   return e.cgroup_id != 0;
 }
+bool valid(const FaultEvent& e) {
+  return e.ino != 0 && e.last_ns >= e.start_ns;
+}
 bool valid(const auto&) {
   return true;
 }
@@ -279,6 +282,7 @@ const char* hook_counter_name(std::size_t hook) {
     case WP_HOOK_NAME_CHANGE: return "namespace";
     case WP_HOOK_INLINE: return "inline";
     case WP_HOOK_READ: return "read";
+    case WP_HOOK_FAULT: return "fault";
   }
   return "?";
 }
@@ -317,6 +321,7 @@ std::optional<Event> Decoder::decode(std::span<const std::byte> record) {
           event = decode_plain<wp_fs_commit_record, FsCommitEvent>(bytes);
           break;
         case WP_REC_READ: event = decode_read(bytes); break;
+        case WP_REC_FAULT: event = decode_plain<wp_fault_record, FaultEvent>(bytes); break;
         default: break;
       }
     }

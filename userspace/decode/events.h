@@ -387,10 +387,19 @@ struct ReadEvent {
   std::uint32_t async_ra_pages = 0;
 };
 
+// A traced thread's page fault on a mapping of a regular file, sent at its next fault or its
+// exit (ts): the fault's entry, its last page-cache event, the page, and what the page cache
+// did for it (wp_fault_record).
+struct FaultEvent {
+  Nanos ts = 0;  // the record's time: the thread's next fault or exit
+  WP_TABLE_EVENT_FIELDS(WP_FAULT_FIELDS)
+  bool operator==(const FaultEvent&) const = default;
+};
+
 using Event =
     std::variant<SyscallEvent, BioEvent, RequestEvent, JournalEvent, ThrottleEvent, NvmeEvent,
                  LostEvent, CausesEvent, DiscardEvent, MmapDirtyEvent, FsLogEvent, FilePathEvent,
                  FileViewEvent, CgroupEvent, OffCpuEvent, FuseReplyEvent, NameChangeEvent,
-                 InlineDataEvent, FsCommitEvent, ReadEvent>;
+                 InlineDataEvent, FsCommitEvent, ReadEvent, FaultEvent>;
 
 }  // namespace wp

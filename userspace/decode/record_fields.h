@@ -154,6 +154,9 @@ struct offcpu_flags8 : Flags<std::uint8_t, wp_t_offcpu_flags8> {
 struct offcpu_cause8 : Flags<std::uint8_t, wp_t_offcpu_cause8> {
   static constexpr std::string_view doc = "enum wp_offcpu_cause (u8)";
 };
+struct fault_flags16 : Flags<std::uint16_t, wp_t_fault_flags16> {
+  static constexpr std::string_view doc = "enum wp_fault_flags (u16)";
+};
 // The raw values the decoder maps itself (a call's WP_SYS_*, a name-change call's op).
 struct syscall8 : Plain<std::uint8_t, wp_t_syscall8> {
   static constexpr std::string_view doc = "enum wp_syscall (u8)";

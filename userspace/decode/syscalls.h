@@ -30,6 +30,7 @@ enum class Syscall : std::uint8_t {
 #define WP_NAME_CHANGE_ENUMERATOR_(name, Name, value, op, d1, n1, d2, n2, flags, fd) Name,
           WP_NAME_CHANGE_TABLE(WP_NAME_CHANGE_ENUMERATOR_)
 #undef WP_NAME_CHANGE_ENUMERATOR_
+              PageFault,  // a page fault on a file mapping: a read item, not a syscall
 };
 
 struct SyscallSlot {
@@ -74,11 +75,17 @@ inline constexpr std::array<SyscallSlot, 0 WP_NAME_CHANGE_TABLE(WP_NAME_CHANGE_C
 #undef WP_NAME_CHANGE_ROW_
     }};
 
-// A slot's row, an io_uring op's or a name-change call's.
+// A page fault on a file mapping, which makes a read item as a read syscall does; its record
+// is a wp_fault_record, so it has no WP_SYS_* value.
+inline constexpr SyscallSlot kPageFault{
+    Syscall::PageFault, 0, "page_fault", false, false, false, true};
+
+// A slot's row, an io_uring op's, a name-change call's or the page fault's.
 constexpr const SyscallSlot& syscall_slot(Syscall s) {
   const auto i = static_cast<std::size_t>(s);
   if (i < kSyscallSlots.size()) return kSyscallSlots[i];
   if (i < kSyscallSlots.size() + kUringOps.size()) return kUringOps[i - kSyscallSlots.size()];
+  if (s == Syscall::PageFault) return kPageFault;
   return kNameChangeCalls[i - kSyscallSlots.size() - kUringOps.size()];
 }
 
@@ -88,7 +95,8 @@ constexpr bool is_uring_op(Syscall s) {
 }
 
 constexpr bool is_name_change_call(Syscall s) {
-  return static_cast<std::size_t>(s) >= kSyscallSlots.size() + kUringOps.size();
+  return static_cast<std::size_t>(s) >= kSyscallSlots.size() + kUringOps.size() &&
+         s != Syscall::PageFault;
 }
 
 // The name-change call a wp_name_change_record's `syscall` value names, or nullopt.
@@ -108,8 +116,7 @@ constexpr std::optional<Syscall> syscall_from_record(std::uint32_t value) {
 }
 
 constexpr const char* syscall_name(Syscall s) {
-  return static_cast<std::size_t>(s) <
-                 kSyscallSlots.size() + kUringOps.size() + kNameChangeCalls.size()
+  return static_cast<std::size_t>(s) <= static_cast<std::size_t>(Syscall::PageFault)
              ? syscall_slot(s).name
              : "unknown";
 }
@@ -183,7 +190,8 @@ static_assert([] {
         name_change_call_from_record(kNameChangeCalls[i].value) != kNameChangeCalls[i].syscall ||
         syscall_from_record(kNameChangeCalls[i].value))
       return false;
-  return true;
+  return static_cast<std::size_t>(Syscall::PageFault) ==
+         kSyscallSlots.size() + kUringOps.size() + kNameChangeCalls.size();
 }());
 
 }  // namespace wp

@@ -120,7 +120,7 @@ HookPlan plan_hooks(const KernelFacts& facts, const PlanOptions& options) {
       plan.choices.push_back(std::move(choice));
       continue;
     }
-    if (hook.layer == "read" && !options.reads) {
+    if ((hook.layer == "read" || hook.layer == "fault") && !options.reads) {
       choice.why = "reads are traced by trace only";
       plan.choices.push_back(std::move(choice));
       continue;

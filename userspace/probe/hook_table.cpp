@@ -211,6 +211,34 @@ std::vector<Hook> build_table() {
                     .category = "filemap",
                     .programs = {{.name = "wp_cache_add", .event = "mm_filemap_add_to_page_cache"}},
                     .args = 1}}});
+  // Faults on file mappings (bpf/fault.bpf.h): each opened at its entry (x86's exceptions
+  // tracepoints; arm64 has none), named a file's and counted by the filemap hooks inside it.
+  // mm_filemap_fault and mm_filemap_map_pages came in v6.x: without them no fault is a file's.
+  // Layer "fault", planned with the read layer; a kernel without it still traces reads.
+  t.push_back({.name = "file fault entry",
+               .layer = "fault",
+               .variants = {{.kind = K::TpBtf,
+                             .category = "exceptions",
+                             .programs =
+                                 {
+                                     {.name = "wp_read_fault_user", .event = "page_fault_user"},
+                                     {.name = "wp_read_fault_kernel", .event = "page_fault_kernel"},
+                                 },
+                             .args = 3}}});
+  t.push_back(
+      {.name = "file fault",
+       .layer = "fault",
+       .variants = {{.kind = K::TpBtf,
+                     .category = "filemap",
+                     .programs = {{.name = "wp_filemap_fault", .event = "mm_filemap_fault"}},
+                     .args = 2}}});
+  t.push_back({.name = "file fault-around",
+               .layer = "fault",
+               .variants = {
+                   {.kind = K::TpBtf,
+                    .category = "filemap",
+                    .programs = {{.name = "wp_filemap_map_pages", .event = "mm_filemap_map_pages"}},
+                    .args = 3}}});
   t.push_back({.name = "readahead",
                .layer = "read",
                .variants = {{.kind = K::TpBtf,

@@ -93,7 +93,9 @@ void write_json(Emitter& e, const FileReads& f) {
            field("pages_from_device", f.pages_from_device), field("pages_cached", f.pages_cached),
            field("hit_ratio", hit ? std::optional<Fraction>(Fraction{*hit}) : std::nullopt),
            field("readahead_pages", f.readahead_pages), field("sync_readaheads", f.sync_readaheads),
-           field("async_readaheads", f.async_readaheads), field("latency_ns", f.latency_ns));
+           field("async_readaheads", f.async_readaheads), field("latency_ns", f.latency_ns),
+           field("major_faults", f.major_faults), field("minor_faults", f.minor_faults),
+           field("fault_ns", f.fault_ns));
 }
 
 // "bpf_cost": the programs' time in all, as a share of the machine's CPUs over the trace, per
@@ -124,7 +126,7 @@ void write_json(Emitter& e, const BpfCostOf& c) {
   const Nanos total = c.cost.total_ns();
   const Nanos window = c.cost.share_window(c.totals.duration_ns);
   const double machine = static_cast<double>(window) * std::max(c.cost.cpus, 1u);
-  const std::uint64_t items = c.totals.writes + c.totals.fsyncs + c.totals.reads;
+  const std::uint64_t items = c.totals.writes + c.totals.fsyncs + c.totals.reads + c.totals.faults;
   std::vector<ProgramCostJson> programs;
   for (const auto& p : c.cost.programs) programs.push_back({p});
   e.object(field("ns", total),
@@ -142,7 +144,7 @@ void write_json(Emitter& e, const TraceSummary& t) {
            field("lost_by_hook", CountsByName{t.lost_by_hook}),
            field("missed_completions", t.missed_completions), field("writes", t.writes),
            field("fsyncs", t.fsyncs), field("namespace_calls", t.name_change_calls),
-           field("reads", t.reads), field("incomplete", t.incomplete),
+           field("reads", t.reads), field("faults", t.faults), field("incomplete", t.incomplete),
            field("aged_out", t.aged_out), field("evicted", t.evicted),
            field("discarded", t.discarded), field("memory_only", t.memory_only),
            field("lost_writes", t.lost_writes), field("lost_bytes", t.lost_bytes),

@@ -275,7 +275,7 @@ void write_json(Emitter& e, const NameChangeTimeline& item, const JsonItemLine& 
 void write_json(Emitter& e, const ReadTimeline& item, const JsonItemLine& line) {
   const SyscallEvent& call = item.call;
   e.start_object();
-  call_identity(e, "read", item.id, call, line);
+  call_identity(e, item.fault ? "fault" : "read", item.id, call, line);
   e.fields(field("offset", call.pos), field("bytes", call.ret > 0 ? call.ret : 0),
            field("requested", call.count), field("ret", call.ret), field("error", Errno{call.ret}),
            field("direct", (call.file_flags & file_flag::kDirect) != 0));
@@ -285,6 +285,15 @@ void write_json(Emitter& e, const ReadTimeline& item, const JsonItemLine& line) 
            field("sync_readaheads", item.sync_readaheads),
            field("async_readaheads", item.async_readaheads), field("incomplete", item.incomplete),
            field("causes", item.causes), field("hazards", item.hazards));
+  if (item.fault) {
+    e.key("fault");
+    e.start_object();
+    e.fields(field("address", item.fault->address), field("major", item.fault->major),
+             field("write", item.fault->write), field("by_kernel", item.fault->kernel),
+             field("mapped_pages", item.fault->mapped_pages),
+             field("filemap_faults", item.fault->filemap_faults));
+    e.end_object();
+  }
   e.end_object();
 }
 

@@ -406,7 +406,8 @@ class PerfettoSink::Writer {
     tracks_.draw(tracks_.thread_track(call), slice);
   }
 
-  // A read: a slice on its thread, where its pages came from as arguments.
+  // A read or a fault on a file mapping: a slice on its thread, where its pages came from as
+  // arguments (a fault's slice ends at its last page-cache event).
   void add_item(const ReadTimeline& item) {
     const SyscallEvent& call = item.call;
     Slice slice;
@@ -420,6 +421,8 @@ class PerfettoSink::Writer {
     slice.args.push_back({"pages_cached", std::uint64_t{item.pages_cached}});
     if (item.readahead_pages != 0)
       slice.args.push_back({"readahead_pages", std::uint64_t{item.readahead_pages}});
+    if (item.fault)
+      slice.args.push_back({"fault", std::string(item.fault->major ? "major" : "minor")});
     if (item.incomplete) slice.args.push_back({"incomplete", std::string("yes")});
     add_context_args(slice, call);
     tracks_.draw(tracks_.thread_track(call), slice);

@@ -355,7 +355,38 @@ std::string format_name_change(const NameChangeTimeline& item, const Painter& pa
 
 // "read(3) /data/m.bin off 0 4.0 MiB  latency 12 ms  1024 pages: 1000 from the device, 24
 // cached", with the readahead it ran and its time off CPU.
+// "page_fault pid 7/7 (python3) /data/m.bin off 8192 major  at least 3.1 ms  from the device",
+// with the readahead it brought and the cached pages fault-around offered.
+std::string format_fault(const ReadTimeline& item, const Painter& paint, bool show_cgroup) {
+  const SyscallEvent& call = item.call;
+  const FaultFacts& fault = *item.fault;
+  BlockBuilder block(call.start_ns, paint);
+  std::string header = call_identity(call, paint, show_cgroup);
+  header += fmt::format(" off {} {}{}{}", call.pos, fault.major ? "major" : "minor",
+                        fault.write ? " write" : "", fault.kernel ? " by the kernel" : "");
+  // Its end is its last page-cache event: the kernel has no hook where a fault returns.
+  header += fmt::format("  at least {}", human_duration(latency_ns(call)));
+  if (item.pages_from_device != 0)
+    header += "  its page from the device";
+  else if (fault.major)
+    header += "  waited for its page";
+  else
+    header += "  its page cached";
+  if (item.incomplete) header += " " + paint.magenta("(incomplete)");
+  if (item.readahead_pages != 0)
+    block.add(
+        call.start_ns,
+        block.line(call.start_ns, fmt::format("readahead: {} around the fault",
+                                              plural(item.readahead_pages, "page", "pages"))));
+  if (fault.mapped_pages != 0)
+    block.add(call.start_ns,
+              block.line(call.start_ns, fmt::format("fault-around: {} offered from the page cache",
+                                                    plural(fault.mapped_pages, "page", "pages"))));
+  return block.finish(std::move(header));
+}
+
 std::string format_read(const ReadTimeline& item, const Painter& paint, bool show_cgroup) {
+  if (item.fault) return format_fault(item, paint, show_cgroup);
   const SyscallEvent& call = item.call;
   BlockBuilder block(call.start_ns, paint);
   std::string header = call_identity(call, paint, show_cgroup);

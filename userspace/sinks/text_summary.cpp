@@ -33,6 +33,7 @@ std::string format_summary(const TraceSummary& totals, const SinkOptions& option
       fmt::format("{}  writes {}  fsyncs {}", paint.bold("summary"), totals.writes, totals.fsyncs);
   // Reads are items only where the trace asked for them: a write trace's line stays as it was.
   if (totals.reads != 0) first += fmt::format("  reads {}", totals.reads);
+  if (totals.faults != 0) first += fmt::format("  faults {}", totals.faults);
   first += fmt::format("  incomplete {}", totals.incomplete);
   if (totals.discarded != 0) first += fmt::format("  discarded {}", totals.discarded);
   if (totals.memory_only != 0) first += fmt::format("  memory-only {}", totals.memory_only);
@@ -89,7 +90,7 @@ std::string format_bpf_cost(const BpfCost& cost, const TraceSummary& totals,
   std::string text = fmt::format(
       "{} {} in {} runs ({:.2f} % of {} CPUs)", paint.bold("bpf cost"), human_duration(total), runs,
       machine > 0 ? 100.0 * static_cast<double>(total) / machine : 0.0, cost.cpus);
-  if (const std::uint64_t items = totals.writes + totals.fsyncs + totals.reads)
+  if (const std::uint64_t items = totals.writes + totals.fsyncs + totals.reads + totals.faults)
     text += fmt::format(", {} per item", human_duration(total / items));
   std::vector<std::string> top;
   for (std::size_t i = 0; i < cost.programs.size() && i < 3; ++i) {
@@ -178,18 +179,30 @@ std::string format_read_files(const ReadFileSummary& reads, const SinkOptions& o
                              : f.path.empty()
                                  ? fmt::format("dev {} ino {}", dev_string(f.dev), f.ino)
                                  : printable_comm(f.path);
-    text +=
-        fmt::format("  {}: {}, {}", file, plural(f.reads, "read", "reads"), human_bytes(f.bytes));
+    // A file only faulted on (a mapping) says so first; its reads, if any, as for any file.
+    const bool faults = f.major_faults != 0 || f.minor_faults != 0;
+    text += fmt::format("  {}: ", file);
+    if (f.reads != 0 || !faults)
+      text += fmt::format("{}, {}", plural(f.reads, "read", "reads"), human_bytes(f.bytes));
+    else
+      text += fmt::format("{} major, {} minor", plural(f.major_faults, "fault", "faults"),
+                          f.minor_faults);
     if (const std::optional<double> hit = f.hit_ratio())
       text +=
           fmt::format(": {} from the device, {} cached (hit {:.1f} %)",
                       plural(f.pages_from_device, "page", "pages"), f.pages_cached, 100.0 * *hit);
     if (f.direct_bytes != 0) text += fmt::format(", {} direct", human_bytes(f.direct_bytes));
-    if (f.readahead_pages != 0 || f.sync_readaheads != 0 || f.async_readaheads != 0)
+    if (f.sync_readaheads != 0 || f.async_readaheads != 0)
       text += fmt::format("; readahead {} sync, {} async, {} past the reads", f.sync_readaheads,
                           f.async_readaheads, plural(f.readahead_pages, "page", "pages"));
+    else if (f.readahead_pages != 0)
+      text += fmt::format("; readahead {}", plural(f.readahead_pages, "page", "pages"));
     if (f.failed != 0) text += paint.red(fmt::format("; {} failed", f.failed));
-    text += fmt::format("; {} in reads\n", human_duration(f.latency_ns));
+    if (f.reads != 0 || !faults) text += fmt::format("; {} in reads", human_duration(f.latency_ns));
+    if (faults && f.reads != 0)
+      text += fmt::format("; faults {} major, {} minor", f.major_faults, f.minor_faults);
+    if (faults) text += fmt::format("; at least {} in faults", human_duration(f.fault_ns));
+    text += "\n";
   }
   if (const std::size_t more = files.size() > kShown ? files.size() - kShown : 0)
     text +=

@@ -172,20 +172,58 @@ struct Stitcher::State : stitch::BlockListener {
     hand_out(std::move(r));
   }
 
+  // The call an event without a syscall record of its own stands for: its thread, file and
+  // times, in its thread's cgroup.
+  SyscallEvent call_of(const auto& ev, Syscall syscall, Nanos start, Nanos end) {
+    SyscallEvent call;
+    call.syscall = syscall;
+    call.start_ns = start;
+    call.end_ns = end;
+    call.pid = ev.pid;
+    call.tid = ev.tid;
+    call.comm = ev.comm;
+    call.dev = ev.dev;
+    call.ino = ev.ino;
+    call.cgroup_id = cgroup_of(ev.pid, ev.tid);
+    return call;
+  }
+
+  // A fault is whole at its record, like a read: the page it faulted on, from the device when
+  // the fault inserted its folio; the other pages it inserted are readahead around it.
+  void on_fault(const FaultEvent& ev) {
+    ReadTimeline r;
+    r.id = ids.take();
+    r.call = call_of(ev, Syscall::PageFault, ev.start_ns, ev.last_ns);
+    r.call.fd = -1;
+    const std::uint64_t page_bytes = std::uint64_t{1} << limits.page_shift;
+    r.call.pos = ev.index << limits.page_shift;
+    r.call.count = page_bytes;
+    r.call.ret = static_cast<std::int64_t>(page_bytes);
+    r.pages = 1;
+    const bool filled = ev.flags & WP_FAULT_FILLED;
+    r.pages_from_device = filled ? 1 : 0;
+    r.pages_cached = 1 - r.pages_from_device;
+    r.readahead_pages = ev.pages_added > r.pages_from_device
+                            ? static_cast<std::uint32_t>(ev.pages_added - r.pages_from_device)
+                            : 0;
+    r.fault = FaultFacts{.address = ev.address,
+                         .major = filled || ev.filemap_faults >= 2,
+                         .write = (ev.flags & WP_FAULT_WRITE) != 0,
+                         .kernel = (ev.flags & WP_FAULT_KERNEL) != 0,
+                         .mapped_pages = ev.mapped_pages,
+                         .filemap_faults = ev.filemap_faults};
+    if (loss.within(r.call.start_ns, r.call.end_ns)) r.incomplete = true;
+    if (r.incomplete) ++stats.incomplete;
+    ++stats.faults;
+    hand_out(std::move(r));
+  }
+
   void on_name_change(const NameChangeEvent& ev) {
     NameChangeTimeline n;
     n.id = ids.take();
-    n.call.start_ns = ev.start_ns;
-    n.call.end_ns = ev.end_ns;
-    n.call.pid = ev.pid;
-    n.call.tid = ev.tid;
-    n.call.comm = ev.comm;
-    n.call.syscall = ev.syscall;
-    n.call.dev = ev.dev;
-    n.call.ino = ev.ino;
+    n.call = call_of(ev, ev.syscall, ev.start_ns, ev.end_ns);
     n.call.ret = ev.ret;
     n.call.fd = ev.fd;
-    n.call.cgroup_id = cgroup_of(ev.pid, ev.tid);
     n.op = ev.op;
     n.flags = ev.flags;
     n.names = ev.names;
@@ -275,6 +313,9 @@ struct Stitcher::State : stitch::BlockListener {
           } else if constexpr (std::is_same_v<T, ReadEvent>) {
             now = std::max(now, ev.call.end_ns);
             on_read(ev);
+          } else if constexpr (std::is_same_v<T, FaultEvent>) {
+            now = std::max(now, ev.ts);
+            on_fault(ev);
           } else if constexpr (std::is_same_v<T, SyscallEvent>) {
             now = std::max(now, ev.end_ns);
             SyscallEvent call = ev;

@@ -46,7 +46,8 @@ struct StitchStats {
   std::uint64_t writes = 0;             // write timelines emitted
   std::uint64_t syncs = 0;              // sync timelines emitted
   std::uint64_t name_change_calls = 0;  // name-change timelines emitted
-  std::uint64_t reads = 0;              // read timelines emitted
+  std::uint64_t reads = 0;              // read timelines emitted (read syscalls)
+  std::uint64_t faults = 0;             // read timelines of page faults on file mappings
   std::uint64_t incomplete = 0;         // timelines emitted incomplete
   std::uint64_t aged_out = 0;           // of which emitted early: pending longer than the age limit
   std::uint64_t evicted = 0;            // of which emitted early: over the pending-writes cap

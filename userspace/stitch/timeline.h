@@ -299,6 +299,21 @@ struct NameChangeTimeline {
 // the pages of [pos, pos + ret) the call found in the page cache, and the ones it had to bring
 // in (the cache fills in its thread on its file, inside the byte range); what its readahead
 // brought beyond them; and, with --min-latency, where its time went off CPU.
+// A page fault on a file mapping, as a read item (ReadTimeline::fault; its call's syscall is
+// Syscall::PageFault, its bytes the page it faulted on, its end the last page-cache event seen
+// in it: the kernel has no hook at a fault's end).
+struct FaultFacts {
+  std::uint64_t address = 0;  // the faulting user address
+  // As the kernel counts it (mm_account_fault: maj_flt): it found its page missing and read it
+  // in (VM_FAULT_MAJOR), or was retried after dropping the mmap lock to wait for the page or
+  // to start readahead (FAULT_FLAG_TRIED). Else minor: the page was cached and up to date.
+  bool major = false;
+  bool write = false;   // a store
+  bool kernel = false;  // the kernel touched the user address for the thread, in a syscall
+  std::uint32_t mapped_pages = 0;    // cached pages fault-around offered to map
+  std::uint16_t filemap_faults = 0;  // filemap_fault calls: 0 when fault-around served it
+};
+
 struct ReadTimeline {
   std::uint64_t id = 0;  // as WriteTimeline::id
   SyscallEvent call;     // `ret`: the bytes read, or -errno
@@ -317,6 +332,7 @@ struct ReadTimeline {
   bool incomplete = false;           // records were lost around it
   std::optional<SlowCauses> causes;  // with --min-latency: its time off CPU
   std::vector<Hazard> hazards;       // none: reads make no crash-consistency hazard
+  std::optional<FaultFacts> fault;   // a page fault rather than a read syscall
 };
 
 using Timeline = std::variant<WriteTimeline, SyncTimeline, NameChangeTimeline, ReadTimeline>;

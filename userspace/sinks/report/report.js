@@ -44,6 +44,7 @@ function drawHeader() {
   var calls = [plural(summary.writes || 0, 'write', 'writes'),
                plural(summary.fsyncs || 0, 'sync call', 'sync calls')];
   if (summary.reads > 0) calls.push(plural(summary.reads, 'read', 'reads'));  // --reads
+  if (summary.faults > 0) calls.push(plural(summary.faults, 'fault', 'faults'));  // --reads: faults on mappings
   var text = 'Traced ' + calls.slice(0, -1).join(', ') + ' and ' + calls[calls.length - 1];
   if (procs.length) text += ' from ' + procs.join(', ') + more(procs.length, data.process_count);
   if (files.length) {
