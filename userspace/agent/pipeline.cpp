@@ -157,6 +157,8 @@ TraceSummary Pipeline::finish(Nanos duration_ns, const SummaryBuilder& facts) {
   summary.sync_phases = sync_phases_;
   summary.direct_io = direct_io_;
   summary.read_files = read_files_;
+  summary.read_findings =
+      diagnose_reads(read_files_.files(), std::uint64_t{1} << options_.page_shift);
   summary.hazards = hazards_.by_rule();
   summary.hazards_by_file = hazards_.by_file();
   summary.hazards_by_process = hazards_.by_process();

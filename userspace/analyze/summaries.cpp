@@ -90,9 +90,12 @@ void ReadFileSummary::add(const ReadTimeline& read) {
   f.pages_from_device += read.pages_from_device;
   f.pages_cached += read.pages_cached;
   f.readahead_pages += read.readahead_pages;
+  std::vector<std::uint8_t>* pages = kept ? &pages_[key] : nullptr;
   if (read.fault) {
     (read.fault->major ? f.major_faults : f.minor_faults) += 1;
     f.fault_ns += latency_ns(call);
+    f.fault_pages_in += read.pages_from_device + read.readahead_pages;
+    if (pages) touch(f, *pages, read.first_page, 1, read.pages_from_device != 0);
     return;
   }
   f.reads += 1;
@@ -106,13 +109,33 @@ void ReadFileSummary::add(const ReadTimeline& read) {
   if (call.file_flags & file_flag::kDirect) f.direct_bytes += bytes;
   f.sync_readaheads += read.sync_readaheads;
   f.async_readaheads += read.async_readaheads;
+  if (pages && read.pages != 0 && read.page_cache && !(call.file_flags & file_flag::kDirect))
+    touch(f, *pages, read.first_page, read.pages, read.pages_from_device == read.pages);
+}
+
+void ReadFileSummary::touch(FileReads& f, std::vector<std::uint8_t>& pages, std::uint64_t first,
+                            std::uint64_t count, bool from_device) {
+  const std::uint64_t end = first + count;
+  if (end > pages.size()) {
+    if (pages_followed_ + (end - pages.size()) > kPagesFollowed) return;
+    pages_followed_ += end - pages.size();
+    pages.resize(end, 0);
+  }
+  f.pages_followed = true;
+  for (std::uint64_t i = first; i < end; ++i) {
+    if (!(pages[i] & kTouched)) f.pages_touched += 1;
+    if (from_device && (pages[i] & kFromDevice)) f.pages_again += 1;
+    pages[i] |= kTouched | (from_device ? kFromDevice : 0);
+  }
 }
 
 std::vector<FileReads> ReadFileSummary::files() const {
   std::vector<FileReads> out;
   for (const auto& [key, f] : by_file_) out.push_back(f);
+  // Faults exist on x86 alone (the exceptions tracepoints): 4 KiB pages.
+  const auto weight = [](const FileReads& f) { return f.bytes + (f.fault_pages_in << 12); };
   std::stable_sort(out.begin(), out.end(),
-                   [](const FileReads& a, const FileReads& b) { return a.bytes > b.bytes; });
+                   [&](const FileReads& a, const FileReads& b) { return weight(a) > weight(b); });
   if (others_) out.push_back(*others_);
   return out;
 }

@@ -100,6 +100,15 @@ struct FileReads {
   std::uint64_t major_faults = 0;
   std::uint64_t minor_faults = 0;
   Nanos fault_ns = 0;
+  std::uint64_t fault_pages_in = 0;  // pages the faults brought in: their own and readahead
+  // What the items tell of single pages, where the file's pages are followed (the first
+  // ReadFileSummary::kPagesFollowed pages of the trace's files): the distinct pages its reads
+  // spanned and its faults faulted on, and how many times a page that had come from the device
+  // came from it again (a fault that read its page in; a read that brought in every page it
+  // spanned): the cache lost it in between. 0 and false where not followed.
+  std::uint64_t pages_touched = 0;
+  std::uint64_t pages_again = 0;
+  bool pages_followed = false;
   // nullopt when no buffered read spanned a page.
   std::optional<double> hit_ratio() const {
     const std::uint64_t pages = pages_cached + pages_from_device;
@@ -116,11 +125,22 @@ class ReadFileSummary {
   static constexpr std::size_t kFilesKept = 4096;
 
   void add(const ReadTimeline& read);
-  // Most bytes read first (stable: then by device and inode), the other files' row last.
+  // Pages followed one by one (a byte each), over all files: 256 MiB of a 1 TiB load.
+  static constexpr std::uint64_t kPagesFollowed = std::uint64_t{1} << 28;
+
+  // Most bytes read first, a fault's pages counted as read (stable: then by device and
+  // inode), the other files' row last.
   std::vector<FileReads> files() const;
 
  private:
+  enum PageState : std::uint8_t { kTouched = 1, kFromDevice = 2 };
+  // The pages [first, first + count) were touched; came from the device when `from_device`.
+  void touch(FileReads& f, std::vector<std::uint8_t>& pages, std::uint64_t first,
+             std::uint64_t count, bool from_device);
+
   std::map<std::pair<DevT, std::uint64_t>, FileReads> by_file_;
+  std::map<std::pair<DevT, std::uint64_t>, std::vector<std::uint8_t>> pages_;  // PageState bits
+  std::uint64_t pages_followed_ = 0;
   std::set<std::tuple<DevT, std::uint64_t, std::uint32_t>> readers_;  // (dev, ino, pid)
   std::optional<FileReads> others_;
 };

@@ -93,6 +93,27 @@ std::string mib(std::uint64_t bytes) {
 
 }  // namespace
 
+FuseMount::FuseMount(const fs::path& source, std::uint64_t max_readahead) {
+  if (run_quiet({"sh", "-c", "command -v bindfs"}) != 0)
+    throw LoadError("a FUSE file system needs bindfs (Debian's package bindfs)");
+  std::string dir = (fs::temp_directory_path() / "writepath-fuse.XXXXXX").string();
+  if (!::mkdtemp(dir.data())) throw LoadError(fmt::format("mkdtemp: {}", std::strerror(errno)));
+  // bindfs mounts, then goes to the background: its exit says whether the mount is there.
+  if (run_quiet({"bindfs", "-o", fmt::format("max_readahead={}", max_readahead), source.string(),
+                 dir}) != 0) {
+    fs::remove(dir);
+    throw LoadError(fmt::format("bindfs {} {} failed", source.string(), dir));
+  }
+  dir_ = dir;
+}
+
+FuseMount::~FuseMount() {
+  if (dir_.empty()) return;
+  if (run_quiet({"umount", dir_.string()}) != 0) run_quiet({"umount", "-l", dir_.string()});
+  std::error_code ec;
+  fs::remove(dir_, ec);
+}
+
 Workspace::Workspace(const WorkspaceOptions& options, std::uint64_t space_needed)
     : keep_(options.keep) {
   if (options.dir) {

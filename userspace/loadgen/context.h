@@ -82,6 +82,23 @@ class Workspace {
   std::vector<std::filesystem::path> created_;
 };
 
+// A directory seen through a FUSE file system: Debian's bindfs, mounted on a directory of its
+// own under /tmp with the kernel's readahead for it held to `max_readahead` bytes, unmounted
+// (and its directory removed) when this goes. Slow storage within reach: every read the page
+// cache misses is a round trip to the daemon, a page at a time with max_readahead 4096, as
+// mmap over network storage reads.
+class FuseMount {
+ public:
+  FuseMount(const std::filesystem::path& source, std::uint64_t max_readahead);
+  ~FuseMount();
+  FuseMount(const FuseMount&) = delete;
+  FuseMount& operator=(const FuseMount&) = delete;
+  const std::filesystem::path& dir() const { return dir_; }
+
+ private:
+  std::filesystem::path dir_;
+};
+
 // A progress bar on stderr for runs longer than about a second, when stdout is a terminal.
 class Progress {
  public:

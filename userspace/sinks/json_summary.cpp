@@ -95,7 +95,16 @@ void write_json(Emitter& e, const FileReads& f) {
            field("readahead_pages", f.readahead_pages), field("sync_readaheads", f.sync_readaheads),
            field("async_readaheads", f.async_readaheads), field("latency_ns", f.latency_ns),
            field("major_faults", f.major_faults), field("minor_faults", f.minor_faults),
-           field("fault_ns", f.fault_ns));
+           field("fault_ns", f.fault_ns), field("fault_pages_in", f.fault_pages_in),
+           field("pages_touched", f.pages_followed ? std::optional{f.pages_touched} : std::nullopt),
+           field("pages_again", f.pages_followed ? std::optional{f.pages_again} : std::nullopt));
+}
+
+// One finding of the read diagnosis (analyze/read_diagnosis.h).
+void write_json(Emitter& e, const ReadFinding& f) {
+  e.object(
+      field("finding", read_finding_name(f.kind)), field("dev", Device{f.dev}), field("ino", f.ino),
+      field("path", f.path.empty() ? std::nullopt : std::optional{f.path}), field("text", f.text));
 }
 
 // "bpf_cost": the programs' time in all, as a share of the machine's CPUs over the trace, per
@@ -151,7 +160,7 @@ void write_json(Emitter& e, const TraceSummary& t) {
            field("disks", DiskTotalsByDev{t.disks}), field("lost_share", Fraction{t.lost_share}),
            field("lost_advice", advice), field("duration_ns", t.duration_ns),
            field("fsync_phases", t.sync_phases), field("direct_io", t.direct_io.verdicts()),
-           field("read_files", t.read_files.files()),
+           field("read_files", t.read_files.files()), field("read_findings", t.read_findings),
            field("untraced_calls", CountsByName{t.untraced_calls}),
            field("hazards", CountsByName{t.hazards}),
            field("hazards_by_file", CountsByName{t.hazards_by_file}),

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "analyze/read_diagnosis.h"
 #include "analyze/summaries.h"
 #include "common/program_cost.h"
 #include "common/wall_clock.h"
@@ -43,11 +44,12 @@ struct TraceSummary {
   std::uint64_t memory_only = 0;  // writes to a file system in memory only (tmpfs, ramfs)
   std::uint64_t lost_writes = 0;  // writes whose writeback failed
   std::uint64_t lost_bytes = 0;
-  std::map<DevT, DiskTotals> disks;  // every request completed, per disk
-  Nanos duration_ns = 0;             // wall time traced
-  SyncPhaseSummary sync_phases;      // every sync call's phases: percentiles and histograms
-  DirectIoSummary direct_io;         // O_DIRECT verdict per process and file
-  ReadFileSummary read_files;        // with --reads: where each file's reads came from
+  std::map<DevT, DiskTotals> disks;        // every request completed, per disk
+  Nanos duration_ns = 0;                   // wall time traced
+  SyncPhaseSummary sync_phases;            // every sync call's phases: percentiles and histograms
+  DirectIoSummary direct_io;               // O_DIRECT verdict per process and file
+  ReadFileSummary read_files;              // with --reads: where each file's reads came from
+  std::vector<ReadFinding> read_findings;  // and what that says (analyze/read_diagnosis.h)
   // Crash-consistency hazards the items showed, by rule (analyze/hazards.h); none: empty.
   std::map<std::string, std::uint64_t> hazards;
   // The same by the file each concerns and by process ("COMM PID").

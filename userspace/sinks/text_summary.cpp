@@ -72,6 +72,7 @@ std::string format_summary(const TraceSummary& totals, const SinkOptions& option
   text += format_sync_phases(totals.sync_phases, options);
   text += format_direct_io(totals.direct_io, options);
   text += format_read_files(totals.read_files, options);
+  text += format_read_findings(totals.read_findings, options);
   if (totals.bpf_cost) text += format_bpf_cost(*totals.bpf_cost, totals, options);
   if (!totals.hint.empty()) text += fmt::format("{} {}\n", paint.bold("hint:"), totals.hint);
   return text;
@@ -166,6 +167,21 @@ std::string format_direct_io(const DirectIoSummary& direct, const SinkOptions& o
   return text;
 }
 
+// "diagnosis": one line per finding, "  /models/m.safetensors: page-per-page-faults: 4096 major
+// faults brought in …".
+std::string format_read_findings(const std::vector<ReadFinding>& findings,
+                                 const SinkOptions& options) {
+  if (findings.empty()) return "";
+  const Painter paint(options.color);
+  std::string text = paint.bold("diagnosis") + "\n";
+  for (const ReadFinding& f : findings) {
+    const std::string file = f.path.empty() ? fmt::format("dev {} ino {}", dev_string(f.dev), f.ino)
+                                            : printable_comm(f.path);
+    text += fmt::format("  {}: {}: {}\n", file, read_finding_name(f.kind), f.text);
+  }
+  return text;
+}
+
 // "reads by file": the files that gave most bytes, each with where its pages came from.
 std::string format_read_files(const ReadFileSummary& reads, const SinkOptions& options) {
   constexpr std::size_t kShown = 10;
@@ -185,8 +201,7 @@ std::string format_read_files(const ReadFileSummary& reads, const SinkOptions& o
     if (f.reads != 0 || !faults)
       text += fmt::format("{}, {}", plural(f.reads, "read", "reads"), human_bytes(f.bytes));
     else
-      text += fmt::format("{} major, {} minor", plural(f.major_faults, "fault", "faults"),
-                          f.minor_faults);
+      text += fmt::format("{} major, {} minor faults", f.major_faults, f.minor_faults);
     if (const std::optional<double> hit = f.hit_ratio())
       text +=
           fmt::format(": {} from the device, {} cached (hit {:.1f} %)",

@@ -15,5 +15,7 @@ std::string format_bpf_cost(const BpfCost& cost, const TraceSummary& totals,
                             const SinkOptions& options);
 std::string format_direct_io(const DirectIoSummary& direct, const SinkOptions& options);
 std::string format_read_files(const ReadFileSummary& reads, const SinkOptions& options);
+std::string format_read_findings(const std::vector<ReadFinding>& findings,
+                                 const SinkOptions& options);
 
 }  // namespace wp

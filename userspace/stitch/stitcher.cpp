@@ -154,6 +154,7 @@ struct Stitcher::State : stitch::BlockListener {
       const std::uint64_t last =
           (ev.call.pos + static_cast<std::uint64_t>(ev.call.ret) - 1) >> shift;
       r.pages = last - first + 1;
+      r.first_page = first;
     }
     // Pages it added inside its range are misses it filled; the rest of its pages were there,
     // unless it went around the page cache (O_DIRECT) or its file has none (proc, sysfs).
@@ -200,6 +201,7 @@ struct Stitcher::State : stitch::BlockListener {
     r.call.count = page_bytes;
     r.call.ret = static_cast<std::int64_t>(page_bytes);
     r.pages = 1;
+    r.first_page = ev.index;
     const bool filled = ev.flags & WP_FAULT_FILLED;
     r.pages_from_device = filled ? 1 : 0;
     r.pages_cached = 1 - r.pages_from_device;

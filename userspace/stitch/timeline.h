@@ -317,8 +317,9 @@ struct FaultFacts {
 struct ReadTimeline {
   std::uint64_t id = 0;  // as WriteTimeline::id
   SyscallEvent call;     // `ret`: the bytes read, or -errno
-  // The file pages [pos, pos + ret) spans (0 when nothing was read).
+  // The file pages [pos, pos + ret) spans (0 when nothing was read), from first_page on.
   std::uint64_t pages = 0;
+  std::uint64_t first_page = 0;
   // Of those, the ones it brought in (a miss filled by its own read or readahead); the rest
   // it found in the page cache. An O_DIRECT read goes around the cache: both are 0; so are
   // they for a file of a file system without one (proc, sysfs: page_cache false).

@@ -31,7 +31,7 @@ std::vector<std::string> explain_run(const std::string& scenario,
 }
 
 bool explains_reads(const std::string& scenario) {
-  return scenario == "cold-warm";
+  return scenario == "cold-warm" || scenario == "mmap-load";
 }
 
 }  // namespace wp::explain

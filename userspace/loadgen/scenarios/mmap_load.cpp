@@ -3,7 +3,10 @@
 // dtypes, shapes and data offsets, then raw tensor bytes) lets one tensor be viewed in place:
 // mmap it and only the pages touched are read. Loaded three ways from a cold page cache —
 // lazy (mmap on demand), eager (read the whole file first), prefetch (threads read the file
-// into the page cache, then mmap) — to see what each reads and how much memory it takes.
+// into the page cache, then mmap) — to see what each reads and how much memory it takes; one
+// way alone with --ways, to trace each apart. With --storage fuse the loads read the file
+// through a FUSE file system whose readahead is one page: storage that answers page by page,
+// as mmap over network storage reads (the lazy way's pathology).
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/mman.h>
@@ -190,6 +193,20 @@ class MmapLoad : public Scenario {
         {"tensor-size", "bytes per tensor (f16: even)", ParamKind::Size, &tensor_size_, 4096,
          1ull << 30},
         {"threads", "prefetch threads", ParamKind::Count, &threads_, 1, 64},
+        {"ways",
+         "the loads to run",
+         ParamKind::Choice,
+         &ways_,
+         0,
+         3,
+         {"all", "lazy", "eager", "prefetch"}},
+        {"storage",
+         "read from the workspace (local) or through bindfs with one-page readahead (fuse)",
+         ParamKind::Choice,
+         &storage_,
+         0,
+         1,
+         {"local", "fuse"}},
     };
   }
   std::uint64_t space_needed() const override {
@@ -221,12 +238,25 @@ class MmapLoad : public Scenario {
     }
     const std::uint64_t file_size = kHeaderLengthBytes + header_bytes + tensors_ * tensor_size_;
 
-    UniqueFd fd = open_file(path, O_RDONLY);
-    const LoadCost lazy = load_lazy(fd.get(), file_size, wanted);
-    ctx.check_interrupt();
-    const LoadCost eager = load_eager(fd.get(), file_size, wanted);
-    ctx.check_interrupt();
-    const LoadCost prefetch = load_prefetch(ctx, fd.get(), file_size, wanted);
+    // Through FUSE the daemon reads the workspace's file: both page caches start cold.
+    UniqueFd local = open_file(path, O_RDONLY);
+    std::optional<FuseMount> fuse;
+    if (storage_ == kFuse) fuse.emplace(ctx.workspace().dir(), kFuseReadahead);
+    UniqueFd fd = fuse ? open_file(fuse->dir() / path.filename(), O_RDONLY) : std::move(local);
+    const auto cold = [&] {
+      if (fuse) drop_page_cache(local.get());
+      drop_page_cache(fd.get());
+    };
+    const auto run_way = [&](std::uint64_t way, auto load) -> std::optional<LoadCost> {
+      if (ways_ != kAllWays && ways_ != way) return std::nullopt;
+      ctx.check_interrupt();
+      cold();
+      return load();
+    };
+    const auto lazy = run_way(kLazy, [&] { return load_lazy(fd.get(), file_size, wanted); });
+    const auto eager = run_way(kEager, [&] { return load_eager(fd.get(), file_size, wanted); });
+    const auto prefetch =
+        run_way(kPrefetch, [&] { return load_prefetch(ctx, fd.get(), file_size, wanted); });
 
     ScenarioResult r;
     r.figures["file_bytes"] = file_size;
@@ -236,32 +266,46 @@ class MmapLoad : public Scenario {
     r.figures["tensor"] = wanted;
     const auto read_ahead = read_ahead_bytes(fd.get());
     r.figures["read_ahead_bytes"] = read_ahead ? nlohmann::ordered_json(*read_ahead) : nullptr;
+    r.figures["storage"] = fuse ? "fuse" : "local";
+    r.figures["file"] = (fuse ? fuse->dir() / path.filename() : path).string();
     r.figures["generate_ns"] = generate_ns;
     r.figures["fsync_ns"] = fsync_ns;
-    r.figures["lazy"] = cost_json(lazy);
-    r.figures["eager"] = cost_json(eager);
-    r.figures["prefetch"] = cost_json(prefetch);
-    r.figures["prefetch"]["prefetch_ns"] = prefetch.prefetch_ns;
-    r.figures["prefetch"]["threads"] = threads_;
-    r.figures["views_agree"] =
-        lazy.touch_sum == eager.touch_sum && lazy.touch_sum == prefetch.touch_sum;
+    std::optional<std::uint64_t> sum;
+    bool agree = true;
+    for (const auto& [name, cost] :
+         {std::pair{"lazy", &lazy}, std::pair{"eager", &eager}, std::pair{"prefetch", &prefetch}}) {
+      if (!*cost) continue;
+      r.figures[name] = cost_json(**cost);
+      if (sum && *sum != (*cost)->touch_sum) agree = false;
+      sum = (*cost)->touch_sum;
+    }
+    if (prefetch) {
+      r.figures["prefetch"]["prefetch_ns"] = prefetch->prefetch_ns;
+      r.figures["prefetch"]["threads"] = threads_;
+    }
+    r.figures["views_agree"] = agree;
 
     r.lines.push_back(fmt::format("generated {} tensors × {} ({} in all): {}, fsync {}", tensors_,
                                   human_bytes(tensor_size_), human_bytes(file_size),
                                   human_duration(generate_ns), human_duration(fsync_ns)));
-    r.lines.push_back(fmt::format("load {} ({}), page cache dropped before each way:", wanted,
-                                  human_bytes(tensor_size_)));
-    r.lines.push_back(cost_line("  lazy (mmap, touch the tensor)", lazy));
-    r.lines.push_back(cost_line("  eager (read the whole file)", eager));
-    r.lines.push_back(
-        cost_line(fmt::format("  prefetch ({} threads, then mmap)", threads_), prefetch) +
-        fmt::format(" (prefetch {})", human_duration(prefetch.prefetch_ns)));
-    if (read_ahead)
+    r.lines.push_back(fmt::format("load {} ({}){}, page cache dropped before each way:", wanted,
+                                  human_bytes(tensor_size_),
+                                  fuse ? " through FUSE (bindfs, one-page readahead)" : ""));
+    if (lazy) r.lines.push_back(cost_line("  lazy (mmap, touch the tensor)", *lazy));
+    if (eager) r.lines.push_back(cost_line("  eager (read the whole file)", *eager));
+    if (prefetch)
+      r.lines.push_back(
+          cost_line(fmt::format("  prefetch ({} threads, then mmap)", threads_), *prefetch) +
+          fmt::format(" (prefetch {})", human_duration(prefetch->prefetch_ns)));
+    if (fuse)
+      r.lines.push_back(
+          fmt::format("through FUSE each read the page cache misses asks the daemon for at most {}",
+                      human_bytes(kFuseReadahead)));
+    else if (read_ahead)
       r.lines.push_back(fmt::format(
           "lazy reads what it touches plus the device's readahead around each fault ({})",
           human_bytes(*read_ahead)));
-    if (!r.figures["views_agree"].get<bool>())
-      r.lines.push_back("the three ways saw different bytes: the file changed under them?");
+    if (!agree) r.lines.push_back("the ways saw different bytes: the file changed under them?");
     return r;
   }
 
@@ -316,7 +360,6 @@ class MmapLoad : public Scenario {
 
   // mmap the file, read the header from the mapping, touch the tensor's pages in place.
   static LoadCost load_lazy(int fd, std::uint64_t file_size, const std::string& wanted) {
-    drop_page_cache(fd);
     LoadCost cost;
     CounterDelta counters;
     Stopwatch time;
@@ -325,7 +368,6 @@ class MmapLoad : public Scenario {
 
   // read() the whole file into memory, then take the tensor from the buffer.
   static LoadCost load_eager(int fd, std::uint64_t file_size, const std::string& wanted) {
-    drop_page_cache(fd);
     LoadCost cost;
     CounterDelta counters;
     Stopwatch time;
@@ -343,7 +385,6 @@ class MmapLoad : public Scenario {
   // pages), then the tensor is viewed through mmap as in the lazy way, without faults to disk.
   LoadCost load_prefetch(const LoadContext& ctx, int fd, std::uint64_t file_size,
                          const std::string& wanted) const {
-    drop_page_cache(fd);
     LoadCost cost;
     CounterDelta counters;
     Stopwatch time;
@@ -380,9 +421,16 @@ class MmapLoad : public Scenario {
     return touch_mapped_tensor(fd, file_size, wanted, time, counters, cost);
   }
 
+  // --ways and --storage, by index of their choices.
+  static constexpr std::uint64_t kAllWays = 0, kLazy = 1, kEager = 2, kPrefetch = 3;
+  static constexpr std::uint64_t kFuse = 1;
+  static constexpr std::uint64_t kFuseReadahead = 4096;
+
   std::uint64_t tensors_ = 16;
   std::uint64_t tensor_size_ = 2u << 20;
   std::uint64_t threads_ = 4;
+  std::uint64_t ways_ = kAllWays;
+  std::uint64_t storage_ = 0;
 };
 
 }  // namespace

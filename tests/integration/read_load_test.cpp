@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: Apache-2.0
+// The chapter's model load, traced one way at a time (writepath load mmap-load --ways), from
+// the workspace's ext4 and through FUSE (bindfs with one-page readahead, --storage fuse): the
+// fault and read items of the model file held to the load's own counters (getrusage major
+// faults, /proc/self/io read_bytes), and the diagnosis naming page-per-page faulting where
+// the storage answered each fault alone, and nowhere else.
+#include "harness.h"
+
+namespace {
+
+using namespace wp::testing;
+
+struct TracedLoad {
+  json figures;                       // the load's own (load --json)
+  std::uint64_t major = 0;            // fault items of the model file, major
+  std::uint64_t pages_in = 0;         // pages its items brought in (their own and readahead)
+  std::vector<std::string> findings;  // the summary's read_findings of the file
+};
+
+TracedLoad traced_load(const std::string& storage, const std::string& way) {
+  const std::string trace =
+      (fs::temp_directory_path() / ("wp_read_load_" + std::to_string(::getpid()) + ".jsonl"))
+          .string();
+  const RunResult r =
+      run({writepath(), "trace", "--reads",   "--format", "json",      "-o", trace,           "--",
+           writepath(), "load",  "mmap-load", "--json",   "--tensors", "8",  "--tensor-size", "1M",
+           "--storage", storage, "--ways",    way});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  TracedLoad out;
+  const json doc = json::parse(r.out, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    ADD_FAILURE() << "expected the load's JSON, got: " << r.out;
+    return out;
+  }
+  out.figures = doc["figures"];
+  const std::string file = out.figures.value("file", "");
+  for (const json& item : json_lines(slurp(trace))) {
+    const std::string type = item.value("type", "");
+    if ((type == "fault" || type == "read") && item["path"] == file) {
+      if (type == "fault" && item["fault"]["major"].get<bool>()) ++out.major;
+      out.pages_in += u64(item["pages_from_device"]) + u64(item["readahead_pages"]);
+    } else if (type == "summary") {
+      for (const json& finding : item["read_findings"])
+        if (finding["path"] == file) out.findings.push_back(finding["finding"]);
+    }
+  }
+  fs::remove(trace);
+  return out;
+}
+
+bool names(const TracedLoad& load, const std::string& finding) {
+  return std::find(load.findings.begin(), load.findings.end(), finding) != load.findings.end();
+}
+
+TEST(ReadLoad, PagePerPageFaultingIsNamedOnTheFuseLazyLoadAndNotOnTheLocalEagerOne) {
+  WP_REQUIRE_ROOT();
+  if (::system("command -v bindfs >/dev/null") != 0) GTEST_SKIP() << "no bindfs";
+  const TracedLoad fuse_lazy = traced_load("fuse", "lazy");
+  const TracedLoad local_lazy = traced_load("local", "lazy");
+  const TracedLoad local_eager = traced_load("local", "eager");
+  const TracedLoad fuse_eager = traced_load("fuse", "eager");
+  for (const auto* load : {&fuse_lazy, &local_lazy, &local_eager, &fuse_eager}) {
+    const json& f = load->figures;
+    const std::string way = f.contains("lazy") ? "lazy" : "eager";
+    ASSERT_TRUE(f.contains(way)) << f.dump();
+    // The load's own getrusage count of its major faults, all on the model file.
+    EXPECT_EQ(load->major, u64(f[way]["major_faults"])) << f.dump();
+    // What the items brought in is what the loader read from storage, where the kernel counts
+    // it (FUSE's page cache fills are the daemon's reads, not the loader's): to the page, as
+    // the kernel counts the file's last page by its blocks.
+    if (f["storage"] == "local") {
+      const std::uint64_t storage = u64(f[way]["read_bytes"]);
+      EXPECT_LE(load->pages_in * 4096, storage + 4095) << f.dump();
+      EXPECT_GE(load->pages_in * 4096, storage) << f.dump();
+    }
+  }
+  // Through FUSE with a one-page window the lazy load faulted page by page: one tensor of
+  // 1 MiB, 256 pages, each a major fault.
+  EXPECT_GE(fuse_lazy.major, 256u);
+  EXPECT_TRUE(names(fuse_lazy, "page-per-page-faults")) << fuse_lazy.figures.dump();
+  EXPECT_FALSE(names(local_lazy, "page-per-page-faults"));
+  EXPECT_FALSE(names(local_eager, "page-per-page-faults"));
+  EXPECT_FALSE(names(fuse_eager, "page-per-page-faults"));
+  EXPECT_TRUE(names(local_eager, "cold-storage"));
+}
+
+}  // namespace
