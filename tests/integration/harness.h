@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -356,7 +357,7 @@ class ScratchExt4 : public ::testing::Test {
 // A disk's own counters: /proc/diskstats' writes, sectors written and flushes completed
 // (fields 5, 7 and 16 after the name; Documentation/admin-guide/iostats.rst, Linux 5.5+).
 struct DiskCounters {
-  std::uint64_t writes = 0, write_sectors = 0, flushes = 0;
+  std::uint64_t writes = 0, write_sectors = 0, flushes = 0, read_sectors = 0;
 };
 // Of a copy of /proc/diskstats taken earlier (`text`), or of the file as it is now.
 inline DiskCounters disk_counters_in(const std::string& text, const std::string& name) {
@@ -370,12 +371,37 @@ inline DiskCounters disk_counters_in(const std::string& text, const std::string&
     std::vector<std::uint64_t> field(17, 0);
     for (int i = 1; i <= 16 && (fields >> field[i]); ++i) {
     }
-    return DiskCounters{field[5], field[7], field[16]};
+    return DiskCounters{field[5], field[7], field[16], field[3]};
   }
   return {};
 }
 inline DiskCounters disk_counters(const std::string& name) {
   return disk_counters_in(slurp("/proc/diskstats"), name);
+}
+
+// cachestat(2)'s counts for a whole file (6.5+; syscall 451 on x86-64 and arm64), or nullopt
+// where the kernel has none.
+struct CacheCounts {
+  std::uint64_t cache = 0, dirty = 0, writeback = 0, evicted = 0, recently_evicted = 0;
+};
+inline std::optional<CacheCounts> cachestat(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  struct {
+    std::uint64_t off = 0, len = 0;  // len 0: to the end of the file
+  } range;
+  CacheCounts counts;
+  const long rc = ::syscall(451, fd, &range, &counts, 0);
+  ::close(fd);
+  if (rc != 0) return std::nullopt;
+  return counts;
+}
+
+// The mkfs command of the sweeps' file systems: ext4, xfs, btrfs.
+inline std::string mkfs_of(const std::string& type) {
+  if (type == "ext4") return "mkfs.ext4 -q -F";
+  if (type == "xfs") return "mkfs.xfs -q -f";
+  return "mkfs.btrfs -q -f";
 }
 
 // A device node's "major:minor" ("" when it cannot be statted).

@@ -126,12 +126,6 @@ std::vector<std::uint64_t> seeds() {
   return out;
 }
 
-std::string mkfs_of(const std::string& type) {
-  if (type == "ext4") return "mkfs.ext4 -q -F";
-  if (type == "xfs") return "mkfs.xfs -q -f";
-  return "mkfs.btrfs -q -f";
-}
-
 struct Tally {
   std::size_t rounds = 0, writes = 0, syncs = 0, pages = 0, violations = 0;
 };

@@ -16,23 +16,6 @@ namespace {
 
 using namespace wp::testing;
 
-// cachestat(2)'s counts for a whole file (6.5+; syscall 451 on x86-64 and arm64).
-struct CacheCounts {
-  std::uint64_t cache = 0, dirty = 0, writeback = 0, evicted = 0, recently_evicted = 0;
-};
-std::optional<CacheCounts> cachestat(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  struct {
-    std::uint64_t off = 0, len = 0;  // len 0: to the end of the file
-  } range;
-  CacheCounts counts;
-  const long rc = ::syscall(451, fd, &range, &counts, 0);
-  ::close(fd);
-  if (rc != 0) return std::nullopt;
-  return counts;
-}
-
 // Reads `path` whole in `bs`-byte read(2) calls (readv(2) into a page-aligned buffer with
 // O_DIRECT, the third argument "direct") and prints its byte count and the change in its own
 // /proc/self/io read_bytes: the reader's truth.
