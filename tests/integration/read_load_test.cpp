@@ -84,4 +84,65 @@ TEST(ReadLoad, PagePerPageFaultingIsNamedOnTheFuseLazyLoadAndNotOnTheLocalEagerO
   EXPECT_TRUE(names(local_eager, "cold-storage"));
 }
 
+// The chapter's loaders on a file of 16 MiB, each traced from a cold page cache (vmtouch -e
+// evicts it, and cachestat(2) says so): numpy's memmap viewing 2 MiB of it in place (the lazy
+// load: faults), vmtouch -t (prefetch: it maps the file and touches every page), then numpy's
+// fromfile (the eager load: read calls) from the cache vmtouch filled. Each held to the
+// loader's own getrusage major faults, to cachestat, and to where its pages must come from.
+TEST(ReadLoad, NumpyAndVmtouchLoadsAreHeldToTheirOwnCountsAndTheCache) {
+  WP_REQUIRE_ROOT();
+  if (::system("command -v vmtouch >/dev/null && /usr/bin/python3 -c 'import numpy' "
+               "2>/dev/null") != 0)
+    GTEST_SKIP() << "no vmtouch or python3-numpy";
+  ScratchFs disk("ext4", mkfs_of("ext4"));
+  ASSERT_TRUE(disk.ready());
+  const std::string path = disk.file("model.bin");
+  constexpr std::uint64_t kPages = 4096;
+  ASSERT_TRUE(sh("head -c 16M /dev/urandom > " + path + " && sync " + path));
+  const auto traced = [&](const std::vector<std::string>& command) {
+    const std::string trace = disk.file("trace.jsonl");
+    std::vector<std::string> argv = {writepath(), "trace", "--reads", "--format",
+                                     "json",      "-o",    trace,     "--"};
+    argv.insert(argv.end(), command.begin(), command.end());
+    const RunResult r = run(argv);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    TracedLoad out;
+    out.figures = r.out;
+    for (const json& item : json_lines(slurp(trace))) {
+      const std::string type = item.value("type", "");
+      if ((type != "fault" && type != "read") || item["path"] != path) continue;
+      if (type == "fault" && item["fault"]["major"].get<bool>()) ++out.major;
+      out.pages_in += u64(item["pages_from_device"]) + u64(item["readahead_pages"]);
+    }
+    fs::remove(trace);
+    return out;
+  };
+  const auto evict = [&] {
+    EXPECT_TRUE(sh("vmtouch -q -e " + path));
+    EXPECT_EQ(cachestat(path)->cache, 0u) << "vmtouch -e left pages cached";
+  };
+  const std::string majflt =
+      "import resource; f = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_majflt; ";
+
+  evict();
+  const TracedLoad lazy =
+      traced({"/usr/bin/python3", "-c",
+              majflt + "import numpy as np; m = np.memmap('" + path +
+                  "', dtype=np.uint8, mode='r'); a = f(); s = int(m[4 << 20:6 << 20].sum()); "
+                  "print(f() - a)"});
+  EXPECT_EQ(lazy.major, std::stoull(lazy.figures.get<std::string>())) << "lazy";
+  EXPECT_GE(lazy.major, 1u);
+  EXPECT_EQ(cachestat(path)->cache, lazy.pages_in) << "what the lazy load brought in stays";
+
+  evict();
+  const TracedLoad prefetch = traced({"vmtouch", "-q", "-t", path});
+  EXPECT_EQ(cachestat(path)->cache, kPages) << "vmtouch -t fills the cache";
+  EXPECT_EQ(prefetch.pages_in, kPages) << "every page, brought in by vmtouch's faults";
+
+  const TracedLoad eager = traced(
+      {"/usr/bin/python3", "-c",
+       "import numpy as np; print(int(np.fromfile('" + path + "', dtype=np.uint8).sum() > 0))"});
+  EXPECT_EQ(eager.pages_in, 0u) << "the eager load after the prefetch found every page cached";
+}
+
 }  // namespace
