@@ -120,6 +120,7 @@ json labelled_summary(const TraceSummary& totals) {
         {"bytes", human_bytes(file["bytes"].get<std::uint64_t>())},
         {"direct_bytes", human_bytes(file["direct_bytes"].get<std::uint64_t>())},
         {"latency", human_duration(file["latency_ns"].get<std::uint64_t>())},
+        {"fault_time", human_duration(file["fault_ns"].get<std::uint64_t>())},
         {"hit_ratio", hit.is_null() ? "–" : fmt::format("{:.1f} %", 100.0 * hit.get<double>())}};
   }
   return summary;

@@ -61,7 +61,8 @@ function drawReadFiles() {
                  h('th', {}, 'Bytes'), h('th', {}, 'Pages from the device'),
                  h('th', {}, 'Pages cached'), h('th', {}, 'Readahead pages'),
                  h('th', {}, 'Hit ratio'), h('th', {}, 'Direct bytes'),
-                 h('th', {}, 'Time in reads')));
+                 h('th', {}, 'Time in reads'), h('th', {}, 'Faults (major)'),
+                 h('th', {}, 'Time in faults')));
   files.forEach(function (f) {
     var file = f.ino === 0 && f.dev === '0:0' ? 'other files' : fileText(f);
     table.append(h('tr', {}, h('td', {}, file), h('td', {}, fmtCount(f.processes)),
@@ -70,9 +71,20 @@ function drawReadFiles() {
                    h('td', {}, f.labels.bytes), h('td', {}, fmtCount(f.pages_from_device)),
                    h('td', {}, fmtCount(f.pages_cached)), h('td', {}, fmtCount(f.readahead_pages)),
                    h('td', {}, f.labels.hit_ratio), h('td', {}, f.labels.direct_bytes),
-                   h('td', {}, f.labels.latency)));
+                   h('td', {}, f.labels.latency),
+                   h('td', {}, fmtCount(f.major_faults + f.minor_faults) + ' (' +
+                                   fmtCount(f.major_faults) + ')'),
+                   h('td', {}, f.labels.fault_time)));
   });
   document.getElementById('read-files-table').append(table);
+  // The diagnosis: one finding per line, as the text summary prints it.
+  var findings = summary.read_findings || [];
+  if (!findings.length) return;
+  var list = h('ul', {id: 'read-findings'});
+  findings.forEach(function (f) {
+    list.append(h('li', {}, h('b', {}, fileText(f) + ': ' + f.finding), ' ' + f.text));
+  });
+  document.getElementById('read-files-table').append(list);
 }
 
 return {drawContainers: drawContainers, drawDirectIo: drawDirectIo, drawReadFiles: drawReadFiles};
