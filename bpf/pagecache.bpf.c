@@ -77,7 +77,9 @@ static __always_inline void wp_read_filled(struct wp_task_state *st, struct foli
 
 /* A folio inserted into a file's page cache: a miss being filled, by a read, its readahead or
  * a fault. The thread's traced read of that file counts it, else its open fault on a mapping
- * of that file. */
+ * of that file: outside any traced call, or a fault of the kernel's inside one (a write from a
+ * mapped buffer). A fault stays open until the thread's next one, so what the thread inserts
+ * by untraced calls in between (madvise, fadvise WILLNEED, sendfile) is counted as its too. */
 SEC("tp_btf/mm_filemap_add_to_page_cache")
 int BPF_PROG(wp_cache_add, struct folio *folio)
 {
@@ -97,7 +99,8 @@ int BPF_PROG(wp_cache_add, struct folio *folio)
 	if (st->active && st->file && wp_syscall_is_read(st->syscall) &&
 	    wp_read_file_is(st, BPF_CORE_READ(mapping, host)))
 		wp_read_filled(st, folio, wp_folio_nr_pages(folio));
-	else if (st->fault_file && st->fault_mapping == (__u64)mapping)
+	else if (st->fault_file && st->fault_mapping == (__u64)mapping &&
+		 (!st->active || (st->fault_flags & WP_FAULT_KERNEL)))
 		wp_fault_filled(st, folio, wp_folio_nr_pages(folio));
 	return 0;
 }
