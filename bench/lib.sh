@@ -18,6 +18,7 @@ failures=()  # one line each: a section that failed its bound
 
 rounds=${ROUNDS:-5}
 count=${COUNT:-200000}                 # cached 4 KiB pwrites per run (side-by-side, variants)
+fault_count=${FAULT_COUNT:-4096}       # major faults per run of the fault loop (side-by-side)
 getppid_count=${GETPPID_COUNT:-1000000}
 fsync_count=${FSYNC_COUNT:-500}        # pwrite + fdatasync pairs per run
 soak_seconds=${SOAK_SECONDS:-60}
@@ -73,7 +74,7 @@ bench_setup() {
     exit 1
   fi
   local exe
-  for exe in writepath wp_bench_pwrite wp_bench_pread wp_bench_getppid wp_bench_logger wp_bench_write wp_bench_json_rewrite wp_bench_rename; do
+  for exe in writepath wp_bench_pwrite wp_bench_pread wp_bench_fault wp_bench_getppid wp_bench_logger wp_bench_write wp_bench_json_rewrite wp_bench_rename; do
     if [[ ! -x $bin/$exe ]]; then
       echo "bench: $bin/$exe is missing; build it first (make build BUILD=$build)" >&2
       exit 1

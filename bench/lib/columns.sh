@@ -22,6 +22,10 @@ bpftrace_column_event[bpftrace-write-pid1]=sys_exit_write
 # offcputime's core as a one-liner: the kernel stack of every thread switched out, counted.
 bpftrace_column_program[bpftrace-offcpu]='tracepoint:sched:sched_switch { @[kstack] = count(); }'
 bpftrace_column_event[bpftrace-offcpu]=sched_switch
+# On the fault loop the pwrite64 column counts its major faults by the hook writepath names
+# them with (a fault has no exit to time): filemap_fault calls per thread.
+bpftrace_column_program[bpftrace-fault]='tracepoint:filemap:mm_filemap_fault { @[tid] = count(); }'
+bpftrace_column_event[bpftrace-fault]=mm_filemap_fault
 
 hook_flags=""  # the variant run_column's writepath commands use (empty: the default)
 
@@ -29,6 +33,7 @@ workload_cmd() {  # WORKLOAD: the loop program's command line, in the array `cmd
   case $1 in
     pwrite) cmd=("$bin/wp_bench_pwrite" "$SCRATCH_MNT/cached.dat" "$count" 1) ;;
     pread) cmd=("$bin/wp_bench_pread" "$SCRATCH_MNT/read.dat" "$count" 1) ;;
+    fault) cmd=("$bin/wp_bench_fault" "$SCRATCH_MNT/mapped.dat" "$fault_count" 4) ;;
     getppid) cmd=("$bin/wp_bench_getppid" "$getppid_count") ;;
     fdatasync) cmd=("$bin/wp_bench_pwrite" "$SCRATCH_MNT/synced.dat" "$fsync_count" 1 fdatasync) ;;
     devnull) cmd=("$bin/wp_bench_write" "$getppid_count") ;;  # 64 B write(2)s to /dev/null
@@ -37,13 +42,14 @@ workload_cmd() {  # WORKLOAD: the loop program's command line, in the array `cmd
 
 # COLUMN WORKLOAD: run the workload once under COLUMN; print its ns/op, or "fail".
 run_column() {
-  local column=$1 cmd out="$work/$1.out" ns="" syscall=pwrite64
+  local column=$1 cmd out="$work/$1.out" ns="" syscall=pwrite64 program=$1
   workload_cmd "$2"
   [[ $2 != pread ]] || syscall=pread64  # the call the pwrite64 columns watch, on the read loop
-  # This build's writepath follows the read loop's calls (--reads); a baseline's may not know
-  # the flag, and then its columns are what reads cost before they were traced.
+  [[ $2 != fault || $1 != bpftrace ]] || program=bpftrace-fault
+  # This build's writepath follows the read loop's calls and the fault loop's faults (--reads);
+  # a baseline's may not know the flag, and then its columns are what reads cost before.
   local reads=()
-  [[ $2 != pread ]] || reads=(--reads)
+  [[ $2 != pread && $2 != fault ]] || reads=(--reads)
   case $column in
     untraced) ns=$("${cmd[@]}" 2>"$work/err") || ns="" ;;
     wp-trace) ns=$("$wp" trace ${hook_flags:+"$hook_flags"} "${reads[@]}" -o "$out" -- "${cmd[@]}" 2>"$work/err") || ns="" ;;
@@ -68,8 +74,8 @@ run_column() {
         bg_stop TERM
       fi ;;
     bpftrace | bpftrace-write-pid1 | bpftrace-offcpu)
-      if bpftrace_start "$out" "${bpftrace_column_program[$column]//pwrite64/$syscall}" \
-        "${bpftrace_column_event[$column]//pwrite64/$syscall}"; then
+      if bpftrace_start "$out" "${bpftrace_column_program[$program]//pwrite64/$syscall}" \
+        "${bpftrace_column_event[$program]//pwrite64/$syscall}"; then
         ns=$("${cmd[@]}" 2>"$work/err") || ns=""
         bg_stop INT
       fi ;;
@@ -80,7 +86,12 @@ run_column() {
         scrape "$out" || : >"$out"
         bg_stop TERM
       fi ;;
-    perf-trace) ns=$(perf trace -e "$syscall" -o "$out" -- "${cmd[@]}" 2>"$work/err") || ns="" ;;
+    perf-trace)
+      if [[ $2 == fault ]]; then  # perf trace's own major-fault events, no syscall
+        ns=$(perf trace --no-syscalls -F maj -o "$out" -- "${cmd[@]}" 2>"$work/err") || ns=""
+      else
+        ns=$(perf trace -e "$syscall" -o "$out" -- "${cmd[@]}" 2>"$work/err") || ns=""
+      fi ;;
   esac
   if [[ ! $ns =~ ^[0-9.]+$ ]]; then
     echo "bench: $column on $2 failed: $(tail -n 2 "$work/err" | tr '\n' ' ')" >&2

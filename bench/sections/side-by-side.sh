@@ -5,13 +5,14 @@
 # a machine-wide bpftrace pwrite64 latency histogram, bpftrace's write(2) histogram of pid 1
 # and `perf trace -e pwrite64 -- CMD`; on a cached 4 KiB pwrite loop, a getppid() loop,
 # 4 KiB pwrite + fdatasync on ext4 with journal, 64 B write(2)s to /dev/null, and a cached
-# 4 KiB pread loop (writepath traces it with --reads; its bpftrace and perf columns watch pread64).
+# 4 KiB pread loop (writepath traces it with --reads; its bpftrace and perf columns watch pread64),
+# and a major-fault loop (--reads; bpftrace counts mm_filemap_fault, perf trace -F maj).
 # BASELINE=OTHER_BUILD_DIR adds that build's writepath, as "baseline trace" and "baseline
 # bystander" columns run in the same interleaved rounds: a change's before and after, measured
 # together.
 # Usage: bash bench/sections/side-by-side.sh [BUILD_DIR]   (build dir default `build`)
 # Sizes: ROUNDS, COUNT, GETPPID_COUNT, FSYNC_COUNT (defaults in bench/lib.sh). WORKLOADS
-# picks some of the loops (default all: "pwrite getppid fdatasync devnull pread").
+# picks some of the loops (default all: "pwrite getppid fdatasync devnull pread fault"); FAULT_COUNT.
 set -euo pipefail
 # shellcheck source=bench/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
@@ -38,7 +39,7 @@ section_side_by_side() {
   for c in "${columns[@]:1}"; do header+=" ${column_title[$c]} |"; rule+="---:|"; done
   local rows=() lost_notes=()
   local workloads
-  read -r -a workloads <<<"${WORKLOADS:-pwrite getppid fdatasync devnull pread}"
+  read -r -a workloads <<<"${WORKLOADS:-pwrite getppid fdatasync devnull pread fault}"
   for workload in "${workloads[@]}"; do
     declare -A ns_of=() lost_of=()
     local order
@@ -87,7 +88,9 @@ section_side_by_side() {
     echo "loop device; devnull: 64 B write(2) to /dev/null, $getppid_count per run (a write the trace"
     echo "does not follow: a bystander's socket, pipe or terminal write); pread: 4 KiB pread over a"
     echo "cached 1 MiB file, $count per run (writepath traced with --reads, the baseline as it is;"
-    echo "bpftrace and perf watch pread64). Records lost by writepath, all rounds: $(printf '%s; ' "${lost_notes[@]}" | sed 's/; $//')."
+    echo "bpftrace and perf watch pread64); fault: $fault_count major faults of a 4 MiB mapping"
+    echo "per run, its pages dropped before each pass, MADV_RANDOM (traced with --reads; bpftrace"
+    echo "counts mm_filemap_fault, perf trace -F maj). Records lost by writepath, all rounds: $(printf '%s; ' "${lost_notes[@]}" | sed 's/; $//')."
     echo
   } >>"$summary"
 }
