@@ -63,8 +63,11 @@ TEST(ReadLoad, PagePerPageFaultingIsNamedOnTheFuseLazyLoadAndNotOnTheLocalEagerO
     const json& f = load->figures;
     const std::string way = f.contains("lazy") ? "lazy" : "eager";
     ASSERT_TRUE(f.contains(way)) << f.dump();
-    // The load's own getrusage count of its major faults, all on the model file.
+    // The load's own getrusage count of its major faults, all on the model file; and its own
+    // cachestat(2) of the file right after the load: every page it left cached, one of its
+    // items brought in (the load started from a cold cache).
     EXPECT_EQ(load->major, u64(f[way]["major_faults"])) << f.dump();
+    EXPECT_EQ(load->pages_in, u64(f[way]["cached_pages_after"])) << f.dump();
     // What the items brought in is what the loader read from storage, where the kernel counts
     // it (FUSE's page cache fills are the daemon's reads, not the loader's): to the page, as
     // the kernel counts the file's last page by its blocks.

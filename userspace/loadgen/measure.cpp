@@ -88,7 +88,7 @@ void fsync_or_throw(int fd, const char* what) {
   if (::fsync(fd) != 0) throw LoadError(fmt::format("{}: {}", what, std::strerror(errno)));
 }
 
-std::optional<std::uint64_t> file_pending_bytes(int fd) {
+std::optional<FileCacheStat> file_cachestat(int fd) {
   // cachestat(2) has no glibc wrapper yet: syscall 451 on every architecture (asm-generic).
   struct Range {
     std::uint64_t off = 0, len = 0;  // len 0: to the end of the file
@@ -97,7 +97,13 @@ std::optional<std::uint64_t> file_pending_bytes(int fd) {
     std::uint64_t cache, dirty, writeback, evicted, recently_evicted;
   } st{};
   if (::syscall(451, fd, &range, &st, 0) != 0) return std::nullopt;
-  return (st.dirty + st.writeback) * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+  return FileCacheStat{st.cache, st.dirty, st.writeback};
+}
+
+std::optional<std::uint64_t> file_pending_bytes(int fd) {
+  const auto st = file_cachestat(fd);
+  if (!st) return std::nullopt;
+  return (st->dirty + st->writeback) * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
 }
 
 std::uint64_t meminfo_bytes(const std::string& field) {

@@ -63,6 +63,12 @@ void fsync_or_throw(int fd, const char* what = "fsync");
 // /proc/meminfo field in bytes ("Dirty", "Writeback", "Cached").
 std::uint64_t meminfo_bytes(const std::string& field);
 
+// cachestat(2) of the whole file (Linux 6.5+), in pages: nullopt where the kernel has none.
+struct FileCacheStat {
+  std::uint64_t cached = 0, dirty = 0, writeback = 0;
+};
+std::optional<FileCacheStat> file_cachestat(int fd);
+
 // The bytes of the file's own pages that are dirty or under writeback, from cachestat(2)
 // (Linux 6.5+): nullopt where the kernel has no cachestat. Unlike meminfo's Dirty, no other
 // process's pages count.

@@ -143,6 +143,9 @@ struct LoadCost {
   std::int64_t rss_growth_bytes = 0;
   std::uint64_t read_bytes = 0;
   std::uint64_t touch_sum = 0;
+  // cachestat(2) of the loaded file right after the load: what it left in the page cache
+  // (through FUSE, the FUSE file's own cache).
+  std::optional<std::uint64_t> cached_pages;
 };
 
 class CounterDelta {
@@ -251,7 +254,9 @@ class MmapLoad : public Scenario {
       if (ways_ != kAllWays && ways_ != way) return std::nullopt;
       ctx.check_interrupt();
       cold();
-      return load();
+      LoadCost cost = load();
+      if (const auto st = file_cachestat(fd.get())) cost.cached_pages = st->cached;
+      return cost;
     };
     const auto lazy = run_way(kLazy, [&] { return load_lazy(fd.get(), file_size, wanted); });
     const auto eager = run_way(kEager, [&] { return load_eager(fd.get(), file_size, wanted); });
@@ -276,6 +281,8 @@ class MmapLoad : public Scenario {
          {std::pair{"lazy", &lazy}, std::pair{"eager", &eager}, std::pair{"prefetch", &prefetch}}) {
       if (!*cost) continue;
       r.figures[name] = cost_json(**cost);
+      r.figures[name]["cached_pages_after"] =
+          (*cost)->cached_pages ? nlohmann::ordered_json(*(*cost)->cached_pages) : nullptr;
       if (sum && *sum != (*cost)->touch_sum) agree = false;
       sum = (*cost)->touch_sum;
     }
