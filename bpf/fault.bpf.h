@@ -26,19 +26,18 @@
 #define WP_X86_PF_WRITE 0x2ul
 #define WP_X86_PTRS_PER_PTE 512
 
-/* Sends the thread's open fault, if a filemap hook named it a file's, and closes it. */
+/* Sends the thread's open fault, if a filemap hook named it a file's, and closes it. Its file's
+ * path went out when it was named (wp_fault_of): by now the mapping may be gone. */
 static __always_inline void wp_fault_send(struct wp_task_state *st, struct task_struct *task)
 {
 	struct wp_fault_record *r;
-	__u64 start = st->fault_start, name, parent;
+	__u64 start = st->fault_start;
 
 	if (!start)
 		return;
 	st->fault_start = 0;
 	if (!st->fault_file)
 		return;
-	wp_file_name_of((struct file *)st->fault_file, st->fault_dev, false, &name, &parent);
-	wp_emit_path_once(st, st->fault_file, st->fault_dev, st->fault_ino, name, parent);
 	r = wp_reserve(sizeof(*r), WP_REC_FAULT, WP_HOOK_FAULT);
 	if (!r)
 		return;
@@ -95,7 +94,7 @@ static __always_inline struct wp_task_state *wp_fault_of(struct address_space *m
 	struct wp_mapped_file m;
 	struct wp_task_state *st;
 	struct file *file;
-	__u64 page;
+	__u64 page, name, parent;
 
 	if (!wp_task_has_storage(task))
 		return NULL;
@@ -117,6 +116,9 @@ static __always_inline struct wp_task_state *wp_fault_of(struct address_space *m
 	st->fault_dev = st->cached_dev;
 	st->fault_ino = st->cached_ino;
 	st->fault_index = page;
+	/* Named while the faulting VMA holds the file: the record goes out later. */
+	wp_file_name_of(file, st->fault_dev, false, &name, &parent);
+	wp_emit_path_once(st, st->fault_file, st->fault_dev, st->fault_ino, name, parent);
 	return st;
 }
 
