@@ -96,7 +96,7 @@ class ReadPath : public ScratchExt4 {
   // read item, what the command printed, and its shell's /proc/self/io read_bytes change (the
   // reaped commands' own reads from storage: the kernel's count, page faults included).
   struct ShellReading {
-    std::vector<json> reads;
+    std::vector<json> reads, faults;
     std::string out;
     std::uint64_t storage_bytes = 0;
   };
@@ -110,7 +110,10 @@ class ReadPath : public ScratchExt4 {
     EXPECT_EQ(r.exit_code, 0) << r.err;
     ShellReading out;
     for (const json& item : json_lines(slurp(trace)))
-      if (item.value("type", "") == "read") out.reads.push_back(item);
+      if (item.value("type", "") == "read")
+        out.reads.push_back(item);
+      else if (item.value("type", "") == "fault")
+        out.faults.push_back(item);
     fs::remove(trace);
     out.out = r.out;
     const std::size_t at = r.out.rfind("storage ");
@@ -138,11 +141,11 @@ FileSum sum_of(const std::vector<json>& reads, const std::string& path) {
 }
 
 // Real readers from Debian, each on cold files, held to their own counts and the kernel's:
-// tar reads every byte of each file it archives; fio says how many bytes it read; sqlite3
-// scans a table. Every page of a cold file its reads span had to come from the device, by
-// them or their readahead; and what all the items brought in is part of what the kernel counts
-// the reader read from storage (/proc/PID/io read_bytes: also its page faults, and its
-// metadata blocks).
+// tar reads every byte of each file it archives; fio says how many bytes it read (and, with
+// its mmap engine, how many major faults its job took); sqlite3 scans a table. Every page of a cold
+// file its reads span had to come from the device, by them or their readahead; and what all the
+// items brought in is part of what the kernel counts the reader read from storage (/proc/PID/io
+// read_bytes: also its page faults, and its metadata blocks).
 TEST_F(ReadPath, RealReadersOfColdFilesAreHeldToTheirOwnCounts) {
   constexpr std::size_t kSizes[] = {12 << 10, 1 << 20, 3 << 20};
   std::vector<std::string> archived;
@@ -183,6 +186,29 @@ TEST_F(ReadPath, RealReadersOfColdFilesAreHeldToTheirOwnCounts) {
     EXPECT_GE(f.from_device + f.readahead, 1u) << rw << ": a cold file";
     const FileSum all = sum_of(fio.reads, "");
     EXPECT_LE((all.from_device + all.readahead) * 4096, fio.storage_bytes) << rw << fio.out;
+  }
+
+  // fio reading a cold file through a mapping (its mmap engine copies from it): the faults on
+  // the file are major exactly as often as fio's own count of its job's major faults, and
+  // bring in at least every byte fio read.
+  const std::string mapped = cold_file("fio-mmap.dat", 8 << 20);
+  const ShellReading fio_mmap = traced_shell("fio --name=m --filename=" + mapped +
+                                             " --rw=read --bs=64k --size=8M --ioengine=mmap "
+                                             "--output-format=json");
+  {
+    const std::size_t json_at = fio_mmap.out.find('{');
+    ASSERT_NE(json_at, std::string::npos) << fio_mmap.out;
+    const json job = json::parse(
+        fio_mmap.out.substr(json_at, fio_mmap.out.rfind("storage") - json_at))["jobs"][0];
+    std::uint64_t major = 0, pages_in = 0;
+    for (const json& f : fio_mmap.faults) {
+      if (f["path"] != mapped) continue;
+      major += f["fault"]["major"].get<bool>();
+      pages_in += u64(f["pages_from_device"]) + u64(f["readahead_pages"]);
+    }
+    EXPECT_EQ(major, u64(job["majf"])) << job.dump();
+    EXPECT_GE(pages_in * 4096, u64(job["read"]["io_bytes"]));
+    EXPECT_LE(pages_in * 4096, fio_mmap.storage_bytes) << fio_mmap.out;
   }
 
   // sqlite3 scanning a table of a cold database.
