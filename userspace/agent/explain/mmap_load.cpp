@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include "agent/explain/explain.h"
 #include "agent/explain/lines.h"
@@ -37,7 +38,9 @@ void explain_way(std::vector<std::string>& out, Way way, const ReadFileSummary& 
       plural(f.pages_from_device + f.readahead_pages, "page", "pages"),
       figures.value("major_faults", std::uint64_t{0}),
       human_bytes(figures.value("read_bytes", std::uint64_t{0}))));
-  for (const ReadFinding& finding : diagnose_reads(files, 4096))
+  // The load ran here, under this kernel: its page size is this machine's.
+  const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+  for (const ReadFinding& finding : diagnose_reads(files, page))
     out.push_back(fmt::format("  {}: {}", read_finding_name(finding.kind), finding.text));
 }
 
