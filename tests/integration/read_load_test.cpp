@@ -65,9 +65,13 @@ TEST(ReadLoad, PagePerPageFaultingIsNamedOnTheFuseLazyLoadAndNotOnTheLocalEagerO
     ASSERT_TRUE(f.contains(way)) << f.dump();
     // The load's own getrusage count of its major faults, all on the model file; and its own
     // cachestat(2) of the file right after the load: every page it left cached, one of its
-    // items brought in (the load started from a cold cache).
+    // items brought in (the load started from a cold cache; a busy machine may have evicted
+    // some since, hence at most).
     EXPECT_EQ(load->major, u64(f[way]["major_faults"])) << f.dump();
-    EXPECT_EQ(load->pages_in, u64(f[way]["cached_pages_after"])) << f.dump();
+    EXPECT_LE(u64(f[way]["cached_pages_after"]), load->pages_in) << f.dump();
+    if (u64(f[way]["cached_pages_after"]) != load->pages_in)
+      std::cout << way << ": " << u64(f[way]["cached_pages_after"]) << " of the " << load->pages_in
+                << " pages brought in left cached (evicted since)\n";
     // What the items brought in is what the loader read from storage, where the kernel counts
     // it (FUSE's page cache fills are the daemon's reads, not the loader's): to the page, as
     // the kernel counts the file's last page by its blocks.
@@ -139,17 +143,30 @@ TEST(ReadLoad, NumpyAndVmtouchLoadsAreHeldToTheirOwnCountsAndTheCache) {
                   "print(f() - a)"});
   EXPECT_EQ(lazy.major, std::stoull(lazy.figures.get<std::string>())) << "lazy";
   EXPECT_GE(lazy.major, 1u);
-  EXPECT_EQ(cachestat(path)->cache, lazy.pages_in) << "what the lazy load brought in stays";
+  // What the file keeps is what the load brought in, less what the machine evicted since (a
+  // busy machine did: 4 pages of 1920 once, in make test beside the other tests).
+  const auto kept = [&](std::uint64_t brought_in, const char* load) {
+    const std::uint64_t cached = cachestat(path)->cache;
+    EXPECT_LE(cached, brought_in) << load;
+    if (cached != brought_in)
+      std::cout << load << ": the file keeps " << cached << " of the " << brought_in
+                << " pages it brought in\n";
+    return cached;
+  };
+  kept(lazy.pages_in, "lazy");
 
   evict();
   const TracedLoad prefetch = traced({"vmtouch", "-q", "-t", path});
-  EXPECT_EQ(cachestat(path)->cache, kPages) << "vmtouch -t fills the cache";
-  EXPECT_EQ(prefetch.pages_in, kPages) << "every page, brought in by vmtouch's faults";
+  // Every page, brought in by vmtouch's faults (again, where evicted before it touched it).
+  EXPECT_GE(prefetch.pages_in, kPages) << "vmtouch -t";
+  const std::uint64_t cached_before_eager = kept(prefetch.pages_in, "vmtouch -t");
 
+  // The eager load after the prefetch brings in what the cache no longer held, each page once.
   const TracedLoad eager = traced(
       {"/usr/bin/python3", "-c",
        "import numpy as np; print(int(np.fromfile('" + path + "', dtype=np.uint8).sum() > 0))"});
-  EXPECT_EQ(eager.pages_in, 0u) << "the eager load after the prefetch found every page cached";
+  EXPECT_GE(eager.pages_in, kPages - cached_before_eager) << "eager";
+  EXPECT_LE(eager.pages_in, kPages) << "eager";
 }
 
 }  // namespace
