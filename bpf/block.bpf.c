@@ -3,7 +3,7 @@
  * Layer 3: bios and block requests. A bio record carries the file pages it writes (inode,
  * page-index extents) so the agent can hand each page back to the write that owns it; a
  * request record carries the request's pointer, disk, sector range and flags. Reads are
- * not the write path and are skipped here.
+ * skipped here, except, with --reads, the bios a traced reader queues and their requests.
  *
  * Every hook has a tp_btf entry and a raw_tp one (same handler, all reads through CO-RE);
  * userspace/probe/ autoloads the variant that attaches.
@@ -177,8 +177,8 @@ struct {
 	__type(value, struct wp_filtered_totals);
 } filtered_requests SEC(".maps");
 
-/* The inode whose page the bio's first bytes are, NULL for none; *anon: user memory. */
-static __always_inline struct inode *wp_bio_first_host(struct bio *bio, bool *anon)
+/* The page cache the bio's first bytes are in, NULL for none; *anon: user memory. */
+static __always_inline struct address_space *wp_bio_first_mapping(struct bio *bio, bool *anon)
 {
 	struct bio_vec *vecs = BPF_CORE_READ(bio, bi_io_vec);
 	struct address_space *mapping;
@@ -196,7 +196,99 @@ static __always_inline struct inode *wp_bio_first_host(struct bio *bio, bool *an
 		*anon = true;
 		return NULL;
 	}
+	return mapping;
+}
+
+/* The inode whose page the bio's first bytes are, NULL for none; *anon: user memory. */
+static __always_inline struct inode *wp_bio_first_host(struct bio *bio, bool *anon)
+{
+	struct address_space *mapping = wp_bio_first_mapping(bio, anon);
+
 	return mapping ? BPF_CORE_READ(mapping, host) : NULL;
+}
+
+/* With --reads (set before load): the read bios of traced readers and their requests are sent. */
+const volatile bool cfg_read_requests = false;
+
+/* The read bios sent, and the requests carrying one of them (whose events are sent): nobody
+ * else's read request is. LRU: a bio merged into a request that was not sent, or a request
+ * whose completion never came, ages out. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u64);
+	__type(value, __u8);
+} read_bios SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, __u8);
+} read_rqs SEC(".maps");
+
+/* Why the current thread queues read bio `bio`, and the tag (WP_URING_TAG of its start) of what
+ * it queues it for: a traced read call (its misses, the readahead it starts, an O_DIRECT read's
+ * data, the file system's metadata it needs), or the thread's open page fault, for the faulting
+ * file's pages only (a call the tracer does not follow, made between two faults, reads for
+ * itself). False for everyone else's reads: a kernel thread's, an untraced thread's. */
+static __always_inline bool wp_read_bio_why(struct bio *bio, __u8 *why, __u32 *tag)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct wp_task_state *st;
+	bool anon;
+
+	if (task->flags & WP_PF_KTHREAD)
+		return false;
+	st = bpf_task_storage_get(&task_state, task, 0, 0);
+	if (!st)
+		return false;
+	if (st->active) {
+		if (!wp_syscall_is_read(st->syscall))
+			return false;
+		*why = WP_WHY_READ_CALL;
+		*tag = WP_URING_TAG(st->start_ns);
+		return true;
+	}
+	if (!st->fault_start || !st->fault_mapping ||
+	    (__u64)wp_bio_first_mapping(bio, &anon) != st->fault_mapping)
+		return false;
+	*why = WP_WHY_FAULT;
+	*tag = WP_URING_TAG(st->fault_start);
+	return true;
+}
+
+/* Whether read request `rq`'s event is sent: it carries a read bio that was (a request holding
+ * more bios than the walk's bound is judged by its first ones). */
+static __always_inline bool wp_read_request_sent(struct request *rq, __u8 event, __u32 nr_bytes)
+{
+	__u64 key = (__u64)rq;
+	struct bio *bio;
+	__u8 one = 1;
+
+	if (event == WP_RQ_COMPLETE) {
+		if (!bpf_map_lookup_elem(&read_rqs, &key))
+			return false;
+		/* At this event __data_len is what was left before this completion. */
+		if (nr_bytes >= BPF_CORE_READ(rq, __data_len))
+			bpf_map_delete_elem(&read_rqs, &key);
+		return true;
+	}
+	if (event != WP_RQ_INSERT && event != WP_RQ_ISSUE) /* requeue */
+		return bpf_map_lookup_elem(&read_rqs, &key) != NULL;
+	/* Decided again at each insert and issue: the pointer may be a new request's. */
+	bio = BPF_CORE_READ(rq, bio);
+	for (int i = 0; i < 16 && bio; i++) {
+		__u64 bio_key = (__u64)bio;
+
+		if (bpf_map_lookup_elem(&read_bios, &bio_key)) {
+			bpf_map_update_elem(&read_rqs, &key, &one, BPF_ANY);
+			return true;
+		}
+		bio = BPF_CORE_READ(bio, bi_next);
+	}
+	bpf_map_delete_elem(&read_rqs, &key);
+	return false;
 }
 
 static __always_inline bool wp_bio_filtered(struct bio *bio, __u32 op, __u32 disk)
@@ -316,14 +408,20 @@ static __always_inline int wp_emit_bio(struct bio *bio, __u8 kind)
 	__u32 opf = BPF_CORE_READ(bio, bi_opf);
 	__u32 op = wp_req_op(opf);
 	struct wp_bio_record *r;
-	__u32 bdev, disk;
+	__u32 bdev, disk, tag = 0;
+	__u8 why = 0;
 
-	if (op == WP_OP_READ)
+	if (op == WP_OP_READ && (!cfg_read_requests || !wp_read_bio_why(bio, &why, &tag)))
 		return 0;
 	wp_bio_devs(bio, &bdev, &disk);
 	if (cfg_disk && disk != cfg_disk && bdev != cfg_disk)
 		return 0;
-	if (wp_filters_files()) {
+	if (op == WP_OP_READ) {
+		__u64 key = (__u64)bio;
+		__u8 one = 1;
+
+		bpf_map_update_elem(&read_bios, &key, &one, BPF_ANY);
+	} else if (wp_filters_files()) {
 		__u64 key = (__u64)bio;
 		__u8 one = 1;
 
@@ -350,12 +448,12 @@ static __always_inline int wp_emit_bio(struct bio *bio, __u8 kind)
 	r->op = op;
 	r->flags = wp_req_flags(opf);
 	r->kind = kind;
-	r->why = wp_current_why();
+	r->why = op == WP_OP_READ ? why : wp_current_why();
 	r->bio_flags = 0;
 	r->nr_extents = 0;
 	r->file_dev = 0;
 	r->ino = 0;
-	r->uring_tag = wp_current_uring_tag();
+	r->uring_tag = op == WP_OP_READ ? tag : wp_current_uring_tag();
 	__builtin_memset(r->extents, 0, sizeof(r->extents));
 	wp_fill_extents(r, bio);
 	wp_submit(r, sizeof(*r));
@@ -433,12 +531,12 @@ static __always_inline int wp_emit_request(struct request *rq, __u8 event, int e
 	if (cfg_metrics && event == WP_RQ_COMPLETE && error && op == WP_OP_WRITE)
 		wp_metric_add(WP_METRIC_WHAT(WP_METRIC_WRITE_ERROR, 0), wp_rq_disk(rq), 0, nr_bytes,
 			      0);
-	if (op == WP_OP_READ)
+	if (op == WP_OP_READ && (!cfg_read_requests || !wp_read_request_sent(rq, event, nr_bytes)))
 		return 0;
 	disk = wp_rq_disk(rq);
 	if (cfg_disk && disk != cfg_disk)
 		return 0;
-	if (wp_filters_files() && op != WP_OP_FLUSH &&
+	if (wp_filters_files() && op != WP_OP_FLUSH && op != WP_OP_READ &&
 	    wp_request_filtered(rq, event, disk, op, nr_bytes))
 		return 0;
 	/* A flush of a disk no traced file is on (counted when done, for the disk's totals). */

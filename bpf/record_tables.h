@@ -180,7 +180,7 @@ typedef struct wp_extent wp_t_extents[WP_BIO_MAX_EXTENTS];
 	X(u8, nr_extents, "extents[] used")                                                        \
 	X(why8, why, "enum wp_why: why it was submitted")                                          \
 	X(dev, file_dev, "superblock device of the pages' inode")                                  \
-	X(u32, uring_tag, "WP_URING_TAG() of the io_uring op it was queued for; 0: none")          \
+	X(u32, uring_tag, "WP_URING_TAG() of its io_uring op, read call or fault; 0: none")         \
 	X(u64, ino, "the pages' inode")                                                            \
 	X(comm, comm, "the submitting thread's name")                                              \
 	X(extents, extents, "the file pages it carries, in runs")

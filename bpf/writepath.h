@@ -450,6 +450,8 @@ enum wp_why {
 	WP_WHY_SYNC = 5,	  /* flusher working for sync(2)/syncfs(2) */
 	WP_WHY_VMSCAN = 6,	  /* flusher woken by memory reclaim */
 	WP_WHY_OTHER_WRITEBACK = 7,
+	WP_WHY_READ_CALL = 8, /* inside a traced read: its misses and the readahead it started */
+	WP_WHY_FAULT = 9,     /* in a traced thread's page fault, for the faulting file's pages */
 };
 
 enum wp_bio_flags {

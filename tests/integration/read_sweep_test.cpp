@@ -143,6 +143,10 @@ std::vector<std::string> run_round(const Round& r) {
   // item spanned are at most the readahead before it.
   std::set<std::uint64_t> spanned;
   std::uint64_t cached_unspanned = 0;
+  // The read requests the items list: each once (a request two items' bios merged into is in
+  // both), on the loop device, in order of their stages.
+  std::set<std::pair<std::uint64_t, std::uint64_t>> requests;  // (sector, issue)
+  std::uint64_t request_bytes = 0;
   for (const json& item : json_lines(traced)) {
     const std::string type = item.value("type", "");
     if ((type != "read" && type != "fault") || item["path"] != path) continue;
@@ -158,6 +162,17 @@ std::vector<std::string> run_round(const Round& r) {
           fmt::format("a cold round's item found {} pages cached that no item before "
                       "it read, their readahead brought {}: {}",
                       cached_unspanned, readahead, item.dump()));
+    for (const json& rq : item["requests"]) {
+      if (rq["dev"] != device_number("/dev/" + disk.loop_name()))
+        v.push_back("a read request on another device: " + rq.dump());
+      const std::uint64_t issue = rq["issue_ns"].is_null() ? 0 : u64(rq["issue_ns"]);
+      if (rq["complete_ns"].is_null() || issue == 0 || u64(rq["complete_ns"]) < issue)
+        v.push_back("a read request not issued then completed: " + rq.dump());
+      if (requests.insert({u64(rq["sector"]), issue}).second) request_bytes += u64(rq["bytes"]);
+    }
+    // A page the item put in the cache came in a bio it queued, so in one of its requests.
+    if (u64(item["pages_from_device"]) != 0 && item["requests"].empty())
+      v.push_back("an item brought pages in and lists no request: " + item.dump());
     from_device += u64(item["pages_from_device"]);
     readahead += u64(item["readahead_pages"]);
     cached += found;
@@ -176,6 +191,13 @@ std::vector<std::string> run_round(const Round& r) {
   if (brought_in * 4096 > storage + window || storage > brought_in * 4096 + window)
     v.push_back(
         fmt::format("{} pages brought in, /proc/self/io read_bytes {}", brought_in, storage));
+  // Its requests against what it caused storage to read and the disk read: the same bios.
+  if (request_bytes > storage + window || storage > request_bytes + window)
+    v.push_back(fmt::format("its read requests carried {} bytes, /proc/self/io read_bytes {}",
+                            request_bytes, storage));
+  if (request_bytes > disk_bytes)
+    v.push_back(fmt::format("its read requests carried {} bytes, the disk read {}", request_bytes,
+                            disk_bytes));
   if (brought_in * 4096 > disk_bytes + window)
     v.push_back(fmt::format("{} pages brought in, the disk read {} bytes", brought_in, disk_bytes));
   // Warm: nothing from the device unless storage read something (pages evicted meanwhile).

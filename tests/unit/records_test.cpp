@@ -276,7 +276,7 @@ TEST(Decoder, SubmitReasonValuesMapOntoTheirReasons) {
 TEST(Decoder, UnknownSubmitReasonAndOpDecodeAsUnknownAndOther) {
   auto r = empty_record<wp_bio_record>(WP_REC_BIO);
   r.kind = WP_BIO_QUEUE;
-  r.why = WP_WHY_OTHER_WRITEBACK + 1;
+  r.why = WP_WHY_FAULT + 1;
   r.op = 7;
   Decoder decoder;
   auto event = decode_one(decoder, r);

@@ -274,7 +274,8 @@ test('the read table has a row per file with where its pages came from', () => {
   const cells = byId.get('read-files-table').findAll(byTag('td')).map((c) => c.textContent);
   const f = data.summary.read_files[0];
   assert.deepEqual(cells, [f.path, '1', '1', f.labels.bytes, '6', '2', '24', f.labels.hit_ratio,
-                           f.labels.direct_bytes, f.labels.latency, '0 (0)', f.labels.fault_time]);
+                           f.labels.direct_bytes, f.labels.latency, '0 (0)', f.labels.fault_time,
+                           f.labels.requests, f.labels.device_rate]);
 });
 
 test('a read is a bar colored by where its pages came from, and its tooltip says so', () => {

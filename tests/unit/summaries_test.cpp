@@ -302,6 +302,39 @@ TEST(ReadFileSummary, TheHitRatioCountsReadaheadAsMisses) {
   EXPECT_DOUBLE_EQ(*quarter.files()[0].hit_ratio(), 0.25);
 }
 
+RequestTimeline read_request(std::uint64_t sector, std::uint32_t bytes, Nanos issue,
+                             Nanos complete) {
+  RequestTimeline r;
+  r.disk = make_dev(7, 0);
+  r.op = ReqOp::Read;
+  r.sector = sector;
+  r.bytes = bytes;
+  r.issue_ns = issue;
+  r.complete_ns = complete;
+  return r;
+}
+
+// Requests as biosize and biopattern count them: sizes in power-of-two buckets, sequential when
+// one begins where the file's last ended (the first is random), the device's busy time with
+// overlaps once, and a request two items list counted once.
+TEST(ReadFileSummary, ItsRequestsAreCountedBySizePatternAndDeviceTime) {
+  ReadFileSummary summary;
+  ReadTimeline first = read_of(1, 10, 1 << 20, 256);
+  first.requests = {read_request(1000, 131072, 100, 300), read_request(1256, 131072, 200, 400)};
+  ReadTimeline second = read_of(1, 10, 4096, 1);
+  // The second request again (its bios merged with this item's), then one far away.
+  second.requests = {read_request(1256, 131072, 200, 400), read_request(90000, 4096, 500, 600)};
+  summary.add(first);
+  summary.add(second);
+  const FileReads& f = summary.files()[0];
+  EXPECT_EQ(f.read_requests, 3u);
+  EXPECT_EQ(f.request_bytes, 2u * 131072 + 4096);
+  EXPECT_EQ(f.sequential_requests, 1u);
+  EXPECT_EQ(f.request_sizes[0], 1u);  // 4 KiB
+  EXPECT_EQ(f.request_sizes[5], 2u);  // 128 KiB
+  EXPECT_EQ(f.device_ns, (400u - 100u) + (600u - 500u));
+}
+
 // An O_DIRECT read spans pages it neither found nor brought in: no hit ratio to speak of.
 TEST(ReadFileSummary, DirectReadsHaveBytesButNoHitRatio) {
   ReadFileSummary summary;

@@ -15,11 +15,6 @@ constexpr std::uint64_t kPagesPerFaultAtMost = 2;  // pages brought in per major
 constexpr std::uint64_t kReadAgainPages = 16;
 constexpr std::uint64_t kUnusedPages = 256;
 
-std::string per_second(std::uint64_t bytes, Nanos ns) {
-  const double rate = static_cast<double>(bytes) * 1e9 / static_cast<double>(ns);
-  return human_bytes(static_cast<std::uint64_t>(rate)) + "/s";
-}
-
 }  // namespace
 
 const char* read_finding_name(ReadFindingKind kind) {
@@ -42,11 +37,22 @@ std::vector<ReadFinding> diagnose_reads(const std::vector<FileReads>& files,
     };
     const std::uint64_t brought_in = f.pages_from_device + f.readahead_pages;
     const Nanos waited = f.latency_ns + f.fault_ns;
-    if (brought_in >= kColdPages && waited != 0)
-      say(ReadFindingKind::ColdStorage,
+    if (brought_in >= kColdPages && waited != 0) {
+      std::string text =
           fmt::format("{} read from storage in {} of reads and faults: {} while its readers waited",
                       human_bytes(brought_in * page_bytes), human_duration(waited),
-                      per_second(brought_in * page_bytes, waited)));
+                      human_rate(brought_in * page_bytes, waited));
+      // What the device did for them, from their requests: its rate while it worked for them
+      // beside the readers' says whether the time went to the device or around it.
+      if (f.read_requests != 0 && f.device_ns != 0)
+        text += fmt::format("; its {} ({} on average, {:.0f} % sequential) ran at {} at the device",
+                            plural(f.read_requests, "request", "requests"),
+                            human_bytes(f.request_bytes / f.read_requests),
+                            100.0 * static_cast<double>(f.sequential_requests) /
+                                static_cast<double>(f.read_requests),
+                            human_rate(f.request_bytes, f.device_ns));
+      say(ReadFindingKind::ColdStorage, std::move(text));
+    }
     if (f.major_faults >= kPagePerPageFaults &&
         f.fault_pages_in <= kPagesPerFaultAtMost * f.major_faults)
       say(ReadFindingKind::PagePerPageFaults,

@@ -91,6 +91,8 @@ void ReadFileSummary::add(const ReadTimeline& read) {
   f.pages_cached += read.pages_cached;
   f.readahead_pages += read.readahead_pages;
   std::vector<std::uint8_t>* pages = kept ? &pages_[key] : nullptr;
+  if (!read.requests.empty())
+    count_requests(f, cursors_[kept ? key : std::pair<DevT, std::uint64_t>{}], read);
   if (read.fault) {
     (read.fault->major ? f.major_faults : f.minor_faults) += 1;
     f.fault_ns += latency_ns(call);
@@ -111,6 +113,35 @@ void ReadFileSummary::add(const ReadTimeline& read) {
   f.async_readaheads += read.async_readaheads;
   if (pages && read.pages != 0 && read.page_cache && !(call.file_flags & file_flag::kDirect))
     touch(f, *pages, read.first_page, read.pages, read.pages_from_device == read.pages);
+}
+
+void ReadFileSummary::count_requests(FileReads& f, RequestCursor& cursor,
+                                     const ReadTimeline& read) {
+  constexpr std::size_t kRecent = 64;
+  for (const RequestTimeline& r : read.requests) {
+    if (r.op != ReqOp::Read || r.bytes == 0) continue;
+    const auto identity = std::make_tuple(r.disk, r.sector, r.issue_ns.value_or(0));
+    if (std::find(cursor.recent.begin(), cursor.recent.end(), identity) != cursor.recent.end())
+      continue;
+    cursor.recent.push_back(identity);
+    if (cursor.recent.size() > kRecent) cursor.recent.pop_front();
+    f.read_requests += 1;
+    f.request_bytes += r.bytes;
+    std::size_t bucket = 0;
+    while (bucket + 1 < FileReads::kRequestSizeBuckets && r.bytes > (4096ull << bucket)) ++bucket;
+    f.request_sizes[bucket] += 1;
+    if (f.read_requests > 1 && r.disk == cursor.disk && r.sector == cursor.end_sector)
+      f.sequential_requests += 1;
+    cursor.disk = r.disk;
+    cursor.end_sector = r.sector + (r.bytes + 511) / 512;
+    // Requests come nearly in issue order: the part of this one after the device was last busy
+    // for the file is new busy time.
+    if (r.issue_ns && r.complete_ns && *r.complete_ns > *r.issue_ns) {
+      const Nanos from = std::max(*r.issue_ns, cursor.busy_until);
+      if (*r.complete_ns > from) f.device_ns += *r.complete_ns - from;
+      cursor.busy_until = std::max(cursor.busy_until, *r.complete_ns);
+    }
+  }
 }
 
 void ReadFileSummary::touch(FileReads& f, std::vector<std::uint8_t>& pages, std::uint64_t first,

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <set>
@@ -109,6 +110,19 @@ struct FileReads {
   std::uint64_t pages_touched = 0;
   std::uint64_t pages_again = 0;
   bool pages_followed = false;
+  // The read requests its reads and faults queued bios in (ReadTimeline::requests), as
+  // biosize and biopattern count them: how many, their bytes, sizes in power-of-two buckets
+  // (request_sizes[i]: up to 4 KiB << i, the last bucket everything larger), and how many began
+  // at the sector where the file's previous request ended (sequential; the rest random, the
+  // first request included). device_ns: time with one of them or more at the device (issue to
+  // completion, overlaps counted once), so request_bytes / device_ns is what the device
+  // delivered while it worked for these readers.
+  static constexpr std::size_t kRequestSizeBuckets = 10;  // 4 KiB … 1 MiB, larger
+  std::uint64_t read_requests = 0;
+  std::uint64_t request_bytes = 0;
+  std::uint64_t sequential_requests = 0;
+  std::array<std::uint64_t, kRequestSizeBuckets> request_sizes{};
+  Nanos device_ns = 0;
   // nullopt when no buffered read spanned a page.
   std::optional<double> hit_ratio() const {
     const std::uint64_t pages = pages_cached + pages_from_device;
@@ -137,12 +151,22 @@ class ReadFileSummary {
   // The pages [first, first + count) were touched; came from the device when `from_device`.
   void touch(FileReads& f, std::vector<std::uint8_t>& pages, std::uint64_t first,
              std::uint64_t count, bool from_device);
+  // Where a file's last read request ended, when its device was last busy for it, and the
+  // requests lately counted (two items share a request when two readers' bios merged).
+  struct RequestCursor {
+    DevT disk = 0;
+    std::uint64_t end_sector = 0;
+    Nanos busy_until = 0;
+    std::deque<std::tuple<DevT, std::uint64_t, Nanos>> recent;  // (disk, sector, issue)
+  };
+  void count_requests(FileReads& f, RequestCursor& cursor, const ReadTimeline& read);
 
   std::map<std::pair<DevT, std::uint64_t>, FileReads> by_file_;
   std::map<std::pair<DevT, std::uint64_t>, std::vector<std::uint8_t>> pages_;  // PageState bits
   std::uint64_t pages_followed_ = 0;
   std::set<std::tuple<DevT, std::uint64_t, std::uint32_t>> readers_;  // (dev, ino, pid)
   std::optional<FileReads> others_;
+  std::map<std::pair<DevT, std::uint64_t>, RequestCursor> cursors_;  // others_: key (0, 0)
 };
 
 }  // namespace wp

@@ -44,6 +44,12 @@ std::int64_t relative_ns(Nanos t, Nanos origin) {
   return static_cast<std::int64_t>(t - origin);
 }
 
+std::string human_rate(std::uint64_t bytes, Nanos ns) {
+  if (ns == 0) return "0 B/s";
+  const double rate = static_cast<double>(bytes) * 1e9 / static_cast<double>(ns);
+  return human_bytes(static_cast<std::uint64_t>(rate)) + "/s";
+}
+
 std::string human_bytes(std::uint64_t bytes) {
   static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   constexpr int kLastUnit = 6;

@@ -26,6 +26,9 @@ std::int64_t relative_ns(Nanos t, Nanos origin);
 // decimal ("1.5 KiB", "1.0 MiB" for 1048575). Under 1 KiB: "512 B".
 std::string human_bytes(std::uint64_t bytes);
 
+// Bytes over a time as a rate: "368.5 MiB/s" (0 B/s for no time).
+std::string human_rate(std::uint64_t bytes, Nanos ns);
+
 // "1 page", "3 pages": a count and its noun, singular for one.
 std::string plural(std::uint64_t n, std::string_view one, std::string_view many);
 

@@ -257,7 +257,7 @@ bool req_op32::decode(ReqOp& out, const wp_t_req_op32& op) {
 }
 
 bool why8::decode(SubmitWhy& out, const wp_t_why8& why) {
-  out = why <= WP_WHY_OTHER_WRITEBACK ? static_cast<SubmitWhy>(why) : SubmitWhy::Unknown;
+  out = why <= WP_WHY_FAULT ? static_cast<SubmitWhy>(why) : SubmitWhy::Unknown;
   return true;
 }
 }  // namespace field

@@ -50,6 +50,8 @@ const char* submit_why_name(SubmitWhy why) {
     case SubmitWhy::Sync: return "sync";
     case SubmitWhy::Vmscan: return "vmscan";
     case SubmitWhy::OtherWriteback: return "writeback";
+    case SubmitWhy::ReadCall: return "read";
+    case SubmitWhy::Fault: return "fault";
   }
   return "unknown";
 }

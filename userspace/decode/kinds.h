@@ -107,6 +107,8 @@ enum class SubmitWhy : std::uint8_t {
   Sync = WP_WHY_SYNC,                   // flusher working for sync(2)/syncfs(2)
   Vmscan = WP_WHY_VMSCAN,               // flusher woken by reclaim
   OtherWriteback = WP_WHY_OTHER_WRITEBACK,
+  ReadCall = WP_WHY_READ_CALL,  // inside a read: its misses and the readahead it started
+  Fault = WP_WHY_FAULT,         // in a page fault, for the faulting file's pages
 };
 const char* submit_why_name(SubmitWhy why);  // "write", "fsync", "background", ...
 

@@ -102,6 +102,7 @@ std::unique_ptr<BpfSession> BpfSession::start(const HookPlan& plan, const Kernel
   ro->cfg_file_dev = filter.file_dev;
   ro->cfg_file_ino = filter.file_ino;
   ro->cfg_raw_syscall_slots = plan.raw_syscall_slots();
+  ro->cfg_read_requests = plan.traces_reads();
   ro->cfg_causes_min_ns = filter.causes_min_ns;
   ro->cfg_offcpu_stacks = filter.causes_min_ns != 0 && filter.offcpu_stacks;
   ro->cfg_throtl_timer_fn = filter.throtl_timer_fn;
@@ -114,6 +115,10 @@ std::unique_ptr<BpfSession> BpfSession::start(const HookPlan& plan, const Kernel
   if (!filter.metrics) {  // nothing is ever added to them: keep them to one entry
     bpf_map__set_max_entries(session->skel_->maps.metrics, 1);
     bpf_map__set_max_entries(session->skel_->maps.rq_issued, 1);
+  }
+  if (!plan.traces_reads()) {  // no read bio or request is ever kept
+    bpf_map__set_max_entries(session->skel_->maps.read_bios, 1);
+    bpf_map__set_max_entries(session->skel_->maps.read_rqs, 1);
   }
   // The kernel keeps other processes' files out only when the trace follows some processes
   // or one file (wp_filters_files); otherwise the maps it does that with stay empty.

@@ -105,6 +105,11 @@ std::uint32_t HookPlan::raw_syscall_slots() const {
   return slots;
 }
 
+bool HookPlan::traces_reads() const {
+  return std::any_of(choices.begin(), choices.end(),
+                     [](const HookChoice& c) { return c.variant && c.hook->layer == "read"; });
+}
+
 HookPlan plan_hooks(const KernelFacts& facts, const PlanOptions& options) {
   HookPlan plan;
   for (const auto& hook : hook_table()) {

@@ -84,6 +84,8 @@ struct HookPlan {
   std::vector<const HookChoice*> unplanned(std::string_view layer) const;
   std::set<std::string> programs() const;
   std::uint32_t raw_syscall_slots() const;
+  // A hook of the read layer is planned: reads are traced (and so are their block requests).
+  bool traces_reads() const;
 };
 
 struct PlanOptions {

@@ -116,7 +116,16 @@ json labelled_summary(const TraceSummary& totals) {
         {"buffered_bytes", human_bytes(verdict["buffered_bytes"].get<std::uint64_t>())}};
   for (json& file : summary["read_files"]) {
     const json& hit = file["hit_ratio"];
+    const auto requests = file["read_requests"].get<std::uint64_t>();
+    const auto request_bytes = file["request_bytes"].get<std::uint64_t>();
+    const auto device_ns = file["device_ns"].get<std::uint64_t>();
     file["labels"] = {
+        {"requests", requests == 0 ? std::string("–")
+                                   : fmt::format("{} of {}, {:.0f} % sequential", requests,
+                                                 human_bytes(request_bytes / requests),
+                                                 100.0 * file["sequential_requests"].get<double>() /
+                                                     static_cast<double>(requests))},
+        {"device_rate", device_ns == 0 ? std::string("–") : human_rate(request_bytes, device_ns)},
         {"bytes", human_bytes(file["bytes"].get<std::uint64_t>())},
         {"direct_bytes", human_bytes(file["direct_bytes"].get<std::uint64_t>())},
         {"latency", human_duration(file["latency_ns"].get<std::uint64_t>())},
@@ -283,7 +292,7 @@ void HtmlSink::timeline(const Timeline& item) {
     if (reads_.size() == options_.max_reads && !reads_.empty() &&
         latency <= reads_.front().latency_ns)
       return;
-    keep(reads_, options_.max_reads, Kept{latency, order, slim(timeline_json(item), {})});
+    keep(reads_, options_.max_reads, Kept{latency, order, slim(timeline_json(item), {"requests"})});
   }
 }
 

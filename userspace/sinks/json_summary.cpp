@@ -97,7 +97,12 @@ void write_json(Emitter& e, const FileReads& f) {
            field("major_faults", f.major_faults), field("minor_faults", f.minor_faults),
            field("fault_ns", f.fault_ns), field("fault_pages_in", f.fault_pages_in),
            field("pages_touched", f.pages_followed ? std::optional{f.pages_touched} : std::nullopt),
-           field("pages_again", f.pages_followed ? std::optional{f.pages_again} : std::nullopt));
+           field("pages_again", f.pages_followed ? std::optional{f.pages_again} : std::nullopt),
+           field("read_requests", f.read_requests), field("request_bytes", f.request_bytes),
+           field("sequential_requests", f.sequential_requests),
+           field("request_sizes",
+                 std::vector<std::uint64_t>(f.request_sizes.begin(), f.request_sizes.end())),
+           field("device_ns", f.device_ns));
 }
 
 // One finding of the read diagnosis (analyze/read_diagnosis.h).

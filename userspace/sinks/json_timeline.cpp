@@ -283,8 +283,9 @@ void write_json(Emitter& e, const ReadTimeline& item, const JsonItemLine& line) 
   e.fields(field("pages", item.pages), field("pages_from_device", item.pages_from_device),
            field("pages_cached", item.pages_cached), field("readahead_pages", item.readahead_pages),
            field("sync_readaheads", item.sync_readaheads),
-           field("async_readaheads", item.async_readaheads), field("incomplete", item.incomplete),
-           field("causes", item.causes), field("hazards", item.hazards));
+           field("async_readaheads", item.async_readaheads), field("requests", item.requests),
+           field("incomplete", item.incomplete), field("causes", item.causes),
+           field("hazards", item.hazards));
   if (item.fault) {
     e.key("fault");
     e.start_object();

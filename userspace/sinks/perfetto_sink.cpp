@@ -222,7 +222,7 @@ class PerfettoSink::Writer {
     SeenRequest& seen = remember(key);
     if (r.op == ReqOp::Flush) {
       for (auto chain : flush_made_durable(r)) slice.terminating_flow_ids.push_back(chain);
-    } else {
+    } else if (r.op != ReqOp::Read) {  // a read's chain ends here: no flush makes it durable
       seen.chain = tracks_.new_id();
       slice.flow_ids.push_back(seen.chain);
       await_flush(key, seen, r);
@@ -425,7 +425,11 @@ class PerfettoSink::Writer {
       slice.args.push_back({"fault", std::string(item.fault->major ? "major" : "minor")});
     if (item.incomplete) slice.args.push_back({"incomplete", std::string("yes")});
     add_context_args(slice, call);
-    tracks_.draw(tracks_.thread_track(call), slice);
+    const std::uint64_t track = tracks_.thread_track(call);
+    // Its read requests on the disk's tracks, a flow from the call to each, as a write's.
+    for (const auto& request : item.requests)
+      if (auto flow = draw_request(request, Cause::Call)) slice.flow_ids.push_back(*flow);
+    tracks_.draw(track, slice);
   }
 
   void add_item(const SyncTimeline& sync) {

@@ -101,7 +101,9 @@ std::string call_identity(const SyscallEvent& call, const Painter& paint, bool s
   return text;
 }
 
-void add_request(BlockBuilder& block, const RequestTimeline& request, std::string_view label) {
+// `unfinished`: what a request without a completion is said to be.
+void add_request(BlockBuilder& block, const RequestTimeline& request, std::string_view label,
+                 std::string_view unfinished = "not completed") {
   const Painter& paint = block.paint();
   std::string text = fmt::format("{} {} {}", label, rwbs(request.op, request.flags, request.bytes),
                                  dev_string(request.disk));
@@ -124,7 +126,7 @@ void add_request(BlockBuilder& block, const RequestTimeline& request, std::strin
   text +=
       block.stage_time(request.complete_inferred ? "complete by" : "complete", request.complete_ns);
   if (request.complete_inferred) text += paint.yellow(" (event not delivered)");
-  if (!request.complete_ns) text += paint.yellow("  not completed");
+  if (!request.complete_ns) text += paint.yellow(fmt::format("  {}", unfinished));
   // FUA data is durable on completion; only a later durable point is news.
   if (request.durable_ns && request.durable_ns != request.complete_ns) {
     text += block.stage_time("durable", request.durable_ns);
@@ -353,6 +355,32 @@ std::string format_name_change(const NameChangeTimeline& item, const Painter& pa
   return block.finish(std::move(header));
 }
 
+// The read requests an item's bios went in, a line each up to kShown, then one for the rest. A
+// read's request not complete by its end carried readahead it did not wait for; a fault's end is
+// only a lower bound (its last page-cache event), so each of its requests is simply a request.
+// One without a completion had it lost (ReadRequestTracker::kMaxWaitNs) or was cut by the end.
+void add_read_requests(BlockBuilder& block, const ReadTimeline& item) {
+  constexpr std::size_t kShown = 16;
+  std::uint64_t rest_bytes = 0;
+  for (std::size_t i = 0; i < item.requests.size(); ++i) {
+    const RequestTimeline& request = item.requests[i];
+    if (i >= kShown) {
+      rest_bytes += request.bytes;
+      continue;
+    }
+    const bool waited =
+        item.fault || (request.complete_ns && *request.complete_ns <= call_end(item.call));
+    add_request(block, request, waited ? "request" : "readahead (not waited for)",
+                "completion not seen");
+  }
+  if (item.requests.size() > kShown)
+    block.add(std::nullopt,
+              block.line(std::nullopt,
+                         fmt::format("and {} more, {}",
+                                     plural(item.requests.size() - kShown, "request", "requests"),
+                                     human_bytes(rest_bytes))));
+}
+
 // "read(3) /data/m.bin off 0 4.0 MiB  latency 12 ms  1024 pages: 1000 from the device, 24
 // cached", with the readahead it ran and its time off CPU.
 // "page_fault pid 7/7 (python3) /data/m.bin off 8192 major  at least 3.1 ms  from the device",
@@ -382,6 +410,7 @@ std::string format_fault(const ReadTimeline& item, const Painter& paint, bool sh
     block.add(call.start_ns,
               block.line(call.start_ns, fmt::format("fault-around: {} offered from the page cache",
                                                     plural(fault.mapped_pages, "page", "pages"))));
+  add_read_requests(block, item);
   return block.finish(std::move(header));
 }
 
@@ -418,6 +447,7 @@ std::string format_read(const ReadTimeline& item, const Painter& paint, bool sho
                                               item.sync_readaheads, item.async_readaheads,
                                               plural(item.readahead_pages, "page", "pages"))));
   }
+  add_read_requests(block, item);
   return block.finish(std::move(header));
 }
 

@@ -217,6 +217,16 @@ std::string format_read_files(const ReadFileSummary& reads, const SinkOptions& o
     if (faults && f.reads != 0)
       text += fmt::format("; faults {} major, {} minor", f.major_faults, f.minor_faults);
     if (faults) text += fmt::format("; at least {} in faults", human_duration(f.fault_ns));
+    if (f.read_requests != 0) {
+      text += fmt::format("; {} of {} on average, {:.0f} % sequential",
+                          plural(f.read_requests, "request", "requests"),
+                          human_bytes(f.request_bytes / f.read_requests),
+                          100.0 * static_cast<double>(f.sequential_requests) /
+                              static_cast<double>(f.read_requests));
+      if (f.device_ns != 0)
+        text +=
+            fmt::format(", the device at {} while busy", human_rate(f.request_bytes, f.device_ns));
+    }
     text += "\n";
   }
   if (const std::size_t more = files.size() > kShown ? files.size() - kShown : 0)

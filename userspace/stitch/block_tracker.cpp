@@ -54,7 +54,11 @@ std::shared_ptr<Request> BlockTracker::new_request(std::uint64_t rq) {
 
 void BlockTracker::on_bio(const BioEvent& ev) {
   ++stats_.bios;
-  if (ev.op == ReqOp::Read || ev.op == ReqOp::Other) return;  // reads never matter here
+  if (ev.op == ReqOp::Other) return;
+  if (ev.op == ReqOp::Read) {
+    if (auto bio = read_queue_.queue(ev)) recent_reads_.remember(bio);
+    return;
+  }
   if (is_flush_bio(ev) && ev.op == ReqOp::Write) ++empty_writes_[ev.disk].queued;
   if (auto bio = queue_.queue(ev)) recent_.remember(bio);
 }
@@ -131,8 +135,9 @@ void BlockTracker::claim(const std::shared_ptr<Request>& request, const std::sha
 }
 
 void BlockTracker::claim_data_bios(const std::shared_ptr<Request>& r) {
-  queue_.take_data(r->tl.disk, r->tl.sector, r->tl.sector + sectors_of(r->tl.bytes),
-                   [&](const std::shared_ptr<Bio>& bio) { claim(r, bio); });
+  BioQueue& queue = r->tl.op == ReqOp::Read ? read_queue_ : queue_;
+  queue.take_data(r->tl.disk, r->tl.sector, r->tl.sector + sectors_of(r->tl.bytes),
+                  [&](const std::shared_ptr<Bio>& bio) { claim(r, bio); });
 }
 
 void BlockTracker::claim_flush_bios(const std::shared_ptr<Request>& r, Nanos until) {
@@ -269,7 +274,7 @@ void BlockTracker::on_request(const RequestEvent& ev) {
     claim_flush_bios(r, ev.ts);
   } else {
     if (ev.flags & req_flag::kFua) r->fua_at_issue = true;
-    if (ev.op != ReqOp::Read) claim_data_bios(r);
+    claim_data_bios(r);
   }
 }
 
@@ -518,6 +523,8 @@ void BlockTracker::on_lost() {
 void BlockTracker::sweep(Nanos horizon) {
   recent_.sweep(horizon);
   queue_.sweep(horizon);
+  recent_reads_.sweep(horizon);
+  read_queue_.sweep(horizon);
 }
 
 }  // namespace wp::stitch

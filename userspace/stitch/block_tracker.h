@@ -45,7 +45,12 @@ class BlockListener {
 class BlockTracker {
  public:
   BlockTracker(const StitchLimits& limits, StitchStats& stats, BlockListener& listener)
-      : stats_(stats), listener_(listener), queue_(limits, stats), recent_(limits) {}
+      : stats_(stats),
+        listener_(listener),
+        queue_(limits, stats),
+        recent_(limits),
+        read_queue_(limits, stats),
+        recent_reads_(limits) {}
   ~BlockTracker();
   BlockTracker(const BlockTracker&) = delete;
   BlockTracker& operator=(const BlockTracker&) = delete;
@@ -77,6 +82,10 @@ class BlockTracker {
 
   // The bios queued so far, per thread and per file, for the trackers above.
   const BioHistory& history() const { return recent_; }
+  // The read bios queued so far (a traced reader's, in a read call or a page fault: their
+  // why and uring_tag say which), per thread and per file. Apart from the write bios: no
+  // write, sync or flush rule ever takes a read for its own, nor a read request a write bio.
+  const BioHistory& read_history() const { return recent_reads_; }
 
  private:
   // Empty PREFLUSH write bios a disk queued, and the zero-byte write completions that ended
@@ -107,8 +116,10 @@ class BlockTracker {
 
   StitchStats& stats_;
   BlockListener& listener_;
-  BioQueue queue_;     // bios no request has claimed yet
-  RecentBios recent_;  // bios queued so far, for the trackers above
+  BioQueue queue_;           // bios no request has claimed yet
+  RecentBios recent_;        // bios queued so far, for the trackers above
+  BioQueue read_queue_;      // read bios no request has claimed yet
+  RecentBios recent_reads_;  // read bios queued so far
   std::unordered_map<DevT, EmptyWrites> empty_writes_;
   bool ended_ = false;                                                  // end_of_trace() ran
   std::unordered_map<std::uint64_t, std::shared_ptr<Request>> active_;  // rq pointer -> lifetime

@@ -15,6 +15,7 @@
 #include "stitch/item_ids.h"
 #include "stitch/journal_tracker.h"
 #include "stitch/loss_log.h"
+#include "stitch/read_requests.h"
 #include "stitch/sync_assembler.h"
 #include "stitch/wait_chain.h"
 #include "stitch/write_tracker.h"
@@ -170,7 +171,8 @@ struct Stitcher::State : stitch::BlockListener {
     if (loss.within(r.call.start_ns, r.call.end_ns)) r.incomplete = true;
     if (r.incomplete) ++stats.incomplete;
     ++stats.reads;
-    hand_out(std::move(r));
+    const Nanos start = r.call.start_ns;
+    read_requests.add(std::move(r), start, now, hand_out_read);
   }
 
   // The call an event without a syscall record of its own stands for: its thread, file and
@@ -217,7 +219,7 @@ struct Stitcher::State : stitch::BlockListener {
     if (loss.within(r.call.start_ns, r.call.end_ns)) r.incomplete = true;
     if (r.incomplete) ++stats.incomplete;
     ++stats.faults;
-    hand_out(std::move(r));
+    read_requests.add(std::move(r), ev.start_ns, now, hand_out_read);
   }
 
   void on_name_change(const NameChangeEvent& ev) {
@@ -329,7 +331,10 @@ struct Stitcher::State : stitch::BlockListener {
           } else {
             now = std::max(now, ev.ts);
             if constexpr (std::is_same_v<T, BioEvent>) block.on_bio(ev);
-            if constexpr (std::is_same_v<T, RequestEvent>) block.on_request(ev);
+            if constexpr (std::is_same_v<T, RequestEvent>) {
+              block.on_request(ev);
+              if (read_requests.holding()) read_requests.progress(now, hand_out_read);
+            }
             if constexpr (std::is_same_v<T, JournalEvent>) on_journal(ev);
             if constexpr (std::is_same_v<T, FsLogEvent>) journal.on_fs_log(ev);
             if constexpr (std::is_same_v<T, NvmeEvent>) block.on_nvme(ev);
@@ -355,6 +360,7 @@ struct Stitcher::State : stitch::BlockListener {
         },
         event);
     writes.age_out(now);
+    if (read_requests.holding()) read_requests.progress(now, hand_out_read);
     maybe_sweep();
   }
 
@@ -372,6 +378,10 @@ struct Stitcher::State : stitch::BlockListener {
   stitch::SyncAssembler syncs;
   stitch::WaitChains chains;
   stitch::FileNames names;
+  stitch::ReadRequestTracker read_requests{block.read_history()};
+  const stitch::ReadRequestTracker::Out hand_out_read = [this](ReadTimeline&& r) {
+    hand_out(std::move(r));
+  };
   std::unordered_map<std::uint32_t, std::uint64_t> thread_cgroups;   // tid → cgroup id
   std::unordered_map<std::uint32_t, std::uint64_t> process_cgroups;  // pid → cgroup id
   Nanos now = 0;                                                     // newest event time seen
@@ -411,6 +421,7 @@ void Stitcher::disks_write_idle(const std::vector<DevT>& disks, Nanos at, const 
 bool Stitcher::finish(const Emit& emit, std::size_t max_items) {
   state_->emit = &emit;
   state_->block.end_of_trace();  // before the items: what it finds makes none of them
+  state_->read_requests.finish(state_->hand_out_read);
   const bool done = state_->writes.finish(max_items);
   state_->emit = nullptr;
   return done;

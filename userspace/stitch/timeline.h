@@ -334,6 +334,11 @@ struct ReadTimeline {
   std::optional<SlowCauses> causes;  // with --min-latency: its time off CPU
   std::vector<Hazard> hazards;       // none: reads make no crash-consistency hazard
   std::optional<FaultFacts> fault;   // a page fault rather than a read syscall
+  // The read requests that carried the bios it queued (its misses, the readahead it started,
+  // an O_DIRECT read's data), in the order they were issued, as they were when its record came:
+  // a request not complete by then (complete_ns after call.end_ns, or none) is readahead the
+  // call did not wait for. With --reads on a kernel whose block hooks attach.
+  std::vector<RequestTimeline> requests;
 };
 
 using Timeline = std::variant<WriteTimeline, SyncTimeline, NameChangeTimeline, ReadTimeline>;

@@ -62,7 +62,8 @@ function drawReadFiles() {
                  h('th', {}, 'Pages cached'), h('th', {}, 'Readahead pages'),
                  h('th', {}, 'Hit ratio'), h('th', {}, 'Direct bytes'),
                  h('th', {}, 'Time in reads'), h('th', {}, 'Faults (major)'),
-                 h('th', {}, 'Time in faults')));
+                 h('th', {}, 'Time in faults'), h('th', {}, 'Read requests'),
+                 h('th', {}, 'Device rate while busy')));
   files.forEach(function (f) {
     var file = f.ino === 0 && f.dev === '0:0' ? 'other files' : fileText(f);
     table.append(h('tr', {}, h('td', {}, file), h('td', {}, fmtCount(f.processes)),
@@ -74,7 +75,8 @@ function drawReadFiles() {
                    h('td', {}, f.labels.latency),
                    h('td', {}, fmtCount(f.major_faults + f.minor_faults) + ' (' +
                                    fmtCount(f.major_faults) + ')'),
-                   h('td', {}, f.labels.fault_time)));
+                   h('td', {}, f.labels.fault_time), h('td', {}, f.labels.requests),
+                   h('td', {}, f.labels.device_rate)));
   });
   document.getElementById('read-files-table').append(table);
   // The diagnosis: one finding per line, as the text summary prints it.
