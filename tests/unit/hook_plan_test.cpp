@@ -16,7 +16,7 @@ namespace wp {
 namespace {
 
 // What the plan of a command that traces no reads (serve) says of the read hooks.
-const std::string kNoReads = "reads are traced by trace only";
+const std::string kNoReads = "only with --reads";
 // The slots a plan without reads (serve's, and these tests' PlanOptions{}) serves.
 constexpr std::uint32_t kWriteAndSyncSlots = ((1u << WP_SYSCALL_SLOTS) - 1) & ~WP_READ_SLOTS;
 
@@ -556,6 +556,26 @@ TEST(HookPlan, ReadHooksArePlannedOnlyWhenReadsAreAskedFor) {
   EXPECT_TRUE(with.unplanned("read").empty());
   EXPECT_TRUE(with.unplanned("fault").empty());
   EXPECT_EQ(std::get<1>(row(with, "file fault")), "tp_btf filemap:mm_filemap_fault");
+}
+
+// serve --reads counts in the kernel: the read syscalls, the page-cache fill and filemap_fault,
+// but none of the hooks only trace's items need (the fault entry on every page fault of the
+// machine, fault-around, readahead), and a plan without them lacks nothing.
+TEST(HookPlan, ServeReadsPlansNoHookOnlyItemsNeed) {
+  const HookPlan plan = plan_hooks(kernel_6_18(), PlanOptions{.reads = true, .metrics = true});
+  const std::string kItemsOnly = "trace's items only (serve counts without it)";
+  for (const char* hook : {"file fault entry", "file fault-around", "readahead"})
+    EXPECT_EQ(row(plan, hook), Row(hook, "-", kItemsOnly)) << hook;
+  EXPECT_EQ(std::get<1>(row(plan, "page cache fill")),
+            "tp_btf filemap:mm_filemap_add_to_page_cache");
+  EXPECT_EQ(std::get<1>(row(plan, "file fault")), "tp_btf filemap:mm_filemap_fault");
+  EXPECT_EQ(plan.programs().count("wp_enter_cast_pread64"), 1u);
+  EXPECT_EQ(plan.programs().count("wp_read_fault_user"), 0u);
+  EXPECT_TRUE(plan.unplanned("read").empty());
+  EXPECT_TRUE(plan.unplanned("fault").empty());
+  // trace --reads still plans them all.
+  const HookPlan traced = plan_hooks(kernel_6_18(), PlanOptions{.reads = true});
+  EXPECT_EQ(traced.programs().count("wp_read_fault_user"), 1u);
 }
 
 // A kernel without the page-cache fill's tracepoint: the plan names the read hook it lacks

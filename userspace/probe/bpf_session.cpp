@@ -404,6 +404,7 @@ PlannedSession start_planned_session(const KernelCaps& caps, const HookPrefs& pr
                       .causes = filter.causes_min_ns != 0,
                       .stacks = filter.offcpu_stacks,
                       .reads = prefs.reads,
+                      .metrics = filter.metrics,
                       .throtl_timer_known = filter.throtl_timer_fn != 0,
                       .failed = prefs.disabled_programs};
   for (int attempt = 0; attempt < 4; ++attempt) {

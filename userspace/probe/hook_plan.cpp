@@ -86,7 +86,7 @@ bool HookPlan::runnable() const {
 std::vector<const HookChoice*> HookPlan::unplanned(std::string_view layer) const {
   std::vector<const HookChoice*> out;
   for (const auto& c : choices)
-    if (c.hook->layer == layer && !c.variant) out.push_back(&c);
+    if (c.hook->layer == layer && !c.variant && !c.not_wanted) out.push_back(&c);
   return out;
 }
 
@@ -126,7 +126,13 @@ HookPlan plan_hooks(const KernelFacts& facts, const PlanOptions& options) {
       continue;
     }
     if ((hook.layer == "read" || hook.layer == "fault") && !options.reads) {
-      choice.why = "reads are traced by trace only";
+      choice.why = "only with --reads";
+      plan.choices.push_back(std::move(choice));
+      continue;
+    }
+    if (hook.items_only && options.metrics) {
+      choice.why = "trace's items only (serve counts without it)";
+      choice.not_wanted = true;
       plan.choices.push_back(std::move(choice));
       continue;
     }

@@ -60,6 +60,8 @@ struct Hook {
   std::string name;  // what doctor prints: "bio queue", "request issue", ...
   std::string layer;
   bool required = false;  // tracing cannot run without it
+  // A read-path hook only trace's items need: serve --reads counts in the kernel without it.
+  bool items_only = false;
   std::vector<HookVariant> variants = {};
 };
 
@@ -75,12 +77,13 @@ struct HookChoice {
   const HookVariant* variant = nullptr;  // nullptr: no variant usable here
   std::string why;                       // why earlier variants were passed over
   bool for_want_of_tracefs = false;      // a variant was passed over only for lack of tracefs
+  bool not_wanted = false;  // left out because the command needs it not (not the kernel's lack)
 };
 
 struct HookPlan {
   std::vector<HookChoice> choices;
   bool runnable() const;  // every required hook has a variant
-  // The hooks of `layer` no variant of which is usable here.
+  // The hooks of `layer` no variant of which is usable here (those not wanted left out).
   std::vector<const HookChoice*> unplanned(std::string_view layer) const;
   std::set<std::string> programs() const;
   std::uint32_t raw_syscall_slots() const;
@@ -93,7 +96,8 @@ struct PlanOptions {
   bool raw_syscalls = false;  // the raw syscall pair over per-syscall tracepoints
   bool causes = false;        // off-CPU accounting for slow calls (--min-latency)
   bool stacks = true;         // with causes: sleep stacks, wakers, call-wide waits (--no-stacks)
-  bool reads = false;         // the read path's hooks (layer "read"): trace's, not serve's
+  bool reads = false;         // the read path's hooks (layers "read" and "fault"): --reads
+  bool metrics = false;       // serve: counted in the kernel, so no items_only hook
   // blk-throttle's throtl_pending_timer_fn is in kallsyms (the blk-throttle hook needs it).
   bool throtl_timer_known = false;
   // Programs planned as if they had failed to load or attach: those that did in an earlier

@@ -93,7 +93,7 @@ std::vector<Hook> build_table() {
   t.push_back({.name = "other write/sync calls",
                .layer = "syscall",
                .variants = syscall_variants(kOtherSlots)});
-  // Reads: layer "read", planned for `trace` only (PlanOptions::reads).
+  // Reads: layer "read", planned with --reads (PlanOptions::reads).
   t.push_back({.name = "read syscalls", .layer = "read", .variants = syscall_variants(kReadSlots)});
   t.push_back({.name = "fork follow",
                .layer = "syscall",
@@ -214,9 +214,12 @@ std::vector<Hook> build_table() {
   // Faults on file mappings (bpf/fault.bpf.h): each opened at its entry (x86's exceptions
   // tracepoints; arm64 has none), named a file's and counted by the filemap hooks inside it.
   // mm_filemap_fault and mm_filemap_map_pages came in v6.x: without them no fault is a file's.
-  // Layer "fault", planned with the read layer; a kernel without it still traces reads.
+  // Layer "fault", planned with the read layer; a kernel without it still traces reads. serve
+  // counts major faults at mm_filemap_fault alone: the entry hooks would run on every page
+  // fault of the machine, fault-around's only name a fault's pages.
   t.push_back({.name = "file fault entry",
                .layer = "fault",
+               .items_only = true,
                .variants = {{.kind = K::TpBtf,
                              .category = "exceptions",
                              .programs =
@@ -234,6 +237,7 @@ std::vector<Hook> build_table() {
                      .args = 2}}});
   t.push_back({.name = "file fault-around",
                .layer = "fault",
+               .items_only = true,
                .variants = {
                    {.kind = K::TpBtf,
                     .category = "filemap",
@@ -241,6 +245,7 @@ std::vector<Hook> build_table() {
                     .args = 3}}});
   t.push_back({.name = "readahead",
                .layer = "read",
+               .items_only = true,
                .variants = {{.kind = K::TpBtf,
                              .category = "readahead",
                              .programs = {{.name = "wp_sync_ra", .event = "page_cache_sync_ra"},
