@@ -123,6 +123,27 @@ int BPF_PROG(wp_read_fault_kernel, unsigned long address, struct pt_regs *regs,
 	return 0;
 }
 
+/* serve --reads: a traced thread's filemap_fault at `index` of `mapping` is a major fault when
+ * the page is not in the page cache: the fault reads it in (VM_FAULT_MAJOR, what getrusage and
+ * memory.stat's pgmajfault count). Its retry, once the page is in, finds it: a fault counts
+ * once. A fault that only waits for a page someone's readahead has in flight is no major one
+ * here, as the kernel counts it under a per-VMA lock (v6.4+; before, its retry counted it).
+ * Counted here, without the fault-entry hooks that would run on every page fault of the
+ * machine: this one runs only on the file faults fault-around did not serve. */
+static __always_inline void wp_count_major_fault(struct address_space *mapping,
+						 unsigned long index)
+{
+	struct inode *host;
+
+	if (!wp_task_traced() || wp_pagecache_folio(mapping, index))
+		return;
+	host = BPF_CORE_READ(mapping, host);
+	if (!host)
+		return;
+	wp_metric_add(WP_METRIC_WHAT(WP_METRIC_MAJOR_FAULT, 0) | WP_METRIC_OF_TASK,
+		      wp_inode_fs_dev(host), 0, 0, 0);
+}
+
 /* filemap_fault, for the page at `index`: a fault fault-around did not serve. A second call in
  * one fault is its retry, after it dropped the mmap lock to wait for the page (read in by
  * itself or by someone else) or to start readahead. */
@@ -132,6 +153,10 @@ int BPF_PROG(wp_filemap_fault, struct address_space *mapping, unsigned long inde
 	struct wp_task_state *st;
 
 	WP_TP_ARG_OR_RETURN(mapping);
+	if (cfg_metrics) {
+		wp_count_major_fault(mapping, index);
+		return 0;
+	}
 	st = wp_fault_of(mapping, index, index);
 	if (!st)
 		return 0;

@@ -113,6 +113,34 @@ static __always_inline void wp_emit_io_submit(struct wp_task_state *st, long ret
 	}
 }
 
+/* serve --reads: a read's bytes by where they came from (WP_METRIC_READ). What it returned
+ * is split at the pages it brought into the page cache within its own range (pages_added less
+ * pages_added_beyond, as its traced item counts them): those came from the device, the rest it
+ * found cached, put there by anyone (a writer, an earlier read, this reader's own readahead).
+ * The device's share counts every page the read brought in, its readahead past its range too:
+ * what it cost the disk, as /proc/PID/io read_bytes counts it. A warm read adds to one entry,
+ * as a write does; only a read that missed pays a second. */
+static __always_inline void wp_metric_read(struct wp_task_state *st, __u32 dev, __u64 latency,
+					   long ret)
+{
+	__u64 returned = ret > 0 ? ret : 0, filled, brought;
+
+	if (st->file_flags & WP_FILE_DIRECT) {
+		filled = returned;
+		brought = returned;
+	} else {
+		filled = (__u64)(st->pages_added - st->pages_added_beyond) << WP_PAGE_SHIFT;
+		if (filled > returned)
+			filled = returned;
+		brought = (__u64)st->pages_added << WP_PAGE_SHIFT;
+	}
+	wp_metric_add(WP_METRIC_WHAT(WP_METRIC_READ, 0) | WP_METRIC_OF_TASK, dev, latency,
+		      returned - filled, 0);
+	if (brought)
+		wp_metric_add(WP_METRIC_WHAT(WP_METRIC_READ, 1) | WP_METRIC_OF_TASK, dev, latency,
+			      brought, 0);
+}
+
 /* writepath serve: adds the call to the kernel's metrics; returns whether it still goes to the
  * agent as a record (see cfg_metrics). io_submit's items are the agent's to count. */
 static __always_inline bool wp_metrics_keep(struct wp_task_state *st, __u64 latency, long ret)
@@ -120,10 +148,13 @@ static __always_inline bool wp_metrics_keep(struct wp_task_state *st, __u64 late
 	__u32 dev = st->fs_dev ? st->fs_dev : st->dev;
 	__u32 direct;
 
-	/* Reads are traced for `trace` only (serve plans no read hook): they go on as records. */
-	if (st->syscall == WP_SYS_IO_SUBMIT || wp_syscall_is_open(st->syscall) ||
-	    wp_syscall_is_read(st->syscall))
+	if (st->syscall == WP_SYS_IO_SUBMIT || wp_syscall_is_open(st->syscall))
 		return true;
+	/* Reads (serve --reads) are counted here alone: no record, slow or not. */
+	if (wp_syscall_is_read(st->syscall)) {
+		wp_metric_read(st, dev, latency, ret);
+		return false;
+	}
 	if (!wp_syscall_is_write(st->syscall)) {
 		wp_metric_add(WP_METRIC_WHAT(WP_METRIC_SYNC, st->syscall) | WP_METRIC_OF_TASK, dev,
 			      latency, 0, 0);

@@ -552,6 +552,13 @@ enum wp_metric {
 	WP_METRIC_FLUSH = 5,	/* a FLUSH request, issue to completion; sub 0, dev: disk */
 	WP_METRIC_WRITE_ERROR = 6, /* a write request completed with an error; sub 0, dev: disk,
 				    * bytes: what it failed to write; no latency (all in bucket 0) */
+	WP_METRIC_READ = 7,	   /* serve --reads: a read syscall of a regular file; sub 0: every
+				    * read, its latency, bytes: what it returned that it found in the
+				    * page cache; sub 1: a read that brought pages into the cache, its
+				    * latency, bytes: those pages', readahead past what it returned
+				    * included (an O_DIRECT read: all it returned, in sub 1 only) */
+	WP_METRIC_MAJOR_FAULT = 8, /* serve --reads: a major fault on a file mapping; sub 0, no
+				    * latency (all in bucket 0) */
 };
 
 /* Histogram bucket upper bounds in ns: 1-2-5 steps from 1 us to 10 s, then +Inf. */
@@ -577,15 +584,19 @@ struct wp_metric_key {
 	wp_u8 metric; /* enum wp_metric */
 	wp_u8 sub;
 	wp_u16 pad;
-	wp_u32 dev;    /* WRITE/SYNC: the file's superblock dev_t (fs_dev where set); else the disk */
-	wp_u64 cgroup; /* the calling thread's cgroup v2 id (WRITE, SYNC, THROTTLE), else 0 */
-	char comm[WP_COMM_LEN]; /* the caller's name with cfg_metrics_comm (WRITE, SYNC), else 0s */
+	wp_u32 dev;    /* WRITE/SYNC/READ/MAJOR_FAULT: the file's superblock dev_t (fs_dev where
+			* set); else the disk */
+	wp_u64 cgroup; /* the calling thread's cgroup v2 id (WRITE, SYNC, THROTTLE, READ,
+			* MAJOR_FAULT), else 0 */
+	char comm[WP_COMM_LEN]; /* the caller's name with cfg_metrics_comm (WRITE, SYNC, READ,
+				 * MAJOR_FAULT), else 0s */
 };
 
 struct wp_metric_value {
 	wp_u64 buckets[WP_METRIC_BUCKETS]; /* non-cumulative counts: bucket i <= bound i */
 	wp_u64 sum_ns;
-	wp_u64 bytes;	      /* WRITE: bytes written (ret > 0); REQUEST: bytes issued */
+	wp_u64 bytes;	      /* WRITE: bytes written (ret > 0); REQUEST: bytes issued; READ: see
+			       * WP_METRIC_READ */
 	wp_u64 dirtied_ops;   /* WRITE with sub 1: O_DIRECT writes that dirtied page-cache pages */
 	wp_u64 dirtied_pages; /* ... and the pages they dirtied */
 };

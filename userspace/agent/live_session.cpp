@@ -3,7 +3,10 @@
 
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <iostream>
 #include <utility>
 
 #include "common/errors.h"
@@ -191,6 +194,27 @@ SessionEnd LiveSession::finish(const SessionLoop& loop, Nanos span) {
   }
   flush();
   return end;
+}
+
+void require_read_hooks(const HookPlan& plan) {
+  const std::vector<const HookChoice*> missing = plan.unplanned("read");
+  if (missing.empty()) return;
+  const HookChoice& first = *missing.front();
+  throw Failure(kExitRuntime,
+                fmt::format("--reads: this kernel offers no {} hook ({}), without which a read's "
+                            "pages cannot be told cached from brought in; writepath doctor says "
+                            "what it has",
+                            first.hook->name, first.why.empty() ? "no variant" : first.why));
+}
+
+void warn_without_fault_hooks(const HookPlan& plan) {
+  const std::vector<const HookChoice*> missing = plan.unplanned("fault");
+  if (missing.empty()) return;
+  std::cerr << fmt::format(
+      "writepath: --reads: this kernel offers no {} hook ({}): page faults on file mappings go "
+      "unseen\n",
+      missing.front()->hook->name,
+      missing.front()->why.empty() ? "no variant" : missing.front()->why);
 }
 
 }  // namespace wp

@@ -35,6 +35,15 @@ KernelFilter metrics_filter(std::uint32_t sample, Nanos slow_ns = 0, bool comm =
 // serve's `sample` unless told otherwise (--durability-sample), the one doctor checks.
 constexpr std::uint32_t kDefaultDurabilitySample = 16;
 
+// --reads (trace and serve) stands on the read layer's hooks: without the page-cache fill,
+// every page a read brought in would pass for one it found cached. Throws a Failure naming the
+// first one the plan has no variant for.
+void require_read_hooks(const HookPlan& plan);
+// Reads without faults: a kernel lacking a fault hook (arm64 has no page_fault_user; the
+// filemap fault tracepoints are v6.x's) still follows read calls; says on stderr what it cannot
+// see.
+void warn_without_fault_hooks(const HookPlan& plan);
+
 struct LiveSessionOptions {
   HookPrefs prefs = {};  // the user's say in the plan (WRITEPATH_DISABLE_PROGRAMS is added to it)
   // decode → stitch → sink; none: the records only go to a recording (record).

@@ -449,31 +449,6 @@ void warn_without_tracefs(const KernelCaps& caps, const HookPlan& plan) {
   }
 }
 
-// --reads stands on the read layer's hooks: without the page-cache fill, every page a read
-// brought in would pass for one it found cached. So the trace refuses to start without them.
-void require_read_hooks(const HookPlan& plan) {
-  const std::vector<const HookChoice*> missing = plan.unplanned("read");
-  if (missing.empty()) return;
-  const HookChoice& first = *missing.front();
-  throw Failure(kExitRuntime,
-                fmt::format("--reads: this kernel offers no {} hook ({}), without which a read's "
-                            "pages cannot be told cached from brought in; writepath doctor says "
-                            "what it has",
-                            first.hook->name, first.why.empty() ? "no variant" : first.why));
-}
-
-// Reads without faults: a kernel lacking a fault hook (arm64 has no page_fault_user; the
-// filemap fault tracepoints are v6.x's) still traces read calls, and says what it cannot see.
-void warn_without_fault_hooks(const HookPlan& plan) {
-  const std::vector<const HookChoice*> missing = plan.unplanned("fault");
-  if (missing.empty()) return;
-  std::cerr << fmt::format(
-      "writepath: --reads: this kernel offers no {} hook ({}): page faults on file mappings go "
-      "unseen\n",
-      missing.front()->hook->name,
-      missing.front()->why.empty() ? "no variant" : missing.front()->why);
-}
-
 // Once the hooks are in: what is traced, until when.
 void say_started(const TraceOptions& options, pid_t command) {
   const char* what = options.record_only ? "recording" : "tracing";

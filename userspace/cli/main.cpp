@@ -174,7 +174,11 @@ CLI::App* add_serve(CLI::App& app, ServeArgs& a) {
       ->type_name("N")
       ->check(CLI::Range(std::size_t{0}, std::size_t{1000}));
   serve->add_flag("--comm-labels", a.options.comm_labels,
-                  "Label write and sync metrics by process name too (capped like cgroups)");
+                  "Label write, sync and read metrics by process name too (capped like cgroups)");
+  serve->add_flag("--reads", a.options.reads,
+                  "Also count read bytes by source (page cache or device) and major faults on "
+                  "file mappings, per device and cgroup; hooks every read syscall of the "
+                  "machine, so off by default");
   serve
       ->add_option("--durability-sample", a.options.durability_sample,
                    "Follow 1 in N plain writes to the disk, for the time-to-durable histogram "

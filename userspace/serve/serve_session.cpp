@@ -186,12 +186,16 @@ int run_serve(const ServeOptions& options) {
   std::atomic<std::uint64_t> events{0};
   const std::vector<DeviceInfo> devices = list_block_devices();
   LiveSession session(caps, serve_filter(options),
-                      LiveSessionOptions{.prefs = HookPrefs{},
+                      LiveSessionOptions{.prefs = HookPrefs{.reads = options.reads},
                                          .sink = &sink,
                                          .devices = devices,
                                          .on_record = [&events](std::span<const std::byte>) {
                                            events.fetch_add(1, std::memory_order_relaxed);
                                          }});
+  if (options.reads) {
+    require_read_hooks(session.plan());
+    warn_without_fault_hooks(session.plan());
+  }
   // The exporter last, so that a scrape always finds the kernel side attached; it goes first
   // at the end, before the hooks are detached.
   const auto source = std::make_shared<ScrapeSource>(session.bpf(), metrics, slow.get(), events);

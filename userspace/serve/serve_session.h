@@ -33,6 +33,9 @@ struct ServeOptions {
   std::uint64_t buffer_bytes = kServeRingBytes;  // ring buffer size (--buffer-size)
   std::optional<Nanos> duration_ns;  // stop after this long (tests); none: until SIGTERM/SIGINT
   bool stacks = true;                // with slow_ns: the kernel stacks of slow calls
+  // Read bytes by source and major faults too: hooks every read syscall of the machine, so off
+  // unless asked for (--reads).
+  bool reads = false;
 };
 
 // HOST:PORT as --listen takes it: an IPv4 address or "localhost", and a port 1-65535; an IPv6
