@@ -470,6 +470,69 @@ TEST(WriteMetrics, LostWritesAndFailedWriteRequestsAreCounted) {
                    3 << 20);
 }
 
+TEST(WriteMetrics, ReadBytesBySourceAndMajorFaultsAreLabelledAsWritesAre) {
+  WriteMetrics metrics({.comm = true}, fake_namers());
+  ServeCounters counters;
+  KernelMetricRow reads = row(WP_METRIC_READ, 0, kVda, 7, "postgres");
+  reads.value.buckets[2] = 5;   // <= 5 us
+  reads.value.buckets[12] = 1;  // <= 10 ms
+  reads.value.sum_ns = 8 * kMs;
+  reads.value.bytes = 5 * 4096 + 1000;  // what they found cached
+  KernelMetricRow missed = row(WP_METRIC_READ, 1, kVda, 7, "postgres");
+  missed.value.buckets[12] = 1;
+  missed.value.sum_ns = 8 * kMs;
+  missed.value.bytes = 32 * 4096;  // what they brought in, readahead included
+  KernelMetricRow faults = row(WP_METRIC_MAJOR_FAULT, 0, kVda, 7, "postgres");
+  faults.value.buckets[0] = 12;
+  counters.rows = {reads, missed, faults};
+
+  const auto all = metrics.collect(counters);
+  const MetricFamily& latency = family(all, "writepath_read_latency_seconds");
+  ASSERT_EQ(latency.metric.size(), 1u);  // every read once: the missed ones are among them
+  EXPECT_EQ(latency.metric[0].histogram.sample_count, 6u);
+  EXPECT_DOUBLE_EQ(latency.metric[0].histogram.sample_sum, 0.008);
+  EXPECT_EQ(label(latency.metric[0], "comm"), "postgres");
+  const MetricFamily& bytes = family(all, "writepath_read_bytes_total");
+  ASSERT_EQ(bytes.metric.size(), 2u);
+  const ClientMetric* cache = find(bytes, {{"source", "cache"}});
+  const ClientMetric* device = find(bytes, {{"source", "device"}});
+  ASSERT_NE(cache, nullptr);
+  ASSERT_NE(device, nullptr);
+  EXPECT_DOUBLE_EQ(cache->counter.value, 5 * 4096 + 1000);
+  EXPECT_DOUBLE_EQ(device->counter.value, 32 * 4096);
+  EXPECT_EQ(label(*device, "device"), "vda");
+  EXPECT_EQ(label(*device, "fs"), "ext4");
+  EXPECT_EQ(label(*device, "cgroup"), "/cg7");
+  EXPECT_EQ(label(*device, "comm"), "postgres");
+  const MetricFamily& major = family(all, "writepath_major_faults_total");
+  ASSERT_EQ(major.metric.size(), 1u);
+  EXPECT_DOUBLE_EQ(major.metric[0].counter.value, 12);
+  EXPECT_EQ(label(major.metric[0], "cgroup"), "/cg7");
+  EXPECT_FALSE(has_label(major.metric[0], "source"));
+}
+
+// Readers compete for the capped cgroup values as writers do: a cgroup that only reads or only
+// faults gets one of its own while there is room, and keeps it.
+TEST(WriteMetrics, ReadersAndFaultersTakeCgroupLabelsUnderTheSameCap) {
+  WriteMetrics metrics({.max_cgroups = 2}, fake_namers());
+  ServeCounters counters;
+  KernelMetricRow reader = row(WP_METRIC_READ, 0, kVda, 1);
+  reader.value.buckets[0] = 3;
+  KernelMetricRow faulter = row(WP_METRIC_MAJOR_FAULT, 0, kVda, 2);
+  faulter.value.buckets[0] = 2;
+  KernelMetricRow late = row(WP_METRIC_READ, 1, kVda, 3);  // a third: no room left
+  late.value.buckets[0] = 1;
+  late.value.bytes = 4096;
+  counters.rows = {reader, faulter, late};
+  const auto all = metrics.collect(counters);
+  EXPECT_NE(find(family(all, "writepath_read_latency_seconds"), {{"cgroup", "/cg1"}}), nullptr);
+  EXPECT_NE(find(family(all, "writepath_major_faults_total"), {{"cgroup", "/cg2"}}), nullptr);
+  const ClientMetric* other =
+      find(family(all, "writepath_read_bytes_total"), {{"cgroup", "other"}, {"source", "device"}});
+  ASSERT_NE(other, nullptr);
+  EXPECT_DOUBLE_EQ(other->counter.value, 4096);
+}
+
 TEST(WriteMetrics, AgentCountersAreExported) {
   WriteMetrics metrics({}, fake_namers());
   ServeCounters counters;

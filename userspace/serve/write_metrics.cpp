@@ -44,6 +44,9 @@ enum Family : std::size_t {
   kLostWriteBytes,
   kFailedWriteRequests,
   kFailedWriteBytes,
+  kReadLatency,
+  kReadBytes,
+  kMajorFaults,
   kLostEvents,
   kEvents,
   kMetricsOverflow,
@@ -92,16 +95,31 @@ using Series = std::map<LabelValues, Aggregate>;
 
 // The series the figures are kept in, each behind one or more families:
 struct SeriesSet {
-  Series writes;    // device, fs, cgroup, io[, comm]: latency, bytes, direct dirtied
-  Series syncs;     // device, fs, cgroup, call[, comm]
-  Series phases;    // device, fs, cgroup, phase
-  Series lags;      // device, fs, cgroup
-  Series throttle;  // cgroup
-  Series requests;  // device, op: service time, bytes
-  Series flushes;   // device
-  Series lost;      // device, fs, cgroup: lost writes (count) and their bytes
-  Series failed;    // device: failed write requests (count) and their bytes
+  Series writes;      // device, fs, cgroup, io[, comm]: latency, bytes, direct dirtied
+  Series syncs;       // device, fs, cgroup, call[, comm]
+  Series phases;      // device, fs, cgroup, phase
+  Series lags;        // device, fs, cgroup
+  Series throttle;    // cgroup
+  Series requests;    // device, op: service time, bytes
+  Series flushes;     // device
+  Series lost;        // device, fs, cgroup: lost writes (count) and their bytes
+  Series failed;      // device: failed write requests (count) and their bytes
+  Series reads;       // device, fs, cgroup[, comm]: every read's latency (serve --reads)
+  Series read_bytes;  // device, fs, cgroup, source[, comm]: bytes by where they came from
+  Series faults;      // device, fs, cgroup[, comm]: major faults (count)
 };
+
+// The kernel's READ subs: what the read found in the page cache, what it brought in.
+const char* read_source_name(std::uint8_t sub) {
+  return sub == 1 ? "device" : "cache";
+}
+
+// The families the kernel keys by the caller's cgroup (and comm): the ones whose newcomers
+// compete for the capped label values.
+bool keyed_by_task(std::uint8_t metric) {
+  return metric == WP_METRIC_WRITE || metric == WP_METRIC_SYNC || metric == WP_METRIC_THROTTLE ||
+         metric == WP_METRIC_READ || metric == WP_METRIC_MAJOR_FAULT;
+}
 
 const char* io_name(bool direct) {
   return direct ? "direct" : "buffered";
@@ -261,6 +279,25 @@ const std::vector<MetricInfo>& metric_catalogue() {
        {"device"},
        "Bytes of those failed write requests",
        false},
+      {"writepath_read_latency_seconds",
+       T::Histogram,
+       {"device", "fs", "cgroup", "container", "pod"},
+       "Read syscall latency, entry to return (read, pread64, readv, preadv, preadv2 of regular "
+       "files; serve --reads)",
+       true},
+      {"writepath_read_bytes_total",
+       T::Counter,
+       {"device", "fs", "cgroup", "container", "pod", "source"},
+       "Bytes of read syscalls by source: cache, returned from pages already in the page cache; "
+       "device, the pages the reads brought into the page cache (their readahead included) and "
+       "O_DIRECT reads' bytes (serve --reads)",
+       true},
+      {"writepath_major_faults_total",
+       T::Counter,
+       {"device", "fs", "cgroup", "container", "pod"},
+       "Major page faults on file mappings: the page was not in the page cache or not yet read "
+       "in (serve --reads)",
+       true},
       {"writepath_lost_events_total",
        T::Counter,
        {"hook"},
@@ -421,8 +458,7 @@ SeriesSet WriteMetrics::State::with_kernel_rows(const std::vector<KernelMetricRo
   };
   for (const KernelMetricRow& row : rows) {
     const std::uint8_t metric = row.key.metric;
-    if (metric != WP_METRIC_WRITE && metric != WP_METRIC_SYNC && metric != WP_METRIC_THROTTLE)
-      continue;
+    if (!keyed_by_task(metric)) continue;
     Distribution d;
     d.add(row.value);
     if (row.key.cgroup != 0) {
@@ -475,6 +511,19 @@ SeriesSet WriteMetrics::State::with_kernel_rows(const std::vector<KernelMetricRo
         d.add(row.value);
         a.count += d.count();
         a.bytes += row.value.bytes;
+        break;
+      }
+      case WP_METRIC_READ: {
+        const LabelValues file = with_comm({device_name, fs, cgroup});
+        if (key.sub == 0) out.reads[file].latency.add(row.value);
+        out.read_bytes[with_comm({device_name, fs, cgroup, read_source_name(key.sub)})].bytes +=
+            row.value.bytes;
+        break;
+      }
+      case WP_METRIC_MAJOR_FAULT: {
+        Distribution d;
+        d.add(row.value);
+        out.faults[with_comm({device_name, fs, cgroup})].count += d.count();
         break;
       }
       default: break;  // a metric this agent does not know: a newer BPF object's
@@ -579,6 +628,12 @@ std::vector<MetricFamily> WriteMetrics::collect(const ServeCounters& counters) {
     add(kFailedWriteRequests, labels, counter_metric(static_cast<double>(a.count)));
     add(kFailedWriteBytes, labels, counter_metric(static_cast<double>(a.bytes)));
   }
+  for (const auto& [labels, a] : series.reads)
+    add(kReadLatency, labels, histogram_metric(a.latency));
+  for (const auto& [labels, a] : series.read_bytes)
+    add(kReadBytes, labels, counter_metric(static_cast<double>(a.bytes)));
+  for (const auto& [labels, a] : series.faults)
+    add(kMajorFaults, labels, counter_metric(static_cast<double>(a.count)));
   for (std::size_t hook = 0; hook < counters.lost.size(); ++hook)
     add(kLostEvents, {hook_counter_name(hook)},
         counter_metric(static_cast<double>(counters.lost[hook])));

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The metrics `writepath serve` exports, built at scrape time from two sources: the kernel's
 // own aggregates (the `metrics` map: write and sync latency, bytes, O_DIRECT writes that
-// dirtied pages, throttle pauses, request service and flush times), and what the stitcher
+// dirtied pages, throttle pauses, request service and flush times; with serve --reads, read
+// latency, read bytes by source and major faults), and what the stitcher
 // finishes in the agent (each sync's phases, a sampled write's time to durable, the writes
 // the kernel does not aggregate: io_uring and AIO). Pure: no kernel, no network, no clock;
 // names for devices and cgroups come through the Namers the agent hands in.
@@ -76,7 +77,7 @@ struct MetricInfo {
   prometheus::MetricType type;
   std::vector<std::string> labels;
   std::string help;
-  // With MetricLabelOptions::comm, "comm" follows `labels` (the write and sync families).
+  // With MetricLabelOptions::comm, "comm" follows `labels` (the write, sync and read families).
   bool comm = false;
 };
 // Every family collect() can return, in a fixed order.
