@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -319,14 +320,26 @@ TEST_F(Serve, DirtyThrottlePausesAreCountedAsTraceCountsThem) {
   EXPECT_EQ(serve->stop(SIGTERM), 0) << serve->err();
 }
 
-// The value of the series of `family` whose labels include device="DEVICE", 0 when absent.
-double served_value(const std::string& text, const std::string& family, const std::string& device) {
-  std::regex series("\n" + family + "\\{[^}]*device=\"" + device + "\"[^}]*\\} ([0-9.e+]+)");
+// The sum of the series of `family` whose labels include each of `labels` (name, value), 0
+// when there is none.
+double served_sum(const std::string& text, const std::string& family,
+                  const std::vector<std::pair<std::string, std::string>>& labels) {
+  std::regex series("\n" + family + "\\{([^}]*)\\} ([0-9.e+]+)");
   double total = 0;
   for (auto it = std::sregex_iterator(text.begin(), text.end(), series);
-       it != std::sregex_iterator(); ++it)
-    total += std::stod((*it)[1]);
+       it != std::sregex_iterator(); ++it) {
+    const std::string set = "," + (*it)[1].str() + ",";
+    bool all = true;
+    for (const auto& [name, value] : labels)
+      all = all && set.find("," + name + "=\"" + value + "\",") != std::string::npos;
+    if (all) total += std::stod((*it)[2]);
+  }
   return total;
+}
+
+// The value of the series of `family` whose labels include device="DEVICE", 0 when absent.
+double served_value(const std::string& text, const std::string& family, const std::string& device) {
+  return served_sum(text, family, {{"device", device}});
 }
 
 // fsyncgate under serve: a thin-provisioned disk runs out of space under writeback (the
@@ -423,6 +436,127 @@ TEST_F(Serve, ScrapesWhileItDetachesGetWholeAnswersOrARefusal) {
   scraper.join();
   EXPECT_EQ(partial, 0);
   EXPECT_EQ(line_count(serve->err()), 1) << serve->err();  // the "serving" line, nothing else
+}
+
+// The reader of serve --reads: reads FILE whole in 64 KiB read(2) calls ("read"), or maps it
+// with MADV_RANDOM (no read-around: each page its own fault) and touches each page ("mmap");
+// prints what it got and its own counters' change across it: getrusage major faults and
+// /proc/self/io read_bytes (what it caused to be read from storage).
+const char* kServedReader = R"(
+import mmap, os, resource, sys
+def read_bytes():
+    for line in open('/proc/self/io'):
+        if line.startswith('read_bytes:'):
+            return int(line.split()[1])
+majflt = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_majflt
+path, mode = sys.argv[1], sys.argv[2]
+fd = os.open(path, os.O_RDONLY)
+f0, b0 = majflt(), read_bytes()
+got = 0
+if mode == 'read':
+    while True:
+        n = len(os.read(fd, 65536))
+        if not n:
+            break
+        got += n
+else:
+    m = mmap.mmap(fd, 0, prot=mmap.PROT_READ)
+    m.madvise(mmap.MADV_RANDOM)
+    for p in range(0, len(m), 4096):
+        got += m[p] >= 0
+print(got, majflt() - f0, read_bytes() - b0)
+)";
+
+// serve --reads against the reader's own truths, on its own cgroup's series of the scratch
+// disk only (anything else may run beside it): a cold read's device bytes are what the reader
+// caused to be read from storage (/proc/self/io) and what cachestat(2) then finds cached, a
+// warm read's bytes all come from the cache, and a cold mapping touched page by page makes the
+// major faults the reader's getrusage counts.
+TEST_F(Serve, ReadsAreCountedByTheirSourceAndMajorFaultsByCgroup) {
+  const std::string mount = cgroup2_mount();
+  if (mount.empty()) GTEST_SKIP() << "no cgroup2 mounted";
+  constexpr std::uint64_t kFileBytes = 8 << 20, kMappedBytes = 4 << 20, kPage = 4096;
+  const std::string data = file("served_read.dat"), mapped = file("served_mapped.dat");
+  const std::string script = (root_ / "served_reader.py").string();
+  std::ofstream(script) << kServedReader;
+  for (const auto& [path, bytes] : {std::pair{data, kFileBytes}, std::pair{mapped, kMappedBytes}})
+    ASSERT_TRUE(sh(fmt::format("head -c {} /dev/urandom > {} && sync {}", bytes, path, path)));
+  auto drop_cache = [](const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    ::close(fd);
+    const auto counts = cachestat(path);
+    return counts ? std::optional{counts->cache} : std::nullopt;
+  };
+  const auto cold = drop_cache(data);
+  if (!cold) GTEST_SKIP() << "no cachestat(2) here";
+  ASSERT_EQ(*cold, 0u) << "the file kept pages cached";
+
+  TestCgroups cgroups(mount);
+  const std::string cgroup = "/wp_served_reads_" + std::to_string(::getpid());
+  const std::string dir = cgroups.make(cgroup);
+  const int port = free_port();
+  // Label room for every cgroup of a busy machine: this one must get its own.
+  auto serve = start_serve(port, {"--reads", "--cgroup-labels", "1000"});
+  struct Truth {
+    std::uint64_t got = 0, majflt = 0, storage = 0;
+  };
+  auto read_in_cgroup = [&](const std::string& path, const std::string& mode) {
+    const RunResult r = run(
+        {"sh", "-c",
+         "echo $$ > " + dir + "/cgroup.procs && exec python3 " + script + " " + path + " " + mode});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    Truth t;
+    std::istringstream(r.out) >> t.got >> t.majflt >> t.storage;
+    return t;
+  };
+  const std::vector<std::pair<std::string, std::string>> own = {{"device", loop_name()},
+                                                                {"cgroup", cgroup}};
+  auto served = [&](const std::string& family, const std::string& source = "") {
+    const auto text = scrape(port);
+    EXPECT_TRUE(text.has_value());
+    auto labels = own;
+    if (!source.empty()) labels.emplace_back("source", source);
+    return text ? served_sum(*text, family, labels) : -1;
+  };
+
+  const Truth cold_read = read_in_cgroup(data, "read");
+  ASSERT_EQ(cold_read.got, kFileBytes);
+  const std::uint64_t cached_after = cachestat(data)->cache * kPage;
+  const double device = served("writepath_read_bytes_total", "device");
+  const double cold_cache = served("writepath_read_bytes_total", "cache");
+  // What the reads brought in is what the reader caused to be read and what is now cached: a
+  // page apiece, so within 1% (a page the reader's readahead did not bring in, or evicted).
+  EXPECT_NEAR(device, static_cast<double>(cold_read.storage), kFileBytes / 100.0);
+  EXPECT_NEAR(device, static_cast<double>(cached_after), kFileBytes / 100.0);
+  EXPECT_NEAR(device, static_cast<double>(kFileBytes), kFileBytes / 100.0);
+  // Every byte returned is the cache's or was brought in by the call that returned it.
+  EXPECT_LE(cold_cache, static_cast<double>(kFileBytes));
+
+  const Truth warm_read = read_in_cgroup(data, "read");
+  ASSERT_EQ(warm_read.got, kFileBytes);
+  const double warm_cache = served("writepath_read_bytes_total", "cache") - cold_cache;
+  const double warm_device = served("writepath_read_bytes_total", "device") - device;
+  // Warm: what the reader had read from storage, at most a few pages dropped since.
+  EXPECT_NEAR(warm_device, static_cast<double>(warm_read.storage), kFileBytes / 100.0);
+  EXPECT_NEAR(warm_cache + warm_device, static_cast<double>(kFileBytes), kFileBytes / 100.0);
+  EXPECT_GE(warm_cache, kFileBytes * 0.99);
+
+  ASSERT_EQ(drop_cache(mapped), 0u);
+  const double faults_before = served("writepath_major_faults_total");
+  const Truth touched = read_in_cgroup(mapped, "mmap");
+  ASSERT_EQ(touched.got, kMappedBytes / kPage);
+  const double faults = served("writepath_major_faults_total") - faults_before;
+  // MADV_RANDOM: no read-around, each page read in by its own fault, as getrusage counts it.
+  EXPECT_GE(touched.majflt, kMappedBytes / kPage * 99 / 100);
+  EXPECT_NEAR(faults, static_cast<double>(touched.majflt), touched.majflt / 100.0 + 2);
+  std::cout << fmt::format(
+      "served reads of {} on {}: cold device {} B (reader's read_bytes {}, cachestat {}), "
+      "cache {} B; warm cache {} B, device {} B (read_bytes {}); mapped {} pages: major "
+      "faults {} (getrusage {})\n",
+      cgroup, loop_name(), device, cold_read.storage, cached_after, cold_cache, warm_cache,
+      warm_device, warm_read.storage, kMappedBytes / kPage, faults, touched.majflt);
+  EXPECT_EQ(serve->stop(SIGTERM), 0) << serve->err();
 }
 
 }  // namespace
