@@ -12,7 +12,8 @@
 #   stacks        --min-latency's off-CPU stacks on vs --no-stacks, on slow fdatasyncs and on
 #                 fast cached pwrites, beside an offcputime-like bpftrace (kstack on sched_switch)
 #   serve         the always-on agent beside trace and a bpftrace histogram (traced writes and a
-#                 bystander), then its RSS over a long soak while /metrics is scraped
+#                 bystander), a bystander's cached pread and pwrite under serve without and
+#                 with --reads, then its RSS over a long soak while /metrics is scraped
 #   profile       where the agent's time goes: perf record (cpu-clock) of writepath report of a
 #                 recording of REPLAY_COUNT writes, in json and text, the hottest symbols
 #   containers    the same cached pwrite loop on the host and in a container (a docker-named

@@ -75,10 +75,11 @@ free_port() {  # a loopback TCP port nothing listens on, below the ephemeral ran
 # /metrics answers and its programs are attached, or fail if it exits or takes longer than
 # attach_timeout.
 serve_port=""
-serve_start() {
+serve_start() {  # LOG [SERVE_OPTION…]
   local log=$1
+  shift
   serve_port=$(free_port)
-  "$wp" serve --listen "127.0.0.1:$serve_port" >"$log" 2>&1 &
+  "$wp" serve --listen "127.0.0.1:$serve_port" "$@" >"$log" 2>&1 &
   bg_pid=$!
   bg_wait_ready "$log" "writepath serve did not answer on 127.0.0.1:$serve_port" \
     curl -sf -o /dev/null --max-time 2 "http://127.0.0.1:$serve_port/metrics" || return 1

@@ -79,9 +79,12 @@ run_column() {
         ns=$("${cmd[@]}" 2>"$work/err") || ns=""
         bg_stop INT
       fi ;;
-    wp-serve)
-      # Its last scrape goes to $out: the agent's own counters for the run.
-      if serve_start "$work/serve.log"; then
+    wp-serve | wp-serve-reads)
+      # Its last scrape goes to $out: the agent's own counters for the run. serve counts reads
+      # only when told to (--reads): the loop is then a bystander whose reads it counts.
+      local serve_reads=()
+      [[ $column != wp-serve-reads ]] || serve_reads=(--reads)
+      if serve_start "$work/serve.log" "${serve_reads[@]}"; then
         ns=$("${cmd[@]}" 2>"$work/err") || ns=""
         scrape "$out" || : >"$out"
         bg_stop TERM

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # serve: the always-on agent beside trace and a bpftrace histogram (traced writes and a
-# bystander), then its RSS over a long soak while /metrics is scraped.
+# bystander), what --reads adds to a bystander's cached pread (beside its pwrite), then its RSS
+# over a long soak while /metrics is scraped.
 # The always-on agent watches every write of the machine, so its cost is paid by processes
 # nobody asked about: the table puts it beside trace (asked about the loop, or about PID 1 for
 # the bystander row) and beside what an operator would run instead, a machine-wide bpftrace
@@ -61,6 +62,32 @@ serve_side_by_side() {
     echo "answering /metrics before the loop, SIGTERM after it; bpftrace: the pwrite64 latency"
     echo "hist(), machine-wide. serve's counters at the end of each run (writepath_events_total,"
     echo "writepath_lost_events_total, all rounds): $(printf '%s; ' "${notes[@]}" | sed 's/; $//')."
+    echo
+  } >>"$summary"
+}
+
+# What --reads adds to the bystander's calls: a cached pread (every read of the machine now
+# runs the read syscall programs and is counted) beside a cached pwrite (which serve counts
+# either way), under serve without and with --reads.
+serve_reads_side_by_side() {
+  echo "== serve --reads: $rounds rounds; pread and pwrite COUNT=$count"
+  local rows=() workload
+  for workload in pread pwrite; do
+    declare -A ns_of=()
+    for ((r = 0; r < rounds; r++)); do run_round "$r" "$workload" true untraced wp-serve wp-serve-reads; done
+    rows+=("| $workload | $(fmt_ns "$(median_of "${ns_of[untraced]}")") | $(fmt_ratio "$(median_ratio "${ns_of[wp-serve]}" "${ns_of[untraced]}")") | $(fmt_ratio "$(median_ratio "${ns_of[wp-serve-reads]}" "${ns_of[untraced]}")") | $(fmt_ratio "$(median_ratio "${ns_of[wp-serve-reads]}" "${ns_of[wp-serve]}")") |")
+    unset ns_of
+  done
+  {
+    echo "### writepath serve --reads: a bystander's cached reads and writes (median of $rounds interleaved rounds; ratio = time per op / untraced)"
+    echo
+    echo "| workload | untraced ns/op | serve | serve --reads | --reads / without |"
+    echo "|---|---:|---:|---:|---:|"
+    printf '%s\n' "${rows[@]}"
+    echo
+    echo "pread: 4 KiB pread64 over a cached 1 MiB file, pwrite: 4 KiB pwrite over a cached 1 MiB file,"
+    echo "$count per run each, by a process no one asked about; serve machine-wide with its defaults,"
+    echo "then with --reads."
     echo
   } >>"$summary"
 }
@@ -164,6 +191,7 @@ section_serve() {
     return
   fi
   serve_side_by_side
+  serve_reads_side_by_side
   serve_soak
 }
 
