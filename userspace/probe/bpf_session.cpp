@@ -102,7 +102,9 @@ std::unique_ptr<BpfSession> BpfSession::start(const HookPlan& plan, const Kernel
   ro->cfg_file_dev = filter.file_dev;
   ro->cfg_file_ino = filter.file_ino;
   ro->cfg_raw_syscall_slots = plan.raw_syscall_slots();
-  ro->cfg_read_requests = plan.traces_reads();
+  // A trace's read items list their requests; serve --reads counts reads and sends no record.
+  const bool read_requests = plan.traces_reads() && !filter.metrics;
+  ro->cfg_read_requests = read_requests;
   ro->cfg_causes_min_ns = filter.causes_min_ns;
   ro->cfg_offcpu_stacks = filter.causes_min_ns != 0 && filter.offcpu_stacks;
   ro->cfg_throtl_timer_fn = filter.throtl_timer_fn;
@@ -116,7 +118,7 @@ std::unique_ptr<BpfSession> BpfSession::start(const HookPlan& plan, const Kernel
     bpf_map__set_max_entries(session->skel_->maps.metrics, 1);
     bpf_map__set_max_entries(session->skel_->maps.rq_issued, 1);
   }
-  if (!plan.traces_reads()) {  // no read bio or request is ever kept
+  if (!read_requests) {  // no read bio or request is ever kept
     bpf_map__set_max_entries(session->skel_->maps.read_bios, 1);
     bpf_map__set_max_entries(session->skel_->maps.read_rqs, 1);
   }
