@@ -167,10 +167,6 @@ void expect_holds(const std::string& app, const std::string& script) {
   EXPECT_TRUE(v.empty()) << app << shown;
 }
 
-bool have(const std::string& program) {
-  return sh("command -v " + program + " >/dev/null 2>&1");
-}
-
 TEST(StraceLog, ReadsCallsSplitAroundOtherThreads) {
   const std::vector<strace::Call> calls = strace::parse(
       "101 pwrite64(5</m/pg/base/1/1259>, \"\"..., 8192, 0) = 8192\n"

@@ -574,6 +574,11 @@ inline int line_count(const std::string& text) {
   return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
 }
 
+// Whether `program` is on the PATH.
+inline bool have(const std::string& program) {
+  return sh("command -v " + program + " >/dev/null 2>&1");
+}
+
 inline std::uint64_t u64(const json& v) {
   return v.get<std::uint64_t>();
 }

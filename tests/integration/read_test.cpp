@@ -427,4 +427,106 @@ TEST_F(ReadPath, WithoutReadsATraceMakesNoReadItem) {
   EXPECT_EQ(u64(unasked.summary["reads"]), 0u) << unasked.summary.dump();
 }
 
+// PostgreSQL, a real reader: a sequential scan of a table whose file was dropped from the page
+// cache (the server restarted, so its shared buffers are empty too). Its backend reads each
+// block it does not hold with one 8 KiB pread64 (PostgreSQL 15), and EXPLAIN (BUFFERS) counts
+// those as "Shared Read Blocks": the backend's pread64 items on the table's file are exactly
+// those, their pages came from the device or its readahead, the read requests of all its items
+// carried what its /proc/PID/io read_bytes says it caused storage to read, and the diagnosis
+// names the table's file as cold storage.
+TEST_F(ReadPath, PostgresqlColdScanIsHeldToItsOwnBufferCounts) {
+  const std::string bin = "/usr/lib/postgresql/15/bin";
+  if (!fs::exists(bin + "/pg_ctl") || !have("runuser") || !have("vmtouch"))
+    GTEST_SKIP() << "PostgreSQL 15 or vmtouch not installed";
+  const std::string dir = file("pg");
+  const std::string u = "runuser -u postgres -- ";
+  const std::string start = u + bin + "/pg_ctl -D " + dir + "/data -o \"-k " + dir +
+                            " -c listen_addresses='' -c shared_buffers=16MB\" -l " + dir +
+                            "/pg.log -w start >/dev/null";
+  const std::string psql = bin + "/psql -X -h " + dir + " -U postgres -qAt ";
+  ASSERT_TRUE(sh("mkdir -p " + dir + " && chmod 755 " + fs::path(dir).parent_path().string() +
+                 " && chown postgres " + dir + " && " + u + bin + "/initdb -D " + dir +
+                 "/data -A trust -U postgres >/dev/null && " + start));
+  struct Stop {
+    std::string cmd;
+    ~Stop() { sh(cmd); }
+  } stop{u + bin + "/pg_ctl -D " + dir + "/data -m fast -w stop >/dev/null 2>&1"};
+  ASSERT_TRUE(sh(psql + "-c \"CREATE TABLE t AS SELECT g, repeat('x', 200) AS v FROM "
+                        "generate_series(1, 60000) g\" -c CHECKPOINT"));
+  const RunResult where = run({"sh", "-c", psql + "-c \"SELECT pg_relation_filepath('t')\""});
+  ASSERT_EQ(where.exit_code, 0) << where.err;
+  const std::string table = dir + "/data/" + where.out.substr(0, where.out.find('\n'));
+  // Its shared buffers emptied by a restart, its file's pages dropped.
+  ASSERT_TRUE(sh(stop.cmd + " && vmtouch -qe " + table + " && " + start));
+  const auto before = cachestat(table);
+  if (!before) GTEST_SKIP() << "no cachestat(2) here";
+  ASSERT_EQ(before->cache, 0u);
+
+  const std::string trace = file("pg.jsonl");
+  Background tracer(
+      {writepath(), "trace", "--reads", "--comm", "postgres", "--format", "json", "-o", trace});
+  ASSERT_TRUE(tracer.wait_attached()) << tracer.err();
+  const std::string script = file("scan.sql");
+  std::ofstream(script) << "SET max_parallel_workers_per_gather = 0;\n"
+                           "SELECT 'pid ' || pg_backend_pid() AS pid \\gset\n"
+                           "\\echo :pid\n"
+                           "\\setenv PID :pid\n"
+                           "\\! echo before $(sed -n 's/^read_bytes: //p' /proc/${PID#pid }/io)\n"
+                           "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT count(*) FROM t;\n"
+                           "\\! echo after $(sed -n 's/^read_bytes: //p' /proc/${PID#pid }/io)\n";
+  const RunResult scan = run({"sh", "-c", psql + "-f " + script});
+  ASSERT_EQ(scan.exit_code, 0) << scan.err;
+  ASSERT_EQ(tracer.stop(), 0) << tracer.err();
+  std::uint32_t pid = 0;
+  std::uint64_t storage_before = 0, storage_after = 0;
+  std::istringstream lines(scan.out);
+  std::string plan_text;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.starts_with("pid "))
+      pid = static_cast<std::uint32_t>(std::stoul(line.substr(4)));
+    else if (line.starts_with("before "))
+      storage_before = std::stoull(line.substr(7));
+    else if (line.starts_with("after "))
+      storage_after = std::stoull(line.substr(6));
+    else
+      plan_text += line + "\n";
+  }
+  ASSERT_NE(pid, 0u) << scan.out;
+  const json plan = json::parse(plan_text)[0]["Plan"];
+  const std::uint64_t shared_read = u64(plan["Shared Read Blocks"]);
+  ASSERT_GT(shared_read, 100u) << plan.dump();
+
+  std::uint64_t preads = 0, bytes = 0, brought_in = 0, request_bytes = 0;
+  std::optional<json> summary;
+  for (const json& item : json_lines(slurp(trace))) {
+    if (item.value("type", "") == "summary") summary = item;
+    if (item.value("type", "") != "read" || u64(item["pid"]) != pid) continue;
+    for (const json& rq : item["requests"]) request_bytes += u64(rq["bytes"]);
+    if (item["path"] != table) continue;
+    preads += item["syscall"] == "pread64";
+    bytes += u64(item["bytes"]);
+    brought_in += u64(item["pages_from_device"]) + u64(item["readahead_pages"]);
+  }
+  const std::uint64_t storage = storage_after - storage_before;
+  std::printf(
+      "[ postgres ] shared read blocks %llu, pread64 items %llu, pages brought in %llu, "
+      "read_bytes %llu, its requests' bytes %llu\n",
+      static_cast<unsigned long long>(shared_read), static_cast<unsigned long long>(preads),
+      static_cast<unsigned long long>(brought_in), static_cast<unsigned long long>(storage),
+      static_cast<unsigned long long>(request_bytes));
+  EXPECT_EQ(preads, shared_read) << "EXPLAIN's shared read blocks";
+  EXPECT_EQ(bytes, shared_read * 8192);
+  EXPECT_GE(brought_in * 4096, shared_read * 8192) << "a cold file: every block came in";
+  EXPECT_GE(storage, shared_read * 8192) << scan.out;
+  // The backend's reads' requests carried the bios its read_bytes counts (its queries of the
+  // catalog may add a few of their own, also in its items).
+  EXPECT_LE(request_bytes, storage + (256u << 10)) << scan.out;
+  EXPECT_GE(request_bytes + (256u << 10), storage) << scan.out;
+  ASSERT_TRUE(summary);
+  bool cold = false;
+  for (const json& f : (*summary)["read_findings"])
+    cold |= f["path"] == table && f["finding"] == "cold-storage";
+  EXPECT_TRUE(cold) << (*summary)["read_findings"].dump();
+}
+
 }  // namespace
