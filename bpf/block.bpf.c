@@ -207,9 +207,6 @@ static __always_inline struct inode *wp_bio_first_host(struct bio *bio, bool *an
 	return mapping ? BPF_CORE_READ(mapping, host) : NULL;
 }
 
-/* With --reads (set before load): the read bios of traced readers and their requests are sent. */
-const volatile bool cfg_read_requests = false;
-
 /* The read bios sent, and the requests carrying one of them (whose events are sent): nobody
  * else's read request is. LRU: a bio merged into a request that was not sent, or a request
  * whose completion never came, ages out. */
@@ -238,8 +235,20 @@ static __always_inline bool wp_read_bio_why(struct bio *bio, __u8 *why, __u32 *t
 	struct wp_task_state *st;
 	bool anon;
 
+	struct wp_uring_op *op;
+
 	if (task->flags & WP_PF_KTHREAD)
 		return false;
+	/* An io-wq worker running a traced io_uring read: the op's record names it. */
+	op = wp_iowq_op();
+	if (op) {
+		if (!wp_syscall_is_read(op->syscall))
+			return false;
+		op->issue_tid = wp_current_tid();
+		*why = WP_WHY_READ_CALL;
+		*tag = WP_URING_TAG(op->start_ns);
+		return true;
+	}
 	st = bpf_task_storage_get(&task_state, task, 0, 0);
 	if (!st)
 		return false;
@@ -247,7 +256,8 @@ static __always_inline bool wp_read_bio_why(struct bio *bio, __u8 *why, __u32 *t
 		if (!wp_syscall_is_read(st->syscall))
 			return false;
 		*why = WP_WHY_READ_CALL;
-		*tag = WP_URING_TAG(st->start_ns);
+		/* An io_uring read issued inline: its op's tag, as the op's record has its start. */
+		*tag = st->uring_req ? wp_current_uring_tag() : WP_URING_TAG(st->start_ns);
 		return true;
 	}
 	if (!st->fault_start || !st->fault_mapping ||
@@ -411,7 +421,7 @@ static __always_inline int wp_emit_bio(struct bio *bio, __u8 kind)
 	__u32 bdev, disk, tag = 0;
 	__u8 why = 0;
 
-	if (op == WP_OP_READ && (!cfg_read_requests || !wp_read_bio_why(bio, &why, &tag)))
+	if (op == WP_OP_READ && (!cfg_reads || !wp_read_bio_why(bio, &why, &tag)))
 		return 0;
 	wp_bio_devs(bio, &bdev, &disk);
 	if (cfg_disk && disk != cfg_disk && bdev != cfg_disk)
@@ -531,7 +541,7 @@ static __always_inline int wp_emit_request(struct request *rq, __u8 event, int e
 	if (cfg_metrics && event == WP_RQ_COMPLETE && error && op == WP_OP_WRITE)
 		wp_metric_add(WP_METRIC_WHAT(WP_METRIC_WRITE_ERROR, 0), wp_rq_disk(rq), 0, nr_bytes,
 			      0);
-	if (op == WP_OP_READ && (!cfg_read_requests || !wp_read_request_sent(rq, event, nr_bytes)))
+	if (op == WP_OP_READ && (!cfg_reads || !wp_read_request_sent(rq, event, nr_bytes)))
 		return 0;
 	disk = wp_rq_disk(rq);
 	if (cfg_disk && disk != cfg_disk)

@@ -40,6 +40,9 @@ const volatile bool cfg_offcpu_stacks __weak = false;
  * traced thread means its bios were held back over a cgroup I/O limit. 0: not traced. */
 const volatile __u64 cfg_throtl_timer_fn __weak = 0;
 
+/* trace --reads: read items' block requests (block.bpf.c) and io_uring reads (uring.bpf.c). */
+const volatile bool cfg_reads __weak = false;
+
 /* writepath serve (bpf/metrics.bpf.c): the kernel aggregates what it can into the metrics
  * map, and a plain write syscall is emitted only when it is at least cfg_metrics_slow_ns slow
  * (0: never for that reason) or is one of the 1 in cfg_metrics_sample kept for the agent's

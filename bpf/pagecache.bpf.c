@@ -34,14 +34,33 @@ static __always_inline struct wp_task_state *wp_writer_state(void)
 	return st;
 }
 
+/* An io_uring read issued inline: its file is assigned at its issue, after its submission
+ * opened the thread's state (with none), so the state takes the file at the op's first
+ * page-cache event, as a read syscall's takes its fd's at entry. */
+static __always_inline void wp_uring_read_file(struct wp_task_state *st)
+{
+	struct io_kiocb *req = (struct io_kiocb *)st->uring_req;
+	struct file *file;
+
+	if (st->file || !req)
+		return;
+	file = BPF_CORE_READ(req, file);
+	if (!file || !wp_resolve_file(st, file, false))
+		return;
+	st->file = (__u64)file;
+	st->dev = st->cached_dev;
+	st->ino = st->cached_ino;
+}
+
 /* The thread's traced read on a file, if one is running. */
 static __always_inline struct wp_task_state *wp_reader_state(void)
 {
 	struct wp_task_state *st = wp_active_state();
 
-	if (!st || !st->file || !wp_syscall_is_read(st->syscall))
+	if (!st || !wp_syscall_is_read(st->syscall))
 		return NULL;
-	return st;
+	wp_uring_read_file(st);
+	return st->file ? st : NULL;
 }
 
 /* Whether `host` is the file of the thread's read (its page cache's inode: an overlay
@@ -90,9 +109,11 @@ int BPF_PROG(wp_cache_add, struct folio *folio)
 	if (!wp_task_has_storage(task))
 		return 0;
 	st = bpf_task_storage_get(&task_state, task, 0, 0);
-	if (!st || !(st->fault_file || (st->active && st->file && wp_syscall_is_read(st->syscall))))
+	if (!st || !(st->fault_file || (st->active && wp_syscall_is_read(st->syscall))))
 		return 0;
 	WP_TP_ARG_OR_RETURN(folio);
+	if (st->active && wp_syscall_is_read(st->syscall))
+		wp_uring_read_file(st);
 	mapping = BPF_CORE_READ(folio, mapping);
 	if (!mapping || ((unsigned long)mapping & 1))
 		return 0;

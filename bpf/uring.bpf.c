@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Layer 1 too: the io_uring write and sync ops of traced processes
- * (IORING_OP_WRITE/WRITEV/WRITE_FIXED/FSYNC/SYNC_FILE_RANGE) become syscall records
- * (WP_SYS_IO_URING_*, via = WP_VIA_*): start at submission, end and result at the CQE.
+ * (IORING_OP_WRITE/WRITEV/WRITE_FIXED/FSYNC/SYNC_FILE_RANGE) become syscall records, and with
+ * --reads their READ/READV/READ_FIXED ops read records (WP_SYS_IO_URING_*, via = WP_VIA_*):
+ * start at submission, end and result at the CQE.
  * Submission opens an entry in uring_ops and, for the inline issue that follows in the
  * submitting thread (or SQPOLL thread), that thread's state, so the page-cache and block hooks
  * account to it as to a syscall; the state is folded into the entry when the thread punts the
@@ -48,6 +49,17 @@ static __always_inline __u32 wp_uring_syscall(struct io_kiocb *req)
 	case 8:
 		return WP_SYS_IO_URING_SYNC_FILE_RANGE;
 	}
+	/* Reads only with --reads: a write trace keeps its ring buffer for writes. */
+	if (!cfg_reads)
+		return 0;
+	switch (BPF_CORE_READ(req, opcode)) {
+	case 22:
+		return WP_SYS_IO_URING_READ;
+	case 1:
+		return WP_SYS_IO_URING_READV;
+	case 4:
+		return WP_SYS_IO_URING_READ_FIXED;
+	}
 	return 0;
 }
 
@@ -86,13 +98,15 @@ static __always_inline int wp_uring_submit(struct io_kiocb *req)
 	BPF_CORE_READ_STR_INTO(&op.comm, task, group_leader, comm);
 	op.fd = BPF_CORE_READ(req, cqe.fd); /* io_init_req stores the SQE's fd there */
 	op.via = WP_VIA_IO_URING | ((task->flags & WP_PF_IO_WORKER) ? WP_VIA_SQPOLL : 0);
-	if (wp_syscall_is_write(syscall)) {
+	if (wp_syscall_is_write(syscall) || wp_syscall_is_read(syscall)) {
 		struct io_rw *rw = (struct io_rw *)req;
 
 		/* Prepared at submission: the SQE's off (-1: the file position) and len (bytes;
-		 * for WRITEV the iovec count, so the CQE's result stands for it). */
+		 * for WRITEV and READV the iovec count, so the CQE's result stands for it). */
 		op.pos = BPF_CORE_READ(rw, kiocb.ki_pos);
-		op.count = syscall == WP_SYS_IO_URING_WRITEV ? 0 : BPF_CORE_READ(rw, len);
+		op.count = syscall == WP_SYS_IO_URING_WRITEV || syscall == WP_SYS_IO_URING_READV
+			       ? 0
+			       : BPF_CORE_READ(rw, len);
 	} else {
 		struct io_sync *sync = (struct io_sync *)req;
 
@@ -142,6 +156,45 @@ int BPF_PROG(wp_uring_punt, struct io_kiocb *req, int rw)
 	return 0;
 }
 
+/* A read op's record at its CQE, from what its inline issue counted (an io-wq worker's or a
+ * task-work retry's page-cache fills go uncounted; its bios still carry its tag). */
+static __always_inline void wp_emit_uring_read(struct wp_uring_op *op, struct wp_task_state *st,
+					       struct io_kiocb *req, struct file *file, __s32 res)
+{
+	struct wp_read_record *r = wp_reserve(sizeof(*r), WP_REC_READ, WP_HOOK_READ);
+
+	if (!r)
+		return;
+	r->start_ns = op->start_ns;
+	r->pid = op->pid;
+	r->tid = op->issue_tid ? op->issue_tid : op->submit_tid;
+	__builtin_memcpy(r->comm, op->comm, sizeof(r->comm));
+	r->syscall = op->syscall;
+	r->file_flags = wp_file_flags(st, file, 0, false);
+	r->call_flags = (__u16)op->via << WP_CALL_VIA_SHIFT;
+	r->fd = op->fd;
+	r->dev = st->cached_dev;
+	r->fs_dev = st->cached_fs_dev;
+	r->ino = st->cached_ino;
+	r->ret = res;
+	r->count = op->count ? op->count : (res > 0 ? res : 0);
+	r->pos = op->pos;
+	/* At the file position (-1): the kiocb's position has moved past the bytes read. */
+	if (op->pos == (__u64)-1) {
+		__s64 end = BPF_CORE_READ((struct io_rw *)req, kiocb.ki_pos);
+
+		r->pos = res > 0 && end >= res ? end - res : end;
+	}
+	r->pages_added = op->pages_added;
+	r->pages_added_beyond = op->pages_added_beyond;
+	r->sync_ra_pages = op->sync_ra_pages;
+	r->async_ra_pages = op->async_ra_pages;
+	r->sync_ra = op->sync_ra;
+	r->async_ra = op->async_ra;
+	r->pad = 0;
+	wp_submit(r, sizeof(*r));
+}
+
 /* The op's CQE: emit its record (header ts = the completion). */
 static __always_inline int wp_uring_complete(struct io_kiocb *req, __s32 res)
 {
@@ -170,7 +223,14 @@ static __always_inline int wp_uring_complete(struct io_kiocb *req, __s32 res)
 	}
 	if (!wp_resolve_file(st, file, false) || (wp_syscall_is_write(op->syscall) && !st->cached_kind))
 		goto out;
+	/* A read of a regular file only, as the read syscalls are followed. */
+	if (wp_syscall_is_read(op->syscall) && st->cached_kind != WP_FILE_REGULAR)
+		goto out;
 	wp_emit_file_path((__u64)file, st->cached_dev, st->cached_ino);
+	if (wp_syscall_is_read(op->syscall)) {
+		wp_emit_uring_read(op, st, req, file, res);
+		goto out;
+	}
 	r = wp_reserve(sizeof(*r), WP_REC_SYSCALL, WP_HOOK_SYSCALL);
 	if (!r)
 		goto out;

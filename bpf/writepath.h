@@ -152,7 +152,10 @@ enum wp_syscall_class {
 	X(IO_URING_WRITE_FIXED, 42, io_uring_write_fixed, IoUringWriteFixed, WRITE, 5)             \
 	X(IO_URING_FSYNC, 43, io_uring_fsync, IoUringFsync, SYNC, 3)                               \
 	X(IO_URING_FDATASYNC, 44, io_uring_fdatasync, IoUringFdatasync, SYNC, 3)                   \
-	X(IO_URING_SYNC_FILE_RANGE, 45, io_uring_sync_file_range, IoUringSyncFileRange, SYNC, 8)
+	X(IO_URING_SYNC_FILE_RANGE, 45, io_uring_sync_file_range, IoUringSyncFileRange, SYNC, 8)    \
+	X(IO_URING_READ, 46, io_uring_read, IoUringRead, READ, 22)                                 \
+	X(IO_URING_READV, 47, io_uring_readv, IoUringReadv, READ, 1)                               \
+	X(IO_URING_READ_FIXED, 48, io_uring_read_fixed, IoUringReadFixed, READ, 4)
 
 #define WP_IORING_FSYNC_DATASYNC 1u
 

@@ -427,6 +427,49 @@ TEST_F(ReadPath, WithoutReadsATraceMakesNoReadItem) {
   EXPECT_EQ(u64(unasked.summary["reads"]), 0u) << unasked.summary.dump();
 }
 
+// fio's io_uring engine, buffered, on a cold file (sequential and random, queue depth 4 and
+// 1): each op is a read item of syscall io_uring_read, as many as fio's own I/O count and with
+// its bytes; together they brought the cold file in, and their read requests carried no more
+// than storage read for the shell (its /proc/PID/io read_bytes, fio's reaped in).
+TEST_F(ReadPath, IoUringReadsAreHeldToFiosOwnCounts) {
+  const std::string data = cold_file("uring.dat", 8 << 20);
+  for (const std::string rw : {"read", "randread"}) {
+    ASSERT_TRUE(sh("vmtouch -qe " + data));
+    const std::string depth = rw == "read" ? "4" : "1";
+    const ShellReading fio =
+        traced_shell("fio --name=u --filename=" + data + " --rw=" + rw +
+                     " --bs=16k --size=8M --ioengine=io_uring --iodepth=" + depth +
+                     " --thread --output-format=json");
+    const std::size_t json_at = fio.out.find('{');
+    ASSERT_NE(json_at, std::string::npos) << fio.out;
+    const json job =
+        json::parse(fio.out.substr(json_at, fio.out.rfind("storage") - json_at))["jobs"][0];
+    std::uint64_t ops = 0, bytes = 0, brought_in = 0, request_bytes = 0;
+    for (const json& r : fio.reads) {
+      if (r["path"] != data) continue;
+      EXPECT_EQ(r["syscall"], "io_uring_read") << r.dump();
+      EXPECT_FALSE(r["io_uring"].is_null()) << r.dump();
+      ++ops;
+      bytes += u64(r["bytes"]);
+      brought_in += u64(r["pages_from_device"]) + u64(r["readahead_pages"]);
+      for (const json& rq : r["requests"]) request_bytes += u64(rq["bytes"]);
+    }
+    std::printf(
+        "[ io_uring ] %s: %llu items, %llu bytes (fio: %llu ios, %llu bytes); pages in "
+        "%llu, requests %llu bytes, storage %llu\n",
+        rw.c_str(), static_cast<unsigned long long>(ops), static_cast<unsigned long long>(bytes),
+        static_cast<unsigned long long>(u64(job["read"]["total_ios"])),
+        static_cast<unsigned long long>(u64(job["read"]["io_bytes"])),
+        static_cast<unsigned long long>(brought_in), static_cast<unsigned long long>(request_bytes),
+        static_cast<unsigned long long>(fio.storage_bytes));
+    EXPECT_EQ(ops, u64(job["read"]["total_ios"])) << rw;
+    EXPECT_EQ(bytes, u64(job["read"]["io_bytes"])) << rw;
+    EXPECT_GE(brought_in, 1u) << rw << ": a cold file";
+    EXPECT_GE(request_bytes, 4096u) << rw << ": a cold file's ops queued bios";
+    EXPECT_LE(request_bytes, fio.storage_bytes) << rw;
+  }
+}
+
 // PostgreSQL, a real reader: a sequential scan of a table whose file was dropped from the page
 // cache (the server restarted, so its shared buffers are empty too). Its backend reads each
 // block it does not hold with one 8 KiB pread64 (PostgreSQL 15), and EXPLAIN (BUFFERS) counts

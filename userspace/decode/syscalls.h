@@ -61,7 +61,13 @@ inline constexpr std::array<SyscallSlot, WP_SYSCALL_SLOTS> kSyscallSlots{{
 // The io_uring ops, in Syscall order after the slots: the same facts, without a slot.
 inline constexpr std::array<SyscallSlot, 0 WP_URING_OP_TABLE(WP_URING_COUNT_)> kUringOps{{
 #define WP_URING_OP_ROW_(id, value, name, Name, cls, opcode) \
-  {Syscall::Name, WP_SYS_##id, #name, WP_CLASS_##cls == WP_CLASS_WRITE, false, false},
+  {Syscall::Name,                                            \
+   WP_SYS_##id,                                              \
+   #name,                                                    \
+   WP_CLASS_##cls == WP_CLASS_WRITE,                         \
+   false,                                                    \
+   false,                                                    \
+   WP_CLASS_##cls == WP_CLASS_READ},
     WP_URING_OP_TABLE(WP_URING_OP_ROW_)
 #undef WP_URING_OP_ROW_
 }};

@@ -104,7 +104,7 @@ std::unique_ptr<BpfSession> BpfSession::start(const HookPlan& plan, const Kernel
   ro->cfg_raw_syscall_slots = plan.raw_syscall_slots();
   // A trace's read items list their requests; serve --reads counts reads and sends no record.
   const bool read_requests = plan.traces_reads() && !filter.metrics;
-  ro->cfg_read_requests = read_requests;
+  ro->cfg_reads = read_requests;
   ro->cfg_causes_min_ns = filter.causes_min_ns;
   ro->cfg_offcpu_stacks = filter.causes_min_ns != 0 && filter.offcpu_stacks;
   ro->cfg_throtl_timer_fn = filter.throtl_timer_fn;
