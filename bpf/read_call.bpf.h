@@ -16,6 +16,19 @@
 #include "traced_call.bpf.h"
 #include "writepath.h"
 
+/* A read record's page-cache counts, from what counted them: a thread's state (a read call) or
+ * an io_uring op (uring.bpf.c), which share their names. */
+#define WP_FILL_READ_COUNTS(r, counted)                                                            \
+	do {                                                                                       \
+		(r)->pages_added = (counted)->pages_added;                                         \
+		(r)->pages_added_beyond = (counted)->pages_added_beyond;                           \
+		(r)->sync_ra_pages = (counted)->sync_ra_pages;                                     \
+		(r)->async_ra_pages = (counted)->async_ra_pages;                                   \
+		(r)->sync_ra = (counted)->sync_ra;                                                 \
+		(r)->async_ra = (counted)->async_ra;                                               \
+		(r)->pad = 0;                                                                      \
+	} while (0)
+
 /* Emits one read record from the state of `task` (current), stamped `now` (the call's end).
  * With `cast` (a constant) the file's position is read through wp_typed_file. */
 static __always_inline void wp_emit_read(struct wp_task_state *st, long ret, __u64 now,
@@ -30,13 +43,7 @@ static __always_inline void wp_emit_read(struct wp_task_state *st, long ret, __u
 		return;
 	WP_FILL_CALL_RECORD(r, st, task, ret);
 	r->pos = wp_call_pos(st, ret, cast, false);
-	r->pages_added = st->pages_added;
-	r->pages_added_beyond = st->pages_added_beyond;
-	r->sync_ra_pages = st->sync_ra_pages;
-	r->async_ra_pages = st->async_ra_pages;
-	r->sync_ra = st->sync_ra;
-	r->async_ra = st->async_ra;
-	r->pad = 0;
+	WP_FILL_READ_COUNTS(r, st);
 	wp_submit(r, sizeof(*r));
 }
 

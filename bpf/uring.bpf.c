@@ -22,6 +22,7 @@
 #include "compat.bpf.h"
 #include "config.bpf.h"
 #include "emit.bpf.h"
+#include "read_call.bpf.h"
 #include "task_filter.bpf.h"
 #include "task_state.bpf.h"
 #include "traced_call.bpf.h"
@@ -185,13 +186,7 @@ static __always_inline void wp_emit_uring_read(struct wp_uring_op *op, struct wp
 
 		r->pos = res > 0 && end >= res ? end - res : end;
 	}
-	r->pages_added = op->pages_added;
-	r->pages_added_beyond = op->pages_added_beyond;
-	r->sync_ra_pages = op->sync_ra_pages;
-	r->async_ra_pages = op->async_ra_pages;
-	r->sync_ra = op->sync_ra;
-	r->async_ra = op->async_ra;
-	r->pad = 0;
+	WP_FILL_READ_COUNTS(r, op);
 	wp_submit(r, sizeof(*r));
 }
 

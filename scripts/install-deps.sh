@@ -30,6 +30,7 @@ test_packages=(
   fio strace python3    # independent counts for the write-path tests and scripts/coverage-matrix.sh
   bindfs                # a real FUSE file system for the FUSE tests (its daemon answers the writes)
   python3-numpy vmtouch # real readers of the read-path tests: numpy's memmap, vmtouch's touch/evict
+  python3-torch         # and PyTorch's torch.load of a checkpoint
   qemu-system-x86 cpio file  # make vm-test: Debian 6.1 and 6.12 guests with an emulated NVMe disk
   xz-utils zstd         # make vm-test: the 6.1 kernel image is xz-compressed, 6.12's zstd
   postgresql sqlite3 redis-server  # real applications under the oracle (app_oracle_test.cpp)

@@ -427,6 +427,68 @@ TEST_F(ReadPath, WithoutReadsATraceMakesNoReadItem) {
   EXPECT_EQ(u64(unasked.summary["reads"]), 0u) << unasked.summary.dump();
 }
 
+// PyTorch's torch.load of a cold checkpoint (Debian's python3-torch: a zip archive of four
+// 4 MiB tensors, read by its own reader): the reads of the checkpoint gave the loader at least
+// the tensors' bytes, brought them in from the device, and their read requests carried no more
+// than the loader's own /proc/self/io read_bytes across the load; cachestat(2) then holds what
+// they brought in.
+const char* kTorchLoader = R"(
+import sys, torch
+def read_bytes():
+    for line in open('/proc/self/io'):
+        if line.startswith('read_bytes:'):
+            return int(line.split()[1])
+path, mode = sys.argv[1], sys.argv[2]
+if mode == 'save':
+    torch.manual_seed(7)
+    torch.save({'w%d' % i: torch.randn(1024, 1024) for i in range(4)}, path)
+else:
+    before = read_bytes()
+    state = torch.load(path)
+    print(sum(t.numel() * t.element_size() for t in state.values()), read_bytes() - before)
+)";
+
+TEST_F(ReadPath, TorchLoadOfAColdCheckpointIsHeldToItsOwnCounts) {
+  if (!sh("/usr/bin/python3 -c 'import torch' 2>/dev/null"))
+    GTEST_SKIP() << "python3-torch not installed";
+  const std::string path = file("model.pt");
+  const RunResult save = run({"/usr/bin/python3", "-c", kTorchLoader, path, "save"});
+  ASSERT_EQ(save.exit_code, 0) << save.err;
+  ASSERT_TRUE(sh("sync " + path + " && vmtouch -qe " + path));
+  const auto before = cachestat(path);
+  if (!before) GTEST_SKIP() << "no cachestat(2) here";
+  ASSERT_EQ(before->cache, 0u);
+  const std::string trace = file("torch.jsonl");
+  const RunResult load = run({writepath(), "trace", "--reads", "--format", "json", "-o", trace,
+                              "--", "/usr/bin/python3", "-c", kTorchLoader, path, "load"});
+  ASSERT_EQ(load.exit_code, 0) << load.err;
+  std::uint64_t tensor_bytes = 0, storage = 0;
+  std::istringstream(load.out) >> tensor_bytes >> storage;
+  ASSERT_EQ(tensor_bytes, 16u << 20) << load.out;
+  std::uint64_t bytes = 0, brought_in = 0, request_bytes = 0;
+  for (const json& item : json_lines(slurp(trace))) {
+    const std::string type = item.value("type", "");
+    if ((type != "read" && type != "fault") || item["path"] != path) continue;
+    bytes += u64(item["bytes"]) * (type == "read");
+    brought_in += u64(item["pages_from_device"]) + u64(item["readahead_pages"]);
+    for (const json& rq : item["requests"]) request_bytes += u64(rq["bytes"]);
+  }
+  const auto after = cachestat(path);
+  ASSERT_TRUE(after);
+  std::printf(
+      "[ torch    ] tensors %llu bytes; read %llu bytes, %llu pages brought in, requests "
+      "%llu bytes; read_bytes %llu; cached after %llu pages\n",
+      static_cast<unsigned long long>(tensor_bytes), static_cast<unsigned long long>(bytes),
+      static_cast<unsigned long long>(brought_in), static_cast<unsigned long long>(request_bytes),
+      static_cast<unsigned long long>(storage), static_cast<unsigned long long>(after->cache));
+  EXPECT_GE(bytes, tensor_bytes);
+  EXPECT_GE(brought_in * 4096, tensor_bytes) << "a cold checkpoint";
+  EXPECT_LE(request_bytes, storage);
+  EXPECT_GE(request_bytes, tensor_bytes);
+  EXPECT_LE(after->cache, brought_in);
+  EXPECT_GE(after->cache * 4096, tensor_bytes);
+}
+
 // fio's io_uring engine, buffered, on a cold file (sequential and random, queue depth 4 and
 // 1): each op is a read item of syscall io_uring_read, as many as fio's own I/O count and with
 // its bytes; together they brought the cold file in, and their read requests carried no more

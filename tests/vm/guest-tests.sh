@@ -58,6 +58,17 @@ run direct writepath trace --format json -- wp_workload direct $mnt/d 16
 run slow-fsync-stacks writepath trace --min-latency 1us --format json -- \
   wp_workload fsync-each $mnt/s 8
 
+# A cold read with --reads: 4 MiB written and synced, the guest's caches dropped (the guest is
+# ours alone), then read by busybox dd in 64 KiB reads; the NVMe disk's read sectors before
+# and after (diskstats field 6) are its truth.
+dd if=/dev/urandom of=$mnt/r bs=64k count=64 conv=fsync 2>/dev/null
+sync
+echo 3 >/proc/sys/vm/drop_caches
+sectors() { awk '$3 == "nvme0n1" { print $6 }' /proc/diskstats; }
+before=$(sectors)
+run read-cold writepath trace --reads --format json -- dd if=$mnt/r of=/dev/null bs=64k
+info "read-cold sectors $before $(sectors)"
+
 # A FUA write. busybox dd has oflag=direct but no oflag=dsync; a sync mount does the same to
 # O_DIRECT writes (IS_SYNC inode: IOCB_DSYNC without IOCB_SYNC), and ext4 then sends them as
 # FUA requests if they overwrite blocks whose allocation is already committed. So: write the

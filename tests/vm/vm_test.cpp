@@ -197,6 +197,42 @@ TEST_F(VmLog, DirectWritesAreOneNvmeWriteEachDoneInsideTheSyscall) {
   }
 }
 
+// A cold read with --reads (guest-tests.sh `read-cold`): busybox dd's 64 reads of 64 KiB are
+// read items with their bytes; the file's pages came from the device; each read request its
+// items list is on the NVMe disk with an NVMe Read command (opcode 0x02) that ran inside it; and
+// together they carried the file, no more than the disk read while the trace ran.
+TEST_F(VmLog, AColdReadListsItsNvmeReadRequests) {
+  const GuestRun& r = run("read-cold");
+  ASSERT_EQ(r.rc, 0) << joined(r.err);
+  std::uint64_t bytes = 0, from_device = 0, request_bytes = 0, reads = 0;
+  for (const json& item : of_type(json_lines(r), "read")) {
+    if (item["path"] != "/mnt/r") continue;
+    ++reads;
+    bytes += u64(item["bytes"]);
+    from_device += u64(item["pages_from_device"]) + u64(item["readahead_pages"]);
+    for (const json& rq : item["requests"]) {
+      SCOPED_TRACE(rq.dump());
+      request_bytes += u64(rq["bytes"]);
+      EXPECT_EQ(rq["dev"], kNvmeDev);
+      EXPECT_EQ(rq["rwbs"].get<std::string>().substr(0, 1), "R");
+      const json& nvme = rq["nvme"];
+      ASSERT_TRUE(nvme.is_object());
+      EXPECT_EQ(u64(nvme["opcode"]), 2u);
+      EXPECT_GE(u64(nvme["submit_ns"]), u64(rq["queue_ns"]));
+      EXPECT_LE(u64(nvme["complete_ns"]), u64(rq["complete_ns"]));
+    }
+  }
+  EXPECT_EQ(bytes, 4u << 20);
+  EXPECT_GE(reads, 64u);
+  EXPECT_GE(from_device, 1024u) << "a cold file: every page came in";
+  EXPECT_GE(request_bytes, 4u << 20);
+  const std::string sectors = info("read-cold sectors");
+  std::uint64_t before = 0, after = 0;
+  std::istringstream(sectors) >> before >> after;
+  ASSERT_GT(after, before) << sectors;
+  EXPECT_LE(request_bytes, (after - before) * 512);
+}
+
 // O_DIRECT overwrites on a sync mount (guest-tests.sh): FUA requests and FUA NVMe writes,
 // durable without a flush.
 TEST_F(VmLog, DsyncDirectOverwritesAreFuaWrites) {
