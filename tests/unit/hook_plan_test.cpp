@@ -603,5 +603,17 @@ TEST(HookPlan, AKernelWithoutFilemapFaultTracepointsLacksOnlyTheFaultHooks) {
   EXPECT_EQ(missing[1]->hook->name, "file fault-around");
 }
 
+// Debian's 6.1 and 6.12 have no readahead tracepoints: the reads are still traced (their fills
+// tell cached from brought in), and only the readahead layer is missing.
+TEST(HookPlan, AKernelWithoutReadaheadTracepointsLacksOnlyTheReadaheadHook) {
+  const HookPlan plan =
+      plan_hooks(kernel_6_18().no_raw_tracepoint("page_cache_sync_ra"), PlanOptions{.reads = true});
+  EXPECT_TRUE(plan.unplanned("read").empty());
+  EXPECT_TRUE(plan.traces_reads());
+  const auto missing = plan.unplanned("readahead");
+  ASSERT_EQ(missing.size(), 1u);
+  EXPECT_EQ(missing[0]->hook->name, "readahead");
+}
+
 }  // namespace
 }  // namespace wp

@@ -208,13 +208,18 @@ void require_read_hooks(const HookPlan& plan) {
 }
 
 void warn_without_fault_hooks(const HookPlan& plan) {
-  const std::vector<const HookChoice*> missing = plan.unplanned("fault");
-  if (missing.empty()) return;
-  std::cerr << fmt::format(
-      "writepath: --reads: this kernel offers no {} hook ({}): page faults on file mappings go "
-      "unseen\n",
-      missing.front()->hook->name,
-      missing.front()->why.empty() ? "no variant" : missing.front()->why);
+  // What each optional layer of the read path leaves unknown without its hooks.
+  constexpr std::pair<const char*, const char*> kOptional[] = {
+      {"fault", "page faults on file mappings go unseen"},
+      {"readahead",
+       "the readaheads a read ran go uncounted (sync_readaheads, async_readaheads 0)"}};
+  for (const auto& [layer, cost] : kOptional) {
+    const std::vector<const HookChoice*> missing = plan.unplanned(layer);
+    if (missing.empty()) continue;
+    std::cerr << fmt::format(
+        "writepath: --reads: this kernel offers no {} hook ({}): {}\n", missing.front()->hook->name,
+        missing.front()->why.empty() ? "no variant" : missing.front()->why, cost);
+  }
 }
 
 }  // namespace wp

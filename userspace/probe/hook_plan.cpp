@@ -125,7 +125,8 @@ HookPlan plan_hooks(const KernelFacts& facts, const PlanOptions& options) {
       plan.choices.push_back(std::move(choice));
       continue;
     }
-    if ((hook.layer == "read" || hook.layer == "fault") && !options.reads) {
+    if ((hook.layer == "read" || hook.layer == "fault" || hook.layer == "readahead") &&
+        !options.reads) {
       choice.why = "only with --reads";
       plan.choices.push_back(std::move(choice));
       continue;

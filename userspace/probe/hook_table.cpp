@@ -243,8 +243,13 @@ std::vector<Hook> build_table() {
                     .category = "filemap",
                     .programs = {{.name = "wp_filemap_map_pages", .event = "mm_filemap_map_pages"}},
                     .args = 3}}});
+  // Layer "readahead": the readaheads a read started, sync or async. The readahead tracepoints
+  // are recent (after v6.12: Debian's 6.1 and 6.12 have neither, their BTF no
+  // btf_trace_page_cache_sync_ra). Without them a read's pages are still told cached from
+  // brought in (the fills above) and its readahead pages counted: only how many readaheads it
+  // ran goes unknown, which --reads says at its start.
   t.push_back({.name = "readahead",
-               .layer = "read",
+               .layer = "readahead",
                .items_only = true,
                .variants = {{.kind = K::TpBtf,
                              .category = "readahead",
