@@ -19,6 +19,7 @@
 #include "emit.bpf.h"
 #include "file_filter.bpf.h"
 #include "metrics.bpf.h"
+#include "read_requests.bpf.h"
 #include "submitter.bpf.h"
 #include "task_filter.bpf.h"
 #include "task_state.bpf.h"
@@ -207,23 +208,6 @@ static __always_inline struct inode *wp_bio_first_host(struct bio *bio, bool *an
 	return mapping ? BPF_CORE_READ(mapping, host) : NULL;
 }
 
-/* The read bios sent, and the requests carrying one of them (whose events are sent): nobody
- * else's read request is. LRU: a bio merged into a request that was not sent, or a request
- * whose completion never came, ages out. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 8192);
-	__type(key, __u64);
-	__type(value, __u8);
-} read_bios SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u64);
-	__type(value, __u8);
-} read_rqs SEC(".maps");
-
 /* Why the current thread queues read bio `bio`, and the tag (WP_URING_TAG of its start) of what
  * it queues it for: a traced read call (its misses, the readahead it starts, an O_DIRECT read's
  * data, the file system's metadata it needs), or the thread's open page fault, for the faulting
@@ -273,7 +257,6 @@ static __always_inline bool wp_read_bio_why(struct bio *bio, __u8 *why, __u32 *t
 static __always_inline bool wp_read_request_sent(struct request *rq, __u8 event, __u32 nr_bytes)
 {
 	__u64 key = (__u64)rq;
-	struct bio *bio;
 	__u8 one = 1;
 
 	if (event == WP_RQ_COMPLETE) {
@@ -287,15 +270,9 @@ static __always_inline bool wp_read_request_sent(struct request *rq, __u8 event,
 	if (event != WP_RQ_INSERT && event != WP_RQ_ISSUE) /* requeue */
 		return bpf_map_lookup_elem(&read_rqs, &key) != NULL;
 	/* Decided again at each insert and issue: the pointer may be a new request's. */
-	bio = BPF_CORE_READ(rq, bio);
-	for (int i = 0; i < 16 && bio; i++) {
-		__u64 bio_key = (__u64)bio;
-
-		if (bpf_map_lookup_elem(&read_bios, &bio_key)) {
-			bpf_map_update_elem(&read_rqs, &key, &one, BPF_ANY);
-			return true;
-		}
-		bio = BPF_CORE_READ(bio, bi_next);
+	if (wp_rq_has_read_bio(rq)) {
+		bpf_map_update_elem(&read_rqs, &key, &one, BPF_ANY);
+		return true;
 	}
 	bpf_map_delete_elem(&read_rqs, &key);
 	return false;

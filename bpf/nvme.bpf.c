@@ -14,6 +14,7 @@
 #include "compat.bpf.h"
 #include "config.bpf.h"
 #include "emit.bpf.h"
+#include "read_requests.bpf.h"
 #include "writepath.h"
 
 /* struct nvme_request is the request's driver payload (blk_mq_rq_to_pdu: right after struct
@@ -55,8 +56,9 @@ static __always_inline int wp_emit_nvme(struct request *rq, void *sqe, __u8 even
 	if (cfg_disk && disk != cfg_disk)
 		return 0;
 	bpf_probe_read_kernel(&opcode, sizeof(opcode), sqe + WP_SQE_OPCODE);
-	/* Reads are not the write path. */
-	if (opcode == 0x02)
+	/* Reads are not the write path: a traced reader's read request only, with --reads. At the
+	 * command's setup (before block_rq_issue) its bios say so; at its completion too. */
+	if (opcode == 0x02 && !(cfg_reads && wp_rq_has_read_bio(rq)))
 		return 0;
 	r = wp_reserve(sizeof(*r), WP_REC_NVME, WP_HOOK_NVME);
 	if (!r)

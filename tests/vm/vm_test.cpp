@@ -205,7 +205,7 @@ TEST_F(VmLog, AColdReadListsItsNvmeReadRequests) {
   const GuestRun& r = run("read-cold");
   ASSERT_EQ(r.rc, 0) << joined(r.err);
   std::uint64_t bytes = 0, from_device = 0, request_bytes = 0, reads = 0;
-  for (const json& item : of_type(json_lines(r), "read")) {
+  for (const json& item : of_type(json_lines(r), "read", "dd")) {
     if (item["path"] != "/mnt/r") continue;
     ++reads;
     bytes += u64(item["bytes"]);
