@@ -217,9 +217,8 @@ static __always_inline bool wp_read_bio_why(struct bio *bio, __u8 *why, __u32 *t
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct wp_task_state *st;
-	bool anon;
-
 	struct wp_uring_op *op;
+	bool anon;
 
 	if (task->flags & WP_PF_KTHREAD)
 		return false;

@@ -76,9 +76,9 @@ static __always_inline void wp_read_filled(struct wp_task_state *st, struct foli
 {
 	__u64 start, last, index, end;
 
-	st->pages_added += nr;
+	st->reads.pages_added += nr;
 	if (!st->count) {
-		st->pages_added_beyond += nr;
+		st->reads.pages_added_beyond += nr;
 		return;
 	}
 	start = st->pos;
@@ -91,7 +91,7 @@ static __always_inline void wp_read_filled(struct wp_task_state *st, struct foli
 	index = BPF_CORE_READ(folio, index);
 	end = index + nr - 1;
 	if (end > last)
-		st->pages_added_beyond += index > last ? nr : end - last;
+		st->reads.pages_added_beyond += index > last ? nr : end - last;
 }
 
 /* A folio inserted into a file's page cache: a miss being filled, by a read, its readahead or
@@ -212,11 +212,11 @@ static __always_inline int wp_read_ahead(struct inode *inode, unsigned long req_
 	if (!st || !wp_read_file_is(st, inode))
 		return 0;
 	if (sync) {
-		st->sync_ra++;
-		st->sync_ra_pages += req_count;
+		st->reads.sync_ra++;
+		st->reads.sync_ra_pages += req_count;
 	} else {
-		st->async_ra++;
-		st->async_ra_pages += req_count;
+		st->reads.async_ra++;
+		st->reads.async_ra_pages += req_count;
 	}
 	return 0;
 }

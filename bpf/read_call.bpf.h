@@ -16,8 +16,8 @@
 #include "traced_call.bpf.h"
 #include "writepath.h"
 
-/* A read record's page-cache counts, from what counted them: a thread's state (a read call) or
- * an io_uring op (uring.bpf.c), which share their names. */
+/* A read record's page-cache counts, from the struct wp_read_counts that counted them: a
+ * thread's state's (a read call) or an io_uring op's (uring.bpf.c). */
 #define WP_FILL_READ_COUNTS(r, counted)                                                            \
 	do {                                                                                       \
 		(r)->pages_added = (counted)->pages_added;                                         \
@@ -43,7 +43,7 @@ static __always_inline void wp_emit_read(struct wp_task_state *st, long ret, __u
 		return;
 	WP_FILL_CALL_RECORD(r, st, task, ret);
 	r->pos = wp_call_pos(st, ret, cast, false);
-	WP_FILL_READ_COUNTS(r, st);
+	WP_FILL_READ_COUNTS(r, &st->reads);
 	wp_submit(r, sizeof(*r));
 }
 

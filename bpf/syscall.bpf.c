@@ -129,10 +129,10 @@ static __always_inline void wp_metric_read(struct wp_task_state *st, __u32 dev, 
 		filled = returned;
 		brought = returned;
 	} else {
-		filled = (__u64)(st->pages_added - st->pages_added_beyond) << WP_PAGE_SHIFT;
+		filled = (__u64)(st->reads.pages_added - st->reads.pages_added_beyond) << WP_PAGE_SHIFT;
 		if (filled > returned)
 			filled = returned;
-		brought = (__u64)st->pages_added << WP_PAGE_SHIFT;
+		brought = (__u64)st->reads.pages_added << WP_PAGE_SHIFT;
 	}
 	wp_metric_add(WP_METRIC_WHAT(WP_METRIC_READ, 0) | WP_METRIC_OF_TASK, dev, latency,
 		      returned - filled, 0);

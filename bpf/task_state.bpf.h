@@ -24,6 +24,18 @@ enum wp_offcpu_cause {
 };
 
 /* A traced thread inside a write or sync syscall: the state its hooks accumulate. */
+/* A read's page cache (pagecache.bpf.c): the pages it added to its file's, those past its last
+ * byte, and the readaheads it ran; a read call's in its thread's state, an io_uring read op's
+ * folded into the op (uring_op.bpf.h). */
+struct wp_read_counts {
+	__u32 pages_added;
+	__u32 pages_added_beyond;
+	__u32 sync_ra_pages;
+	__u32 async_ra_pages;
+	__u16 sync_ra;
+	__u16 async_ra;
+};
+
 struct wp_task_state {
 	__u32 active; /* inside a traced syscall; the storage itself lives as long as the task */
 	__u32 pad;
@@ -45,14 +57,7 @@ struct wp_task_state {
 	__u64 throttle_ns;
 	__u32 throttle_events;
 	__u32 writeback_waits;
-	/* A read's page cache (pagecache.bpf.c): the pages it added to its file's, those past
-	 * its last byte, and the readaheads it ran. */
-	__u32 pages_added;
-	__u32 pages_added_beyond;
-	__u32 sync_ra_pages;
-	__u32 async_ra_pages;
-	__u16 sync_ra;
-	__u16 async_ra;
+	struct wp_read_counts reads;
 	__u32 read_pad;
 	/* The last file this thread's syscalls resolved (see wp_resolve_file). */
 	__u64 cached_file;

@@ -135,12 +135,7 @@ static __always_inline void wp_open_call(struct wp_task_state *st, __u32 syscall
 	st->throttle_ns = 0;
 	st->throttle_events = 0;
 	st->writeback_waits = 0;
-	st->pages_added = 0;
-	st->pages_added_beyond = 0;
-	st->sync_ra_pages = 0;
-	st->async_ra_pages = 0;
-	st->sync_ra = 0;
-	st->async_ra = 0;
+	__builtin_memset(&st->reads, 0, sizeof(st->reads));
 	st->pending_cause = WP_OFFCPU_BLOCKED;
 	st->offcpu_since = 0;
 	st->throttle_sleep_ns = 0;

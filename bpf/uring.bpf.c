@@ -157,6 +157,33 @@ int BPF_PROG(wp_uring_punt, struct io_kiocb *req, int rw)
 	return 0;
 }
 
+/* The fields an op's syscall record and read record share (both name them alike), from the op
+ * and its file as `st` resolved it. The record names the thread that queued the op's bios (an
+ * io-wq worker's, else the submitter): the stitcher matches bios by thread. At the file
+ * position (-1) of a read or write op, the kiocb's position has moved past the bytes moved. */
+#define WP_FILL_URING_CALL(r, op, st, file, req, res)                                              \
+	do {                                                                                       \
+		(r)->file_flags = wp_file_flags(st, file, 0, false);                               \
+		(r)->start_ns = (op)->start_ns;                                                    \
+		(r)->pid = (op)->pid;                                                              \
+		(r)->tid = (op)->issue_tid ? (op)->issue_tid : (op)->submit_tid;                   \
+		__builtin_memcpy((r)->comm, (op)->comm, sizeof((r)->comm));                        \
+		(r)->syscall = (op)->syscall;                                                      \
+		(r)->call_flags = (__u16)(op)->via << WP_CALL_VIA_SHIFT;                           \
+		(r)->fd = (op)->fd;                                                                \
+		(r)->dev = (st)->cached_dev;                                                       \
+		(r)->fs_dev = (st)->cached_fs_dev;                                                 \
+		(r)->ino = (st)->cached_ino;                                                       \
+		(r)->ret = (res);                                                                  \
+		(r)->count = (op)->count ? (op)->count : ((res) > 0 ? (res) : 0);                  \
+		(r)->pos = (op)->pos;                                                              \
+		if (!wp_syscall_is_sync((op)->syscall) && (op)->pos == (__u64)-1) {                \
+			__s64 end_ = BPF_CORE_READ((struct io_rw *)(req), kiocb.ki_pos);           \
+                                                                                                   \
+			(r)->pos = (res) > 0 && end_ >= (res) ? end_ - (res) : end_;               \
+		}                                                                                  \
+	} while (0)
+
 /* A read op's record at its CQE, from what its inline issue counted (an io-wq worker's or a
  * task-work retry's page-cache fills go uncounted; its bios still carry its tag). */
 static __always_inline void wp_emit_uring_read(struct wp_uring_op *op, struct wp_task_state *st,
@@ -166,27 +193,8 @@ static __always_inline void wp_emit_uring_read(struct wp_uring_op *op, struct wp
 
 	if (!r)
 		return;
-	r->start_ns = op->start_ns;
-	r->pid = op->pid;
-	r->tid = op->issue_tid ? op->issue_tid : op->submit_tid;
-	__builtin_memcpy(r->comm, op->comm, sizeof(r->comm));
-	r->syscall = op->syscall;
-	r->file_flags = wp_file_flags(st, file, 0, false);
-	r->call_flags = (__u16)op->via << WP_CALL_VIA_SHIFT;
-	r->fd = op->fd;
-	r->dev = st->cached_dev;
-	r->fs_dev = st->cached_fs_dev;
-	r->ino = st->cached_ino;
-	r->ret = res;
-	r->count = op->count ? op->count : (res > 0 ? res : 0);
-	r->pos = op->pos;
-	/* At the file position (-1): the kiocb's position has moved past the bytes read. */
-	if (op->pos == (__u64)-1) {
-		__s64 end = BPF_CORE_READ((struct io_rw *)req, kiocb.ki_pos);
-
-		r->pos = res > 0 && end >= res ? end - res : end;
-	}
-	WP_FILL_READ_COUNTS(r, op);
+	WP_FILL_URING_CALL(r, op, st, file, req, res);
+	WP_FILL_READ_COUNTS(r, &op->reads);
 	wp_submit(r, sizeof(*r));
 }
 
@@ -229,27 +237,7 @@ static __always_inline int wp_uring_complete(struct io_kiocb *req, __s32 res)
 	r = wp_reserve(sizeof(*r), WP_REC_SYSCALL, WP_HOOK_SYSCALL);
 	if (!r)
 		goto out;
-	r->file_flags = wp_file_flags(st, file, 0, false);
-	r->start_ns = op->start_ns;
-	r->pid = op->pid;
-	/* The thread that queued the op's bios: the stitcher matches bios by thread. */
-	r->tid = op->issue_tid ? op->issue_tid : op->submit_tid;
-	__builtin_memcpy(r->comm, op->comm, sizeof(r->comm));
-	r->syscall = op->syscall;
-	r->call_flags = (__u16)op->via << WP_CALL_VIA_SHIFT;
-	r->fd = op->fd;
-	r->dev = st->cached_dev;
-	r->fs_dev = st->cached_fs_dev;
-	r->ino = st->cached_ino;
-	r->ret = res;
-	r->count = op->count ? op->count : (res > 0 ? res : 0);
-	r->pos = op->pos;
-	/* At the file position (-1): the kiocb's position has moved past the bytes written. */
-	if (wp_syscall_is_write(op->syscall) && op->pos == (__u64)-1) {
-		__s64 end = BPF_CORE_READ((struct io_rw *)req, kiocb.ki_pos);
-
-		r->pos = res > 0 && end >= res ? end - res : end;
-	}
+	WP_FILL_URING_CALL(r, op, st, file, req, res);
 	r->pages_dirtied = wp_dirtied_within(op->pages_dirtied, r->pos, res);
 	r->dirty_folios = op->dirty_folios;
 	r->throttle_ns = op->throttle_ns;

@@ -27,13 +27,7 @@ struct wp_uring_op {
 	__u32 dirty_folios;
 	__u32 throttle_events;
 	__u32 writeback_waits;
-	/* A read op: what its inline issue put in the page cache (wp_task_state's read counts). */
-	__u32 pages_added;
-	__u32 pages_added_beyond;
-	__u32 sync_ra_pages;
-	__u32 async_ra_pages;
-	__u16 sync_ra;
-	__u16 async_ra;
+	struct wp_read_counts reads; /* a read op: what its inline issue put in the page cache */
 	__u32 pid; /* the ring owner's tgid: the CQE may be posted from another context */
 	__u32 submit_tid;
 	__u32 issue_tid; /* the io-wq worker that queued its bios, 0: the submitter */
@@ -71,12 +65,12 @@ static __always_inline void wp_uring_fold(struct wp_task_state *st)
 		op->throttle_ns += st->throttle_ns;
 		op->throttle_events += st->throttle_events;
 		op->writeback_waits += st->writeback_waits;
-		op->pages_added += st->pages_added;
-		op->pages_added_beyond += st->pages_added_beyond;
-		op->sync_ra_pages += st->sync_ra_pages;
-		op->async_ra_pages += st->async_ra_pages;
-		op->sync_ra += st->sync_ra;
-		op->async_ra += st->async_ra;
+		op->reads.pages_added += st->reads.pages_added;
+		op->reads.pages_added_beyond += st->reads.pages_added_beyond;
+		op->reads.sync_ra_pages += st->reads.sync_ra_pages;
+		op->reads.async_ra_pages += st->reads.async_ra_pages;
+		op->reads.sync_ra += st->reads.sync_ra;
+		op->reads.async_ra += st->reads.async_ra;
 	}
 	st->uring_req = 0;
 	st->active = 0;

@@ -29,6 +29,7 @@ void ReadRequestTracker::add(ReadTimeline&& item, Nanos start, Nanos now, const 
 
 void ReadRequestTracker::progress(Nanos now, const Out& out) {
   // Each goes out as soon as its own requests are done: an item never waits for another's.
+  // Deadlines grow in arrival order, so the front's is the earliest (expire()).
   for (auto it = held_.begin(); it != held_.end();) {
     if (!settled(*it) && now < it->deadline) {
       ++it;

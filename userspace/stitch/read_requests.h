@@ -33,7 +33,13 @@ class ReadRequestTracker {
   void add(ReadTimeline&& item, Nanos start, Nanos now, const Out& out);
   // Held items whose requests have all completed, or that waited kMaxWaitNs by `now`, go out
   // (items leave out of order, as writes do: a cached read never waits for another's readahead).
+  // Call after a request event: only a completion settles an item.
   void progress(Nanos now, const Out& out);
+  // Held items that waited kMaxWaitNs by `now` go out; a comparison when none is due, for
+  // every event.
+  void expire(Nanos now, const Out& out) {
+    if (!held_.empty() && now >= held_.front().deadline) progress(now, out);
+  }
   // The trace ended: every held item goes out as its requests are now.
   void finish(const Out& out);
   bool holding() const { return !held_.empty(); }

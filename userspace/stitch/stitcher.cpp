@@ -360,7 +360,7 @@ struct Stitcher::State : stitch::BlockListener {
         },
         event);
     writes.age_out(now);
-    if (read_requests.holding()) read_requests.progress(now, hand_out_read);
+    read_requests.expire(now, hand_out_read);
     maybe_sweep();
   }
 
