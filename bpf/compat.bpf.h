@@ -86,6 +86,16 @@ static __always_inline __u32 wp_mkdev(int major, int minor)
 #error "writepath: add this architecture's saved syscall number register"
 #endif
 
+/* Syscall argument `i` (0-5, a constant: it folds to one load) of the user registers `regs`,
+ * as a syscall's entry function (__x64_sys_NAME) receives them. */
+#define wp_regs_syscall_arg(regs, i)                                                               \
+	((i) == 0   ? (unsigned long)PT_REGS_PARM1_SYSCALL(regs)                                   \
+	 : (i) == 1 ? (unsigned long)PT_REGS_PARM2_SYSCALL(regs)                                   \
+	 : (i) == 2 ? (unsigned long)PT_REGS_PARM3_SYSCALL(regs)                                   \
+	 : (i) == 3 ? (unsigned long)PT_REGS_PARM4_SYSCALL(regs)                                   \
+	 : (i) == 4 ? (unsigned long)PT_REGS_PARM5_SYSCALL(regs)                                   \
+		    : wp_regs_syscall_arg6(regs))
+
 /* ---- gendisk / block_device ----------------------------------------------------------- */
 
 /* v5.16 (f3fa33acca9f) removed request->rq_disk; the disk is reached through rq->q->disk

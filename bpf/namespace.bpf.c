@@ -405,4 +405,30 @@ static __always_inline int wp_ns_exit(long ret)
 WP_NAME_CHANGE_TABLE(WP_NS_PROGRAMS_)
 #undef WP_NS_PROGRAMS_
 
+/* Where trampolines attach: the same calls at their entry functions (syscall.bpf.c's
+ * trampolines say why; the agent sets the targets). close and the sends run far more often than
+ * the rest; there only their callers pay, where a syscall tracepoint taxes every syscall. */
+#define WP_NS_REG(regs, idx, none) ((idx) >= 0 ? wp_regs_syscall_arg(regs, (idx) >= 0 ? (idx) : 0) : (none))
+
+#define WP_NS_TRAMPOLINES_(name, Name, value, op, dir1, name1, dir2, name2, flags, fd)            \
+	SEC("fentry")                                                                              \
+	int BPF_PROG(wp_ns_fentry_##name, struct pt_regs *regs)                                    \
+	{                                                                                          \
+		return wp_ns_enter(value, WP_NS_##op, WP_NS_REG(regs, name1, 0),                   \
+				   (dir1) == WP_NS_CWD ? WP_AT_FDCWD                               \
+						       : (__s64)(int)WP_NS_REG(regs, dir1, 0),     \
+				   WP_NS_REG(regs, name2, 0),                                      \
+				   (dir2) == WP_NS_CWD ? WP_AT_FDCWD                               \
+						       : (__s64)(int)WP_NS_REG(regs, dir2, 0),     \
+				   WP_NS_REG(regs, flags, 0), (flags) >= 0,                        \
+				   (__s64)(int)WP_NS_REG(regs, fd, -1));                           \
+	}                                                                                          \
+	SEC("fexit")                                                                               \
+	int BPF_PROG(wp_ns_fexit_##name, struct pt_regs *regs, long ret)                           \
+	{                                                                                          \
+		return wp_ns_exit(ret);                                                            \
+	}
+WP_NAME_CHANGE_TABLE(WP_NS_TRAMPOLINES_)
+#undef WP_NS_TRAMPOLINES_
+
 char LICENSE[] SEC("license") = "GPL";

@@ -447,12 +447,26 @@ static __always_inline struct pt_regs *wp_user_regs(void)
 	return (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 }
 
+/* Whether `file` (a typed argument: plain loads) is one the write path follows. vfs_write runs
+ * for every write of the machine, most of them to pipes, sockets and terminals: they leave
+ * here, before the filter's lookup, the registers helper and the slot search. */
+static __always_inline bool wp_vfs_file_followed(struct file *file)
+{
+	__u32 mode = file->f_inode->i_mode & WP_S_IFMT;
+
+	return mode == WP_S_IFREG || mode == WP_S_IFBLK;
+}
+
 SEC("fentry/vfs_write")
 int BPF_PROG(wp_vfs_write_enter, struct file *file, const char *buf, size_t count, loff_t *pos)
 {
-	struct pt_regs *regs = wp_user_regs();
-	__u32 syscall = wp_syscall_in(wp_regs_syscall_nr(regs), WP_VFS_SLOTS);
+	struct pt_regs *regs;
+	__u32 syscall;
 
+	if (!wp_vfs_file_followed(file) || !wp_task_traced())
+		return 0;
+	regs = wp_user_regs();
+	syscall = wp_syscall_in(wp_regs_syscall_nr(regs), WP_VFS_SLOTS);
 	if (!wp_syscall_is_write(syscall))
 		return 0;
 	/* The offset is settled at exit (*pos has moved by ret, O_APPEND included). */
@@ -464,9 +478,12 @@ SEC("fexit/vfs_write")
 int BPF_PROG(wp_vfs_write_exit, struct file *file, const char *buf, size_t count, loff_t *pos,
 	     ssize_t ret)
 {
-	struct wp_task_state *st = wp_active_state();
+	struct wp_task_state *st;
 	loff_t end = 0;
 
+	if (!wp_vfs_file_followed(file))
+		return 0;
+	st = wp_active_state();
 	if (!st || !wp_syscall_uses_vfs(st->syscall) || !wp_syscall_is_write(st->syscall))
 		return 0;
 	if (pos && !bpf_probe_read_kernel(&end, sizeof(end), pos))
@@ -531,6 +548,34 @@ int BPF_PROG(wp_vfs_fsync_exit, struct file *file, loff_t start, loff_t end, int
 
 WP_SYSCALL_TABLE(WP_SYSCALL_TRACEPOINTS_)
 #undef WP_SYSCALL_TRACEPOINTS_
+
+/* ---- preferred where trampolines attach: fentry/fexit on each syscall's entry function ----
+ * The architecture's syscall wrapper (x86-64's __x64_sys_NAME, arm64's __arm64_sys_NAME) takes
+ * the user registers. Only the callers of that one syscall run these: no syscall tracepoint is
+ * enabled, and an enabled one (any, even a single sys_enter_writev) puts every thread of the
+ * machine on the kernel's slow syscall path (syscall_trace_enter) for every syscall it makes.
+ * The agent names the function from BTF and sets it as the target before load: the sections
+ * carry none. The task filter comes first: writev's iovec walk is a traced thread's cost. */
+
+#define WP_SYSCALL_TRAMPOLINES_(id, value, name, Name, cls, vfs)                                   \
+	SEC("fentry")                                                                              \
+	int BPF_PROG(wp_fentry_##name, struct pt_regs *regs)                                       \
+	{                                                                                          \
+		if (!wp_task_traced())                                                             \
+			return 0;                                                                  \
+		return wp_enter_args(WP_SYS_##id, PT_REGS_PARM1_SYSCALL(regs),                     \
+				     PT_REGS_PARM2_SYSCALL(regs), PT_REGS_PARM3_SYSCALL(regs),     \
+				     PT_REGS_PARM4_SYSCALL(regs), wp_regs_syscall_arg6(regs),      \
+				     false);                                                       \
+	}                                                                                          \
+	SEC("fexit")                                                                               \
+	int BPF_PROG(wp_fexit_##name, struct pt_regs *regs, long ret)                              \
+	{                                                                                          \
+		return wp_exit(ret, WP_SYS_##id == WP_SYS_IO_SUBMIT, false);                       \
+	}
+
+WP_SYSCALL_TABLE(WP_SYSCALL_TRAMPOLINES_)
+#undef WP_SYSCALL_TRAMPOLINES_
 
 
 /* `-- CMD` and `--children` follow children: a process forked by a traced one is traced too.

@@ -7,6 +7,7 @@
 #include "vmlinux.h"
 
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
 
 #include "untraced.bpf.h"
 #include "writepath.h"
@@ -22,5 +23,18 @@
 
 WP_UNTRACED_TABLE(WP_UNTRACED_COUNTER_)
 #undef WP_UNTRACED_COUNTER_
+
+/* Where trampolines attach: the same counters at each call's entry function (syscall.bpf.c's
+ * trampolines say why; the agent sets the target). */
+#define WP_UNTRACED_TRAMPOLINE_(id, name, event, fd_arg)                                           \
+	SEC("fentry")                                                                              \
+	int BPF_PROG(wp_fentry_count_##name, struct pt_regs *regs)                                 \
+	{                                                                                          \
+		return wp_count_untraced(WP_UNTRACED_##id, (fd_arg) >= 0,                          \
+					 (int)wp_regs_syscall_arg(regs, (fd_arg) >= 0 ? (fd_arg) : 0)); \
+	}
+
+WP_UNTRACED_TABLE(WP_UNTRACED_TRAMPOLINE_)
+#undef WP_UNTRACED_TRAMPOLINE_
 
 char LICENSE[] SEC("license") = "GPL";

@@ -485,10 +485,52 @@ TEST(Doctor, ReportsHooksAndSaysTracingCanRun) {
   // Per-syscall tracepoints by default: they tax other processes' syscalls least.
   EXPECT_NE(r.out.find("tracepoint syscalls:sys_enter_write"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("block:block_rq_issue"), std::string::npos) << r.out;
-  // This machine restricts fentry: doctor must say so rather than claim it.
+  // This machine restricts fentry: doctor must say so rather than claim it, and that the
+  // fallback's syscall tracepoints put every syscall on the slow path.
   if (r.out.find("ok   fentry") == std::string::npos) {
     EXPECT_NE(r.out.find("fentry/fexit ("), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("syscall plan: syscall tracepoints for write/sync syscalls, other "
+                         "write/sync calls"),
+              std::string::npos)
+        << r.out;
   }
+}
+
+// What the summary says of the plan's syscall tracepoints is what the kernel says the tracer is
+// attached to: wp_attached_hooks, run as the traced command once the hooks are in, asks it
+// (BPF_TASK_FD_QUERY on each of the tracer's fds).
+TEST(Doctor, TheSummaryNamesTheSyscallTracepointsTheKernelHasAttached) {
+  WP_REQUIRE_ROOT();
+  const fs::path out =
+      fs::temp_directory_path() / ("wp_attached_" + std::to_string(::getpid()) + ".jsonl");
+  auto r = run({(build_dir() / "writepath").string(), "trace", "--format", "json", "-o",
+                out.string(), "--", (build_dir() / "wp_attached_hooks").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> syscall_tracepoints;
+  bool listed = false;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("attachments ", 0) == 0) listed = true;
+    if ((line.rfind("tracepoint sys_e", 0) == 0 || line.rfind("raw_tracepoint sys_e", 0) == 0))
+      syscall_tracepoints.push_back(line);
+  }
+  ASSERT_TRUE(listed) << r.out << r.err;
+  auto summary = of_type(json_lines(slurp(out)), "summary");
+  fs::remove(out);
+  ASSERT_EQ(summary.size(), 1u);
+  const json& slow = summary[0]["slow_syscall_path"];
+  if (syscall_tracepoints.empty()) {
+    EXPECT_TRUE(slow.is_null()) << slow.dump() << "\n" << r.out;
+    return;
+  }
+  ASSERT_TRUE(slow.is_string()) << r.out;
+  EXPECT_NE(slow.get<std::string>().find("write/sync syscalls"), std::string::npos) << slow;
+  // write(2)'s own tracepoint, or the raw pair where tracefs is missing.
+  const auto has = [&](const char* line) {
+    return std::find(syscall_tracepoints.begin(), syscall_tracepoints.end(), line) !=
+           syscall_tracepoints.end();
+  };
+  EXPECT_TRUE(has("tracepoint sys_enter_write") || has("raw_tracepoint sys_enter")) << r.out;
 }
 
 // ---- bad input: one clear line, the contract's exit code -----------------------------------

@@ -136,10 +136,11 @@ TEST(Coverage, SyscallRowsNameTheVariantThatServesThem) {
   const Coverage fentry = coverage_on(kernel_6_1());
   EXPECT_EQ(row(fentry.write_paths, "pwrite64").detail, "fentry/fexit vfs_write");
   EXPECT_EQ(row(fentry.write_paths, "fsync").detail, "fentry/fexit vfs_fsync_range");
-  // Debian's 6.1 inlines vfs_fsync_range into fdatasync(2): its own tracepoints serve it.
-  EXPECT_EQ(row(fentry.write_paths, "fdatasync").detail,
-            "tracepoints syscalls:sys_enter/sys_exit_fdatasync");
-  EXPECT_EQ(row(fentry.write_paths, "writev").detail,
+  // Debian's 6.1 inlines vfs_fsync_range into fdatasync(2): its entry function serves it.
+  EXPECT_EQ(row(fentry.write_paths, "fdatasync").detail, "fentry/fexit __x64_sys_fdatasync");
+  EXPECT_EQ(row(fentry.write_paths, "writev").detail, "fentry/fexit __x64_sys_writev");
+  const Coverage tracepoints = coverage_on(kernel_6_1(), PlanOptions{.fentry = false});
+  EXPECT_EQ(row(tracepoints.write_paths, "writev").detail,
             "tracepoints syscalls:sys_enter/sys_exit_writev");
 
   const Coverage raw = coverage_on(kernel_6_18(), PlanOptions{.raw_syscalls = true});

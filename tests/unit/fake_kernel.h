@@ -130,6 +130,19 @@ inline FakeKernel& with_jbd2_btf(FakeKernel& k, const std::string& module) {
   return k;
 }
 
+// The syscalls' entry functions in BTF (x86-64's __x64_sys_NAME since 4.17, arm64's
+// __arm64_sys_NAME since 4.19): every call the trace follows or counts.
+inline FakeKernel& with_syscall_entries(FakeKernel& k, const std::string& prefix) {
+  for (const auto& slot : kSyscallSlots) k.function(prefix + slot.name);
+#define WP_FAKE_NAME_CHANGE_ENTRY_(name, Name, value, op, d1, n1, d2, n2, flags, fd) \
+  k.function(prefix + #name);
+  WP_NAME_CHANGE_TABLE(WP_FAKE_NAME_CHANGE_ENTRY_)
+#undef WP_FAKE_NAME_CHANGE_ENTRY_
+  for (const UntracedCall& call : kUntracedCalls)
+    if (call.event) k.function(prefix + call.event);
+  return k;
+}
+
 // The prototypes of 5.18 and later: folios, block tracepoints without the request_queue,
 // sched_switch with prev_state.
 inline FakeKernel with_current_prototypes() {
@@ -166,7 +179,7 @@ inline FakeKernel with_current_prototypes() {
       .raw_tracepoint("timer_start", 2)
       .function("vfs_write")
       .function("vfs_fsync_range");
-  return k;
+  return with_syscall_entries(k, "__x64_sys_");
 }
 
 // The development machine: 6.18 in a VM whose kernel lists vfs_write in BTF but refuses to

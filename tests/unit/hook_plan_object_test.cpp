@@ -37,7 +37,10 @@ std::map<std::string, std::string> programs_in_bpf_object() {
 // The sections a program of `kind` attaching to `event` may have.
 std::set<std::string> sections_for(const HookVariant& v, const std::string& event) {
   switch (v.kind) {
-    case AttachKind::Fentry: return {"fentry/" + event, "fexit/" + event};
+    case AttachKind::Fentry:
+      // A syscall entry program's section names no function: the agent sets it before load.
+      if (v.syscall_entry) return {"fentry", "fexit"};
+      return {"fentry/" + event, "fexit/" + event};
     case AttachKind::TpBtf: return {"tp_btf/" + event};
     case AttachKind::RawTp: return {"raw_tp/" + event};
     case AttachKind::Tracepoint: return {"tracepoint/" + v.category + "/" + event};

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <initializer_list>
 #include <set>
 #include <string>
@@ -26,8 +27,8 @@ using namespace wp::testing;
 // variants were passed over.
 using Row = std::tuple<std::string, std::string, std::string>;
 
-Row row_of(const HookChoice& c) {
-  return {c.hook->name, c.variant ? variant_summary(*c.variant) : "-", c.why};
+Row row_of(const HookPlan& plan, const HookChoice& c) {
+  return {c.hook->name, plan.summary(c), c.why};
 }
 
 const HookChoice& choice(const HookPlan& plan, const std::string& hook) {
@@ -39,12 +40,12 @@ const HookChoice& choice(const HookPlan& plan, const std::string& hook) {
 }
 
 Row row(const HookPlan& plan, const std::string& hook) {
-  return row_of(choice(plan, hook));
+  return row_of(plan, choice(plan, hook));
 }
 
 std::vector<Row> rows(const HookPlan& plan) {
   std::vector<Row> out;
-  for (const auto& c : plan.choices) out.push_back(row_of(c));
+  for (const auto& c : plan.choices) out.push_back(row_of(plan, c));
   return out;
 }
 
@@ -58,7 +59,7 @@ TEST(HookPlan, ThisKernelUsesSyscallTracepointsAndTpBtf) {
       {"write/sync syscalls", "tracepoint syscalls:sys_enter_write (+5) with bpf_rdonly_cast",
        kNoFentryHere},
       {"other write/sync calls", "tracepoint syscalls:sys_enter_writev (+21) with bpf_rdonly_cast",
-       ""},
+       kNoFentryHere},
       {"read syscalls", "-", kNoReads},
       {"fork follow", "tp_btf sched:sched_process_fork", ""},
       {"process exit", "tp_btf sched:sched_process_exit", ""},
@@ -100,12 +101,12 @@ TEST(HookPlan, ThisKernelUsesSyscallTracepointsAndTpBtf) {
       {"memcg reclaim", "-", kNoCauses},
       {"compaction", "-", kNoCauses},
       {"blk-throttle", "-", kNoCauses},
-      {"count copy_file_range", "tracepoint syscalls:sys_enter_copy_file_range", ""},
-      {"count sendfile", "tracepoint syscalls:sys_enter_sendfile64", ""},
-      {"count splice", "tracepoint syscalls:sys_enter_splice", ""},
-      {"count fallocate", "tracepoint syscalls:sys_enter_fallocate", ""},
-      {"namespace calls", "tracepoint syscalls:sys_enter_renameat (+25)", ""},
-      {"namespace calls (older)", "tracepoint syscalls:sys_enter_rename (+13)", ""},
+      {"count copy_file_range", "tracepoint syscalls:sys_enter_copy_file_range", kNoFentryHere},
+      {"count sendfile", "tracepoint syscalls:sys_enter_sendfile64", kNoFentryHere},
+      {"count splice", "tracepoint syscalls:sys_enter_splice", kNoFentryHere},
+      {"count fallocate", "tracepoint syscalls:sys_enter_fallocate", kNoFentryHere},
+      {"namespace calls", "tracepoint syscalls:sys_enter_renameat (+25)", kNoFentryHere},
+      {"namespace calls (older)", "tracepoint syscalls:sys_enter_rename (+13)", kNoFentryHere},
       {"nvme submit", "-", "tp_btf: no nvme_core BTF for nvme_setup_cmd"},
       {"nvme complete", "-", "tp_btf: no nvme_core BTF for nvme_complete_rq"},
   };
@@ -127,7 +128,7 @@ TEST(HookPlan, SyscallEntriesCastTheFileOnlyWhereTheKernelHasTheKfunc) {
   const HookPlan debian = plan_hooks(kernel_6_1(), PlanOptions{.fentry = false});
   EXPECT_EQ(row(debian, "other write/sync calls"),
             Row("other write/sync calls", "tracepoint syscalls:sys_enter_writev (+21)",
-                "tracepoint: no kfunc bpf_rdonly_cast in BTF"));
+                "fentry: off (--no-fentry); tracepoint: no kfunc bpf_rdonly_cast in BTF"));
   EXPECT_EQ(debian.programs().count("wp_enter_pwrite64"), 1u);
   EXPECT_EQ(debian.programs().count("wp_enter_cast_pwrite64"), 0u);
 
@@ -136,7 +137,7 @@ TEST(HookPlan, SyscallEntriesCastTheFileOnlyWhereTheKernelHasTheKfunc) {
   const HookPlan failed = plan_hooks(kernel_6_18(), options);
   EXPECT_EQ(row(failed, "other write/sync calls"),
             Row("other write/sync calls", "tracepoint syscalls:sys_enter_writev (+21)",
-                "tracepoint: wp_enter_cast_writev failed to load or attach"));
+                kNoFentryHere + "; tracepoint: wp_enter_cast_writev failed to load or attach"));
   EXPECT_EQ(failed.programs().count("wp_enter_writev"), 1u);
   EXPECT_EQ(failed.programs().count("wp_enter_cast_pwrite64"), 1u);  // its own hook still casts
 }
@@ -218,13 +219,13 @@ TEST(HookPlan, Debian61UsesFentryAndNvmeTracepoints) {
   for (const auto& program : vfs.variant->programs) names.push_back(program.name);
   EXPECT_EQ(names, (std::vector<std::string>{"wp_vfs_write_enter", "wp_vfs_write_exit",
                                              "wp_vfs_fsync_enter", "wp_vfs_fsync_exit"}));
-  // fentry serves only write/pwrite64/fsync; the others stay on tracepoints (fdatasync too:
-  // 6.1 inlines vfs_fsync_range into it).
+  // The VFS serves only write/pwrite64/fsync; the others are on their entry functions
+  // (fdatasync too: 6.1 inlines vfs_fsync_range into it).
   EXPECT_EQ(row(plan, "other write/sync calls"),
-            Row("other write/sync calls", "tracepoint syscalls:sys_enter_writev (+21)",
-                "tracepoint: no kfunc bpf_rdonly_cast in BTF"));
+            Row("other write/sync calls", "fentry __x64_sys_writev (+21)", ""));
   EXPECT_EQ(plan.programs().count("wp_enter_write"), 0u);
-  EXPECT_EQ(plan.programs().count("wp_enter_writev"), 1u);
+  EXPECT_EQ(plan.programs().count("wp_enter_writev"), 0u);
+  EXPECT_EQ(plan.programs().count("wp_fentry_writev"), 1u);
   EXPECT_EQ(row(plan, "nvme submit"), Row("nvme submit", "tp_btf nvme:nvme_setup_cmd", ""));
   EXPECT_EQ(row(plan, "nvme complete"), Row("nvme complete", "tp_btf nvme:nvme_complete_rq", ""));
   EXPECT_EQ(row(plan, "request issue"), Row("request issue", "tp_btf block:block_rq_issue", ""));
@@ -243,13 +244,19 @@ TEST(HookPlan, NoFentryOptionKeepsTheWritePathOnTracepoints) {
             "fentry: off (--no-fentry)");
 }
 
+// Without a VFS function the write path's calls take their entry functions; without those
+// too, their tracepoints.
 TEST(HookPlan, FentryNeedsTheFunctionInBtf) {
   FakeKernel kernel = kernel_6_1();
   kernel.no_function("vfs_fsync_range");
-  const HookPlan plan = plan_hooks(kernel, PlanOptions{});
-  EXPECT_EQ(row(plan, "write/sync syscalls"),
+  EXPECT_EQ(row(plan_hooks(kernel, PlanOptions{}), "write/sync syscalls"),
+            Row("write/sync syscalls", "fentry __x64_sys_write (+5)",
+                "fentry: no function vfs_fsync_range in BTF"));
+  kernel.no_function("__x64_sys_fsync");
+  EXPECT_EQ(row(plan_hooks(kernel, PlanOptions{}), "write/sync syscalls"),
             Row("write/sync syscalls", "tracepoint syscalls:sys_enter_write (+5)",
                 "fentry: no function vfs_fsync_range in BTF; "
+                "fentry: no function __x64_sys_fsync in BTF; "
                 "tracepoint: no kfunc bpf_rdonly_cast in BTF"));
 }
 
@@ -430,7 +437,7 @@ TEST(HookPlan, KernelWithoutSyscallTracepointsUsesTheRawSyscallPair) {
                 kNoFentryHere + "; tracepoint: no tracepoint syscalls:sys_enter_write"));
   EXPECT_EQ(row(plan, "other write/sync calls"),
             Row("other write/sync calls", "tp_btf raw_syscalls:sys_enter (+1)",
-                "tracepoint: no tracepoint syscalls:sys_enter_writev"));
+                kNoFentryHere + "; tracepoint: no tracepoint syscalls:sys_enter_writev"));
   EXPECT_EQ(plan.raw_syscall_slots(), kWriteAndSyncSlots);  // every slot planned
   EXPECT_TRUE(plan.runnable());
 
@@ -440,14 +447,18 @@ TEST(HookPlan, KernelWithoutSyscallTracepointsUsesTheRawSyscallPair) {
   EXPECT_FALSE(neither.runnable());
 }
 
-// With fentry serving three syscalls, the raw pair carries only the others.
+// With fentry serving three syscalls at the VFS, the raw pair carries only the others (a kernel
+// whose BTF has no syscall entry functions); with those, none.
 TEST(HookPlan, RawSyscallPairServesOnlyTheSlotsFentryDoesNot) {
-  const HookPlan plan = plan_hooks(kernel_6_1(), PlanOptions{.raw_syscalls = true});
+  FakeKernel kernel = kernel_6_1();
+  for (const auto& slot : kSyscallSlots) kernel.no_function(std::string("__x64_sys_") + slot.name);
+  const HookPlan plan = plan_hooks(kernel, PlanOptions{.raw_syscalls = true});
   EXPECT_EQ(row(plan, "write/sync syscalls"),
             Row("write/sync syscalls", "fentry vfs_write (+3)", ""));
   // write, pwrite64, fsync are slots 0, 1, 5.
   constexpr std::uint32_t kFentrySlots = (1u << 0) | (1u << 1) | (1u << 5);
   EXPECT_EQ(plan.raw_syscall_slots(), kWriteAndSyncSlots & ~kFentrySlots);
+  EXPECT_EQ(plan_hooks(kernel_6_1(), PlanOptions{.raw_syscalls = true}).raw_syscall_slots(), 0u);
 }
 
 // What `writepath doctor --raw-syscalls` prints here.
@@ -458,14 +469,14 @@ TEST(HookPlan, RawSyscallsOptionPassesOverPerSyscallTracepoints) {
                 kNoFentryHere + "; tracepoint: passed over (--raw-syscalls)"));
   EXPECT_EQ(row(plan, "other write/sync calls"),
             Row("other write/sync calls", "tp_btf raw_syscalls:sys_enter (+1)",
-                "tracepoint: passed over (--raw-syscalls)"));
+                kNoFentryHere + "; tracepoint: passed over (--raw-syscalls)"));
   EXPECT_EQ(plan.raw_syscall_slots(), kWriteAndSyncSlots);
   EXPECT_EQ(plan.programs().count("wp_sys_enter"), 1u);
   EXPECT_EQ(plan.programs().count("wp_sys_exit"), 1u);
   EXPECT_EQ(plan.programs().count("wp_enter_write"), 0u);
   // The untraced calls' counters have no raw form: they keep their own tracepoints.
   EXPECT_EQ(row(plan, "count fallocate"),
-            Row("count fallocate", "tracepoint syscalls:sys_enter_fallocate", ""));
+            Row("count fallocate", "tracepoint syscalls:sys_enter_fallocate", kNoFentryHere));
   EXPECT_EQ(plan.programs().count("wp_count_fallocate"), 1u);
 }
 
@@ -522,7 +533,7 @@ TEST(HookPlan, DisabledSyscallProgramFailsItsWholeVariant) {
                                 "tracepoint: wp_exit_fsync failed to load or attach"));
   EXPECT_EQ(row(plan, "other write/sync calls"),
             Row("other write/sync calls",
-                "tracepoint syscalls:sys_enter_writev (+21) with bpf_rdonly_cast", ""));
+                "tracepoint syscalls:sys_enter_writev (+21) with bpf_rdonly_cast", kNoFentryHere));
   constexpr std::uint32_t kVfsSlots = (1u << 0) | (1u << 1) | (1u << 5);
   EXPECT_EQ(plan.raw_syscall_slots(), kVfsSlots);
 }
@@ -613,6 +624,95 @@ TEST(HookPlan, AKernelWithoutReadaheadTracepointsLacksOnlyTheReadaheadHook) {
   const auto missing = plan.unplanned("readahead");
   ASSERT_EQ(missing.size(), 1u);
   EXPECT_EQ(missing[0]->hook->name, "readahead");
+}
+
+// ---- trampolines: no syscall tracepoint where fentry attaches ---------------------------------
+
+// What `writepath doctor` plans in the Debian 6.1 guest, reads included: every hook that follows
+// or counts a syscall is on trampolines, each program aimed at its syscall's entry function.
+TEST(HookPlan, TrampolinePlanPutsNoProgramOnASyscallTracepoint) {
+  const HookPlan plan = plan_hooks(kernel_6_1(), PlanOptions{.reads = true});
+  EXPECT_TRUE(plan.syscall_tracepoint_hooks().empty());
+  EXPECT_EQ(plan.slow_syscall_path(), "");
+  EXPECT_EQ(plan.syscall_plan().rfind("syscall plan: trampolines, no syscall tracepoint", 0), 0u)
+      << plan.syscall_plan();
+  EXPECT_EQ(row(plan, "other write/sync calls"),
+            Row("other write/sync calls", "fentry __x64_sys_writev (+21)", ""));
+  EXPECT_EQ(row(plan, "read syscalls"), Row("read syscalls", "fentry __x64_sys_read (+9)", ""));
+  EXPECT_EQ(row(plan, "namespace calls"),
+            Row("namespace calls", "fentry __x64_sys_renameat (+25)", ""));
+  EXPECT_EQ(row(plan, "count fallocate"), Row("count fallocate", "fentry __x64_sys_fallocate", ""));
+  EXPECT_EQ(plan.raw_syscall_slots(), 0u);
+  for (const auto& p : plan.programs()) {
+    EXPECT_NE(p.rfind("wp_enter_", 0), 0u) << p;
+    EXPECT_NE(p.rfind("wp_count_", 0), 0u) << p;
+    EXPECT_NE(p.rfind("wp_ns_enter_", 0), 0u) << p;
+    EXPECT_NE(p, "wp_sys_enter");
+  }
+  const auto targets = plan.syscall_entry_targets();
+  EXPECT_EQ(targets.at("wp_fentry_writev"), "__x64_sys_writev");
+  EXPECT_EQ(targets.at("wp_fexit_fdatasync"), "__x64_sys_fdatasync");
+  EXPECT_EQ(targets.at("wp_fentry_pread64"), "__x64_sys_pread64");
+  EXPECT_EQ(targets.at("wp_ns_fexit_rename"), "__x64_sys_rename");
+  EXPECT_EQ(targets.at("wp_fentry_count_sendfile"), "__x64_sys_sendfile64");
+  // The VFS programs name their functions in their sections: no target to set.
+  EXPECT_EQ(targets.count("wp_vfs_write_enter"), 0u);
+  // Every planned entry program has its target, and nothing else does.
+  for (const auto& [program, function] : targets) {
+    EXPECT_EQ(plan.programs().count(program), 1u) << program;
+    EXPECT_EQ(function.rfind("__x64_sys_", 0), 0u) << function;
+  }
+}
+
+// The wrappers' prefix is the one BTF declares, whatever this build's architecture: an arm64
+// kernel's functions are __arm64_sys_*.
+TEST(HookPlan, SyscallEntryFunctionsAreNamedFromBtf) {
+  FakeKernel arm64 = with_current_prototypes();
+  for (const auto& slot : kSyscallSlots) arm64.no_function(std::string("__x64_sys_") + slot.name);
+  arm64.no_function("__x64_sys_write");
+  with_syscall_entries(arm64.fentry(true), "__arm64_sys_");
+  EXPECT_EQ(syscall_entry_prefix(arm64), "__arm64_sys_");
+  const HookPlan plan = plan_hooks(arm64, PlanOptions{});
+  EXPECT_EQ(std::get<1>(row(plan, "other write/sync calls")), "fentry __arm64_sys_writev (+21)");
+  EXPECT_EQ(plan.syscall_entry_targets().at("wp_fentry_msync"), "__arm64_sys_msync");
+}
+
+// A kernel whose BTF has no syscall wrappers: the entry variants are passed over, the
+// tracepoints serve, and the plan says what they cost.
+TEST(HookPlan, WithoutEntryFunctionsThePlanFallsBackToTracepointsAndSaysSo) {
+  FakeKernel kernel = with_current_prototypes();
+  kernel.fentry(true);
+  for (const auto& slot : kSyscallSlots) kernel.no_function(std::string("__x64_sys_") + slot.name);
+  EXPECT_EQ(syscall_entry_prefix(kernel), "");
+  const HookPlan plan = plan_hooks(kernel, PlanOptions{});
+  EXPECT_EQ(row(plan, "write/sync syscalls"),
+            Row("write/sync syscalls", "fentry vfs_write (+3)", ""));
+  EXPECT_EQ(row(plan, "other write/sync calls"),
+            Row("other write/sync calls", "tracepoint syscalls:sys_enter_writev (+21)",
+                "fentry: no syscall entry functions (__x64_sys_*, __arm64_sys_*) in BTF; "
+                "tracepoint: no kfunc bpf_rdonly_cast in BTF"));
+  EXPECT_EQ(plan.syscall_entry_targets().size(), 0u);
+  EXPECT_EQ(plan.syscall_plan().rfind("syscall plan: syscall tracepoints for other write/sync "
+                                      "calls, ",
+                                      0),
+            0u)
+      << plan.syscall_plan();
+}
+
+// The development machine (fentry refused): the whole fallback, and why.
+TEST(HookPlan, TheFallbackNamesItsSyscallTracepointsAndWhy) {
+  const HookPlan plan = plan_hooks(kernel_6_18(), PlanOptions{});
+  const std::vector<std::string> hooks = plan.syscall_tracepoint_hooks();
+  ASSERT_GE(hooks.size(), 4u);
+  EXPECT_EQ(hooks[0], "write/sync syscalls");
+  EXPECT_EQ(hooks[1], "other write/sync calls");
+  EXPECT_NE(std::find(hooks.begin(), hooks.end(), "namespace calls"), hooks.end());
+  EXPECT_NE(std::find(hooks.begin(), hooks.end(), "count fallocate"), hooks.end());
+  EXPECT_NE(plan.slow_syscall_path().find("(" + kNoFentryHere + ")"), std::string::npos)
+      << plan.slow_syscall_path();
+  EXPECT_NE(plan.syscall_plan().find("every syscall of every thread on the machine takes the "
+                                     "kernel's slow path"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -135,7 +135,7 @@ void print_cost(std::ostream& out, const TraceCost& cost, const HookPlan& plan) 
   std::string syscalls = "-";
   for (const auto& choice : plan.choices)
     if (choice.hook->name == std::string("write/sync syscalls") && choice.variant)
-      syscalls = variant_summary(*choice.variant);
+      syscalls = plan.summary(choice);
   out << fmt::format(
       "cost (measured now: {} calls a round, {} rounds untraced and traced, medians per call; "
       "write syscalls by {})\n",
@@ -204,13 +204,15 @@ int run_doctor(std::ostream& out, const HookPrefs& prefs) {
       layer = choice.hook->layer;
       out << fmt::format("  [{}]\n", layer);
     }
-    const std::string used = choice.variant ? variant_summary(*choice.variant) : "-";
+    const std::string used = plan.summary(choice);
     const char* state = choice.variant ? (choice.why.empty() ? "ok  " : "fall")
                                        : (choice.hook->required ? "FAIL" : "off ");
     out << fmt::format("  {} {:<22} {}\n", state, choice.hook->name, used);
     if (!choice.why.empty())
       out << fmt::format("         {:<22} passed over: {}\n", "", choice.why);
   }
+
+  out << plan.syscall_plan() << "\n";
 
   if (const auto costs = tracefs_costs(plan); !costs.empty()) {
     out << fmt::format("no tracefs ({}): what it costs\n", caps.tracefs_error);

@@ -32,6 +32,8 @@ class SummaryBuilder {
   void set_bpf_cost(BpfCost cost) { bpf_cost_ = std::move(cost); }
   // What the trace likely missed and how to see it ("" for nothing).
   void set_hint(std::string hint) { hint_ = std::move(hint); }
+  // What the plan's syscall tracepoints cost the machine ("" for a plan without them).
+  void set_slow_syscall_path(std::string text) { slow_syscall_path_ = std::move(text); }
   // The disks found with no write request in flight once the hooks were detached: the
   // pipeline's stitcher completes the write requests still open there before its end.
   void set_write_idle_disks(WriteIdleDisks idle) { write_idle_disks_ = std::move(idle); }
@@ -43,6 +45,7 @@ class SummaryBuilder {
     summary.untraced_calls = untraced_calls_;
     summary.bpf_cost = bpf_cost_;
     summary.hint = hint_;
+    summary.slow_syscall_path = slow_syscall_path_;
   }
 
  private:
@@ -57,6 +60,7 @@ class SummaryBuilder {
   std::map<std::string, std::uint64_t> untraced_calls_;
   std::optional<BpfCost> bpf_cost_;
   std::string hint_;
+  std::string slow_syscall_path_;
   std::optional<WriteIdleDisks> write_idle_disks_;
 };
 

@@ -525,6 +525,11 @@ int run_trace(const TraceOptions& options) {
   // the signal); the loop has detached the hooks and read what they left.
   const Nanos span = loop.run();
   session.summary().set_hint(pids.hint(session.bpf()));
+  if (const std::string slow = session.plan().slow_syscall_path(); !slow.empty())
+    session.summary().set_slow_syscall_path(
+        slow +
+        ": every syscall of every thread on the machine took the kernel's slow path "
+        "while they were attached (writepath doctor: syscall plan)");
   const SessionEnd end = session.finish(loop, span);
   if (sink) sink->wait();  // everything written before the warnings below
   const int exit_code = command.exit_code();

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <map>
 
 #include "common/units.h"
 #include "common/wall_clock.h"
@@ -175,8 +176,16 @@ std::unique_ptr<BpfSession> BpfSession::start(const HookPlan& plan, const Kernel
 
   const std::set<std::string> wanted = plan.programs();
   struct bpf_program* prog;
+  const std::map<std::string, std::string> entry_targets = plan.syscall_entry_targets();
   bpf_object__for_each_program(prog, session->skel_->obj) {
     bpf_program__set_autoload(prog, wanted.count(bpf_program__name(prog)) > 0);
+    // A syscall entry program's section names no function: this kernel's is set here.
+    if (auto target = entry_targets.find(bpf_program__name(prog)); target != entry_targets.end())
+      if (int err = bpf_program__set_attach_target(prog, 0, target->second.c_str())) {
+        error = fmt::format("cannot aim {} at {}: {}", target->first, target->second,
+                            std::strerror(-err));
+        return nullptr;
+      }
   }
   if (int err = writepath_bpf__load(session->skel_)) {
     error = fmt::format("cannot load the BPF programs: {} (WRITEPATH_DEBUG=1 shows the log)",

@@ -104,7 +104,8 @@ bool hook_chosen(const HookPlan& plan, const std::string& hook) {
 bool counted_by_plan(const HookPlan& plan, const std::string& name) {
   for (const UntracedCall& call : kUntracedCalls)
     if (name == call.name)
-      return call.hook ? hook_chosen(plan, call.hook) : plans(plan, "wp_count_" + name);
+      return call.hook ? hook_chosen(plan, call.hook)
+                       : plans(plan, "wp_count_" + name) || plans(plan, "wp_fentry_count_" + name);
   return false;
 }
 
@@ -115,6 +116,8 @@ std::string served_by(const HookPlan& plan, std::size_t slot) {
     return s.is_write ? "fentry/fexit vfs_write" : "fentry/fexit vfs_fsync_range";
   if (plan.raw_syscall_slots() & (1u << slot)) return "tp_btf raw_syscalls:sys_enter/sys_exit";
   const std::string name = s.name;
+  if (plans(plan, "wp_fentry_" + name) && plans(plan, "wp_fexit_" + name))
+    return fmt::format("fentry/fexit {}{}", plan.syscall_prefix, name);
   if ((plans(plan, "wp_enter_" + name) && plans(plan, "wp_exit_" + name)) ||
       (plans(plan, "wp_enter_cast_" + name) && plans(plan, "wp_exit_cast_" + name)))
     return fmt::format("tracepoints syscalls:sys_enter/sys_exit_{}", name);

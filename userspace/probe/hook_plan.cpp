@@ -2,6 +2,7 @@
 #include "probe/hook_plan.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <utility>
@@ -30,7 +31,7 @@ std::string fentry_off_reason(const KernelFacts& facts, const PlanOptions& optio
 
 // Why a variant cannot serve here, or "" when it can.
 std::string unusable_reason(const Hook& hook, const HookVariant& v, const KernelFacts& facts,
-                            const PlanOptions& options) {
+                            const PlanOptions& options, const std::string& syscall_prefix) {
   for (const auto& program : v.programs)
     if (options.failed.count(program.name))
       return fmt::format("{} failed to load or attach", program.name);
@@ -41,7 +42,10 @@ std::string unusable_reason(const Hook& hook, const HookVariant& v, const Kernel
   for (const auto& [program, event] : v.programs) {
     if (v.kind == AttachKind::Fentry) {
       if (std::string off = fentry_off_reason(facts, options); !off.empty()) return off;
-      if (!facts.has_function(event)) return fmt::format("no function {} in BTF", event);
+      if (v.syscall_entry && syscall_prefix.empty())
+        return "no syscall entry functions (__x64_sys_*, __arm64_sys_*) in BTF";
+      const std::string function = v.syscall_entry ? syscall_prefix + event : event;
+      if (!facts.has_function(function)) return fmt::format("no function {} in BTF", function);
       continue;
     }
     if (v.kind == AttachKind::Tracepoint) {
@@ -67,11 +71,22 @@ std::string unusable_reason(const Hook& hook, const HookVariant& v, const Kernel
 }
 
 }  // namespace
-std::string variant_summary(const HookVariant& v) {
-  std::string out =
-      v.category.empty()
-          ? fmt::format("{} {}", attach_kind_name(v.kind), v.programs.front().event)
-          : fmt::format("{} {}:{}", attach_kind_name(v.kind), v.category, v.programs.front().event);
+
+std::string syscall_entry_prefix(const KernelFacts& facts) {
+  // One architecture's wrappers per kernel (x86-64 also has __ia32_sys_* for 32-bit tasks: not
+  // the calls of 64-bit processes). Decided by what BTF declares, not by the build's target.
+  for (const char* prefix : {"__x64_sys_", "__arm64_sys_", "__riscv_sys_", "__s390x_sys_"})
+    if (facts.has_function(std::string(prefix) + "write")) return prefix;
+  return "";
+}
+
+std::string variant_summary(const HookVariant& v, std::string_view syscall_prefix) {
+  const std::string first = v.syscall_entry
+                                ? fmt::format("{}{}", syscall_prefix, v.programs.front().event)
+                                : v.programs.front().event;
+  std::string out = v.category.empty()
+                        ? fmt::format("{} {}", attach_kind_name(v.kind), first)
+                        : fmt::format("{} {}:{}", attach_kind_name(v.kind), v.category, first);
   if (v.programs.size() > 1) out += fmt::format(" (+{})", v.programs.size() - 1);
   if (!v.kfunc.empty()) out += fmt::format(" with {}", v.kfunc);
   return out;
@@ -110,8 +125,56 @@ bool HookPlan::traces_reads() const {
                      [](const HookChoice& c) { return c.variant && c.hook->layer == "read"; });
 }
 
+std::string HookPlan::target(const HookVariant& variant, const HookProgram& program) const {
+  return variant.syscall_entry ? syscall_prefix + program.event : program.event;
+}
+
+std::map<std::string, std::string> HookPlan::syscall_entry_targets() const {
+  std::map<std::string, std::string> out;
+  for (const auto& c : choices)
+    if (c.variant && c.variant->syscall_entry)
+      for (const auto& program : c.variant->programs)
+        out.emplace(program.name, target(*c.variant, program));
+  return out;
+}
+
+std::vector<std::string> HookPlan::syscall_tracepoint_hooks() const {
+  std::vector<std::string> out;
+  for (const auto& c : choices)
+    if (c.variant && (c.variant->category == "syscalls" || c.variant->category == "raw_syscalls"))
+      out.push_back(c.hook->name);
+  return out;
+}
+
+std::string HookPlan::slow_syscall_path() const {
+  std::string why;
+  for (const auto& c : choices)
+    if (c.variant && (c.variant->category == "syscalls" || c.variant->category == "raw_syscalls") &&
+        why.empty())
+      why = c.why;
+  const std::vector<std::string> hooks = syscall_tracepoint_hooks();
+  if (hooks.empty()) return "";
+  return fmt::format("{}{}", fmt::join(hooks, ", "), why.empty() ? "" : fmt::format(" ({})", why));
+}
+
+std::string HookPlan::syscall_plan() const {
+  const std::string slow = slow_syscall_path();
+  if (slow.empty())
+    return "syscall plan: trampolines, no syscall tracepoint: only the callers of the hooked "
+           "functions pay, every other syscall keeps the kernel's fast path";
+  return fmt::format(
+      "syscall plan: syscall tracepoints for {}: while they are attached every syscall of every "
+      "thread on the machine takes the kernel's slow path",
+      slow);
+}
+
+std::string HookPlan::summary(const HookChoice& choice) const {
+  return choice.variant ? variant_summary(*choice.variant, syscall_prefix) : "-";
+}
+
 HookPlan plan_hooks(const KernelFacts& facts, const PlanOptions& options) {
   HookPlan plan;
+  plan.syscall_prefix = syscall_entry_prefix(facts);
   for (const auto& hook : hook_table()) {
     HookChoice choice{&hook, nullptr, ""};
     if (hook.layer == "sched" && !options.causes) {
@@ -143,7 +206,7 @@ HookPlan plan_hooks(const KernelFacts& facts, const PlanOptions& options) {
       continue;
     }
     for (const auto& v : hook.variants) {
-      std::string reason = unusable_reason(hook, v, facts, options);
+      std::string reason = unusable_reason(hook, v, facts, options, plan.syscall_prefix);
       if (reason.empty()) {
         choice.variant = &v;
         break;

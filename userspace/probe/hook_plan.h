@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <string_view>
@@ -48,6 +49,9 @@ struct HookVariant {
   // Enumerators the agent hands the programs from vmlinux BTF before load (anonymous enums,
   // which CO-RE cannot relocate); without one of them the programs would do nothing.
   std::vector<std::string> enumerators = {};
+  // fentry/fexit on syscalls' entry functions: each program's event is a syscall's name, and it
+  // attaches to the architecture's entry function for it (HookPlan::target).
+  bool syscall_entry = false;
 };
 
 // btrfs's io tree and extent bits the inline-extent hook matches (bpf/inline.bpf.c): the tree
@@ -69,8 +73,14 @@ struct Hook {
 const std::vector<Hook>& hook_table();
 
 // What doctor prints for a variant: its kind and first tracepoint (or function), and how many
-// more it attaches to, e.g. "tracepoint syscalls:sys_enter_write (+7)".
-std::string variant_summary(const HookVariant& variant);
+// more it attaches to, e.g. "tracepoint syscalls:sys_enter_write (+7)". `syscall_prefix` names
+// a syscall-entry variant's functions (HookPlan::syscall_prefix).
+std::string variant_summary(const HookVariant& variant, std::string_view syscall_prefix = "");
+
+// The prefix of the syscalls' entry functions in this kernel's BTF ("__x64_sys_" on x86-64,
+// "__arm64_sys_" on arm64), or "" when it has none (a kernel without syscall wrappers, whose
+// sys_NAME functions take the arguments themselves: those are not planned).
+std::string syscall_entry_prefix(const KernelFacts& facts);
 
 struct HookChoice {
   const Hook* hook = nullptr;
@@ -82,13 +92,29 @@ struct HookChoice {
 
 struct HookPlan {
   std::vector<HookChoice> choices;
-  bool runnable() const;  // every required hook has a variant
+  std::string syscall_prefix;  // syscall_entry_prefix of the kernel planned for
+  bool runnable() const;       // every required hook has a variant
   // The hooks of `layer` no variant of which is usable here (those not wanted left out).
   std::vector<const HookChoice*> unplanned(std::string_view layer) const;
   std::set<std::string> programs() const;
   std::uint32_t raw_syscall_slots() const;
   // A hook of the read layer is planned: reads are traced (and so are their block requests).
   bool traces_reads() const;
+  // The kernel function or tracepoint `program` of `variant` attaches to.
+  std::string target(const HookVariant& variant, const HookProgram& program) const;
+  // The planned programs that attach to a syscall's entry function, and that function: their
+  // sections name none, so the agent sets it before load.
+  std::map<std::string, std::string> syscall_entry_targets() const;
+  // The hooks planned on syscall tracepoints (syscalls:* or the raw pair): while any is
+  // attached, every syscall of every thread of the machine takes the kernel's slow path.
+  std::vector<std::string> syscall_tracepoint_hooks() const;
+  std::string summary(const HookChoice& choice) const;  // variant_summary, or "-"
+  // The hooks on syscall tracepoints and why their trampolines were passed over, "HOOKS (why)",
+  // or "" when there are none.
+  std::string slow_syscall_path() const;
+  // One line on what the syscall hooks cost everyone else: "syscall plan: trampolines ..." or
+  // "syscall plan: syscall tracepoints for HOOKS (why): ... slow path".
+  std::string syscall_plan() const;
 };
 
 struct PlanOptions {

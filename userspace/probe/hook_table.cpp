@@ -22,8 +22,21 @@ constexpr std::uint32_t kVfsSlots = WP_VFS_SLOTS;
 constexpr std::uint32_t kReadSlots = WP_READ_SLOTS;
 constexpr std::uint32_t kOtherSlots = ((1u << WP_SYSCALL_SLOTS) - 1) & ~kVfsSlots & ~kReadSlots;
 
-// Syscalls of `slots`: the perf tracepoints of each syscall (an entry and an exit program
-// apiece), else the raw syscall tracepoints (one program pair for all of them).
+// fentry/fexit on the entry function of each syscall of `slots` (hook_plan.h: HookPlan::target).
+HookVariant syscall_entry_variant(std::uint32_t slots) {
+  HookVariant entry{.kind = K::Fentry, .syscall_entry = true};
+  for (std::size_t i = 0; i < kSyscallSlots.size(); ++i) {
+    if (!(slots & (1u << i))) continue;
+    const std::string name = kSyscallSlots[i].name;
+    entry.programs.push_back({.name = "wp_fentry_" + name, .event = name});
+    entry.programs.push_back({.name = "wp_fexit_" + name, .event = name});
+  }
+  return entry;
+}
+
+// Syscalls of `slots`: the entry functions of each (fentry and fexit) where trampolines attach,
+// else the perf tracepoints of each syscall (an entry and an exit program apiece), else the
+// raw syscall tracepoints (one program pair for all of them).
 //
 // Chosen by measurement (bench/run.sh variants, 5 interleaved rounds on the 6.18 dev box,
 // ratio to untraced): a program on the raw pair runs on *every* syscall of every process,
@@ -37,6 +50,11 @@ constexpr std::uint32_t kOtherSlots = ((1u << WP_SYSCALL_SLOTS) - 1) & ~kVfsSlot
 // bpf_rdonly_cast kfunc (v6.2) and read it with plain loads, and programs that probe-read it.
 // bench/run.sh programs, kernel.bpf_stats_enabled on the 6.18 dev box: the programs of a
 // traced cached pwrite took 617 ns with probe reads and 443 ns with the cast.
+//
+// Where trampolines attach, fentry/fexit on each syscall's entry function come before all of
+// them: only that syscall's callers pay, where any enabled syscall tracepoint puts every thread
+// of the machine on the slow syscall path (a bystander's getppid x1.47 in a Debian 6.12 guest,
+// counted in instructions: make bench-vm).
 std::vector<HookVariant> syscall_variants(std::uint32_t slots) {
   HookVariant raw{.kind = K::TpBtf,
                   .category = "raw_syscalls",
@@ -58,7 +76,7 @@ std::vector<HookVariant> syscall_variants(std::uint32_t slots) {
   for (auto& program : cast.programs)  // wp_enter_write -> wp_enter_cast_write
     program.name.insert(program.name.find('_', 3) + 1, "cast_");
   cast.kfunc = "bpf_rdonly_cast";
-  return {cast, per_syscall, raw};
+  return {syscall_entry_variant(slots), cast, per_syscall, raw};
 }
 
 // write/pwrite64/fsync/fdatasync: fentry/fexit on vfs_write and vfs_fsync_range first.
@@ -475,7 +493,11 @@ std::vector<Hook> build_table() {
       t.push_back(
           {.name = std::string("count ") + call.name,
            .layer = "untraced",
-           .variants = {{.kind = K::Tracepoint,
+           .variants = {{.kind = K::Fentry,
+                         .programs = {{.name = std::string("wp_fentry_count_") + call.name,
+                                       .event = call.event}},
+                         .syscall_entry = true},
+                        {.kind = K::Tracepoint,
                          .category = "syscalls",
                          .programs = {{.name = std::string("wp_count_") + call.name,
                                        .event = std::string("sys_enter_") + call.event}}}}});
@@ -484,23 +506,31 @@ std::vector<Hook> build_table() {
   // the crash-consistency rules read, an entry and an exit program per syscall. Two hooks: the
   // calls every architecture has, and the older ones only some keep (arm64's table has no
   // rename, link, unlink, rmdir, mkdir, creat or open: only their *at forms), so a kernel
-  // without those loses only them. Classic tracepoints only: on the raw pair they would run
-  // on every syscall of every process.
+  // without those loses only them. Their entry functions where trampolines attach, else classic
+  // tracepoints: on the raw pair they would run on every syscall of every process.
   {
     const std::set<std::string> legacy = {"rename", "link",  "unlink", "rmdir",
                                           "mkdir",  "creat", "open"};
     HookVariant current{.kind = K::Tracepoint, .category = "syscalls"};
     HookVariant older = current;
+    HookVariant current_entry{.kind = K::Fentry, .syscall_entry = true};
+    HookVariant older_entry = current_entry;
 #define WP_NAME_CHANGE_HOOK_(call, Name, value, op, d1, n1, d2, n2, flags, fd) \
   for (const char* side : {"enter", "exit"}) {                                 \
     HookVariant& v = legacy.contains(#call) ? older : current;                 \
     v.programs.push_back({.name = fmt::format("wp_ns_{}_{}", side, #call),     \
                           .event = fmt::format("sys_{}_{}", side, #call)});    \
-  }
+  }                                                                            \
+  for (const char* side : {"fentry", "fexit"})                                 \
+    (legacy.contains(#call) ? older_entry : current_entry)                     \
+        .programs.push_back({.name = fmt::format("wp_ns_{}_{}", side, #call), .event = #call});
     WP_NAME_CHANGE_TABLE(WP_NAME_CHANGE_HOOK_)
 #undef WP_NAME_CHANGE_HOOK_
-    t.push_back({.name = "namespace calls", .layer = "namespace", .variants = {current}});
-    t.push_back({.name = "namespace calls (older)", .layer = "namespace", .variants = {older}});
+    t.push_back(
+        {.name = "namespace calls", .layer = "namespace", .variants = {current_entry, current}});
+    t.push_back({.name = "namespace calls (older)",
+                 .layer = "namespace",
+                 .variants = {older_entry, older}});
   }
 
   t.push_back({.name = "nvme submit",

@@ -154,6 +154,8 @@ void write_json(Emitter& e, const TraceSummary& t) {
       t.bpf_cost ? std::optional<BpfCostOf>(BpfCostOf{*t.bpf_cost, t}) : std::nullopt;
   const auto advice = t.lost_advice.empty() ? std::nullopt : std::optional(t.lost_advice);
   const auto hint = t.hint.empty() ? std::nullopt : std::optional(t.hint);
+  const auto slow_path =
+      t.slow_syscall_path.empty() ? std::nullopt : std::optional(t.slow_syscall_path);
   e.object(field("type", "summary"), field("events", t.events), field("lost", t.lost),
            field("lost_by_hook", CountsByName{t.lost_by_hook}),
            field("missed_completions", t.missed_completions), field("writes", t.writes),
@@ -170,7 +172,7 @@ void write_json(Emitter& e, const TraceSummary& t) {
            field("hazards", CountsByName{t.hazards}),
            field("hazards_by_file", CountsByName{t.hazards_by_file}),
            field("hazards_by_process", CountsByName{t.hazards_by_process}), field("hint", hint),
-           field("bpf_cost", bpf_cost));
+           field("slow_syscall_path", slow_path), field("bpf_cost", bpf_cost));
 }
 
 }  // namespace wp::jsonl

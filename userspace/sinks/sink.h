@@ -56,6 +56,9 @@ struct TraceSummary {
   std::map<std::string, std::uint64_t> hazards_by_file;
   std::map<std::string, std::uint64_t> hazards_by_process;
   std::string hint;  // what the trace likely missed and how to see it ("": none)
+  // A live trace on syscall tracepoints (the fallback where trampolines do not attach): which
+  // hooks, and that every syscall of the machine took the slow path meanwhile ("": none).
+  std::string slow_syscall_path;
   // Calls of traced processes that write by ways the trace does not stitch (copy_file_range,
   // the ring's unstitched ops, ...), counted in the kernel; only the calls counted on this kernel,
   // zeros included.

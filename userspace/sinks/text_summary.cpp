@@ -74,6 +74,8 @@ std::string format_summary(const TraceSummary& totals, const SinkOptions& option
   text += format_read_files(totals.read_files, options);
   text += format_read_findings(totals.read_findings, options);
   if (totals.bpf_cost) text += format_bpf_cost(*totals.bpf_cost, totals, options);
+  if (!totals.slow_syscall_path.empty())
+    text += fmt::format("{} {}\n", paint.bold("syscall tracepoints:"), totals.slow_syscall_path);
   if (!totals.hint.empty()) text += fmt::format("{} {}\n", paint.bold("hint:"), totals.hint);
   return text;
 }
