@@ -50,6 +50,20 @@ if [ "$rc" != 0 ]; then
   tail -n 60 /tmp/debug | sed "s/^/WP-DEBUG doctor /"
 fi
 
+# Which hooks each plan attaches, in the kernel's own words: wp_attached_hooks, started by the
+# trace once it is attached, asks the kernel what its parent's BPF fds are attached to. Under
+# the trampoline plan (the default here) no syscalls:* or raw_syscalls:* tracepoint; under
+# --no-fentry the fallback's own.
+run hooks-trampolines writepath trace --reads -o /tmp/hooks.txt -- wp_attached_hooks
+run hooks-tracepoints writepath trace --reads --no-fentry -o /tmp/hooks.txt -- wp_attached_hooks
+
+# Calls the trampoline plan takes at their syscalls' entry functions, each with its own truth:
+# writev, pwritev, sync_file_range and fdatasync (the workload's fixed offsets and sizes), rename
+# (3 names a round), and the counted calls (fallocate 3, copy_file_range 2) with msync 5.
+run entry-append-mix writepath trace --format json -- wp_workload append-mix $mnt/am
+run entry-rename writepath trace --format json -- wp_workload rename-over $mnt/rn 3
+run entry-untraced writepath trace --format json -- wp_workload untraced-mix $mnt/um 3 2 5
+
 run buffered-fsync writepath trace --format json -- wp_workload buffered-fsync $mnt/a 16
 run buffered-fsync-no-fentry \
   writepath trace --no-fentry --format json -- wp_workload buffered-fsync $mnt/b 16

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # tests/vm/mkinitramfs.sh CACHE_DIR ROOT_DIR OUT.cpio.gz WRITEPATH WP_WORKLOAD WP_ORACLE_WRITER
+#   [STATIC_BINARY...]
 # Builds the guest's whole userland as one initramfs: busybox, dmsetup with its libraries, the
-# kernel modules setup.sh picked, /init, /guest-tests.sh and the three statically linked test
-# binaries. ROOT_DIR is the
-# staging tree; it is kept, so the host can check what the guest ran (bin/writepath).
+# kernel modules setup.sh picked, /init, /guest-tests.sh and the statically linked test
+# binaries (the three named, and any more after them, in /bin under their names less _static).
+# ROOT_DIR is the staging tree; it is kept, so the host can check what the guest ran
+# (bin/writepath).
 set -euo pipefail
 
 here=$(dirname "$(realpath "$0")")
@@ -14,8 +16,10 @@ out=$(realpath -m "${3:?}")
 writepath=${4:?}
 workload=${5:?}
 oracle_writer=${6:?}
+shift 6
+extras=("$@")
 
-for binary in "$writepath" "$workload" "$oracle_writer"; do
+for binary in "$writepath" "$workload" "$oracle_writer" "${extras[@]}"; do
   if ! file -b "$binary" | grep -q 'statically linked'; then
     echo "vm-test: $binary is not statically linked (the guest has no shared libraries)" >&2
     exit 1
@@ -44,6 +48,9 @@ done
 strip --strip-debug -o "$root/bin/writepath" "$writepath"
 strip --strip-debug -o "$root/bin/wp_workload" "$workload"
 strip --strip-debug -o "$root/bin/wp_oracle_writer" "$oracle_writer"
+for binary in "${extras[@]}"; do
+  strip --strip-debug -o "$root/bin/$(basename "$binary" _static)" "$binary"
+done
 
 # No /dev/console needed: the kernel's built-in initramfs has one, unpacked before this.
 (cd "$root" && find . -mindepth 1 | LC_ALL=C sort | cpio -o -H newc --quiet) | gzip -1 >"$out"

@@ -33,7 +33,8 @@ one_kernel() {
 
   mkdir -p "$work"
   bash "$here/mkinitramfs.sh" "$cache" "$work/root" "$work/initramfs.gz" \
-    "$build/writepath_static" "$build/wp_workload_static" "$build/wp_oracle_writer_static"
+    "$build/writepath_static" "$build/wp_workload_static" "$build/wp_oracle_writer_static" \
+    "$build/wp_attached_hooks_static"
 
   local booted vm_rc=0 vm_seconds
   booted=$(date +%s.%N)

@@ -88,6 +88,109 @@ TEST_F(VmLog, DoctorSaysFentryWorksAndTheWritePathUsesIt) {
   EXPECT_TRUE(nvme_complete) << text;
 }
 
+// ---- the trampoline plan: no syscall tracepoint, every call still traced -------------------
+
+// What the kernel says a run's tracer is attached to (wp_attached_hooks' lines).
+struct Attachments {
+  std::vector<std::string> syscall_tracepoints;  // syscalls:* and raw_syscalls:* attachments
+  int tracing_links = 0;                         // fentry/fexit (link_type tracing)
+  int total = -1;                                // its "attachments N" line
+};
+
+Attachments attachments_of(const GuestRun& r) {
+  Attachments a;
+  for (const auto& line : r.out) {
+    if ((starts_with(line, "tracepoint ") || starts_with(line, "raw_tracepoint ")) &&
+        line.find(" sys_e") != std::string::npos)
+      a.syscall_tracepoints.push_back(line);
+    if (line == "link tracing") ++a.tracing_links;
+    if (starts_with(line, "attachments ")) a.total = std::stoi(line.substr(12));
+  }
+  return a;
+}
+
+// Where trampolines attach (both guests), the plan puts no program on a syscall tracepoint:
+// writes, syncs, reads (--reads), opens, the namespace calls and the counted calls are all on
+// fentry/fexit, so no thread of the machine takes the slow syscall path. The same check finds
+// the fallback's syscall tracepoints under --no-fentry: it can fail.
+TEST_F(VmLog, TheTrampolinePlanAttachesNoSyscallTracepoint) {
+  const GuestRun& trampolines = run("hooks-trampolines");
+  ASSERT_EQ(trampolines.rc, 0) << joined(trampolines.err);
+  const Attachments a = attachments_of(trampolines);
+  EXPECT_GT(a.total, 0) << joined(trampolines.out);
+  EXPECT_TRUE(a.syscall_tracepoints.empty()) << joined(trampolines.out);
+  // write/sync (4) + other write/sync calls (22) + reads (10) + namespace + counters, as
+  // fentry and fexit links.
+  EXPECT_GT(a.tracing_links, 40) << joined(trampolines.out);
+
+  const GuestRun& fallback = run("hooks-tracepoints");
+  ASSERT_EQ(fallback.rc, 0) << joined(fallback.err);
+  const Attachments b = attachments_of(fallback);
+  EXPECT_GT(b.syscall_tracepoints.size(), 20u) << joined(fallback.out);
+  EXPECT_EQ(b.tracing_links, 0) << joined(fallback.out);
+}
+
+TEST_F(VmLog, DoctorNamesTheTrampolinePlan) {
+  const std::string text = joined(run("doctor").out);
+  EXPECT_NE(text.find("syscall plan: trampolines, no syscall tracepoint"), std::string::npos)
+      << text;
+}
+
+// writev, pwritev (appended: O_APPEND), sync_file_range and fdatasync at their entry functions,
+// with the offsets and sizes the workload wrote (tests/integration/workload_calls.c).
+TEST_F(VmLog, EntryFunctionsTraceVectoredWritesAndRangeSyncs) {
+  const GuestRun& r = run("entry-append-mix");
+  ASSERT_EQ(r.rc, 0) << joined(r.err);
+  const auto items = json_lines(r);
+  const auto writes = of_type(items, "write");
+  ASSERT_EQ(writes.size(), 3u) << joined(r.out);
+  EXPECT_EQ(writes[0]["syscall"], "write");
+  EXPECT_EQ(writes[1]["syscall"], "writev");
+  EXPECT_EQ(u64(writes[1]["offset"]), 5000u);
+  EXPECT_EQ(u64(writes[1]["bytes"]), 6000u);
+  EXPECT_EQ(writes[2]["syscall"], "pwritev");
+  EXPECT_EQ(u64(writes[2]["offset"]), 11000u);
+  EXPECT_EQ(u64(writes[2]["bytes"]), 4096u);
+  std::set<std::string> syncs;
+  for (const auto& s : of_type(items, "fsync")) {
+    syncs.insert(s["syscall"].get<std::string>());
+    if (s["syscall"] == "fdatasync") EXPECT_FALSE(s["flushes"].empty()) << s.dump();
+    if (s["syscall"] == "sync_file_range") EXPECT_FALSE(s["requests"].empty()) << s.dump();
+  }
+  EXPECT_EQ(syncs, (std::set<std::string>{"fdatasync", "sync_file_range"}));
+}
+
+// rename(2) at its entry function: one namespace item per round, from the temporary name to the
+// target's.
+TEST_F(VmLog, EntryFunctionsTraceRenames) {
+  const GuestRun& r = run("entry-rename");
+  ASSERT_EQ(r.rc, 0) << joined(r.err);
+  int renames = 0;
+  for (const auto& item : of_type(json_lines(r), "namespace")) {
+    if (item["op"] != "rename") continue;
+    ++renames;
+    EXPECT_EQ(item["ret"], 0) << item.dump();
+    EXPECT_EQ(item["new_path"], "/mnt/rn") << item.dump();
+  }
+  EXPECT_EQ(renames, 3) << joined(r.out);
+}
+
+// The counted calls at their entry functions: what the workload made (3 fallocate, 2
+// copy_file_range, no splice into a file), and its 5 msyncs as sync items.
+TEST_F(VmLog, EntryFunctionsCountTheCallsNotStitched) {
+  const GuestRun& r = run("entry-untraced");
+  ASSERT_EQ(r.rc, 0) << joined(r.err);
+  const auto items = json_lines(r);
+  const auto summary = of_type(items, "summary", "");
+  ASSERT_EQ(summary.size(), 1u);
+  EXPECT_EQ(summary[0]["untraced_calls"]["fallocate"], 3) << summary[0].dump();
+  EXPECT_EQ(summary[0]["untraced_calls"]["copy_file_range"], 2) << summary[0].dump();
+  EXPECT_EQ(summary[0]["untraced_calls"]["splice"], 0) << summary[0].dump();
+  int msyncs = 0;
+  for (const auto& s : of_type(items, "fsync")) msyncs += s["syscall"] == "msync";
+  EXPECT_EQ(msyncs, 5);
+}
+
 // ---- buffered writes + fsync, on fentry and on the tracepoint fallback ----------------------
 
 class BufferedFsyncOnNvme : public VmLog, public ::testing::WithParamInterface<const char*> {};
