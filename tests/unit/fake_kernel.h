@@ -132,8 +132,12 @@ inline FakeKernel& with_jbd2_btf(FakeKernel& k, const std::string& module) {
 
 // The syscalls' entry functions in BTF (x86-64's __x64_sys_NAME since 4.17, arm64's
 // __arm64_sys_NAME since 4.19): every call the trace follows or counts.
+// x86-64's wrapper of a syscall without arguments is an alias, which BTF lacks: its body
+// (__do_sys_sync) is there instead.
 inline FakeKernel& with_syscall_entries(FakeKernel& k, const std::string& prefix) {
-  for (const auto& slot : kSyscallSlots) k.function(prefix + slot.name);
+  for (const auto& slot : kSyscallSlots)
+    k.function(prefix == "__x64_sys_" && slot.name == std::string("sync") ? "__do_sys_sync"
+                                                                          : prefix + slot.name);
 #define WP_FAKE_NAME_CHANGE_ENTRY_(name, Name, value, op, d1, n1, d2, n2, flags, fd) \
   k.function(prefix + #name);
   WP_NAME_CHANGE_TABLE(WP_FAKE_NAME_CHANGE_ENTRY_)

@@ -653,6 +653,8 @@ TEST(HookPlan, TrampolinePlanPutsNoProgramOnASyscallTracepoint) {
   EXPECT_EQ(targets.at("wp_fentry_writev"), "__x64_sys_writev");
   EXPECT_EQ(targets.at("wp_fexit_fdatasync"), "__x64_sys_fdatasync");
   EXPECT_EQ(targets.at("wp_fentry_pread64"), "__x64_sys_pread64");
+  // sync(2) takes no arguments: x86-64's wrapper is an alias BTF lacks, its body serves.
+  EXPECT_EQ(targets.at("wp_fentry_sync"), "__do_sys_sync");
   EXPECT_EQ(targets.at("wp_ns_fexit_rename"), "__x64_sys_rename");
   EXPECT_EQ(targets.at("wp_fentry_count_sendfile"), "__x64_sys_sendfile64");
   // The VFS programs name their functions in their sections: no target to set.
@@ -660,8 +662,15 @@ TEST(HookPlan, TrampolinePlanPutsNoProgramOnASyscallTracepoint) {
   // Every planned entry program has its target, and nothing else does.
   for (const auto& [program, function] : targets) {
     EXPECT_EQ(plan.programs().count(program), 1u) << program;
-    EXPECT_EQ(function.rfind("__x64_sys_", 0), 0u) << function;
+    EXPECT_TRUE(function.starts_with("__x64_sys_") || function == "__do_sys_sync") << function;
   }
+  // A syscall with arguments never falls back to its body, which takes them unwrapped.
+  FakeKernel no_writev = kernel_6_1();
+  no_writev.no_function("__x64_sys_writev").function("__do_sys_writev");
+  EXPECT_EQ(syscall_entry_function(no_writev, "__x64_sys_", "writev"), "");
+  EXPECT_EQ(std::get<2>(row(plan_hooks(no_writev, PlanOptions{}), "other write/sync calls")),
+            "fentry: no function __x64_sys_writev in BTF; "
+            "tracepoint: no kfunc bpf_rdonly_cast in BTF");
 }
 
 // The wrappers' prefix is the one BTF declares, whatever this build's architecture: an arm64

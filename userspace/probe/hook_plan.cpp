@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <set>
 #include <utility>
 
 namespace wp {
@@ -44,8 +45,12 @@ std::string unusable_reason(const Hook& hook, const HookVariant& v, const Kernel
       if (std::string off = fentry_off_reason(facts, options); !off.empty()) return off;
       if (v.syscall_entry && syscall_prefix.empty())
         return "no syscall entry functions (__x64_sys_*, __arm64_sys_*) in BTF";
-      const std::string function = v.syscall_entry ? syscall_prefix + event : event;
-      if (!facts.has_function(function)) return fmt::format("no function {} in BTF", function);
+      if (v.syscall_entry) {
+        if (syscall_entry_function(facts, syscall_prefix, event).empty())
+          return fmt::format("no function {}{} in BTF", syscall_prefix, event);
+        continue;
+      }
+      if (!facts.has_function(event)) return fmt::format("no function {} in BTF", event);
       continue;
     }
     if (v.kind == AttachKind::Tracepoint) {
@@ -77,6 +82,22 @@ std::string syscall_entry_prefix(const KernelFacts& facts) {
   // the calls of 64-bit processes). Decided by what BTF declares, not by the build's target.
   for (const char* prefix : {"__x64_sys_", "__arm64_sys_", "__riscv_sys_", "__s390x_sys_"})
     if (facts.has_function(std::string(prefix) + "write")) return prefix;
+  return "";
+}
+
+std::string syscall_entry_function(const KernelFacts& facts, std::string_view prefix,
+                                   const std::string& syscall) {
+  if (prefix.empty()) return "";
+  if (std::string wrapper = std::string(prefix) + syscall; facts.has_function(wrapper))
+    return wrapper;
+  // A syscall without arguments (SYSCALL_DEFINE0) gets its x86-64 wrapper as an alias of
+  // __do_sys_NAME (__SYS_STUB0 in arch/x86/include/asm/syscall_wrapper.h), and pahole gives an
+  // alias no BTF: the function itself serves, the same code, taking the (unused) registers too.
+  // Only those: __do_sys_NAME of a syscall with arguments takes them, not the registers.
+  static const std::set<std::string, std::less<>> kWithoutArguments = {"sync"};
+  if (std::string body = "__do_sys_" + syscall;
+      kWithoutArguments.contains(syscall) && facts.has_function(body))
+    return body;
   return "";
 }
 
@@ -125,17 +146,8 @@ bool HookPlan::traces_reads() const {
                      [](const HookChoice& c) { return c.variant && c.hook->layer == "read"; });
 }
 
-std::string HookPlan::target(const HookVariant& variant, const HookProgram& program) const {
-  return variant.syscall_entry ? syscall_prefix + program.event : program.event;
-}
-
 std::map<std::string, std::string> HookPlan::syscall_entry_targets() const {
-  std::map<std::string, std::string> out;
-  for (const auto& c : choices)
-    if (c.variant && c.variant->syscall_entry)
-      for (const auto& program : c.variant->programs)
-        out.emplace(program.name, target(*c.variant, program));
-  return out;
+  return entry_functions;
 }
 
 std::vector<std::string> HookPlan::syscall_tracepoint_hooks() const {
@@ -209,6 +221,10 @@ HookPlan plan_hooks(const KernelFacts& facts, const PlanOptions& options) {
       std::string reason = unusable_reason(hook, v, facts, options, plan.syscall_prefix);
       if (reason.empty()) {
         choice.variant = &v;
+        if (v.syscall_entry)
+          for (const auto& program : v.programs)
+            plan.entry_functions[program.name] =
+                syscall_entry_function(facts, plan.syscall_prefix, program.event);
         break;
       }
       if (reason == kNoTracefs) choice.for_want_of_tracefs = true;

@@ -50,7 +50,7 @@ struct HookVariant {
   // which CO-RE cannot relocate); without one of them the programs would do nothing.
   std::vector<std::string> enumerators = {};
   // fentry/fexit on syscalls' entry functions: each program's event is a syscall's name, and it
-  // attaches to the architecture's entry function for it (HookPlan::target).
+  // attaches to the architecture's entry function for it (syscall_entry_function).
   bool syscall_entry = false;
 };
 
@@ -82,6 +82,11 @@ std::string variant_summary(const HookVariant& variant, std::string_view syscall
 // sys_NAME functions take the arguments themselves: those are not planned).
 std::string syscall_entry_prefix(const KernelFacts& facts);
 
+// The function fentry attaches to for `syscall` ("writev") with `prefix`: PREFIX+NAME where BTF
+// has it, else for a syscall without arguments its body __do_sys_NAME; "" when neither is there.
+std::string syscall_entry_function(const KernelFacts& facts, std::string_view prefix,
+                                   const std::string& syscall);
+
 struct HookChoice {
   const Hook* hook = nullptr;
   const HookVariant* variant = nullptr;  // nullptr: no variant usable here
@@ -93,15 +98,15 @@ struct HookChoice {
 struct HookPlan {
   std::vector<HookChoice> choices;
   std::string syscall_prefix;  // syscall_entry_prefix of the kernel planned for
-  bool runnable() const;       // every required hook has a variant
+  // Each planned syscall-entry program's function (syscall_entry_function).
+  std::map<std::string, std::string> entry_functions;
+  bool runnable() const;  // every required hook has a variant
   // The hooks of `layer` no variant of which is usable here (those not wanted left out).
   std::vector<const HookChoice*> unplanned(std::string_view layer) const;
   std::set<std::string> programs() const;
   std::uint32_t raw_syscall_slots() const;
   // A hook of the read layer is planned: reads are traced (and so are their block requests).
   bool traces_reads() const;
-  // The kernel function or tracepoint `program` of `variant` attaches to.
-  std::string target(const HookVariant& variant, const HookProgram& program) const;
   // The planned programs that attach to a syscall's entry function, and that function: their
   // sections name none, so the agent sets it before load.
   std::map<std::string, std::string> syscall_entry_targets() const;

@@ -22,7 +22,7 @@ constexpr std::uint32_t kVfsSlots = WP_VFS_SLOTS;
 constexpr std::uint32_t kReadSlots = WP_READ_SLOTS;
 constexpr std::uint32_t kOtherSlots = ((1u << WP_SYSCALL_SLOTS) - 1) & ~kVfsSlots & ~kReadSlots;
 
-// fentry/fexit on the entry function of each syscall of `slots` (hook_plan.h: HookPlan::target).
+// fentry/fexit on the entry function of each syscall of `slots` (syscall_entry_function).
 HookVariant syscall_entry_variant(std::uint32_t slots) {
   HookVariant entry{.kind = K::Fentry, .syscall_entry = true};
   for (std::size_t i = 0; i < kSyscallSlots.size(); ++i) {
