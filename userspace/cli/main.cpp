@@ -142,6 +142,7 @@ struct ServeArgs {
   wp::ServeOptions options;
   std::string slow, duration, buffer_size;
   bool no_stacks = false;
+  bool no_fentry = false;
 };
 
 CLI::App* add_serve(CLI::App& app, ServeArgs& a) {
@@ -194,6 +195,8 @@ CLI::App* add_serve(CLI::App& app, ServeArgs& a) {
       ->type_name("DURATION");
   serve->add_flag("--no-stacks", a.no_stacks,
                   "With --slow: without the kernel stacks the slow calls slept with");
+  serve->add_flag("--no-fentry", a.no_fentry,
+                  "Use tracepoints even where fentry attaches (to compare the two plans' cost)");
   return serve;
 }
 
@@ -471,6 +474,7 @@ int main(int argc, char** argv) {
       if (!o.slow_log.empty() && !o.slow_ns)
         throw wp::Failure(wp::kExitUsage, "--slow-log: only with --slow (what it writes)");
       o.stacks = !serve_args.no_stacks;
+      o.fentry = !serve_args.no_fentry;
       o.duration_ns = wp::duration_option("--duration", serve_args.duration, "s");
       o.buffer_bytes = ring_buffer_bytes(serve_args.buffer_size, wp::kServeRingBytes);
       return wp::run_serve(o);

@@ -185,13 +185,14 @@ int run_serve(const ServeOptions& options) {
   if (slow) slow->set_clock(measure_clock_offsets());
   std::atomic<std::uint64_t> events{0};
   const std::vector<DeviceInfo> devices = list_block_devices();
-  LiveSession session(caps, serve_filter(options),
-                      LiveSessionOptions{.prefs = HookPrefs{.reads = options.reads},
-                                         .sink = &sink,
-                                         .devices = devices,
-                                         .on_record = [&events](std::span<const std::byte>) {
-                                           events.fetch_add(1, std::memory_order_relaxed);
-                                         }});
+  LiveSession session(
+      caps, serve_filter(options),
+      LiveSessionOptions{.prefs = HookPrefs{.fentry = options.fentry, .reads = options.reads},
+                         .sink = &sink,
+                         .devices = devices,
+                         .on_record = [&events](std::span<const std::byte>) {
+                           events.fetch_add(1, std::memory_order_relaxed);
+                         }});
   if (options.reads) {
     require_read_hooks(session.plan());
     warn_without_fault_hooks(session.plan());
@@ -200,6 +201,11 @@ int run_serve(const ServeOptions& options) {
   // at the end, before the hooks are detached.
   const auto source = std::make_shared<ScrapeSource>(session.bpf(), metrics, slow.get(), events);
   std::unique_ptr<prometheus::Exposer> exposer = expose(options, address, source);
+  if (const std::string slow_path = session.plan().slow_syscall_path(); !slow_path.empty())
+    std::cerr << fmt::format(
+        "writepath: syscall tracepoints for {}: every syscall of every thread on this machine "
+        "takes the kernel's slow path while serve runs (writepath doctor: syscall plan)\n",
+        slow_path);
   std::cerr << fmt::format("writepath: serving write-path metrics on http://{}/metrics{}\n",
                            options.listen, address.loopback ? "" : " (reachable from other hosts)");
   SessionLoop loop = session.loop(SessionLoopOptions{

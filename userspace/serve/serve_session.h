@@ -36,6 +36,8 @@ struct ServeOptions {
   // Read bytes by source and major faults too: hooks every read syscall of the machine, so off
   // unless asked for (--reads).
   bool reads = false;
+  // fentry/fexit where they attach (--no-fentry: the tracepoint plan, for comparing the two).
+  bool fentry = true;
 };
 
 // HOST:PORT as --listen takes it: an IPv4 address or "localhost", and a port 1-65535; an IPv6
