@@ -8,6 +8,8 @@
 # mounted directly, and one on its second 256 MiB, mounted through device-mapper. The guest's console goes
 # to CONSOLE_LOG.
 # WRITEPATH_VM_APPEND adds kernel command line arguments (e.g. wp.verbose, see init.sh).
+# WRITEPATH_VM_SMP sets the guest's vCPUs (default 2); WRITEPATH_VM_QEMU_ARGS adds qemu
+# arguments, split at spaces (bench/vm/run.sh: -icount shift=0,sleep=on).
 # Exit: 0 the guest finished with 0; N the guest's /init reported N (isa-debug-exit makes qemu
 # exit 2N+1); 124 timeout; 125 qemu failed; 126 the guest kernel died (panic, lockup).
 set -euo pipefail
@@ -34,16 +36,17 @@ mkfs.ext4 -F -q -O has_journal -E offset=$((256 << 20)) "$disk" 256M
 # attached (6.1). A guest alone took 448 s so against 420 s.
 # write-cache=on: the namespace reports a volatile write cache (VWC), so the guest sends
 # real FLUSH commands (qemu fdatasyncs the image) and advertises FUA.
+read -ra extra_qemu_args <<<"${WRITEPATH_VM_QEMU_ARGS:-}"
 qemu_rc=0
 timeout -k 5 "$timeout_s" qemu-system-x86_64 \
-  -accel tcg,thread=single -cpu max -smp 2 -m 1024 \
+  -accel tcg,thread=single -cpu max -smp "${WRITEPATH_VM_SMP:-2}" -m 1024 \
   -nodefaults -display none -no-reboot -serial stdio \
   -kernel "$cache/vmlinux" -initrd "$initramfs" \
   -append "console=ttyS0 quiet panic=-1 softlockup_panic=1 ${WRITEPATH_VM_APPEND:-}" \
   -drive file="$disk",if=none,id=nvme0,format=raw \
   -device nvme,serial=writepath0,drive=nvme0,write-cache=on \
   -device isa-debug-exit,iobase=0xf4,iosize=0x04 \
-  </dev/null >"$log" 2>&1 || qemu_rc=$?
+  "${extra_qemu_args[@]}" </dev/null >"$log" 2>&1 || qemu_rc=$?
 rm -f "$disk"
 
 case $qemu_rc in
