@@ -6,7 +6,7 @@ JOBS ?= $(shell nproc)
 INTEGRATION_JOBS ?= $(shell echo $$(( $$(nproc) * 2 )))
 
 .PHONY: all deps configure build install package test test-deps unit-test integration-test vm-test \
-	soak-tests demo bench fuzz vmlinux format clean
+	soak-tests demo bench bench-vm fuzz vmlinux format clean
 
 DEPS_STAMP := $(BUILD)/.deps-installed
 BUILD_DEPS_STAMP := $(BUILD)/.deps-build-installed
@@ -90,6 +90,13 @@ demo: configure
 # SERVE_SOAK_SECONDS… scale it). Installs the peers itself.
 bench: $(DEPS_STAMP) build
 	@bash bench/run.sh all $(BUILD)
+
+# Guest instructions per syscall, untraced, at the floor, as a bystander and traced, for both hook
+# plans, in Debian's 6.1 and 6.12 guests under QEMU -icount: the same figures on every run
+# (bench/vm/run.sh; tables in $(BUILD)/bench-vm/; WRITEPATH_VM_KERNELS, BENCH_VM_COUNT…).
+# Builds only what the guest runs. Run by hand, not by `make test`.
+bench-vm: $(DEPS_STAMP) configure
+	@bash bench/vm/run.sh $(BUILD)
 
 # The trace-file reader under libFuzzer (clang, ASan, UBSan) for FUZZ_SECONDS (20). Opt-in: the
 # corpus itself is replayed by `make test`.
