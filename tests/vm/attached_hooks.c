@@ -14,7 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static int task_fd_query(int pid, int fd, char *name, size_t size, __u32 *type) {
+static int task_fd_query(int pid, int fd, char* name, size_t size, __u32* type) {
   union bpf_attr attr;
   memset(&attr, 0, sizeof(attr));
   attr.task_fd_query.pid = pid;
@@ -32,32 +32,33 @@ static void link_type(int pid, int fd, char out[64]) {
   char path[64], line[256];
   out[0] = 0;
   snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", pid, fd);
-  FILE *f = fopen(path, "r");
+  FILE* f = fopen(path, "r");
   if (!f) return;
   while (fgets(line, sizeof(line), f))
     if (sscanf(line, "link_type: %63s", out) == 1) break;
   fclose(f);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   const int pid = argc > 1 ? atoi(argv[1]) : (int)getppid();
   char dir[64];
   snprintf(dir, sizeof(dir), "/proc/%d/fd", pid);
-  DIR *d = opendir(dir);
+  DIR* d = opendir(dir);
   if (!d) {
     fprintf(stderr, "attached_hooks: cannot list %s\n", dir);
     return 1;
   }
   int found = 0;
-  for (struct dirent *e; (e = readdir(d));) {
+  for (struct dirent* e; (e = readdir(d));) {
     if (e->d_name[0] == '.') continue;
     const int fd = atoi(e->d_name);
     char name[256] = "", type_name[64];
     __u32 type = 0;
     if (task_fd_query(pid, fd, name, sizeof(name), &type) == 0) {
-      printf("%s %s\n", type == BPF_FD_TYPE_TRACEPOINT ? "tracepoint"
-                        : type == BPF_FD_TYPE_RAW_TRACEPOINT ? "raw_tracepoint"
-                                                             : "other",
+      printf("%s %s\n",
+             type == BPF_FD_TYPE_TRACEPOINT       ? "tracepoint"
+             : type == BPF_FD_TYPE_RAW_TRACEPOINT ? "raw_tracepoint"
+                                                  : "other",
              name);
       ++found;
       continue;

@@ -154,8 +154,12 @@ TEST_F(VmLog, EntryFunctionsTraceVectoredWritesAndRangeSyncs) {
   std::set<std::string> syncs;
   for (const auto& s : of_type(items, "fsync")) {
     syncs.insert(s["syscall"].get<std::string>());
-    if (s["syscall"] == "fdatasync") EXPECT_FALSE(s["flushes"].empty()) << s.dump();
-    if (s["syscall"] == "sync_file_range") EXPECT_FALSE(s["requests"].empty()) << s.dump();
+    if (s["syscall"] == "fdatasync") {
+      EXPECT_FALSE(s["flushes"].empty()) << s.dump();
+    }
+    if (s["syscall"] == "sync_file_range") {
+      EXPECT_FALSE(s["requests"].empty()) << s.dump();
+    }
   }
   EXPECT_EQ(syncs, (std::set<std::string>{"fdatasync", "sync_file_range"}));
 }
