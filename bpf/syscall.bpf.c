@@ -497,9 +497,14 @@ int BPF_PROG(wp_vfs_write_exit, struct file *file, const char *buf, size_t count
 SEC("fentry/vfs_fsync_range")
 int BPF_PROG(wp_vfs_fsync_enter, struct file *file, loff_t start, loff_t end, int datasync)
 {
-	struct pt_regs *regs = wp_user_regs();
-	__u32 syscall = wp_syscall_in(wp_regs_syscall_nr(regs), WP_VFS_SLOTS);
+	struct pt_regs *regs;
+	__u32 syscall;
 
+	/* The filter before the registers helper and the slot search. */
+	if (!wp_task_traced())
+		return 0;
+	regs = wp_user_regs();
+	syscall = wp_syscall_in(wp_regs_syscall_nr(regs), WP_VFS_SLOTS);
 	if (!wp_syscall_is_sync(syscall))
 		return 0;
 	return wp_enter_file(syscall, (int)PT_REGS_PARM1_SYSCALL(regs), file, 0, 0, 0, false);
