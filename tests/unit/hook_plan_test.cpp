@@ -649,7 +649,7 @@ TEST(HookPlan, TrampolinePlanPutsNoProgramOnASyscallTracepoint) {
     EXPECT_NE(p.rfind("wp_ns_enter_", 0), 0u) << p;
     EXPECT_NE(p, "wp_sys_enter");
   }
-  const auto targets = plan.syscall_entry_targets();
+  const auto targets = plan.entry_functions;
   EXPECT_EQ(targets.at("wp_fentry_writev"), "__x64_sys_writev");
   EXPECT_EQ(targets.at("wp_fexit_fdatasync"), "__x64_sys_fdatasync");
   EXPECT_EQ(targets.at("wp_fentry_pread64"), "__x64_sys_pread64");
@@ -683,7 +683,7 @@ TEST(HookPlan, SyscallEntryFunctionsAreNamedFromBtf) {
   EXPECT_EQ(syscall_entry_prefix(arm64), "__arm64_sys_");
   const HookPlan plan = plan_hooks(arm64, PlanOptions{});
   EXPECT_EQ(std::get<1>(row(plan, "other write/sync calls")), "fentry __arm64_sys_writev (+21)");
-  EXPECT_EQ(plan.syscall_entry_targets().at("wp_fentry_msync"), "__arm64_sys_msync");
+  EXPECT_EQ(plan.entry_functions.at("wp_fentry_msync"), "__arm64_sys_msync");
 }
 
 // A kernel whose BTF has no syscall wrappers: the entry variants are passed over, the
@@ -700,7 +700,7 @@ TEST(HookPlan, WithoutEntryFunctionsThePlanFallsBackToTracepointsAndSaysSo) {
             Row("other write/sync calls", "tracepoint syscalls:sys_enter_writev (+21)",
                 "fentry: no syscall entry functions (__x64_sys_*, __arm64_sys_*) in BTF; "
                 "tracepoint: no kfunc bpf_rdonly_cast in BTF"));
-  EXPECT_EQ(plan.syscall_entry_targets().size(), 0u);
+  EXPECT_EQ(plan.entry_functions.size(), 0u);
   EXPECT_EQ(plan.syscall_plan().rfind("syscall plan: syscall tracepoints for other write/sync "
                                       "calls, ",
                                       0),

@@ -176,7 +176,7 @@ std::unique_ptr<BpfSession> BpfSession::start(const HookPlan& plan, const Kernel
 
   const std::set<std::string> wanted = plan.programs();
   struct bpf_program* prog;
-  const std::map<std::string, std::string> entry_targets = plan.syscall_entry_targets();
+  const std::map<std::string, std::string>& entry_targets = plan.entry_functions;
   bpf_object__for_each_program(prog, session->skel_->obj) {
     bpf_program__set_autoload(prog, wanted.count(bpf_program__name(prog)) > 0);
     // A syscall entry program's section names no function: this kernel's is set here.

@@ -117,7 +117,7 @@ std::string served_by(const HookPlan& plan, std::size_t slot) {
   if (plan.raw_syscall_slots() & (1u << slot)) return "tp_btf raw_syscalls:sys_enter/sys_exit";
   const std::string name = s.name;
   if (plans(plan, "wp_fentry_" + name) && plans(plan, "wp_fexit_" + name))
-    return fmt::format("fentry/fexit {}{}", plan.syscall_prefix, name);
+    return fmt::format("fentry/fexit {}", plan.entry_functions.at("wp_fentry_" + name));
   if ((plans(plan, "wp_enter_" + name) && plans(plan, "wp_exit_" + name)) ||
       (plans(plan, "wp_enter_cast_" + name) && plans(plan, "wp_exit_cast_" + name)))
     return fmt::format("tracepoints syscalls:sys_enter/sys_exit_{}", name);

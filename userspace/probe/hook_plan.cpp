@@ -146,26 +146,27 @@ bool HookPlan::traces_reads() const {
                      [](const HookChoice& c) { return c.variant && c.hook->layer == "read"; });
 }
 
-std::map<std::string, std::string> HookPlan::syscall_entry_targets() const {
-  return entry_functions;
+namespace {
+
+bool on_syscall_tracepoints(const HookChoice& c) {
+  return c.variant && (c.variant->category == "syscalls" || c.variant->category == "raw_syscalls");
 }
+
+}  // namespace
 
 std::vector<std::string> HookPlan::syscall_tracepoint_hooks() const {
   std::vector<std::string> out;
   for (const auto& c : choices)
-    if (c.variant && (c.variant->category == "syscalls" || c.variant->category == "raw_syscalls"))
-      out.push_back(c.hook->name);
+    if (on_syscall_tracepoints(c)) out.push_back(c.hook->name);
   return out;
 }
 
 std::string HookPlan::slow_syscall_path() const {
-  std::string why;
-  for (const auto& c : choices)
-    if (c.variant && (c.variant->category == "syscalls" || c.variant->category == "raw_syscalls") &&
-        why.empty())
-      why = c.why;
   const std::vector<std::string> hooks = syscall_tracepoint_hooks();
   if (hooks.empty()) return "";
+  // Why the first of them was passed over for its trampolines: the same reason for the rest.
+  const auto first = std::find_if(choices.begin(), choices.end(), on_syscall_tracepoints);
+  const std::string& why = first->why;
   return fmt::format("{}{}", fmt::join(hooks, ", "), why.empty() ? "" : fmt::format(" ({})", why));
 }
 

@@ -98,7 +98,8 @@ struct HookChoice {
 struct HookPlan {
   std::vector<HookChoice> choices;
   std::string syscall_prefix;  // syscall_entry_prefix of the kernel planned for
-  // Each planned syscall-entry program's function (syscall_entry_function).
+  // Each planned syscall-entry program and its function (syscall_entry_function): their
+  // sections name none, so the agent sets it before load.
   std::map<std::string, std::string> entry_functions;
   bool runnable() const;  // every required hook has a variant
   // The hooks of `layer` no variant of which is usable here (those not wanted left out).
@@ -107,9 +108,6 @@ struct HookPlan {
   std::uint32_t raw_syscall_slots() const;
   // A hook of the read layer is planned: reads are traced (and so are their block requests).
   bool traces_reads() const;
-  // The planned programs that attach to a syscall's entry function, and that function: their
-  // sections name none, so the agent sets it before load.
-  std::map<std::string, std::string> syscall_entry_targets() const;
   // The hooks planned on syscall tracepoints (syscalls:* or the raw pair): while any is
   // attached, every syscall of every thread of the machine takes the kernel's slow path.
   std::vector<std::string> syscall_tracepoint_hooks() const;
