@@ -435,7 +435,10 @@ TEST_F(Serve, ScrapesWhileItDetachesGetWholeAnswersOrARefusal) {
   stop = true;
   scraper.join();
   EXPECT_EQ(partial, 0);
-  EXPECT_EQ(line_count(serve->err()), 1) << serve->err();  // the "serving" line, nothing else
+  // The "serving" line, and on a kernel that refuses trampolines the fallback's cost, no more.
+  const bool fallback =
+      serve->err().find("writepath: syscall tracepoints for ") != std::string::npos;
+  EXPECT_EQ(line_count(serve->err()), fallback ? 2 : 1) << serve->err();
 }
 
 // The reader of serve --reads: reads FILE whole in 64 KiB read(2) calls ("read"), or maps it
