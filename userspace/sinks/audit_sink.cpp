@@ -35,10 +35,12 @@ AuditSink::Evidence evidence_of(const Timeline& item) {
                         .what = call.path,
                         .state = "",
                         .start_ns = call.start_ns,
-                        .end_ns = call_end(call)};
+                        .end_ns = call_end(call),
+                        .durable_ns = std::nullopt};
   if (const auto* write = std::get_if<WriteTimeline>(&item)) {
     e.kind = "write";
     e.state = write_state_name(write->state);
+    e.durable_ns = write->durable_ns;
     e.what += fmt::format(" off {} {}", call.pos, human_bytes(bytes_written(call)));
   } else if (const auto* ns = std::get_if<NameChangeTimeline>(&item)) {
     e.kind = "namespace";
@@ -56,17 +58,19 @@ AuditSink::Evidence evidence_of(const Timeline& item) {
 }
 
 nlohmann::ordered_json evidence_json(const AuditSink::Evidence& e) {
-  return {{"id", e.id},
-          {"type", e.kind},
-          {"syscall", e.syscall},
-          {"pid", e.pid},
-          {"tid", e.tid},
-          {"comm", e.comm},
-          {"what", e.what},
-          {"state", e.state},
-          {"start_ns", e.start_ns},
-          {"end_ns", e.end_ns},
-          {"latency_ns", e.end_ns - e.start_ns}};
+  nlohmann::ordered_json j = {{"id", e.id},
+                              {"type", e.kind},
+                              {"syscall", e.syscall},
+                              {"pid", e.pid},
+                              {"tid", e.tid},
+                              {"comm", e.comm},
+                              {"what", e.what},
+                              {"state", e.state},
+                              {"start_ns", e.start_ns},
+                              {"end_ns", e.end_ns},
+                              {"latency_ns", e.end_ns - e.start_ns}};
+  if (e.durable_ns) j["durable_ns"] = *e.durable_ns;
+  return j;
 }
 
 }  // namespace

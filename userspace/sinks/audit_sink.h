@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <unordered_map>
@@ -40,6 +41,9 @@ class AuditSink : public Sink {
     std::string state;  // a write's final state, else "returned" / "failed ERRNO"
     Nanos start_ns = 0;
     Nanos end_ns = 0;
+    // A write's: when it became durable. Its state is its last, so a write a hazard found
+    // not durable can say "durable" when a later flush (anyone's sync) came before the end.
+    std::optional<Nanos> durable_ns;
   };
   struct Finding {
     Hazard hazard;
