@@ -14,6 +14,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#include "cgroup.bpf.h"
 #include "compat.bpf.h"
 #include "config.bpf.h"
 #include "emit.bpf.h"
@@ -142,13 +143,13 @@ static __always_inline void wp_fill_extents(struct wp_bio_record *r, struct bio 
 	r->bio_flags |= WP_BIO_TRUNCATED;
 }
 
-/* ---- a trace of some processes (wp_filters_files): other files' bios and requests -------
+/* ---- a trace of some processes (wp_filters_files): other disks' bios and requests ----------
  * Writeback of a bystander's files is most of a busy machine's block traffic. A bio is kept out
- * when it writes pages of a regular file no traced call resolved, or is an O_DIRECT write
- * (user memory) of an untraced thread; a bio a traced thread submits is always kept, and so
- * are those of no regular file (journal and metadata blocks, flushes), which items of traced
- * files may wait on. A request is kept out when every bio it holds was: its events are not
- * sent, and what the disk did for it is added to filtered_requests for the disk's totals. */
+ * when it goes to a disk no traced file lives on; a bio a traced thread submits is always kept,
+ * and so is every bio of a traced file's disk, the bystanders' too: they are the neighbours a
+ * slow sync of a traced file waited behind (the agent names them), and its journal, metadata
+ * and flushes. A request is kept out when every bio it holds was: its events are not sent, and
+ * what the disk did for it is added to filtered_requests for the disk's totals. */
 
 /* Bios kept out, by pointer (a kept bio deletes its pointer: the kernel reuses them). */
 struct {
@@ -277,7 +278,7 @@ static __always_inline bool wp_read_request_sent(struct request *rq, __u8 event,
 	return false;
 }
 
-static __always_inline bool wp_bio_filtered(struct bio *bio, __u32 op, __u32 disk)
+static __always_inline bool wp_bio_filtered(struct bio *bio, __u32 disk)
 {
 	bool user = !(bpf_get_current_task_btf()->flags & WP_PF_KTHREAD), anon;
 	struct inode *host;
@@ -285,19 +286,36 @@ static __always_inline bool wp_bio_filtered(struct bio *bio, __u32 op, __u32 dis
 	/* A user thread submits its own writes and syncs (a kernel thread: anyone's). */
 	if (user && wp_task_traced())
 		return false;
-	host = wp_bio_first_host(bio, &anon);
-	if (anon) /* O_DIRECT: an untraced thread's own, or a stacked device's remap */
-		return user || !wp_disk_may_be_traced(disk);
-	/* No pages: an untraced thread's discard or write-zeroes is its own; an empty write is a
-	 * PREFLUSH, which makes every file's data on its disk durable. */
-	if (!host)
-		return (user && op != WP_OP_WRITE) || !wp_disk_may_be_traced(disk);
-	if (wp_file_may_be_traced(wp_inode_dev(host), BPF_CORE_READ(host, i_ino)))
+	if (wp_disk_may_be_traced(disk))
 		return false;
-	if ((BPF_CORE_READ(host, i_mode) & WP_S_IFMT) == WP_S_IFREG)
-		return true;
-	/* The journal's and metadata blocks (the block device's pages) of a traced file's disk. */
-	return !wp_disk_may_be_traced(disk);
+	/* Another disk: kept only for a traced file's pages remapped onto it by a stacked device
+	 * (the bio then notes the disk as traced). */
+	host = wp_bio_first_host(bio, &anon);
+	return !host || !wp_file_may_be_traced(wp_inode_dev(host), BPF_CORE_READ(host, i_ino));
+}
+
+/* The cgroup of `task`, a user thread queueing a bio, told to the agent (a wp_cgroup_record)
+ * when it is not the one last told for the thread: a bystander's bios on a traced disk are
+ * charged to its cgroup. By thread id, in an LRU map: bystanders have no task state. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u64);
+} bio_cgroup_noted SEC(".maps");
+
+static __always_inline void wp_note_submitter_cgroup(struct task_struct *task)
+{
+	__u32 tid = task->pid;
+	__u64 none = 0, *noted = bpf_map_lookup_elem(&bio_cgroup_noted, &tid);
+
+	if (!noted) {
+		bpf_map_update_elem(&bio_cgroup_noted, &tid, &none, BPF_ANY);
+		noted = bpf_map_lookup_elem(&bio_cgroup_noted, &tid);
+		if (!noted)
+			return;
+	}
+	wp_note_task_cgroup(noted, task);
 }
 
 /* Whether every bio of `rq` was kept out (a request holding more than the walk's bound, or
@@ -391,6 +409,8 @@ static __always_inline bool wp_request_filtered(struct request *rq, __u8 event, 
 
 static __always_inline int wp_emit_bio(struct bio *bio, __u8 kind)
 {
+	struct task_struct *task;
+	bool kthread;
 	__u32 opf = BPF_CORE_READ(bio, bi_opf);
 	__u32 op = wp_req_op(opf);
 	struct wp_bio_record *r;
@@ -411,7 +431,7 @@ static __always_inline int wp_emit_bio(struct bio *bio, __u8 kind)
 		__u64 key = (__u64)bio;
 		__u8 one = 1;
 
-		if (wp_bio_filtered(bio, op, disk)) {
+		if (wp_bio_filtered(bio, disk)) {
 			bpf_map_update_elem(&filtered_bios, &key, &one, BPF_ANY);
 			return 0;
 		}
@@ -420,6 +440,10 @@ static __always_inline int wp_emit_bio(struct bio *bio, __u8 kind)
 		 * flushes and journal now concern it. */
 		wp_note_traced_disk(disk);
 	}
+	task = bpf_get_current_task_btf();
+	kthread = task->flags & WP_PF_KTHREAD;
+	if (!kthread)
+		wp_note_submitter_cgroup(task);
 	r = wp_reserve(sizeof(*r), WP_REC_BIO, WP_HOOK_BIO);
 	if (!r)
 		return 0;
@@ -435,7 +459,7 @@ static __always_inline int wp_emit_bio(struct bio *bio, __u8 kind)
 	r->flags = wp_req_flags(opf);
 	r->kind = kind;
 	r->why = op == WP_OP_READ ? why : wp_current_why();
-	r->bio_flags = 0;
+	r->bio_flags = kthread ? WP_BIO_KTHREAD : 0;
 	r->nr_extents = 0;
 	r->file_dev = 0;
 	r->ino = 0;

@@ -341,6 +341,29 @@ static __always_inline struct folio *wp_page_folio(struct page *page, __u32 *pag
 	return (struct folio *)page;
 }
 
+/* ---- inodes -------------------------------------------------------------------------------- */
+
+/* Whether the inode has dirty pages (I_DIRTY_PAGES). v6.12 made the inode state flags an enum
+ * (inode_state_flags_t) and renumbered them, and i_state's type with them: an unsigned long
+ * before, with I_DIRTY_PAGES bit 2. CO-RE does not match an enum field against an integer one,
+ * so each type has its flavor; the bit comes from the enum where it exists. */
+struct inode___ulong_state {
+	unsigned long i_state;
+} __attribute__((preserve_access_index));
+
+static __always_inline bool wp_inode_has_dirty_pages(struct inode *inode)
+{
+	unsigned long state, bit = 1ul << 2;
+
+	if (bpf_core_field_exists(((struct inode___ulong_state *)inode)->i_state))
+		state = BPF_CORE_READ((struct inode___ulong_state *)inode, i_state);
+	else
+		state = BPF_CORE_READ(inode, i_state);
+	if (bpf_core_enum_value_exists(enum inode_state_flags_t, I_DIRTY_PAGES))
+		bit = bpf_core_enum_value(enum inode_state_flags_t, I_DIRTY_PAGES);
+	return state & bit;
+}
+
 /* ---- io_uring ------------------------------------------------------------------------------ */
 
 #define WP_PF_IO_WORKER 0x00000010 /* io-wq workers and SQPOLL threads (v5.12+) */

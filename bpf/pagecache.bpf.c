@@ -14,6 +14,7 @@
 #include "cgroup.bpf.h"
 #include "compat.bpf.h"
 #include "config.bpf.h"
+#include "dirtier.bpf.h"
 #include "emit.bpf.h"
 #include "fault.bpf.h"
 #include "file_filter.bpf.h"
@@ -475,6 +476,7 @@ int BPF_PROG(wp_dirty_folio, struct folio *folio, struct address_space *mapping)
 
 	WP_TP_ARG_OR_RETURN(folio);
 	WP_TP_ARG_OR_RETURN(mapping);
+	wp_note_dirtier(mapping);
 	st = wp_writer_state();
 	if (st)
 		wp_add_dirty(st, wp_write_pages_in(st, folio));

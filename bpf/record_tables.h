@@ -284,6 +284,18 @@ typedef struct wp_extent wp_t_extents[WP_BIO_MAX_EXTENTS];
 	X(u32, pid, "tgid")                                                                        \
 	X(u32, tid, "thread")
 
+/* A file turned dirty: a thread dirtied a page of an inode that had none dirty. Sent by
+ * whoever turned it, traced or not, once per clean-to-dirty turn: the flusher's writeback of
+ * the file later is charged to its dirtier (the neighbours of a slow sync). */
+#define WP_DIRTIER_FIELDS(X)                                                                       \
+	X(u64, ino, "the file's inode")                                                            \
+	X(u64, cgroup_id, "the dirtier's cgroup2 directory inode number")                          \
+	X(dev, dev, "superblock dev_t, as in wp_syscall_record")                                   \
+	X(u32, pid, "tgid of the dirtier")                                                         \
+	X(u32, tid, "the dirtying thread")                                                         \
+	X(pad32, pad, "")                                                                          \
+	X(comm, comm, "the thread's name")
+
 /* One distinct stack a slow call slept with (not a record: wp_offcpu_record holds them). */
 #define WP_OFFCPU_SLOT_FIELDS(X)                                                                   \
 	X(ns, ns, "time asleep with this stack, summed over its sleeps")                           \
@@ -434,7 +446,8 @@ typedef struct wp_offcpu_slot wp_t_offcpu_slots[WP_OFFCPU_SLOTS];
 	X(inline, INLINE, 18, WP_INLINE_FIELDS, 56)                                                \
 	X(fs_commit, FS_COMMIT, 19, WP_FS_COMMIT_FIELDS, 40)                                       \
 	X(read, READ, 20, WP_READ_FIELDS, 120)                                                     \
-	X(fault, FAULT, 21, WP_FAULT_FIELDS, 96)
+	X(fault, FAULT, 21, WP_FAULT_FIELDS, 96)                                                   \
+	X(dirtier, DIRTIER, 22, WP_DIRTIER_FIELDS, 64)
 
 enum wp_record_type {
 #define WP_RECORD_TYPE_(tag, TYPE, value, FIELDS, bytes) WP_REC_##TYPE = value,

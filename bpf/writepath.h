@@ -89,7 +89,8 @@ enum wp_hook {
 	WP_HOOK_INLINE = 16, /* inline data and the commits that make it durable */
 	WP_HOOK_READ = 17,
 	WP_HOOK_FAULT = 18, /* a page fault on a traced thread's file mapping */
-	WP_HOOK_COUNT = 19,
+	WP_HOOK_DIRTIER = 19, /* a file turned dirty, by anyone: its writeback's owner */
+	WP_HOOK_COUNT = 20,
 };
 
 /*
@@ -462,6 +463,8 @@ enum wp_bio_flags {
 	WP_BIO_NO_FILE = 1 << 1,   /* first page has no file mapping (metadata, journal, bdev) */
 	WP_BIO_MIXED = 1 << 2,	   /* pages of more than one inode: extents stop at the change */
 	WP_BIO_TRUNCATED = 1 << 3, /* more extents than the record holds */
+	WP_BIO_KTHREAD = 1 << 4,   /* a kernel thread queued it (a flusher, the journal): its data
+				    * is its dirtier's, not the submitter's */
 };
 
 enum wp_request_event {

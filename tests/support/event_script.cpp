@@ -300,6 +300,14 @@ BioEvent read_bio(Fields& f, BioKind kind, Nanos at, const std::vector<DeviceInf
   if (f.flag("nofile")) ev.bio_flags |= bio_flag::kNoFile;
   if (f.flag("mixed")) ev.bio_flags |= bio_flag::kMixed;
   if (f.flag("truncated")) ev.bio_flags |= bio_flag::kTruncated;
+  // A kernel thread's bio: said with `kthread`, and implied by a flusher's reason or a
+  // kernel thread's name (kworker/…, jbd2/…), as the kernel would have flagged it.
+  const bool flusher = ev.why == SubmitWhy::Background || ev.why == SubmitWhy::Periodic ||
+                       ev.why == SubmitWhy::Sync || ev.why == SubmitWhy::Vmscan ||
+                       ev.why == SubmitWhy::OtherWriteback;
+  if (f.flag("kthread") || flusher || ev.comm.starts_with("kworker/") ||
+      ev.comm.starts_with("jbd2/"))
+    ev.bio_flags |= bio_flag::kKernelThread;
   ev.ino = f.number("ino");
   ev.file_dev = f.device("file_dev", ev.ino ? ev.bdev : 0);
   ev.uring_tag = f.number<std::uint32_t>("uring_tag");

@@ -123,10 +123,19 @@ struct LineOf<FuseReplyEvent> {
                                         {.field = "daemon_pid", .fallback = "=daemon_tid"}};
 };
 
+template <>
+struct LineOf<DirtierEvent> {
+  static constexpr std::string_view word = "dirtier";
+  static constexpr FieldRule rules[] = {{.field = "dev", .required = true},
+                                        {.field = "pid", .fallback = "=tid"},
+                                        {.field = "comm", .fallback = "app"},
+                                        {.field = "cgroup_id", .key = "cgroup"}};
+};
+
 using TableEvents =
     std::tuple<RequestEvent, NvmeEvent, FsLogEvent, JournalEvent, ThrottleEvent, CausesEvent,
                DiscardEvent, InlineDataEvent, FsCommitEvent, MmapDirtyEvent, CgroupEvent,
-               FileViewEvent, FuseReplyEvent, FaultEvent>;
+               FileViewEvent, FuseReplyEvent, FaultEvent, DirtierEvent>;
 
 template <typename E>
 constexpr bool kHasKindField = requires {

@@ -28,8 +28,8 @@ std::vector<json> lines_of(const std::string& out) {
 NameChangeTimeline rename_over(std::vector<std::uint64_t> related, Nanos start) {
   NameChangeTimeline rename;
   rename.id = 9;
-  rename.call = syscall_event({.syscall = Syscall::Renameat, .start_ns = start,
-                               .end_ns = start + 40'000});
+  rename.call =
+      syscall_event({.syscall = Syscall::Renameat, .start_ns = start, .end_ns = start + 40'000});
   rename.names = {"tmp", "f"};
   rename.hazards.push_back(
       Hazard{.rule = "rename-of-unsynced-data", .detail = "d", .related = std::move(related)});
@@ -54,8 +54,7 @@ TEST(AuditSink, AWriteThatTurnedDurableAfterTheHazardSaysWhen) {
   ASSERT_EQ(hazard["related"].size(), 2u);
   EXPECT_EQ(hazard["related"][0]["state"], "durable");
   EXPECT_EQ(hazard["related"][0]["durable_ns"], *later.durable_ns);
-  EXPECT_GT(hazard["related"][0]["durable_ns"].get<Nanos>(),
-            hazard["item"]["end_ns"].get<Nanos>());
+  EXPECT_GT(hazard["related"][0]["durable_ns"].get<Nanos>(), hazard["item"]["end_ns"].get<Nanos>());
   EXPECT_EQ(hazard["related"][1]["state"], "dirty");
   EXPECT_FALSE(hazard["related"][1].contains("durable_ns"));
   EXPECT_FALSE(hazard["item"].contains("durable_ns"));  // not a write

@@ -98,6 +98,7 @@ TEST(EventScript, BioCarriesItsExtentsAndTakesItsDisksFromTheDevice) {
   EXPECT_EQ(bio.bdev, make_dev(253, 1));
   EXPECT_EQ(bio.disk, make_dev(253, 0));
   EXPECT_EQ(bio.why, SubmitWhy::Background);
+  EXPECT_TRUE(bio.bio_flags & bio_flag::kKernelThread);  // a flusher's reason
   EXPECT_EQ(bio.flags, req_flag::kSync | req_flag::kFua);
   EXPECT_EQ(bio.file_dev, make_dev(253, 1));
   ASSERT_EQ(bio.nr_extents, 2u);
@@ -105,7 +106,8 @@ TEST(EventScript, BioCarriesItsExtentsAndTakesItsDisksFromTheDevice) {
   EXPECT_EQ(bio.extents[1].pages, 2u);
   const auto& split = std::get<BioEvent>(event_at(*parsed.script, 1));
   EXPECT_EQ(split.kind, BioKind::Split);
-  EXPECT_EQ(split.bio_flags, bio_flag::kAnon);
+  // A kworker's by the thread's default name: a kernel thread's bio, as the kernel flags it.
+  EXPECT_EQ(split.bio_flags, bio_flag::kAnon | bio_flag::kKernelThread);
   EXPECT_EQ(split.file_dev, 0u);
 }
 

@@ -39,6 +39,7 @@ namespace {
 StitchLimits limits_for(const PipelineOptions& options) {
   StitchLimits limits;
   limits.page_shift = options.page_shift;
+  limits.io_owners = options.io_owners;
   if (options.min_latency_ns != 0) {
     limits.history_ns = std::max<Nanos>(10'000'000'000ull, 4 * options.min_latency_ns);
     limits.max_history_per_key = 1024;
@@ -155,6 +156,10 @@ TraceSummary Pipeline::finish(Nanos duration_ns, const SummaryBuilder& facts) {
   summary.disks = stats.disks;
   summary.duration_ns = duration_ns;
   summary.sync_phases = sync_phases_;
+  summary.neighbours = neighbours_.rows();
+  summary.io_by_process = stitcher_.io_by_owner();
+  if (summary.io_by_process.size() > 10) summary.io_by_process.resize(10);
+  for (OwnerIo& io : summary.io_by_process) name_owner(io.owner);
   summary.direct_io = direct_io_;
   summary.read_files = read_files_;
   summary.read_findings =
@@ -199,7 +204,16 @@ void Pipeline::name_container(std::uint64_t id, const ContainerNames& names) {
       std::make_shared<const Container>(with_names(*it->second.container, names));
 }
 
+void Pipeline::name_owner(IoOwner& owner) const {
+  if (auto it = cgroup_names_.find(owner.cgroup_id); it != cgroup_names_.end()) {
+    owner.cgroup = it->second.path;
+    owner.container = it->second.container;
+  }
+}
+
 void Pipeline::name_item_context(Timeline& item) const {
+  if (auto* sync = std::get_if<SyncTimeline>(&item))
+    for (Neighbour& n : sync->neighbours) name_owner(n.owner);
   std::visit(
       [this](auto& t) {
         SyscallEvent& call = t.call;
@@ -233,7 +247,10 @@ void Pipeline::emit(Timeline& item) {
 void Pipeline::deliver(Timeline& item) {
   hazards_.add(item);
   if (options_.observer) options_.observer(item);
-  if (const auto* sync = std::get_if<SyncTimeline>(&item)) sync_phases_.add(*sync);
+  if (const auto* sync = std::get_if<SyncTimeline>(&item)) {
+    sync_phases_.add(*sync);
+    neighbours_.add(*sync);
+  }
   if (const auto* write = std::get_if<WriteTimeline>(&item)) direct_io_.add(*write);
   if (const auto* read = std::get_if<ReadTimeline>(&item)) read_files_.add(*read);
   sink_.take(std::move(item));

@@ -41,6 +41,9 @@ struct PipelineOptions {
   // log2 of the page size the records count pages in: the running kernel's for a live trace,
   // the recording kernel's (its header) for a trace file.
   unsigned page_shift = running_page_shift();
+  // Whether the records tell whose data each bio carries (TraceFileHeader::io_owners): a live
+  // trace's do; without it no sync names neighbours.
+  bool io_owners = true;
 };
 
 // What the end of a trace says about lost records: their share of all records
@@ -99,6 +102,8 @@ class Pipeline {
   // Sets the item's cgroup path and container from its cgroup id (cgroup_names_), and its
   // file's host path (options_.host_paths).
   void name_item_context(Timeline& item) const;
+  // Sets an I/O owner's cgroup path and container from its cgroup id.
+  void name_owner(IoOwner& owner) const;
   void name_stack(KernelStack& stack) const;
 
   PipelineOptions options_;
@@ -110,6 +115,7 @@ class Pipeline {
   std::uint64_t decoded_events_ = 0;  // handed over decoded (on_event): records all the same
   Nanos last_ts_ = 0;
   SyncPhaseSummary sync_phases_;
+  NeighbourSummary neighbours_;
   DirectIoSummary direct_io_;
   ReadFileSummary read_files_;
   HazardAuditor auditor_;

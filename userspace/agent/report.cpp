@@ -54,7 +54,8 @@ int run_report(const ReportOptions& options) {
                                     .live = false,
                                     .file_systems = reader.header().file_systems,
                                     .host_paths = {},
-                                    .page_shift = reader.header().page_shift},
+                                    .page_shift = reader.header().page_shift,
+                                    .io_owners = reader.header().io_owners},
                     reader.header().devices, *sink);
 
   // The file's copies of the kernel's counts at the end of the trace.

@@ -308,6 +308,7 @@ void record_if_asked(LiveSession& session, const TraceOptions& options, const Ke
   header.command = options.command;
   header.min_latency_ns = options.min_latency_ns;
   header.page_shift = running_page_shift();
+  header.io_owners = true;
   try {
     session.record_to(std::make_unique<TraceFileWriter>(options.record_path, header),
                       options.record_path);

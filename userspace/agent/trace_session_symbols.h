@@ -55,16 +55,27 @@ class CgroupNamer {
   using Named = std::function<void(const CgroupName&)>;
   CgroupNamer(std::optional<CgroupPaths> paths, Named named)
       : paths_(std::move(paths)), named_(std::move(named)) {}
+  // A cgroup record's id, or a dirtier record's (the cgroup of a process whose data the
+  // neighbours of a sync name).
   void on_record(std::span<const std::byte> record) {
-    wp_cgroup_record r;
+    wp_record_header h;
+    if (record.size() < sizeof(h) || !paths_) return;
+    std::memcpy(&h, record.data(), sizeof(h));
+    if (h.type == WP_REC_CGROUP) name<wp_cgroup_record>(record);
+    if (h.type == WP_REC_DIRTIER) name<wp_dirtier_record>(record);
+  }
+
+ private:
+  template <typename Record>
+  void name(std::span<const std::byte> record) {
+    Record r;
     if (record.size() < sizeof(r)) return;
     std::memcpy(&r, record.data(), sizeof(r));
-    if (r.h.type != WP_REC_CGROUP || r.h.size != sizeof(r) || !paths_) return;
+    if (r.h.size != sizeof(r) || r.cgroup_id == 0) return;
     if (!seen_.insert(r.cgroup_id).second) return;
     if (auto path = paths_->path_of(r.cgroup_id)) named_(CgroupName{r.cgroup_id, *path});
   }
 
- private:
   std::optional<CgroupPaths> paths_;
   Named named_;
   std::unordered_set<std::uint64_t> seen_;

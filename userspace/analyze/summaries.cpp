@@ -171,4 +171,29 @@ std::vector<FileReads> ReadFileSummary::files() const {
   return out;
 }
 
+void NeighbourSummary::add(const SyncTimeline& sync) {
+  for (const Neighbour& n : sync.neighbours) {
+    Row& row = rows_[{sync.call.pid, n.owner.pid, n.owner.cgroup_id}];
+    if (row.syncs == 0) {
+      row.culprit = n.owner;
+      row.victim_pid = sync.call.pid;
+    }
+    row.victim_comm = sync.call.comm;
+    row.victim_cgroup = sync.call.cgroup;
+    row.culprit.comm = n.owner.comm;
+    ++row.syncs;
+    row.bytes += n.bytes;
+    row.delay_ns += n.delay_ns;
+  }
+}
+
+std::vector<NeighbourSummary::Row> NeighbourSummary::rows(std::size_t limit) const {
+  std::vector<Row> out;
+  for (const auto& [key, row] : rows_) out.push_back(row);
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Row& a, const Row& b) { return a.delay_ns > b.delay_ns; });
+  if (out.size() > limit) out.resize(limit);
+  return out;
+}
+
 }  // namespace wp

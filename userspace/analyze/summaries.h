@@ -50,6 +50,29 @@ class SyncPhaseSummary {
   std::array<LogLinearHistogram, kSyncPhaseCount> phases_;  // indexed by SyncPhase
 };
 
+// Who delayed whom: every sync's neighbours (stitch/neighbours.h), summed per victim process
+// and neighbour. A victim is a process (pid) whose syncs waited; a culprit a process and its
+// cgroup. The time is each sync's share of latency charged to the neighbour (Neighbour::delay_ns).
+class NeighbourSummary {
+ public:
+  void add(const SyncTimeline& sync);
+  struct Row {
+    IoOwner culprit;
+    std::uint32_t victim_pid = 0;
+    std::string victim_comm;
+    std::string victim_cgroup;  // its path ("": not known)
+    std::uint64_t syncs = 0;    // the victim's syncs that named the culprit
+    std::uint64_t bytes = 0;    // the culprit's bytes the disk wrote inside them
+    Nanos delay_ns = 0;         // their latency charged to the culprit
+  };
+  // Most delay first, at most `limit` rows.
+  std::vector<Row> rows(std::size_t limit = 10) const;
+
+ private:
+  // (victim pid, culprit pid, culprit cgroup id) -> row
+  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint64_t>, Row> rows_;
+};
+
 // Does O_DIRECT really bypass the page cache? Per process and file.
 struct DirectIoVerdict {
   std::uint32_t pid = 0;

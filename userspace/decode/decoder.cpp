@@ -61,6 +61,9 @@ bool valid(const CgroupEvent& e) {
 bool valid(const FaultEvent& e) {
   return e.ino != 0 && e.last_ns >= e.start_ns;
 }
+bool valid(const DirtierEvent& e) {
+  return e.ino != 0 && e.pid != 0;
+}
 bool valid(const auto&) {
   return true;
 }
@@ -283,6 +286,7 @@ const char* hook_counter_name(std::size_t hook) {
     case WP_HOOK_INLINE: return "inline";
     case WP_HOOK_READ: return "read";
     case WP_HOOK_FAULT: return "fault";
+    case WP_HOOK_DIRTIER: return "dirtier";
   }
   return "?";
 }
@@ -322,6 +326,7 @@ std::optional<Event> Decoder::decode(std::span<const std::byte> record) {
           break;
         case WP_REC_READ: event = decode_read(bytes); break;
         case WP_REC_FAULT: event = decode_plain<wp_fault_record, FaultEvent>(bytes); break;
+        case WP_REC_DIRTIER: event = decode_plain<wp_dirtier_record, DirtierEvent>(bytes); break;
         default: break;
       }
     }

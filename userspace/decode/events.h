@@ -396,10 +396,18 @@ struct FaultEvent {
   bool operator==(const FaultEvent&) const = default;
 };
 
+// A file turned dirty: `pid` (in cgroup `cgroup_id`) dirtied a page of (dev, ino) when it had
+// none dirty, traced or not. The flusher's writeback of the file is charged to it.
+struct DirtierEvent {
+  Nanos ts = 0;  // the record's time
+  WP_TABLE_EVENT_FIELDS(WP_DIRTIER_FIELDS)
+  bool operator==(const DirtierEvent&) const = default;
+};
+
 using Event =
     std::variant<SyscallEvent, BioEvent, RequestEvent, JournalEvent, ThrottleEvent, NvmeEvent,
                  LostEvent, CausesEvent, DiscardEvent, MmapDirtyEvent, FsLogEvent, FilePathEvent,
                  FileViewEvent, CgroupEvent, OffCpuEvent, FuseReplyEvent, NameChangeEvent,
-                 InlineDataEvent, FsCommitEvent, ReadEvent, FaultEvent>;
+                 InlineDataEvent, FsCommitEvent, ReadEvent, FaultEvent, DirtierEvent>;
 
 }  // namespace wp

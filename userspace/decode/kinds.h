@@ -117,6 +117,7 @@ constexpr std::uint8_t kAnon = WP_BIO_ANON;
 constexpr std::uint8_t kNoFile = WP_BIO_NO_FILE;
 constexpr std::uint8_t kMixed = WP_BIO_MIXED;
 constexpr std::uint8_t kTruncated = WP_BIO_TRUNCATED;
+constexpr std::uint8_t kKernelThread = WP_BIO_KTHREAD;  // a flusher's, the journal's
 }  // namespace bio_flag
 
 constexpr std::size_t kMaxBioExtents = WP_BIO_MAX_EXTENTS;

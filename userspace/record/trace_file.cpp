@@ -45,6 +45,7 @@ json header_json(const TraceFileHeader& h) {
               {"command", h.command}};
   if (h.min_latency_ns) out["min_latency_ns"] = h.min_latency_ns;
   out["page_shift"] = h.page_shift;
+  if (h.io_owners) out["io_owners"] = true;
   if (h.clock_offsets)
     out["clock_offsets"] = {{"realtime_ns", h.clock_offsets->realtime_ns},
                             {"boottime_ns", h.clock_offsets->boottime_ns}};
@@ -82,6 +83,7 @@ TraceFileHeader header_from(const json& j) {
     // Pages of 512 bytes to 2 MiB: anything else is damage, not a kernel.
     if (h.page_shift < 9 || h.page_shift > 21) throw std::out_of_range("page_shift");
   }
+  if (j.contains("io_owners")) h.io_owners = j.at("io_owners").get<bool>();
   if (j.contains("clock_offsets")) {
     const json& c = j.at("clock_offsets");
     h.clock_offsets = ClockOffsets{.realtime_ns = c.at("realtime_ns").get<std::int64_t>(),

@@ -130,6 +130,9 @@ struct TraceFileHeader {
   // log2 of the recording kernel's page size: the records' page indexes count such pages.
   // Files from before it was written were all made with 4 KiB pages (12).
   unsigned page_shift = 12;
+  // The bio records flag a kernel thread's bios (WP_BIO_KTHREAD) and dirtier records name who
+  // dirtied each file: the neighbours of syncs can be told. Older files lack it (false).
+  bool io_owners = false;
 };
 
 // Writes a trace file: created mode 0600 (traces reveal file and process activity).

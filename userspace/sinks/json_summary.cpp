@@ -149,6 +149,35 @@ void write_json(Emitter& e, const BpfCostOf& c) {
            field("ns_per_item", PerItem{total, items}), field("programs", programs));
 }
 
+// A process whose data a disk wrote: {"pid", "comm", "cgroup", "container"} (the container's
+// name or short id; null for a host process).
+struct OwnerOf {
+  const IoOwner& owner;
+};
+
+void write_json(Emitter& e, const OwnerOf& o) {
+  const auto text_or_null = [](const std::string& text) {
+    return text.empty() ? std::nullopt : std::optional<std::string_view>(text);
+  };
+  const std::optional<std::string_view> container =
+      o.owner.container ? std::optional(o.owner.container->label()) : std::nullopt;
+  e.object(field("pid", o.owner.pid), field("comm", o.owner.comm),
+           field("cgroup", text_or_null(o.owner.cgroup)), field("container", container));
+}
+
+void write_json(Emitter& e, const NeighbourSummary::Row& r) {
+  const auto victim_cgroup =
+      r.victim_cgroup.empty() ? std::nullopt : std::optional<std::string_view>(r.victim_cgroup);
+  e.object(field("culprit", OwnerOf{r.culprit}), field("victim_pid", r.victim_pid),
+           field("victim_comm", r.victim_comm), field("victim_cgroup", victim_cgroup),
+           field("syncs", r.syncs), field("bytes", r.bytes), field("delay_ns", r.delay_ns));
+}
+
+void write_json(Emitter& e, const OwnerIo& io) {
+  e.object(field("owner", OwnerOf{io.owner}), field("disk", Device{io.disk}),
+           field("bytes", io.bytes), field("requests", io.requests));
+}
+
 void write_json(Emitter& e, const TraceSummary& t) {
   const auto bpf_cost =
       t.bpf_cost ? std::optional<BpfCostOf>(BpfCostOf{*t.bpf_cost, t}) : std::nullopt;
@@ -166,7 +195,8 @@ void write_json(Emitter& e, const TraceSummary& t) {
            field("lost_writes", t.lost_writes), field("lost_bytes", t.lost_bytes),
            field("disks", DiskTotalsByDev{t.disks}), field("lost_share", Fraction{t.lost_share}),
            field("lost_advice", advice), field("duration_ns", t.duration_ns),
-           field("fsync_phases", t.sync_phases), field("direct_io", t.direct_io.verdicts()),
+           field("fsync_phases", t.sync_phases), field("neighbours", t.neighbours),
+           field("io_by_process", t.io_by_process), field("direct_io", t.direct_io.verdicts()),
            field("read_files", t.read_files.files()), field("read_findings", t.read_findings),
            field("untraced_calls", CountsByName{t.untraced_calls}),
            field("hazards", CountsByName{t.hazards}),

@@ -146,12 +146,12 @@ void write_json(Emitter& e, const Backing& b) {
 // "qos"} (names null when the runtime's state did not say; the pod's null outside Kubernetes);
 // null for a host process or a cgroup whose path is not known.
 struct ContainerOf {
-  const SyscallEvent& call;
+  const std::shared_ptr<const Container>& container;
 };
 
 void write_json(Emitter& e, const ContainerOf& c) {
-  if (!c.call.container) return e.value(std::nullopt);
-  const Container& k = *c.call.container;
+  if (!c.container) return e.value(std::nullopt);
+  const Container& k = *c.container;
   const bool pod = !k.pod_uid.empty();
   const auto text_or_null = [](const std::string& text) {
     return text.empty() ? std::nullopt : std::optional<std::string_view>(text);
@@ -163,6 +163,22 @@ void write_json(Emitter& e, const ContainerOf& c) {
            field("pod_uid", pod ? std::optional<std::string_view>(k.pod_uid) : std::nullopt),
            field("qos", pod ? std::optional(pod_qos_name(k.qos)) : std::nullopt));
 }
+
+}  // namespace
+
+// Another process whose data the disk wrote while the call waited: {"pid", "comm", "cgroup",
+// "container", "disk", "bytes", "requests", "share", "delay_ns"}.
+void write_json(Emitter& e, const Neighbour& n) {
+  e.object(
+      field("pid", n.owner.pid), field("comm", n.owner.comm),
+      field("cgroup", n.owner.cgroup.empty() ? std::nullopt
+                                             : std::optional<std::string_view>(n.owner.cgroup)),
+      field("container", ContainerOf{n.owner.container}), field("disk", Device{n.disk}),
+      field("bytes", n.bytes), field("requests", n.requests), field("share", Fraction{n.share}),
+      field("delay_ns", n.delay_ns));
+}
+
+namespace {
 
 // The byte range a sync_file_range(2) asked for: {"offset", "bytes"} (bytes 0: to the end of
 // the file); null for the syncs that take the whole file.
@@ -190,7 +206,7 @@ void call_identity(Emitter& e, const char* type, std::uint64_t id, const Syscall
       field("backing", Backing{call}),
       field("cgroup",
             call.cgroup.empty() ? std::nullopt : std::optional<std::string_view>(call.cgroup)),
-      field("container", ContainerOf{call}), field("id", id));
+      field("container", ContainerOf{call.container}), field("id", id));
   if (line.event) e.fields(field("event", line.event), field("final", line.final));
 }
 
@@ -249,7 +265,8 @@ void write_json(Emitter& e, const SyncTimeline& sync, const JsonItemLine& line) 
            field("journal_commits", sync.commits), field("incomplete", sync.incomplete),
            field("causes", sync.causes), field("journal_requests", sync.journal_requests),
            field("lost_writes", sync.lost_writes), field("loss_unreported", sync.loss_unreported),
-           field("fuse_daemon", sync.fuse), field("hazards", sync.hazards));
+           field("fuse_daemon", sync.fuse), field("hazards", sync.hazards),
+           field("neighbours", sync.neighbours));
   e.end_object();
 }
 

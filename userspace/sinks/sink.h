@@ -50,6 +50,11 @@ struct TraceSummary {
   DirectIoSummary direct_io;               // O_DIRECT verdict per process and file
   ReadFileSummary read_files;              // with --reads: where each file's reads came from
   std::vector<ReadFinding> read_findings;  // and what that says (analyze/read_diagnosis.h)
+  // Who delayed whom: the syncs' neighbours per victim and culprit, most delay first; and every
+  // process's data written to the disks traced syncs were on, most bytes first (at most 10
+  // each; stitch/neighbours.h).
+  std::vector<NeighbourSummary::Row> neighbours;
+  std::vector<OwnerIo> io_by_process;
   // Crash-consistency hazards the items showed, by rule (analyze/hazards.h); none: empty.
   std::map<std::string, std::uint64_t> hazards;
   // The same by the file each concerns and by process ("COMM PID").

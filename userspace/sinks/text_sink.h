@@ -21,6 +21,8 @@ std::string format_timeline(const Timeline& item, const SinkOptions& options);
 // A process name safe to print to a terminal: control characters (C0, DEL, UTF-8-encoded C1)
 // and backslash become \xNN / \\, since any process can set its comm to an escape sequence.
 std::string printable_comm(std::string_view comm);
+// "dd (pid 4211, cgroup /batch.slice)": a process whose data a disk wrote (a neighbour).
+std::string owner_text(const IoOwner& owner);
 // " bindfs (pid 812/813)" for the FUSE daemon that answered a call (", which answered EIO"
 // when it refused), "" when the kernel did not say which.
 std::string fuse_daemon_text(const std::optional<FuseDaemon>& daemon);

@@ -70,6 +70,7 @@ std::string format_summary(const TraceSummary& totals, const SinkOptions& option
                  ? std::string()
                  : fmt::format("         by file: {}\n", nonzero_counts(totals.hazards_by_file)));
   text += format_sync_phases(totals.sync_phases, options);
+  text += format_neighbours(totals, options);
   text += format_direct_io(totals.direct_io, options);
   text += format_read_files(totals.read_files, options);
   text += format_read_findings(totals.read_findings, options);
@@ -77,6 +78,28 @@ std::string format_summary(const TraceSummary& totals, const SinkOptions& option
   if (!totals.slow_syscall_path.empty())
     text += fmt::format("{} {}\n", paint.bold("syscall tracepoints:"), totals.slow_syscall_path);
   if (!totals.hint.empty()) text += fmt::format("{} {}\n", paint.bold("hint:"), totals.hint);
+  return text;
+}
+
+// Who delayed whom: one line per victim and neighbour, most delay first, then what each
+// process wrote to the disks (the neighbours' own totals, to hold against their counters).
+// Nothing when no sync waited behind another process.
+std::string format_neighbours(const TraceSummary& totals, const SinkOptions& options) {
+  if (totals.neighbours.empty()) return "";
+  const Painter paint(options.color);
+  std::string text = paint.bold("who delayed whom") + " (the syncs' neighbours)\n";
+  for (const NeighbourSummary::Row& row : totals.neighbours)
+    text += fmt::format("  {} behind {} of {} (pid {}): {} during them, {} of their time\n",
+                        owner_text(row.culprit),
+                        row.syncs == 1 ? "1 sync" : fmt::format("{} syncs", row.syncs),
+                        printable_comm(row.victim_comm), row.victim_pid, human_bytes(row.bytes),
+                        human_duration(row.delay_ns));
+  std::vector<std::string> by_process;
+  for (const OwnerIo& io : totals.io_by_process)
+    by_process.push_back(fmt::format("{} {} on {}", owner_text(io.owner), human_bytes(io.bytes),
+                                     dev_string(io.disk)));
+  if (!by_process.empty())
+    text += fmt::format("  written by process: {}\n", fmt::join(by_process, "; "));
   return text;
 }
 

@@ -11,6 +11,7 @@ namespace wp {
 
 std::string format_summary(const TraceSummary& totals, const SinkOptions& options);
 std::string format_sync_phases(const SyncPhaseSummary& phases, const SinkOptions& options);
+std::string format_neighbours(const TraceSummary& totals, const SinkOptions& options);
 std::string format_bpf_cost(const BpfCost& cost, const TraceSummary& totals,
                             const SinkOptions& options);
 std::string format_direct_io(const DirectIoSummary& direct, const SinkOptions& options);

@@ -15,6 +15,7 @@
 #include "stitch/item_ids.h"
 #include "stitch/journal_tracker.h"
 #include "stitch/loss_log.h"
+#include "stitch/neighbours.h"
 #include "stitch/read_requests.h"
 #include "stitch/sync_assembler.h"
 #include "stitch/wait_chain.h"
@@ -102,6 +103,7 @@ struct Stitcher::State : stitch::BlockListener {
   void data_completed(const std::shared_ptr<stitch::Request>& r,
                       const std::vector<std::shared_ptr<stitch::Bio>>& bios, Nanos ts) override {
     durability.data_completed(r, ts);
+    if (limits.io_owners) neighbours.data_completed(*r, bios, ts);
     for (const auto& bio : bios) writes.bio_written(*bio, r);
   }
   void data_failed(const std::shared_ptr<stitch::Request>& r,
@@ -137,6 +139,7 @@ struct Stitcher::State : stitch::BlockListener {
     }
     s.causes = std::move(extras.causes);
     s.fuse = std::move(extras.fuse);
+    s.neighbours = neighbours.of(ev, devices.disks_of(ev.dev));
     if (loss.within(ev.start_ns, ev.end_ns)) s.incomplete = true;
     if (s.incomplete) ++stats.incomplete;
     ++stats.syncs;
@@ -304,6 +307,7 @@ struct Stitcher::State : stitch::BlockListener {
     durability.sweep(horizon);
     journal.sweep(horizon);
     loss.sweep(horizon);
+    neighbours.sweep(horizon);
     last_sweep = now;
   }
 
@@ -354,6 +358,7 @@ struct Stitcher::State : stitch::BlockListener {
               writes.on_mmap_dirty(dirty);
             }
             if constexpr (std::is_same_v<T, CgroupEvent>) on_cgroup(ev);
+            if constexpr (std::is_same_v<T, DirtierEvent>) neighbours.on_dirtier(ev);
             if constexpr (std::is_same_v<T, FilePathEvent>) names.on_file_path(ev);
             if constexpr (std::is_same_v<T, FileViewEvent>) names.on_file_view(ev);
           }
@@ -378,6 +383,8 @@ struct Stitcher::State : stitch::BlockListener {
   stitch::SyncAssembler syncs;
   stitch::WaitChains chains;
   stitch::FileNames names;
+  stitch::NeighbourTracker neighbours{
+      [this](std::uint32_t pid, std::uint32_t tid) { return cgroup_of(pid, tid); }};
   stitch::ReadRequestTracker read_requests{block.read_history()};
   const stitch::ReadRequestTracker::Out hand_out_read = [this](ReadTimeline&& r) {
     hand_out(std::move(r));
@@ -446,6 +453,10 @@ void Stitcher::set_progress(Progress progress) {
 
 const StitchStats& Stitcher::stats() const {
   return state_->stats;
+}
+
+std::vector<OwnerIo> Stitcher::io_by_owner() const {
+  return state_->neighbours.totals();
 }
 
 }  // namespace wp

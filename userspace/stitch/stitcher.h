@@ -31,6 +31,9 @@ struct StitchLimits {
   // Not a limit: log2 of the page size the records count pages in (the recording kernel's;
   // 12 = 4 KiB). Byte positions become page indexes with it.
   unsigned page_shift = 12;
+  // Not a limit: whether bio records say whose data they carry (a kernel thread's flag,
+  // dirtier records). Without it, as in traces recorded before, syncs name no neighbours.
+  bool io_owners = true;
 };
 
 // What one disk completed during the trace, counted as /proc/diskstats counts it: write
@@ -117,6 +120,9 @@ class Stitcher {
   void set_progress(Progress progress);
 
   const StitchStats& stats() const;
+  // Every process's data written to each disk so far, as the neighbours of syncs count it
+  // (stitch/neighbours.h), most bytes first.
+  std::vector<OwnerIo> io_by_owner() const;
 
  private:
   struct State;

@@ -241,6 +241,38 @@ struct WriteTimeline {
   std::optional<InlineData> inline_data;    // its data went into the file system's metadata
 };
 
+// Whose data a disk request carried: the process that dirtied the pages a kernel thread (a
+// flusher) wrote back, or the one that queued its own bios (its fsync's writeback, O_DIRECT),
+// with its cgroup (v2) id; the agent names the cgroup and its container.
+struct IoOwner {
+  std::uint32_t pid = 0;
+  std::string comm;
+  std::uint64_t cgroup_id = 0;
+  std::string cgroup;                          // its path under the cgroup2 root ("": unknown)
+  std::shared_ptr<const Container> container;  // null: a host cgroup or unknown
+};
+
+// Another process whose data the disk wrote while a call waited on it: a neighbour of the call
+// (stitch/neighbours.h). Its bytes are those of its requests that completed inside the call;
+// `share` is their part of every byte the disk wrote then, the call's own and the journal's
+// included; `delay_ns` the call's latency times that share, the time its I/O is charged with.
+struct Neighbour {
+  IoOwner owner;
+  DevT disk = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t requests = 0;  // requests that carried them
+  double share = 0;
+  Nanos delay_ns = 0;
+};
+
+// One owner's data written to one disk over a trace (the summary's ranking of neighbours).
+struct OwnerIo {
+  IoOwner owner;
+  DevT disk = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t requests = 0;
+};
+
 struct SyncTimeline {
   std::uint64_t id = 0;  // as WriteTimeline::id; a sync is complete when its call returns
   SyscallEvent call;
@@ -262,6 +294,9 @@ struct SyncTimeline {
   bool incomplete = false;
   std::optional<SlowCauses> causes;  // with --min-latency, for calls that slow
   std::vector<Hazard> hazards;       // set as the item is emitted (analyze/hazards.h)
+  // Other processes whose data the file's disk wrote while the call waited, most bytes first
+  // (at most kMaxNeighbours).
+  std::vector<Neighbour> neighbours;
 };
 
 // A name-change call (rename, link, unlink, mkdir, a creating or truncating open, truncate,
