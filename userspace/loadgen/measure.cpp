@@ -88,6 +88,10 @@ void fsync_or_throw(int fd, const char* what) {
   if (::fsync(fd) != 0) throw LoadError(fmt::format("{}: {}", what, std::strerror(errno)));
 }
 
+void fdatasync_or_throw(int fd, const char* what) {
+  if (::fdatasync(fd) != 0) throw LoadError(fmt::format("{}: {}", what, std::strerror(errno)));
+}
+
 std::optional<FileCacheStat> file_cachestat(int fd) {
   // cachestat(2) has no glibc wrapper yet: syscall 451 on every architecture (asm-generic).
   struct Range {
@@ -157,10 +161,13 @@ ProcessCounters process_counters() {
   statm >> size >> resident;
   c.rss_bytes = resident * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
   std::ifstream io("/proc/self/io");
+  c.io_accounted = io.is_open();
   std::string key;
   std::uint64_t value = 0;
-  while (io >> key >> value)
+  while (io >> key >> value) {
     if (key == "read_bytes:") c.read_bytes = value;
+    if (key == "write_bytes:") c.write_bytes = value;
+  }
   return c;
 }
 

@@ -59,6 +59,7 @@ void write_all(int fd, const void* data, std::size_t size, off_t offset);
 constexpr std::uint64_t kChunkBytes = 1u << 20;
 void read_all(int fd, void* data, std::size_t size, off_t offset);
 void fsync_or_throw(int fd, const char* what = "fsync");
+void fdatasync_or_throw(int fd, const char* what = "fdatasync");
 
 // /proc/meminfo field in bytes ("Dirty", "Writeback", "Cached").
 std::uint64_t meminfo_bytes(const std::string& field);
@@ -88,7 +89,9 @@ struct ProcessCounters {
   std::uint64_t major_faults = 0;
   std::uint64_t minor_faults = 0;
   std::uint64_t rss_bytes = 0;
-  std::uint64_t read_bytes = 0;  // /proc/self/io read_bytes: what came from storage
+  std::uint64_t read_bytes = 0;   // /proc/self/io read_bytes: what came from storage
+  std::uint64_t write_bytes = 0;  // /proc/self/io write_bytes: what it dirtied or wrote to storage
+  bool io_accounted = false;      // the kernel has /proc/self/io (CONFIG_TASK_IO_ACCOUNTING)
 };
 ProcessCounters process_counters();
 

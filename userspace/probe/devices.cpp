@@ -5,10 +5,11 @@
 #include <sys/sysmacros.h>
 
 #include <algorithm>
-#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include "common/mount_path.h"
 
 namespace wp {
 namespace fs = std::filesystem;
@@ -28,21 +29,6 @@ std::string read_line(const fs::path& path) {
   std::string line;
   std::getline(in, line);
   return line;
-}
-
-// mountinfo escapes space, tab, newline and backslash in paths as \ooo.
-std::string unescape_mount_path(const std::string& field) {
-  std::string out;
-  for (std::size_t i = 0; i < field.size(); ++i) {
-    if (field[i] == '\\' && i + 3 < field.size() &&
-        std::isdigit(static_cast<unsigned char>(field[i + 1]))) {
-      out += static_cast<char>(std::stoi(field.substr(i + 1, 3), nullptr, 8));
-      i += 3;
-    } else {
-      out += field[i];
-    }
-  }
-  return out;
 }
 
 }  // namespace

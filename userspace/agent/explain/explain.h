@@ -39,6 +39,8 @@ std::vector<std::string> explain_odirect(const loadgen::ScenarioResult& result,
                                          const std::vector<Timeline>& timelines);
 std::vector<std::string> explain_dirty_throttle(const loadgen::ScenarioResult& result,
                                                 const std::vector<Timeline>& timelines);
+std::vector<std::string> explain_noisy_neighbour(const loadgen::ScenarioResult& result,
+                                                 const std::vector<Timeline>& timelines);
 std::vector<std::string> explain_atomic_save(const loadgen::ScenarioResult& result,
                                              const std::vector<Timeline>& timelines);
 std::vector<std::string> explain_kv_tier(const loadgen::ScenarioResult& result,

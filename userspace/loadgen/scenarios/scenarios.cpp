@@ -12,6 +12,7 @@ std::vector<std::unique_ptr<Scenario>> make_scenarios() {
   all.push_back(make_mmap_load());
   all.push_back(make_odirect());
   all.push_back(make_dirty_throttle());
+  all.push_back(make_noisy_neighbour());
   all.push_back(make_atomic_save());
   all.push_back(make_kv_tier());
   return all;

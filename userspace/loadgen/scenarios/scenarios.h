@@ -16,6 +16,7 @@ std::unique_ptr<Scenario> make_cold_warm();
 std::unique_ptr<Scenario> make_mmap_load();
 std::unique_ptr<Scenario> make_odirect();
 std::unique_ptr<Scenario> make_dirty_throttle();
+std::unique_ptr<Scenario> make_noisy_neighbour();
 std::unique_ptr<Scenario> make_atomic_save();
 std::unique_ptr<Scenario> make_kv_tier();
 
