@@ -21,12 +21,11 @@ bool writes_data(ReqOp op) {
 
 void NeighbourTracker::on_dirtier(const DirtierEvent& ev) {
   const InodeKey key{ev.dev, ev.ino};
-  auto [it, inserted] = dirtiers_.insert_or_assign(
-      key, IoOwner{.pid = ev.pid,
-                   .comm = ev.comm,
-                   .cgroup_id = ev.cgroup_id,
-                   .cgroup = {},
-                   .container = nullptr});
+  auto [it, inserted] = dirtiers_.insert_or_assign(key, IoOwner{.pid = ev.pid,
+                                                                .comm = ev.comm,
+                                                                .cgroup_id = ev.cgroup_id,
+                                                                .cgroup = {},
+                                                                .container = nullptr});
   (void)it;
   if (!inserted) return;
   dirtier_order_.push_back(key);
@@ -114,13 +113,13 @@ std::vector<Neighbour> NeighbourTracker::of(const SyscallEvent& call,
     }
     for (const auto& [owner, sum] : by_owner) {
       const double share = static_cast<double>(sum.bytes) / static_cast<double>(total);
-      out.push_back(Neighbour{
-          .owner = owners_[owner],
-          .disk = disk,
-          .bytes = sum.bytes,
-          .requests = sum.requests.size(),
-          .share = share,
-          .delay_ns = static_cast<Nanos>(static_cast<double>(end - start) * share)});
+      out.push_back(
+          Neighbour{.owner = owners_[owner],
+                    .disk = disk,
+                    .bytes = sum.bytes,
+                    .requests = sum.requests.size(),
+                    .share = share,
+                    .delay_ns = static_cast<Nanos>(static_cast<double>(end - start) * share)});
     }
   }
   std::stable_sort(out.begin(), out.end(),
