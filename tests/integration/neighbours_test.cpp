@@ -17,8 +17,15 @@ namespace {
 // The WAL: 4 KiB appends and an fsync each, 20 per process, until `stop` exists (a process
 // per round: the test holds every round's syncs as the one victim's).
 std::vector<std::string> wal_loop(const std::string& wal, const std::string& stop) {
-  return {writepath(), "trace",     "--format", "json", "-o", "",  // -o filled by the caller
-          "--",        "sh",        "-c",
+  return {writepath(),
+          "trace",
+          "--format",
+          "json",
+          "-o",
+          "",  // -o filled by the caller
+          "--",
+          "sh",
+          "-c",
           fmt::format("while [ ! -e '{}' ]; do '{}' fsync-each '{}' 20 || exit 1; done", stop,
                       (build_dir() / "wp_workload").string(), wal)};
 }
@@ -157,10 +164,9 @@ TEST_F(Neighbours, NoneWhenTheWalRunsAloneOrTheBulkWritesToAnotherDisk) {
 // figures name, in its cgroup, with bytes within 10 % of the bulk writer's own /proc/self/io;
 // its syncs alone name no one.
 TEST_F(Neighbours, TheScenariosWalNamesItsBulkWriter) {
-  const RunResult r =
-      run({writepath(), "trace", "--format", "json", "-o", out_.string(), "--", writepath(),
-           "load", "noisy-neighbour", "--json", "--bulk-size", "256M", "--count", "40",
-           "--bulk-sync", "sync"});
+  const RunResult r = run({writepath(), "trace", "--format", "json", "-o", out_.string(), "--",
+                           writepath(), "load", "noisy-neighbour", "--json", "--bulk-size", "256M",
+                           "--count", "40", "--bulk-sync", "sync"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json doc = json::parse(r.out, nullptr, /*allow_exceptions=*/false);
   ASSERT_TRUE(doc.is_object() && doc.contains("figures")) << r.out;

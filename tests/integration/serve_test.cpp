@@ -562,5 +562,36 @@ TEST_F(Serve, ReadsAreCountedByTheirSourceAndMajorFaultsByCgroup) {
   EXPECT_EQ(serve->stop(SIGTERM), 0) << serve->err();
 }
 
+// The time another cgroup's I/O added to syncs: the load's WAL writer beside its bulk writer,
+// each in a cgroup of its own. The bytes served for the pair are the bulk writer's, no more
+// than its own /proc/self/io write_bytes; the delay no more than the WAL's syncs took.
+TEST_F(Serve, NeighbourDelayNamesTheBulkWritersCgroupBehindTheWalsSyncs) {
+  const int port = free_port();
+  auto serve = start_serve(port);
+  const json figures = load_figures(
+      "noisy-neighbour", {"--bulk-size", "256M", "--count", "40", "--bulk-sync", "sync"});
+  ASSERT_TRUE(figures.contains("together")) << figures.dump();
+  if (figures["in_cgroups"] != true) GTEST_SKIP() << "the load ran without cgroups";
+  const json& wal = figures["together"]["wal"];
+  const json& bulk = figures["together"]["bulk"];
+  const std::vector<std::pair<std::string, std::string>> pair = {
+      {"victim_cgroup", wal["cgroup"].get<std::string>()},
+      {"culprit_cgroup", bulk["cgroup"].get<std::string>()}};
+  double bytes = 0, delay = 0;
+  // The sync items reach the exporter as the agent stitches them: soon, not at once.
+  EXPECT_TRUE(wait_until([&] {
+    const auto text = scrape(port);
+    if (!text) return false;
+    bytes = served_sum(*text, "writepath_neighbour_bytes_total", pair);
+    delay = served_sum(*text, "writepath_neighbour_delay_seconds_total", pair);
+    return bytes > 0;
+  })) << "no neighbour bytes served for "
+      << bulk["cgroup"];
+  EXPECT_LE(bytes, 1.1 * static_cast<double>(u64(bulk["io_write_bytes"])));
+  EXPECT_GT(delay, 0.0);
+  EXPECT_LE(delay, static_cast<double>(u64(wal["fdatasync_max_ns"])) * 40 / 1e9);
+  EXPECT_EQ(serve->stop(SIGTERM), 0) << serve->err();
+}
+
 }  // namespace
 }  // namespace wp::testing

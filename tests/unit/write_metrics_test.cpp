@@ -533,6 +533,42 @@ TEST(WriteMetrics, ReadersAndFaultersTakeCgroupLabelsUnderTheSameCap) {
   EXPECT_DOUBLE_EQ(other->counter.value, 4096);
 }
 
+// The time other cgroups' I/O added to syncs, by victim and culprit cgroup: a neighbour in the
+// sync's own cgroup is not counted, and culprits take the capped cgroup labels too.
+TEST(WriteMetrics, NeighboursChargeOtherCgroupsWithDelayAndBytes) {
+  WriteMetrics metrics({.max_cgroups = 2}, fake_namers());
+  SyscallEvent fsync = syscall_event(
+      {.syscall = Syscall::Fdatasync, .start_ns = 0, .end_ns = 10 * kMs, .dev = kVda});
+  fsync.cgroup_id = 1;
+  SyncTimeline sync = sync_timeline(fsync, {.other_ns = 10 * kMs});
+  const auto neighbour = [](std::uint64_t cgroup, std::uint64_t bytes, Nanos delay) {
+    Neighbour n;
+    n.owner.pid = 300 + static_cast<std::uint32_t>(cgroup);
+    n.owner.cgroup_id = cgroup;
+    n.disk = kVda;
+    n.bytes = bytes;
+    n.delay_ns = delay;
+    return n;
+  };
+  sync.neighbours = {neighbour(2, 1 << 20, 8 * kMs), neighbour(1, 4096, 1 * kMs),
+                     neighbour(3, 8192, 500 * kUs)};
+  metrics.observe(sync);
+  metrics.observe(sync);
+  const auto all = metrics.collect({});
+  const MetricFamily& delay = family(all, "writepath_neighbour_delay_seconds_total");
+  ASSERT_EQ(delay.metric.size(), 2u);  // its own cgroup's neighbour is not one
+  const ClientMetric* bulk =
+      find(delay, {{"victim_cgroup", "/cg1"}, {"culprit_cgroup", "/cg2"}, {"device", "vda"}});
+  ASSERT_NE(bulk, nullptr);
+  EXPECT_DOUBLE_EQ(bulk->counter.value, 0.016);
+  // Past the cap (two cgroups labelled: /cg1, /cg2) the third culprit is "other".
+  EXPECT_NE(find(delay, {{"culprit_cgroup", "other"}}), nullptr);
+  const ClientMetric* bytes = find(family(all, "writepath_neighbour_bytes_total"),
+                                   {{"victim_cgroup", "/cg1"}, {"culprit_cgroup", "/cg2"}});
+  ASSERT_NE(bytes, nullptr);
+  EXPECT_DOUBLE_EQ(bytes->counter.value, 2.0 * (1 << 20));
+}
+
 TEST(WriteMetrics, AgentCountersAreExported) {
   WriteMetrics metrics({}, fake_namers());
   ServeCounters counters;

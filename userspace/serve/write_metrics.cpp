@@ -47,6 +47,8 @@ enum Family : std::size_t {
   kReadLatency,
   kReadBytes,
   kMajorFaults,
+  kNeighbourDelay,
+  kNeighbourBytes,
   kLostEvents,
   kEvents,
   kMetricsOverflow,
@@ -87,6 +89,7 @@ struct Aggregate {
   std::uint64_t dirtied_ops = 0;
   std::uint64_t dirtied_pages = 0;
   std::uint64_t count = 0;  // the families that count without timing (lost, failed)
+  Nanos delay_ns = 0;       // the neighbours': sync latency charged to a culprit
 };
 
 // Label values in the order of the family's MetricInfo::labels (then "comm" with comm labels).
@@ -107,6 +110,7 @@ struct SeriesSet {
   Series reads;       // device, fs, cgroup[, comm]: every read's latency (serve --reads)
   Series read_bytes;  // device, fs, cgroup, source[, comm]: bytes by where they came from
   Series faults;      // device, fs, cgroup[, comm]: major faults (count)
+  Series neighbours;  // device, victim_cgroup, culprit_cgroup: delay charged, bytes
 };
 
 // The kernel's READ subs: what the read found in the page cache, what it brought in.
@@ -298,6 +302,18 @@ const std::vector<MetricInfo>& metric_catalogue() {
        "Major page faults on file mappings: the page was not in the page cache or not yet read "
        "in (serve --reads)",
        true},
+      {"writepath_neighbour_delay_seconds_total",
+       T::Counter,
+       {"device", "victim_cgroup", "culprit_cgroup"},
+       "Sync latency charged to another cgroup's I/O: each sync's latency times the share of the "
+       "bytes its disk wrote during it that were the culprit's (a flusher's writeback charged to "
+       "the cgroup that dirtied the file); cgroups capped as the cgroup label is",
+       false},
+      {"writepath_neighbour_bytes_total",
+       T::Counter,
+       {"device", "victim_cgroup", "culprit_cgroup"},
+       "Bytes of another cgroup the disk wrote while a sync of the victim cgroup waited",
+       false},
       {"writepath_lost_events_total",
        T::Counter,
        {"hook"},
@@ -440,6 +456,14 @@ void WriteMetrics::State::observe_sync(const SyncTimeline& sync) {
     LabelValues labels = file;
     labels.push_back(info.name);
     stitched.phases[labels].latency.observe(ns);
+  }
+  // Whose I/O it waited behind: other cgroups' only (a cgroup's own processes are its own).
+  for (const Neighbour& n : sync.neighbours) {
+    if (n.owner.cgroup_id == call.cgroup_id) continue;
+    Aggregate& a = stitched.neighbours[{device(n.disk).first, file[2],
+                                        cgroup_label(n.owner.cgroup_id, n.owner.cgroup)}];
+    a.delay_ns += n.delay_ns;
+    a.bytes += n.bytes;
   }
   if (kernel_aggregates(call)) return;
   LabelValues labels = file;
@@ -634,6 +658,10 @@ std::vector<MetricFamily> WriteMetrics::collect(const ServeCounters& counters) {
     add(kReadBytes, labels, counter_metric(static_cast<double>(a.bytes)));
   for (const auto& [labels, a] : series.faults)
     add(kMajorFaults, labels, counter_metric(static_cast<double>(a.count)));
+  for (const auto& [labels, a] : series.neighbours) {
+    add(kNeighbourDelay, labels, counter_metric(static_cast<double>(a.delay_ns) / 1e9));
+    add(kNeighbourBytes, labels, counter_metric(static_cast<double>(a.bytes)));
+  }
   for (std::size_t hook = 0; hook < counters.lost.size(); ++hook)
     add(kLostEvents, {hook_counter_name(hook)},
         counter_metric(static_cast<double>(counters.lost[hook])));
