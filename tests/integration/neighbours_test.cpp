@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iostream>
 #include <random>
 
 #include "harness.h"
@@ -205,6 +206,117 @@ TEST_F(Neighbours, TheScenariosWalNamesItsBulkWriter) {
       EXPECT_NEAR(static_cast<double>(u64(io["bytes"])), own, 0.1 * own) << io.dump();
     }
   EXPECT_TRUE(found) << summary.dump();
+}
+
+// What the trace says of a real client beside a bulk writer the test started in a cgroup of
+// its own: the client's syncs that named the writer, and the writer's bytes over the trace
+// (every process of that comm, in that cgroup).
+struct Named {
+  std::uint64_t syncs = 0;          // the client's syncs
+  std::uint64_t naming = 0;         // of which named the bulk writer
+  std::uint64_t bulk_bytes = 0;     // the bulk writer's bytes in io_by_process
+  std::vector<std::string> others;  // neighbours neither the client's nor the bulk writer's
+};
+
+Named named_in(const std::vector<json>& items, const std::string& client, const std::string& bulk,
+               const std::string& cgroup) {
+  Named n;
+  for (const json& s : of_type(items, "fsync", client)) {
+    ++n.syncs;
+    bool names = false;
+    for (const json& x : s["neighbours"]) {
+      if (x["comm"] == bulk && x["cgroup"] == cgroup)
+        names = true;
+      else if (x["comm"] != client && x["cgroup"] != cgroup)
+        n.others.push_back(x.dump());
+    }
+    n.naming += names;
+  }
+  const json summary = of_type(items, "summary").at(0);
+  for (const json& io : summary["io_by_process"])
+    if (io["owner"]["comm"] == bulk && io["owner"]["cgroup"] == cgroup)
+      n.bulk_bytes += u64(io["bytes"]);
+  return n;
+}
+
+// PostgreSQL's commits (pgbench, WAL fdatasync'd at each) beside a bulk dd and its syncfs.
+TEST_F(Neighbours, PgbenchBesideABulkDdNamesTheDd) {
+  const std::string bin = "/usr/lib/postgresql/15/bin";
+  if (!fs::exists(bin + "/pgbench") || !have("runuser"))
+    GTEST_SKIP() << "PostgreSQL 15 (postgresql-15, postgresql-contrib) not installed";
+  TestCgroups cgroups(cgroup2_mount());
+  const std::string name = "/wp-it-pg-bulk-" + std::to_string(::getpid());
+  const std::string dir = cgroups.make(name);
+  const std::string root = disk_.mount_point();
+  const std::string u = "runuser -u postgres -- ", pg = root + "/pg";
+  ASSERT_TRUE(sh("chmod 755 " + fs::path(root).parent_path().string() + " " + root +
+                 " && chown postgres " + root));
+  ASSERT_TRUE(sh(u + bin + "/initdb -D " + pg + " -A trust -U postgres >/dev/null"));
+  ASSERT_TRUE(sh(u + bin + "/pg_ctl -D " + pg + " -o \"-k " + root +
+                 " -c listen_addresses=''\" -l " + root + "/pg.log -w start >/dev/null"));
+  const bool loaded = sh(u + bin + "/pgbench -h " + root + " -i -s 1 -q postgres >/dev/null 2>&1");
+  Background trace(
+      {writepath(), "trace", "--comm", "postgres", "--format", "json", "-o", out_.string()});
+  EXPECT_TRUE(trace.wait_attached()) << trace.err();
+  Background bench({"runuser", "-u", "postgres", "--", bin + "/pgbench", "-h", root, "-c", "2",
+                    "-T", "6", "postgres"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  RunResult bulk = run(bulk_writer(dir + "/cgroup.procs", root + "/bulk", 192));
+  EXPECT_EQ(bench.wait(), 0) << bench.err();
+  EXPECT_EQ(trace.stop(SIGINT), 0) << trace.err();
+  sh(u + bin + "/pg_ctl -D " + pg + " -m fast -w stop >/dev/null");
+  ASSERT_TRUE(loaded);
+  ASSERT_EQ(bulk.exit_code, 0) << bulk.err;
+  const std::uint64_t own = write_bytes_of(bulk.out);
+  ASSERT_EQ(own, 192u << 20) << bulk.out;
+  const Named n = named_in(json_lines(slurp(out_)), "postgres", "dd", name);
+  std::cout << fmt::format("postgres: {} syncs, {} named dd; dd {} B traced, {} B its own\n",
+                           n.syncs, n.naming, n.bulk_bytes, own);
+  EXPECT_GT(n.syncs, 50u);
+  EXPECT_GT(n.naming, 0u) << "no PostgreSQL sync named the bulk dd";
+  EXPECT_TRUE(n.others.empty()) << n.others.front();
+  EXPECT_NEAR(static_cast<double>(n.bulk_bytes), static_cast<double>(own), 0.1 * own);
+}
+
+// Redis with appendfsync always (an fdatasync per write) beside fio writing buffered and
+// fsyncing at its end, in another cgroup.
+TEST_F(Neighbours, RedisAppendFsyncAlwaysBesideFioNamesFio) {
+  if (!have("redis-server") || !have("redis-benchmark") || !have("fio"))
+    GTEST_SKIP() << "redis-server, redis-benchmark or fio not installed";
+  TestCgroups cgroups(cgroup2_mount());
+  const std::string name = "/wp-it-fio-" + std::to_string(::getpid());
+  const std::string dir = cgroups.make(name);
+  const std::string root = disk_.mount_point(), sock = root + "/redis.sock";
+  Background trace(
+      {writepath(), "trace", "--comm", "redis-server", "--format", "json", "-o", out_.string()});
+  EXPECT_TRUE(trace.wait_attached()) << trace.err();
+  Background redis({"redis-server", "--port", "0", "--unixsocket", sock, "--dir", root, "--save",
+                    "", "--appendonly", "yes", "--appendfsync", "always", "--daemonize", "no"});
+  ASSERT_TRUE(wait_until([&] { return sh("redis-cli -s " + sock + " ping >/dev/null 2>&1"); }))
+      << redis.err();
+  Background bench(
+      {"redis-benchmark", "-s", sock, "-n", "12000", "-c", "4", "-t", "set", "-d", "256", "-q"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  RunResult fio = run({"sh", "-c",
+                       fmt::format("echo $$ > '{}/cgroup.procs' || exit 1; fio --name=bulk "
+                                   "--filename='{}/bulk' --rw=write --bs=1M --size=160M "
+                                   "--ioengine=psync --end_fsync=1 >/dev/null || exit 1; "
+                                   "grep write_bytes /proc/$$/io",
+                                   dir, root)});
+  EXPECT_EQ(bench.wait(), 0) << bench.err();
+  sh("redis-cli -s " + sock + " shutdown nosave >/dev/null 2>&1");
+  redis.wait();
+  EXPECT_EQ(trace.stop(SIGINT), 0) << trace.err();
+  ASSERT_EQ(fio.exit_code, 0) << fio.err;
+  const std::uint64_t own = write_bytes_of(fio.out);
+  ASSERT_GE(own, 160u << 20) << fio.out;
+  const Named n = named_in(json_lines(slurp(out_)), "redis-server", "fio", name);
+  std::cout << fmt::format("redis: {} syncs, {} named fio; fio {} B traced, {} B its own\n",
+                           n.syncs, n.naming, n.bulk_bytes, own);
+  EXPECT_GT(n.syncs, 100u);
+  EXPECT_GT(n.naming, 0u) << "no Redis sync named fio";
+  EXPECT_TRUE(n.others.empty()) << n.others.front();
+  EXPECT_NEAR(static_cast<double>(n.bulk_bytes), static_cast<double>(own), 0.1 * own);
 }
 
 }  // namespace
