@@ -260,6 +260,16 @@ TEST(HtmlSink, LabelsDurationsAndSizesAsTheTextOutputDoes) {
   direct.call.container = std::make_shared<const Container>(db);
   Timeline container_sync = fsync_at(kStart + 100'000);
   std::get<SyncTimeline>(container_sync).call.container = direct.call.container;
+  // It waited behind a bulk writer in a cgroup of its own: 3 MiB, 75 % of the disk's bytes.
+  Neighbour bulk;
+  bulk.owner = IoOwner{
+      .pid = 4211, .comm = "bulk", .cgroup_id = 9, .cgroup = "/batch", .container = nullptr};
+  bulk.disk = make_dev(253, 0);
+  bulk.bytes = 3u << 20;
+  bulk.requests = 3;
+  bulk.share = 0.75;
+  bulk.delay_ns = 1'500'000;
+  std::get<SyncTimeline>(container_sync).neighbours = {bulk};
   // A cold read of a model's weights: 6 pages brought in, 2 found cached, 24 read ahead.
   ReadTimeline read;
   read.call = syscall_event({.syscall = Syscall::Pread64,
@@ -308,6 +318,10 @@ TEST(HtmlSink, LabelsDurationsAndSizesAsTheTextOutputDoes) {
   EXPECT_TRUE(data["writes"][1]["path"].is_null());
 
   const json& sync = data["syncs"][0]["labels"];
+  ASSERT_EQ(sync["neighbours"].size(), 1u);
+  EXPECT_EQ(sync["neighbours"][0]["bytes"], "3 MiB");
+  EXPECT_EQ(sync["neighbours"][0]["share"], "75 %");
+  EXPECT_EQ(sync["neighbours"][0]["delay"], "1.50ms");
   EXPECT_EQ(sync["latency"], "5.20ms");
   EXPECT_EQ(sync["start"], "+100.0us");
   EXPECT_EQ(sync["phases"]["writeback"], "400.0us");

@@ -296,6 +296,17 @@ test('a read is a bar colored by where its pages came from, and its tooltip says
   assert.ok(shown.includes('24 pages past its last byte'), shown);
 });
 
+test('a sync with neighbours is a row per neighbour in the neighbours table', () => {
+  const {byId} = draw(markup, data);
+  assert.equal(byId.get('neighbours').hidden, false);
+  const cells = byId.get('neighbours-calls').findAll(byTag('td')).map((c) => c.textContent);
+  const sync = data.syncs.find((s) => s.neighbours.length);
+  const n = sync.labels.neighbours[0];
+  assert.deepEqual(cells.slice(1), [sync.labels.latency, 'bulk (pid 4211, cgroup /batch)',
+                                    n.bytes, n.share, n.delay]);
+  assert.ok(cells[0].startsWith(sync.syscall + ' ' + sync.comm), cells[0]);
+});
+
 test('the container table has a row per container with its labelled figures', () => {
   const {byId} = draw(markup, data);
   assert.equal(byId.get('containers').hidden, false);

@@ -96,6 +96,15 @@ json item_labels(const json& item, Nanos origin) {
     if (auto found = item.find(parts); found != item.end() && found->is_object())
       labels[parts] = duration_labels(*found);
   }
+  // A sync's neighbours, as the text's "behind" line says them.
+  if (auto found = item.find("neighbours"); found != item.end() && found->is_array()) {
+    json rows = json::array();
+    for (const json& n : *found)
+      rows.push_back({{"bytes", human_bytes(n["bytes"].get<std::uint64_t>())},
+                      {"share", fmt::format("{:.0f} %", 100.0 * n["share"].get<double>())},
+                      {"delay", human_duration(nanos_at(n, "delay_ns"))}});
+    labels["neighbours"] = std::move(rows);
+  }
   return labels;
 }
 
@@ -110,6 +119,9 @@ json labelled_summary(const TraceSummary& totals) {
       stats["labels"] = std::move(labels);
     }
   }
+  for (json& row : summary["neighbours"])
+    row["labels"] = {{"bytes", human_bytes(row["bytes"].get<std::uint64_t>())},
+                     {"delay", human_duration(nanos_at(row, "delay_ns"))}};
   for (json& verdict : summary["direct_io"])
     verdict["labels"] = {
         {"bytes", human_bytes(verdict["bytes"].get<std::uint64_t>())},

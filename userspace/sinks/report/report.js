@@ -528,7 +528,8 @@ function drawThrottle() {
 
 // Each part draws on its own: one failing leaves the others readable, and says so.
 [drawHeader, drawTimeline, drawPhases, drawCauses, drawWhy, drawThrottle,
- wpReportTables.drawContainers, wpReportTables.drawDirectIo, wpReportTables.drawReadFiles].forEach(
+ wpReportTables.drawContainers, wpReportTables.drawNeighbours, wpReportTables.drawDirectIo,
+ wpReportTables.drawReadFiles].forEach(
     function (draw) {
       try {
         draw();

@@ -52,6 +52,47 @@ function drawDirectIo() {
   document.getElementById('direct-io-table').append(table);
 }
 
+// ---- neighbours ------------------------------------------------------------------------------
+function ownerText(o) {
+  var where = o.container ? ', container ' + o.container : (o.cgroup && o.cgroup !== '/' ?
+      ', cgroup ' + o.cgroup : '');
+  return o.comm + ' (pid ' + o.pid + where + ')';
+}
+
+function drawNeighbours() {
+  var rows = summary.neighbours || [];
+  var calls = (data.syncs || []).filter(function (s) {
+    return s.neighbours && s.neighbours.length;
+  });
+  if (!rows.length && !calls.length) return;
+  document.getElementById('neighbours').hidden = false;
+  var table = h('table', {id: 'neighbours-rows'});
+  table.append(h('tr', {}, h('th', {}, 'Culprit'), h('th', {}, 'Victim'), h('th', {}, 'Syncs'),
+                 h('th', {}, 'Bytes inside them'), h('th', {}, 'Time charged')));
+  rows.forEach(function (r) {
+    table.append(h('tr', {}, h('td', {}, ownerText(r.culprit)),
+                   h('td', {}, r.victim_comm + ' (pid ' + r.victim_pid + ')'),
+                   h('td', {}, fmtCount(r.syncs)), h('td', {}, r.labels.bytes),
+                   h('td', {}, r.labels.delay)));
+  });
+  document.getElementById('neighbours-table').append(table);
+  var per = h('table', {id: 'neighbours-of-calls'});
+  per.append(h('tr', {}, h('th', {}, 'Sync'), h('th', {}, 'Latency'), h('th', {}, 'Behind'),
+               h('th', {}, 'Bytes'), h('th', {}, 'Share of the disk'), h('th', {}, 'Charged')));
+  calls.sort(function (a, b) { return b.latency_ns - a.latency_ns; });
+  calls.forEach(function (s) {
+    s.neighbours.forEach(function (n, i) {
+      var l = s.labels.neighbours[i];
+      per.append(h('tr', {},
+                   h('td', {}, i ? '' : s.syscall + ' ' + s.comm + ' (pid ' + s.pid + ') at ' +
+                     s.labels.start),
+                   h('td', {}, i ? '' : s.labels.latency), h('td', {}, ownerText(n)),
+                   h('td', {}, l.bytes), h('td', {}, l.share), h('td', {}, l.delay)));
+    });
+  });
+  document.getElementById('neighbours-calls').append(per);
+}
+
 function drawReadFiles() {
   var files = summary.read_files || [];
   if (!files.length) return;
@@ -89,5 +130,6 @@ function drawReadFiles() {
   document.getElementById('read-files-table').append(list);
 }
 
-return {drawContainers: drawContainers, drawDirectIo: drawDirectIo, drawReadFiles: drawReadFiles};
+return {drawContainers: drawContainers, drawNeighbours: drawNeighbours, drawDirectIo: drawDirectIo,
+        drawReadFiles: drawReadFiles};
 })();
