@@ -343,11 +343,13 @@ static __always_inline struct folio *wp_page_folio(struct page *page, __u32 *pag
 
 /* ---- inodes -------------------------------------------------------------------------------- */
 
-/* Whether the inode has dirty pages (I_DIRTY_PAGES). v6.12 made the inode state flags an enum
- * (inode_state_flags_t) and renumbered them, and i_state's type with them: an unsigned long
- * before, with I_DIRTY_PAGES bit 2. CO-RE does not match an enum field against an integer one,
- * so each type has its flavor; the bit comes from the enum where it exists. */
-struct inode___ulong_state {
+/* Whether the inode has dirty pages (I_DIRTY_PAGES). The flags became an enum
+ * (inode_state_flags_t) in v6.12 and were renumbered then and since (I_DIRTY_PAGES: bit 2
+ * before, bit 5, bit 6 in v6.18): the bit comes from the enum where it exists. i_state itself
+ * was an unsigned long, a u32 from v6.15 (either matches the integer flavor: the bit is in the
+ * low word), the enum in v6.18, and from v6.19 a struct read through accessors, which neither
+ * flavor matches: there the inode counts as dirty already, and no dirtier is told. */
+struct inode___int_state {
 	unsigned long i_state;
 } __attribute__((preserve_access_index));
 
@@ -355,10 +357,12 @@ static __always_inline bool wp_inode_has_dirty_pages(struct inode *inode)
 {
 	unsigned long state, bit = 1ul << 2;
 
-	if (bpf_core_field_exists(((struct inode___ulong_state *)inode)->i_state))
-		state = BPF_CORE_READ((struct inode___ulong_state *)inode, i_state);
-	else
+	if (bpf_core_field_exists(((struct inode___int_state *)inode)->i_state))
+		state = BPF_CORE_READ((struct inode___int_state *)inode, i_state);
+	else if (bpf_core_field_exists(inode->i_state))
 		state = BPF_CORE_READ(inode, i_state);
+	else
+		return true;
 	if (bpf_core_enum_value_exists(enum inode_state_flags_t, I_DIRTY_PAGES))
 		bit = bpf_core_enum_value(enum inode_state_flags_t, I_DIRTY_PAGES);
 	return state & bit;
