@@ -130,8 +130,10 @@ TEST_F(Neighbours, TheBulkWriterIsNamedBehindTheSlowSyncsWithItsOwnBytes) {
   // The summary: dd's bytes as the trace counted them, against its own counter and the disk's.
   const json summary = of_type(items, "summary").at(0);
   const auto& by_process = summary["io_by_process"];
-  const auto dd = std::find_if(by_process.begin(), by_process.end(),
-                               [](const json& io) { return io["owner"]["comm"] == "dd"; });
+  // Its bytes on the scratch disk (a loop device: the disk under it has them again).
+  const auto dd = std::find_if(by_process.begin(), by_process.end(), [&](const json& io) {
+    return io["owner"]["comm"] == "dd" && io["disk"] == disk_.disk();
+  });
   ASSERT_NE(dd, by_process.end()) << summary.dump();
   EXPECT_EQ((*dd)["owner"]["cgroup"], name);
   EXPECT_EQ((*dd)["disk"], disk_.disk());
@@ -210,7 +212,7 @@ TEST_F(Neighbours, TheScenariosWalNamesItsBulkWriter) {
 
 // What the trace says of a real client beside a bulk writer the test started in a cgroup of
 // its own: the client's syncs that named the writer, and the writer's bytes over the trace
-// (every process of that comm, in that cgroup).
+// (every process of that comm, in that cgroup, on the scratch disk).
 struct Named {
   std::uint64_t syncs = 0;          // the client's syncs
   std::uint64_t naming = 0;         // of which named the bulk writer
@@ -219,7 +221,7 @@ struct Named {
 };
 
 Named named_in(const std::vector<json>& items, const std::string& client, const std::string& bulk,
-               const std::string& cgroup) {
+               const std::string& cgroup, const std::string& disk) {
   Named n;
   for (const json& s : of_type(items, "fsync", client)) {
     ++n.syncs;
@@ -234,7 +236,7 @@ Named named_in(const std::vector<json>& items, const std::string& client, const 
   }
   const json summary = of_type(items, "summary").at(0);
   for (const json& io : summary["io_by_process"])
-    if (io["owner"]["comm"] == bulk && io["owner"]["cgroup"] == cgroup)
+    if (io["owner"]["comm"] == bulk && io["owner"]["cgroup"] == cgroup && io["disk"] == disk)
       n.bulk_bytes += u64(io["bytes"]);
   return n;
 }
@@ -269,7 +271,7 @@ TEST_F(Neighbours, PgbenchBesideABulkDdNamesTheDd) {
   ASSERT_EQ(bulk.exit_code, 0) << bulk.err;
   const std::uint64_t own = write_bytes_of(bulk.out);
   ASSERT_EQ(own, 192u << 20) << bulk.out;
-  const Named n = named_in(json_lines(slurp(out_)), "postgres", "dd", name);
+  const Named n = named_in(json_lines(slurp(out_)), "postgres", "dd", name, disk_.disk());
   std::cout << fmt::format("postgres: {} syncs, {} named dd; dd {} B traced, {} B its own\n",
                            n.syncs, n.naming, n.bulk_bytes, own);
   EXPECT_GT(n.syncs, 50u);
@@ -310,7 +312,7 @@ TEST_F(Neighbours, RedisAppendFsyncAlwaysBesideFioNamesFio) {
   ASSERT_EQ(fio.exit_code, 0) << fio.err;
   const std::uint64_t own = write_bytes_of(fio.out);
   ASSERT_GE(own, 160u << 20) << fio.out;
-  const Named n = named_in(json_lines(slurp(out_)), "redis-server", "fio", name);
+  const Named n = named_in(json_lines(slurp(out_)), "redis-server", "fio", name, disk_.disk());
   std::cout << fmt::format("redis: {} syncs, {} named fio; fio {} B traced, {} B its own\n",
                            n.syncs, n.naming, n.bulk_bytes, own);
   EXPECT_GT(n.syncs, 100u);
