@@ -241,6 +241,18 @@ Named named_in(const std::vector<json>& items, const std::string& client, const 
   return n;
 }
 
+// The client made more than `min_syncs` syncs, some named the bulk writer, none named anyone
+// else, and the bulk writer's traced bytes are within 10 % of `own`, its own count.
+void expect_named(const Named& n, const std::string& client, const std::string& bulk,
+                  std::uint64_t own, std::uint64_t min_syncs) {
+  std::cout << fmt::format("{}: {} syncs, {} named {}; {} {} B traced, {} B its own\n", client,
+                           n.syncs, n.naming, bulk, bulk, n.bulk_bytes, own);
+  EXPECT_GT(n.syncs, min_syncs);
+  EXPECT_GT(n.naming, 0u) << "no " << client << " sync named " << bulk;
+  EXPECT_TRUE(n.others.empty()) << n.others.front();
+  EXPECT_NEAR(static_cast<double>(n.bulk_bytes), static_cast<double>(own), 0.1 * own);
+}
+
 // PostgreSQL's commits (pgbench, WAL fdatasync'd at each) beside a bulk dd and its syncfs.
 TEST_F(Neighbours, PgbenchBesideABulkDdNamesTheDd) {
   const std::string bin = "/usr/lib/postgresql/15/bin";
@@ -271,13 +283,8 @@ TEST_F(Neighbours, PgbenchBesideABulkDdNamesTheDd) {
   ASSERT_EQ(bulk.exit_code, 0) << bulk.err;
   const std::uint64_t own = write_bytes_of(bulk.out);
   ASSERT_EQ(own, 192u << 20) << bulk.out;
-  const Named n = named_in(json_lines(slurp(out_)), "postgres", "dd", name, disk_.disk());
-  std::cout << fmt::format("postgres: {} syncs, {} named dd; dd {} B traced, {} B its own\n",
-                           n.syncs, n.naming, n.bulk_bytes, own);
-  EXPECT_GT(n.syncs, 50u);
-  EXPECT_GT(n.naming, 0u) << "no PostgreSQL sync named the bulk dd";
-  EXPECT_TRUE(n.others.empty()) << n.others.front();
-  EXPECT_NEAR(static_cast<double>(n.bulk_bytes), static_cast<double>(own), 0.1 * own);
+  expect_named(named_in(json_lines(slurp(out_)), "postgres", "dd", name, disk_.disk()), "postgres",
+               "dd", own, 50);
 }
 
 // Redis with appendfsync always (an fdatasync per write) beside fio writing buffered and
@@ -312,13 +319,8 @@ TEST_F(Neighbours, RedisAppendFsyncAlwaysBesideFioNamesFio) {
   ASSERT_EQ(fio.exit_code, 0) << fio.err;
   const std::uint64_t own = write_bytes_of(fio.out);
   ASSERT_GE(own, 160u << 20) << fio.out;
-  const Named n = named_in(json_lines(slurp(out_)), "redis-server", "fio", name, disk_.disk());
-  std::cout << fmt::format("redis: {} syncs, {} named fio; fio {} B traced, {} B its own\n",
-                           n.syncs, n.naming, n.bulk_bytes, own);
-  EXPECT_GT(n.syncs, 100u);
-  EXPECT_GT(n.naming, 0u) << "no Redis sync named fio";
-  EXPECT_TRUE(n.others.empty()) << n.others.front();
-  EXPECT_NEAR(static_cast<double>(n.bulk_bytes), static_cast<double>(own), 0.1 * own);
+  expect_named(named_in(json_lines(slurp(out_)), "redis-server", "fio", name, disk_.disk()),
+               "redis-server", "fio", own, 100);
 }
 
 }  // namespace

@@ -66,7 +66,8 @@ void NeighbourTracker::data_completed(const Request& r,
                                       const std::vector<std::shared_ptr<Bio>>& bios, Nanos ts) {
   if (!writes_data(r.tl.op)) return;
   std::deque<Completed>& done = completed_[r.tl.disk];
-  std::set<std::uint32_t> owners_of_request;
+  // A request's bios have an owner or two: a short list, not a set allocated per request.
+  std::vector<std::uint32_t> owners_of_request;
   for (const auto& bio : bios) {
     if (!bio || !writes_data(bio->ev.op)) continue;
     Completed c{.ts = ts, .request = r.id, .bytes = bio->ev.bytes, .owner = std::nullopt};
@@ -74,7 +75,11 @@ void NeighbourTracker::data_completed(const Request& r,
       c.owner = index_of(*owner);
       auto& [bytes, requests] = totals_[{r.tl.disk, *c.owner}];
       bytes += c.bytes;
-      if (owners_of_request.insert(*c.owner).second) ++requests;
+      if (std::find(owners_of_request.begin(), owners_of_request.end(), *c.owner) ==
+          owners_of_request.end()) {
+        owners_of_request.push_back(*c.owner);
+        ++requests;
+      }
     }
     // Completions arrive in time order; one out of order goes where it belongs.
     if (done.empty() || done.back().ts <= ts)
