@@ -43,7 +43,7 @@ constexpr std::uint64_t kFloodWrite = 1u << 20;
 // The flood overwrites a file of at most this size in a loop: the throttling depends on the
 // rate pages are dirtied, not on how much room the file takes. It must be well over the dirty
 // limit, or the flood would only re-dirty pages that are dirty already.
-constexpr std::uint64_t kFloodFileMax = 2ull << 30;
+constexpr std::uint64_t kFloodFileMax = 4ull << 30;
 // The write-back speed is measured by writing and fsyncing this much of the flood file.
 constexpr std::uint64_t kProbeBytes = 64u << 20;
 // The chosen dirty limit holds this much write-back: a throttled writer's pause grows with the
@@ -59,7 +59,13 @@ constexpr std::uint64_t kDeviceLimitMin = 16u << 20;
 // writers wait about that long for write-back to catch up, and the longest pause (at HZ=250,
 // an eighth of the time the dirty pages take to write back, at most 200ms) is over 100ms
 // while 0.8 s of write-back is dirty. Write-back faster than measured shortens both.
-constexpr double kOverLimitSeconds = 1.0;
+constexpr double kOverLimitSeconds = 2.0;
+// What counts is what is still dirty or under write-back when the limits drop, not what was
+// written: when other I/O on the machine has the system over its background limit, the
+// flusher writes the flood file back while it is being dirtied. Where cachestat(2) tells the
+// file's own pending pages, the preload runs on until they reach the target, looking every
+// this many bytes (a cachestat of the 2 GiB file walks its page cache).
+constexpr std::uint64_t kPendingCheckBytes = 16u << 20;
 
 const std::vector<std::string> kDirtyKnobs = {
     "vm/dirty_bytes", "vm/dirty_ratio", "vm/dirty_background_bytes", "vm/dirty_background_ratio"};
@@ -198,12 +204,16 @@ class ThreadFailure {
 struct FloodFigures {
   std::uint64_t bytes = 0;
   Nanos ns = 0;
+  // The file's bytes dirty or under write-back at the end (cachestat); nullopt where unknown.
+  std::optional<std::uint64_t> pending_bytes;
 };
 
-// Where a flood writes: `total` bytes from `start`, wrapping over the file.
+// Where a flood writes: `total` bytes from `start`, wrapping over the file; with
+// `until_pending`, it stops sooner once the file has that many bytes dirty or under write-back.
 struct FloodSpan {
   std::uint64_t start = 0;
   std::uint64_t total = 0;
+  std::uint64_t until_pending = 0;
 };
 
 struct LoggerFigures {
@@ -217,8 +227,11 @@ struct Sizing {
   std::uint64_t dirty_limit = 0;
   std::uint64_t background = 0;
   std::uint64_t device_limit = 0;
-  // Dirtied before the limits drop: kOverLimitSeconds of write-back over the hard limit.
+  // Dirty or under write-back when the limits drop: kOverLimitSeconds of write-back over the
+  // hard limit. Where the kernel has no cachestat(2), the preload writes this much.
   std::uint64_t preload = 0;
+  // The most the preload writes while write-back keeps the file's pending bytes below it.
+  std::uint64_t preload_max = 0;
   std::uint64_t flood = 0;
 };
 
@@ -242,8 +255,8 @@ class DirtyThrottle : public Scenario {
          "write-back speed, below the dirty limit)",
          ParamKind::Size, &device_limit_, 1u << 20, 64ull << 30},
         {"flood",
-         "bytes the background writer writes in 1 MiB writes, its preload (1 s of write-back "
-         "over the limit) included (default: until the logger is done)",
+         "bytes the background writer writes in 1 MiB writes, its preload (until 2 s of "
+         "write-back over the limit are dirty) included (default: until the logger is done)",
          ParamKind::Size, &flood_, kFloodWrite, 1ull << 40},
         {"line", "bytes per append (a stdio-buffered logger writes its 4 KiB buffer)",
          ParamKind::Size, &line_, 16, 1u << 20},
@@ -291,14 +304,16 @@ class DirtyThrottle : public Scenario {
         std::jthread flood_thread([&] {
           name_this_thread("flood");
           try {
-            preload = run_flood(ctx, flood_path, {0, sizing.preload}, failure);
+            preload = run_flood(ctx, flood_path, {0, sizing.preload_max, sizing.preload}, failure);
           } catch (...) {
             preloaded.set_exception(std::current_exception());
             return;
           }
           preloaded.set_value();
           try {
-            flood = run_flood(ctx, flood_path, {sizing.preload, sizing.flood}, failure);
+            flood = run_flood(ctx, flood_path,
+                              {preload.bytes, sizing.flood - std::min(sizing.flood, preload.bytes)},
+                              failure);
           } catch (...) {
             failure.record(std::current_exception());
           }
@@ -342,6 +357,8 @@ class DirtyThrottle : public Scenario {
     r.figures["device_limit_bytes"] = device_limited ? sizing.device_limit : 0;
     r.figures["preload_bytes"] = preload.bytes;
     r.figures["preload_ns"] = preload.ns;
+    r.figures["preload_target_bytes"] = sizing.preload;
+    if (preload.pending_bytes) r.figures["preload_pending_bytes"] = *preload.pending_bytes;
     r.figures["appends"] = log.count;
     r.figures["log_p50_ns"] = log.p50;
     r.figures["log_p99_ns"] = log.p99;
@@ -359,9 +376,13 @@ class DirtyThrottle : public Scenario {
     r.lines.push_back(fmt::format("write-back measured at {:.0f} MiB/s ({} written and fsynced)",
                                   static_cast<double>(sizing.writeback_bytes_per_s) / (1 << 20),
                                   human_bytes(kProbeBytes)));
-    r.lines.push_back(
-        fmt::format("flood: {} dirtied first under the system's own limits ({:.0f} MiB/s)",
-                    human_bytes(preload.bytes), mib_per_s(preload.bytes, preload.ns)));
+    r.lines.push_back(fmt::format(
+        "flood: {} dirtied first under the system's own limits ({:.0f} MiB/s){}",
+        human_bytes(preload.bytes), mib_per_s(preload.bytes, preload.ns),
+        preload.pending_bytes
+            ? fmt::format(", {} of the file dirty or under write-back then (aimed at {})",
+                          human_bytes(*preload.pending_bytes), human_bytes(sizing.preload))
+            : ""));
     r.lines.push_back(fmt::format(
         "then the limits dropped below that, as when available memory shrinks: {} (background "
         "{}){}",
@@ -437,9 +458,11 @@ class DirtyThrottle : public Scenario {
         std::min(hard_limit + (static_cast<std::uint64_t>(
                                    kOverLimitSeconds * static_cast<double>(writeback_bytes_per_s)) &
                                ~(kFloodWrite - 1)),
-                 flood_file_bytes() / 2);
+                 flood_file_bytes() / 4 * 3);
     if (flood_) s.preload = std::min(s.preload, flood_);
-    s.flood = flood_ ? flood_ - s.preload : ~0ull;  // the logger's end stops it
+    // Write-back running beside the preload may need the whole file dirtied, and more.
+    s.preload_max = flood_ ? flood_ : 2 * flood_file_bytes();
+    s.flood = flood_ ? flood_ : ~0ull;  // less the preload; the logger's end stops it
     return s;
   }
 
@@ -447,15 +470,25 @@ class DirtyThrottle : public Scenario {
   // span.total bytes are written or the logger is done.
   FloodFigures run_flood(const LoadContext& ctx, const std::filesystem::path& path, FloodSpan span,
                          const ThreadFailure& failure) const {
-    const std::uint64_t total = span.total;
+    std::uint64_t total = span.total;
     UniqueFd fd = open_file(path, O_WRONLY);
     std::vector<char> block(kFloodWrite);
     fill_pattern(block, 3);
     const std::uint64_t file_bytes = flood_file_bytes();
     FloodFigures figures;
     Stopwatch time;
+    bool pending_known = span.until_pending != 0;
+    std::uint64_t next_check = 0;
     while (figures.bytes < total && !failure.stopping()) {
       ctx.check_interrupt();
+      if (pending_known && figures.bytes >= next_check) {
+        figures.pending_bytes = file_pending_bytes(fd.get());
+        pending_known = figures.pending_bytes.has_value();
+        if (pending_known && *figures.pending_bytes >= span.until_pending) break;
+        // Without cachestat(2), the target is what the preload writes.
+        if (!pending_known) total = std::min(total, span.until_pending);
+        next_check = figures.bytes + kPendingCheckBytes;
+      }
       const std::uint64_t offset = (span.start + figures.bytes) % file_bytes;
       const std::uint64_t size =
           std::min({kFloodWrite, total - figures.bytes, file_bytes - offset});
@@ -463,6 +496,7 @@ class DirtyThrottle : public Scenario {
       figures.bytes += size;
     }
     figures.ns = time.elapsed_ns();
+    if (pending_known) figures.pending_bytes = file_pending_bytes(fd.get());
     return figures;
   }
 
