@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // The VM cost meter's floor (bench/vm/run.sh): the cheapest hooks a tracer could put where
 // writepath puts its own, so what is left above them is writepath's programs and agent.
-//   wp_bench_floor [-f FUNCTION]... [-t CATEGORY:EVENT]... -- CMD ARGS...
+//   wp_bench_floor [-s] [-f FUNCTION]... [-t CATEGORY:EVENT]... -- CMD ARGS...
 // attaches an empty BPF program (r0 = 0; exit) as fentry and as fexit on each kernel FUNCTION
 // (a trampoline, as writepath's default plan uses), and one on each tracepoint (-t
 // syscalls:sys_enter_writev: any syscall tracepoint sends every task's syscalls down the
 // kernel's slow path), then runs CMD and exits with its status, detaching everything.
+// -s: the kernel counts each program's runs and run time while CMD runs (BPF_ENABLE_STATS, as
+// kernel.bpf_stats_enabled does; each run then pays two clock reads more), and a line
+//   PROG NAME RUNS NS
+// is printed for every program that ran meanwhile (not -f's or -t's own). Under QEMU -icount
+// shift=0 a guest nanosecond is an instruction: NS is the instructions the program ran.
 #define _GNU_SOURCE
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -82,11 +87,58 @@ static int attach_tracepoint(const char* spec) {
   return 0;
 }
 
+// The run counters of every loaded program but those named wp_floor, by id (ids only grow).
+enum { kMaxPrograms = 4096 };
+struct ProgramCounts {
+  __u32 id;
+  char name[BPF_OBJ_NAME_LEN];
+  __u64 runs, ns;
+};
+
+static int read_program_counts(struct ProgramCounts* counts) {
+  int n = 0;
+  for (__u32 id = 0; n < kMaxPrograms && bpf_prog_get_next_id(id, &id) == 0;) {
+    int fd = bpf_prog_get_fd_by_id(id);
+    if (fd < 0) continue;  // unloaded meanwhile
+    struct bpf_prog_info info = {0};
+    __u32 len = sizeof(info);
+    if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && strcmp(info.name, "wp_floor") != 0) {
+      counts[n].id = id;
+      memcpy(counts[n].name, info.name, sizeof(counts[n].name));
+      counts[n].runs = info.run_cnt;
+      counts[n].ns = info.run_time_ns;
+      n++;
+    }
+    close(fd);
+  }
+  return n;
+}
+
+// PROG lines: what each program ran between the two readings (one loaded meanwhile from 0).
+static void print_program_counts(const struct ProgramCounts* before, int n_before,
+                                 const struct ProgramCounts* after, int n_after) {
+  for (int i = 0, j = 0; i < n_after; i++) {
+    while (j < n_before && before[j].id < after[i].id) j++;
+    const int known = j < n_before && before[j].id == after[i].id;
+    const __u64 runs = after[i].runs - (known ? before[j].runs : 0);
+    const __u64 ns = after[i].ns - (known ? before[j].ns : 0);
+    if (runs)
+      printf("PROG %s %llu %llu\n", after[i].name, (unsigned long long)runs,
+             (unsigned long long)ns);
+  }
+  fflush(stdout);
+}
+
 int main(int argc, char** argv) {
   struct btf* vmlinux = NULL;
-  int opt;
-  while ((opt = getopt(argc, argv, "+f:t:")) != -1) {
-    if (opt == 'f') {
+  int opt, stats_fd = -1;
+  while ((opt = getopt(argc, argv, "+sf:t:")) != -1) {
+    if (opt == 's') {
+      if (stats_fd < 0 && (stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME)) < 0) {
+        fprintf(stderr, "wp_bench_floor: cannot enable run-time stats: %s\n", strerror(errno));
+        return 1;
+      }
+    } else if (opt == 'f') {
       if (!vmlinux && !(vmlinux = btf__load_vmlinux_btf())) {
         fprintf(stderr, "wp_bench_floor: cannot load the kernel's BTF: %s\n", strerror(errno));
         return 1;
@@ -101,10 +153,13 @@ int main(int argc, char** argv) {
   }
   if (optind >= argc) {
     fprintf(stderr,
-            "usage: wp_bench_floor [-f FUNCTION]... [-t CATEGORY:EVENT]... -- CMD ARGS...\n");
+            "usage: wp_bench_floor [-s] [-f FUNCTION]... [-t CATEGORY:EVENT]... -- CMD ARGS...\n");
     return 2;
   }
   btf__free(vmlinux);
+  static struct ProgramCounts before[kMaxPrograms], after[kMaxPrograms];
+  const int n_before = stats_fd < 0 ? 0 : read_program_counts(before);
+  fflush(stdout);
   pid_t child = fork();
   if (child == 0) {
     execvp(argv[optind], argv + optind);
@@ -116,5 +171,6 @@ int main(int argc, char** argv) {
     perror("wp_bench_floor");
     return 1;
   }
+  if (stats_fd >= 0) print_program_counts(before, n_before, after, read_program_counts(after));
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }

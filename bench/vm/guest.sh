@@ -10,11 +10,16 @@
 #   bystander-serve:PLAN     the loop beside `writepath serve`
 #   traced:PLAN              `writepath trace -- LOOP` (one trace of a shell running every row)
 #   untraced-again           untraced once more, last: the run's own reproducibility
+#   programs-MODE            for the bystander and traced modes, the rows again (wp.program_count
+#                            calls) with the kernel counting each program's runs and run time
+#                            (wp_bench_floor -s): where those modes' instructions go
 # PLAN is fentry (the default plan) or tracepoint (--no-fentry). Each run prints its
 #   ROW MODE ROW COUNT INSTRUCTIONS_PER_CALL IDLE_PER_CALL
-# line; a run that fails prints WP-BENCH-FAIL MODE ROW RC and its stderr. The kernel command
+# line (and, in a programs- mode, PROG MODE ROW NAME RUNS INSTRUCTIONS for each program that
+# ran); a run that fails prints WP-BENCH-FAIL MODE ROW RC and its stderr. The kernel command
 # line (run.sh's WRITEPATH_VM_APPEND) sizes it: wp.count= calls per row (default 100000),
-# wp.sync_count= for pwrite-fdatasync (2000), wp.rows= and wp.plans= (comma-separated) narrow it.
+# wp.sync_count= for pwrite-fdatasync (2000), wp.program_count= for the programs- modes
+# (20000; 0 leaves them out), wp.rows= and wp.plans= (comma-separated) narrow it.
 dev=/dev/nvme0n1
 mnt=/mnt
 wp=/bin/writepath
@@ -27,11 +32,15 @@ param() {  # NAME DEFAULT: wp.NAME=VALUE from the kernel command line
 }
 count=$(param count 100000)
 sync_count=$(param sync_count 2000)
+program_count=$(param program_count 20000)
 rows=$(param rows getppid,write-null,pipe,pwrite,pwrite-fdatasync,rename,pread | tr ',' ' ')
 plans=$(param plans fentry,tracepoint | tr ',' ' ')
 
-count_of() {  # ROW
-  if [ "$1" = pwrite-fdatasync ]; then echo "$sync_count"; else echo "$count"; fi
+count_of() {  # MODE ROW
+  case $1 in
+    programs-*) if [ "$2" = pwrite-fdatasync ]; then echo $((sync_count / 5 + 1)); else echo "$program_count"; fi ;;
+    *) if [ "$2" = pwrite-fdatasync ]; then echo "$sync_count"; else echo "$count"; fi ;;
+  esac
 }
 # The kernel functions the default plan hooks for ROW (the floor's trampolines).
 floor_functions() {
@@ -53,6 +62,7 @@ measure() {
   rc=$?
   if [ $rc = 0 ] && grep -q '^ROW ' /tmp/row.out; then
     grep '^ROW ' /tmp/row.out
+    grep '^PROG ' /tmp/row.out | sed "s/^PROG /PROG $mode $row /"
   else
     echo "WP-BENCH-FAIL $mode $row $rc"
     sed "s/^/WP-BENCH-ERR $mode $row /" /tmp/row.err /tmp/row.out | tail -n 20
@@ -61,7 +71,8 @@ measure() {
   fi
 }
 loop() {  # MODE ROW: the loop's own command line
-  echo "$rows_bin $1 $2 $(count_of "$2") $mnt"
+  case $1 in programs-*) printf '/bin/wp_bench_floor -s -- ' ;; esac
+  echo "$rows_bin $1 $2 $(count_of "$1" "$2") $mnt"
 }
 
 # LOG PATTERN CMD...: CMD in the background (bg_pid) once PATTERN is in its output (it has
@@ -94,10 +105,16 @@ untraced() {  # MODE
     measure "$1" "$row" $(loop "$1" "$row")
   done
 }
+# MODE: the rows again with each program's counts, unless wp.program_count=0.
+programs() {
+  [ "$program_count" -gt 0 ] && untraced "programs-$1"
+  return 0
+}
 
 # `guest.sh rows MODE`: the rows alone, as the command `writepath trace --` runs.
 if [ "${1:-}" = rows ]; then
   untraced "$2"
+  programs "$2"
   exit 0
 fi
 
@@ -146,6 +163,7 @@ for plan in $plans; do
   # shellcheck disable=SC2086 # flag: one word or none
   if bg_start /tmp/bg.log "writepath: tracing" $wp trace $flag -p 1 -o /dev/null; then
     untraced "bystander-trace:$plan"
+    programs "bystander-trace:$plan"
     bg_stop
   fi
   serve_flag=
@@ -154,6 +172,7 @@ for plan in $plans; do
     # shellcheck disable=SC2086 # serve_flag: one word or none
     if bg_start /tmp/bg.log "writepath: serving" $wp serve $serve_flag --listen 127.0.0.1:9441; then
       untraced "bystander-serve:$plan"
+      programs "bystander-serve:$plan"
       bg_stop
     fi
   fi

@@ -13,7 +13,8 @@
 # Each kernel's table: BUILD_DIR/bench-vm/table-SERIES.md (printed too); its console log:
 # BUILD_DIR/bench-vm/SERIES/console.log. Run by hand; not a test.
 # WRITEPATH_VM_KERNELS picks the series ("6.1", "6.12", default both); BENCH_VM_COUNT calls per
-# row (100000), BENCH_VM_SYNC_COUNT pwrite + fdatasync pairs (2000); BENCH_VM_ROWS and
+# row (100000), BENCH_VM_SYNC_COUNT pwrite + fdatasync pairs (2000), BENCH_VM_PROGRAM_COUNT
+# calls per row of the per-program pass (20000; 0: none); BENCH_VM_ROWS and
 # BENCH_VM_PLANS (comma-separated, see guest.sh) narrow a run; BENCH_VM_TIMEOUT bounds a guest
 # (seconds, default 5400).
 set -euo pipefail
@@ -28,6 +29,7 @@ cmake --build "$build" -j "$(nproc)" --target bench_vm_binaries >/dev/null
 mkdir -p "$out"
 
 append="wp.count=${BENCH_VM_COUNT:-100000} wp.sync_count=${BENCH_VM_SYNC_COUNT:-2000}"
+append+=" wp.program_count=${BENCH_VM_PROGRAM_COUNT:-20000}"
 [[ -z ${BENCH_VM_ROWS:-} ]] || append+=" wp.rows=$BENCH_VM_ROWS"
 [[ -z ${BENCH_VM_PLANS:-} ]] || append+=" wp.plans=$BENCH_VM_PLANS"
 

@@ -4,7 +4,8 @@
 # The VM cost meter's table (bench/vm/run.sh) from one guest's console log (bench/vm/guest.sh's
 # ROW lines): per plan, each row's guest instructions per call untraced, then in each other mode
 # with what it adds and its ratio to untraced; the untraced rerun's largest drift; the hook
-# plans the guest's writepath doctor named. Markdown on stdout.
+# plans the guest's writepath doctor named; where the programs- modes' PROG lines say each
+# mode's BPF programs spent their instructions. Markdown on stdout.
 set -euo pipefail
 log=${1:?usage: table.sh CONSOLE_LOG}
 
@@ -22,8 +23,16 @@ function cell(mode, row,   v, u) {
 }
 /^WP-GUEST-BEGIN / { split($2, k, "="); kernel = k[2] }
 /^ROW / {
-  ipc[$2, $3] = $5; idle[$2, $3] = $6; calls[$3] = $4
+  ipc[$2, $3] = $5; idle[$2, $3] = $6
+  if ($2 ~ /^programs-/) { pcalls[$2, $3] = $4; next }
+  calls[$3] = $4
   if (!($3 in seen)) { seen[$3] = 1; order[++nrows] = $3 }
+}
+# PROG MODE ROW NAME RUNS NS: one program'\''s runs and instructions in one programs- run.
+/^PROG / {
+  key = $2 SUBSEP $3
+  ptotal[key] += $6; np[key]++; pname[key, np[key]] = $4; pruns[key, np[key]] = $5; pns[key, np[key]] = $6
+  if (!($2 in pmode_seen)) { pmode_seen[$2] = 1; pmodes[++npmodes] = $2 }
 }
 # doctor: its fentry/fexit line and its hooks section, without the variants passed over.
 /^WP-DOCTOR / {
@@ -95,6 +104,35 @@ END {
     print "Idle, not counted:" idle_note
     print "while the guest waits for the host'\''s disk its clock follows the host'\''s, so what"
     print "runs meanwhile (interrupts, a tracer'\''s agent) depends on how fast the host'\''s disk was."
+  }
+  if (npmodes > 0) {
+    print ""
+    print "### Where the programs'\'' instructions go"
+    print ""
+    print "The rows again (fewer calls) with the kernel counting each program'\''s runs and run time"
+    print "(`BPF_ENABLE_STATS`; each run then pays two clock reads more): instructions per call in"
+    print "all programs, then the four costliest: instructions per run × runs per call. The rest of"
+    print "a mode'\''s added instructions is the hooks'\'' own (trampoline or tracepoint), and the agent."
+    print ""
+    print "| mode | row | programs per call | costliest programs |"
+    print "|---|---|---:|---|"
+    for (m = 1; m <= npmodes; m++)
+      for (r = 1; r <= nrows; r++) {
+        mode = pmodes[m]; row = order[r]; key = mode SUBSEP row
+        if (!((mode, row) in pcalls) || pcalls[mode, row] <= 0) continue
+        n = pcalls[mode, row]; top = ""
+        for (q = 1; q <= np[key]; q++) used[q] = 0
+        for (t = 1; t <= 4 && t <= np[key]; t++) {
+          best = 0
+          for (q = 1; q <= np[key]; q++)
+            if (!used[q] && (best == 0 || pns[key, q] > pns[key, best])) best = q
+          used[best] = 1
+          top = top sprintf("%s%s %s × %.2f", t > 1 ? ", " : "", pname[key, best],
+                            commas(pns[key, best] / pruns[key, best]), pruns[key, best] / n)
+        }
+        printf "| %s | %s | %s | %s |\n", substr(mode, 10), label[row] ? label[row] : row,
+          commas(ptotal[key] / n), top == "" ? "none ran" : top
+      }
   }
   if (fails != "") { print ""; print "Runs that failed:"; print ""; printf "%s", fails }
   for (p = 1; p <= 2; p++)
