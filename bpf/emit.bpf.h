@@ -82,6 +82,8 @@ extern int wp_emit_path(__u64 dentry, __u64 mnt, __u32 dev, __u64 ino);
 /* After the record of a buffered write that dirtied no page (a struct file *, as a scalar):
  * the inline record of an ext4 file whose data lives in its inode (bpf/inline.bpf.c). */
 extern int wp_emit_ext4_inline(__u64 file, __u32 dev, __u64 ino, __u64 pos, __s64 bytes);
+/* wp_emit_ext4_inline's answer when the file cannot hold inline data (its caller caches it). */
+#define WP_INLINE_NEVER 1
 
 /* Emits the current thread's wp_offcpu_record for the call that started at start_ns
  * (bpf/sched.bpf.c); a global function, verified once rather than inlined into every exit. */

@@ -110,7 +110,9 @@ int BPF_PROG(wp_btrfs_inline, const struct extent_io_tree *tree, u64 start, u64 
  * there (ext4_write_inline_data_end()) and dirties no page; the jbd2 transaction that
  * journals the inode holds them, and the inode's i_sync_tid names it (what its fsync commits).
  * Called by the write's exit after its record, for a buffered write that dirtied no page: a
- * global function, verified once, so the exits near 6.1's verifier budget grow by a call. */
+ * global function, verified once, so the exits near 6.1's verifier budget grow by a call.
+ * WP_INLINE_NEVER when the file cannot hold inline data, which its caller remembers: a loop
+ * overwriting dirty pages (no page dirtied) then reads nothing here. */
 __noinline int wp_emit_ext4_inline(__u64 file_ptr, __u32 dev, __u64 ino, __u64 pos, __s64 bytes)
 {
 	struct file *file = (struct file *)file_ptr;
@@ -122,10 +124,10 @@ __noinline int wp_emit_ext4_inline(__u64 file_ptr, __u32 dev, __u64 ino, __u64 p
 		return 0;
 	inode = wp_backing_inode(BPF_CORE_READ(file, f_mapping, host));
 	if (!inode || BPF_CORE_READ(inode, i_sb, s_magic) != WP_EXT4_SUPER_MAGIC)
-		return 0;
+		return WP_INLINE_NEVER;
 	ei = (void *)inode - bpf_core_field_offset(struct ext4_inode_info, vfs_inode);
 	if (!(BPF_CORE_READ(ei, i_flags) & WP_EXT4_INLINE_DATA_FL))
-		return 0;
+		return WP_INLINE_NEVER;
 	r = wp_reserve(sizeof(*r), WP_REC_INLINE, WP_HOOK_INLINE);
 	if (!r)
 		return 0;

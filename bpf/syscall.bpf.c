@@ -442,9 +442,9 @@ int BPF_PROG(wp_sys_exit, struct pt_regs *regs, long ret)
  * told apart by the syscall the task is in. Which slots these serve is WP_VFS_SLOTS. */
 
 /* The user registers of the current syscall (bpf_task_pt_regs, v5.15). */
-static __always_inline struct pt_regs *wp_user_regs(void)
+static __always_inline struct pt_regs *wp_user_regs(struct task_struct *task)
 {
-	return (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	return (struct pt_regs *)bpf_task_pt_regs(task);
 }
 
 /* Whether `file` (a typed argument: plain loads) is one the write path follows. vfs_write runs
@@ -460,18 +460,23 @@ static __always_inline bool wp_vfs_file_followed(struct file *file)
 SEC("fentry/vfs_write")
 int BPF_PROG(wp_vfs_write_enter, struct file *file, const char *buf, size_t count, loff_t *pos)
 {
+	struct task_struct *task;
 	struct pt_regs *regs;
 	__u32 syscall;
 
-	if (!wp_vfs_file_followed(file) || !wp_task_traced())
+	if (!wp_vfs_file_followed(file))
 		return 0;
-	regs = wp_user_regs();
+	task = bpf_get_current_task_btf();
+	if (!wp_task_traced_of(task))
+		return 0;
+	regs = wp_user_regs(task);
 	syscall = wp_syscall_in(wp_regs_syscall_nr(regs), WP_VFS_SLOTS);
 	if (!wp_syscall_is_write(syscall))
 		return 0;
-	/* The offset is settled at exit (*pos has moved by ret, O_APPEND included). */
-	return wp_enter_file(syscall, (int)PT_REGS_PARM1_SYSCALL(regs), file, WP_AT_F_POS, count,
-			     0, false);
+	/* The offset is settled at exit (*pos has moved by ret, O_APPEND included). `file` is
+	 * a typed argument: the entry reads it, and its name for the exit, with plain loads. */
+	return wp_enter_on(task, syscall, (int)PT_REGS_PARM1_SYSCALL(regs), file, true,
+			   WP_AT_F_POS, count, 0);
 }
 
 SEC("fexit/vfs_write")
@@ -500,14 +505,16 @@ int BPF_PROG(wp_vfs_fsync_enter, struct file *file, loff_t start, loff_t end, in
 	struct pt_regs *regs;
 	__u32 syscall;
 
+	struct task_struct *task = bpf_get_current_task_btf();
+
 	/* The filter before the registers helper and the slot search. */
-	if (!wp_task_traced())
+	if (!wp_task_traced_of(task))
 		return 0;
-	regs = wp_user_regs();
+	regs = wp_user_regs(task);
 	syscall = wp_syscall_in(wp_regs_syscall_nr(regs), WP_VFS_SLOTS);
 	if (!wp_syscall_is_sync(syscall))
 		return 0;
-	return wp_enter_file(syscall, (int)PT_REGS_PARM1_SYSCALL(regs), file, 0, 0, 0, false);
+	return wp_enter_on(task, syscall, (int)PT_REGS_PARM1_SYSCALL(regs), file, true, 0, 0, 0);
 }
 
 SEC("fexit/vfs_fsync_range")

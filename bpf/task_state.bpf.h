@@ -69,6 +69,9 @@ struct wp_task_state {
 	__u32 cached_fs_dev; /* its superblock's dev_t when that is not cached_dev, else 0 */
 	__u32 fs_dev;
 	bool cached_traced;
+	/* cached_file cannot hold ext4 inline data: not ext4, or its inode without the flag (a
+	 * file that outgrew its inode never goes back), so its writes skip the check. */
+	bool cached_no_inline;
 	__u8 writeback_why; /* enum wp_why while a flusher thread runs writeback work, else 0 */
 	__u8 pos_exact;	    /* pos is the exact first byte written (set by fexit) */
 	/* Off-CPU accounting inside the call (bpf/sched.bpf.c). */

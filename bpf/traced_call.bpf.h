@@ -51,6 +51,7 @@ static __always_inline bool wp_resolve_file(struct wp_task_state *st, struct fil
 	st->cached_inode = (__u64)inode;
 	st->cached_inode_ino = inode_ino;
 	st->cached_traced = false;
+	st->cached_no_inline = false;
 	st->cached_kind = 0;
 
 	/* Writes to pipes, sockets and terminals are not the write path (kind 0); syncs of
@@ -349,10 +350,13 @@ static __always_inline void wp_emit_call(struct wp_task_state *st, long ret, __u
 	r->throttle_events = st->throttle_events;
 	r->writeback_waits = st->writeback_waits;
 	wp_submit(r, sizeof(*r));
-	/* A buffered write that dirtied no page may have put its bytes in an ext4 inode. */
+	/* A buffered write that dirtied no page may have put its bytes in an ext4 inode: an
+	 * overwrite of dirty pages too, until the check has said the file cannot. */
 	if (ret > 0 && !st->pages_dirtied && st->file && wp_syscall_is_write(st->syscall) &&
-	    !(st->file_flags & WP_FILE_DIRECT))
-		wp_emit_ext4_inline(st->file, st->dev, st->ino, pos, ret);
+	    !(st->file_flags & WP_FILE_DIRECT) && !st->cached_no_inline &&
+	    wp_emit_ext4_inline(st->file, st->dev, st->ino, pos, ret) == WP_INLINE_NEVER &&
+	    st->cached_file == st->file)
+		st->cached_no_inline = true;
 }
 
 #endif /* WRITEPATH_TRACED_CALL_BPF_H */
