@@ -589,6 +589,20 @@ TEST(HookPlan, ServeReadsPlansNoHookOnlyItemsNeed) {
   EXPECT_EQ(traced.programs().count("wp_read_fault_user"), 1u);
 }
 
+// serve counts writes and syncs: the namespace calls' items (renames, unlinks, closes) are
+// trace's alone, and under serve no program runs on them.
+TEST(HookPlan, ServePlansNoNamespaceCall) {
+  const HookPlan plan = plan_hooks(kernel_6_1(), PlanOptions{.metrics = true});
+  for (const char* hook : {"namespace calls", "namespace calls (older)"})
+    EXPECT_EQ(row(plan, hook), Row(hook, "-", "trace's items only (serve counts without it)"))
+        << hook;
+  for (const auto& program : plan.programs())
+    EXPECT_FALSE(program.starts_with("wp_ns_")) << program;
+  EXPECT_TRUE(plan.runnable());
+  const HookPlan traced = plan_hooks(kernel_6_1(), PlanOptions{});
+  EXPECT_EQ(traced.programs().count("wp_ns_fentry_renameat"), 1u);
+}
+
 // A kernel without the page-cache fill's tracepoint: the plan names the read hook it lacks
 // (trace --reads refuses on it), and still traces writes.
 TEST(HookPlan, AKernelWithoutThePageCacheFillLacksAReadHook) {

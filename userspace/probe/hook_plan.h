@@ -64,7 +64,8 @@ struct Hook {
   std::string name;  // what doctor prints: "bio queue", "request issue", ...
   std::string layer;
   bool required = false;  // tracing cannot run without it
-  // A read-path hook only trace's items need: serve --reads counts in the kernel without it.
+  // A hook only trace's items need: serve counts in the kernel without it (the read path's
+  // fault entries and readahead, the namespace calls).
   bool items_only = false;
   std::vector<HookVariant> variants = {};
 };

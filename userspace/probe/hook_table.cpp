@@ -507,7 +507,10 @@ std::vector<Hook> build_table() {
   // calls every architecture has, and the older ones only some keep (arm64's table has no
   // rename, link, unlink, rmdir, mkdir, creat or open: only their *at forms), so a kernel
   // without those loses only them. Their entry functions where trampolines attach, else classic
-  // tracepoints: on the raw pair they would run on every syscall of every process.
+  // tracepoints: on the raw pair they would run on every syscall of every process. Items only:
+  // serve counts writes and syncs, and under it these would send a record per rename, unlink
+  // and close of every process of the machine for its agent to drop (the guest's cost meter: a
+  // bystander's rename +11,500 instructions).
   {
     const std::set<std::string> legacy = {"rename", "link",  "unlink", "rmdir",
                                           "mkdir",  "creat", "open"};
@@ -526,10 +529,13 @@ std::vector<Hook> build_table() {
         .programs.push_back({.name = fmt::format("wp_ns_{}_{}", side, #call), .event = #call});
     WP_NAME_CHANGE_TABLE(WP_NAME_CHANGE_HOOK_)
 #undef WP_NAME_CHANGE_HOOK_
-    t.push_back(
-        {.name = "namespace calls", .layer = "namespace", .variants = {current_entry, current}});
+    t.push_back({.name = "namespace calls",
+                 .layer = "namespace",
+                 .items_only = true,
+                 .variants = {current_entry, current}});
     t.push_back({.name = "namespace calls (older)",
                  .layer = "namespace",
+                 .items_only = true,
                  .variants = {older_entry, older}});
   }
 
