@@ -113,7 +113,10 @@ static __always_inline void wp_file_name_of(struct file *file, __u32 dev, bool t
 
 	if (typed) {
 		dentry = file->f_path.dentry;
-		*name = dentry->d_name.hash_len ^ ((__u64)dev << 32);
+		/* hash_len as its halves (hashlen_create: len << 32 | hash, either endianness):
+		 * 6.1's verifier walks a union by its first member only, and hash_len shares
+		 * struct qstr's union with the 4-byte hash ("access beyond the end of member hash"). */
+		*name = (((__u64)dentry->d_name.len << 32) | dentry->d_name.hash) ^ ((__u64)dev << 32);
 		*parent = (__u64)dentry->d_parent;
 	} else {
 		dentry = BPF_CORE_READ(file, f_path.dentry);
