@@ -502,10 +502,9 @@ int BPF_PROG(wp_vfs_write_exit, struct file *file, const char *buf, size_t count
 SEC("fentry/vfs_fsync_range")
 int BPF_PROG(wp_vfs_fsync_enter, struct file *file, loff_t start, loff_t end, int datasync)
 {
+	struct task_struct *task = bpf_get_current_task_btf();
 	struct pt_regs *regs;
 	__u32 syscall;
-
-	struct task_struct *task = bpf_get_current_task_btf();
 
 	/* The filter before the registers helper and the slot search. */
 	if (!wp_task_traced_of(task))

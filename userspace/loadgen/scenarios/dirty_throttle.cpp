@@ -64,7 +64,7 @@ constexpr double kOverLimitSeconds = 2.0;
 // written: when other I/O on the machine has the system over its background limit, the
 // flusher writes the flood file back while it is being dirtied. Where cachestat(2) tells the
 // file's own pending pages, the preload runs on until they reach the target, looking every
-// this many bytes (a cachestat of the 2 GiB file walks its page cache).
+// this many bytes (a cachestat of the flood file walks its page cache: up to 4 GiB of it).
 constexpr std::uint64_t kPendingCheckBytes = 16u << 20;
 
 const std::vector<std::string> kDirtyKnobs = {
