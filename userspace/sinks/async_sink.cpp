@@ -42,7 +42,7 @@ void AsyncSink::clock(const ClockOffsets& offsets) {
 
 void AsyncSink::summary(const TraceSummary& totals) {
   hand_over_batch();
-  push(std::make_unique<TraceSummary>(totals));
+  push(totals);
 }
 
 void AsyncSink::flush() {
@@ -118,8 +118,8 @@ void AsyncSink::perform(Work& work) {
           inner_->progress(w.progress, w.item);
         } else if constexpr (std::is_same_v<W, ClockOffsets>) {
           inner_->clock(w);
-        } else if constexpr (std::is_same_v<W, std::unique_ptr<TraceSummary>>) {
-          inner_->summary(*w);
+        } else if constexpr (std::is_same_v<W, TraceSummary>) {
+          inner_->summary(w);
         } else {
           inner_->flush();
           if (drain_) drain_();

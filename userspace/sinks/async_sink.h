@@ -57,12 +57,7 @@ class AsyncSink : public Sink {
     Timeline item;
   };
   struct Flush {};
-  // The summary goes boxed: it holds its histograms inline (over 300 KiB), and a variant is as
-  // large as its largest member, so every batch would be that large too (a heap block the
-  // allocator maps and the kernel zeroes, on each hand-over).
-  using Work = std::variant<std::vector<Timeline>, Progress, ClockOffsets,
-                            std::unique_ptr<TraceSummary>, Flush>;
-  static_assert(sizeof(Work) <= 1024, "a summary or another large member should go boxed");
+  using Work = std::variant<std::vector<Timeline>, Progress, ClockOffsets, TraceSummary, Flush>;
 
   void hand_over_batch();
   void push(Work work);
