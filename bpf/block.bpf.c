@@ -22,6 +22,7 @@
 #include "metrics.bpf.h"
 #include "read_requests.bpf.h"
 #include "submitter.bpf.h"
+#include "sync_waiters.bpf.h"
 #include "task_filter.bpf.h"
 #include "task_state.bpf.h"
 #include "writepath.h"
@@ -143,20 +144,25 @@ static __always_inline void wp_fill_extents(struct wp_bio_record *r, struct bio 
 	r->bio_flags |= WP_BIO_TRUNCATED;
 }
 
-/* ---- a trace of some processes (wp_filters_files): other disks' bios and requests ----------
- * Writeback of a bystander's files is most of a busy machine's block traffic. A bio is kept out
- * when it goes to a disk no traced file lives on; a bio a traced thread submits is always kept,
- * and so is every bio of a traced file's disk, the bystanders' too: they are the neighbours a
- * slow sync of a traced file waited behind (the agent names them), and its journal, metadata
- * and flushes. A request is kept out when every bio it holds was: its events are not sent, and
- * what the disk did for it is added to filtered_requests for the disk's totals. */
+/* ---- a trace of some processes (wp_filters_files): bystanders' bios and requests -----------
+ * Writeback of a bystander's files is most of a busy machine's block traffic. A bio a traced
+ * thread submits is always kept. On a disk a traced file lives on, a bio is kept out when it
+ * writes pages of a regular file no traced call resolved, or is an O_DIRECT write (user memory)
+ * of an untraced thread; those of no regular file (journal and metadata blocks, flushes), which
+ * items of traced files may wait on, are kept. On any other disk a bio is kept out unless it
+ * carries a traced file's pages. A request is kept out when every bio it holds was: its events
+ * are not sent, and what the disk did for it is added to filtered_requests for the disk's
+ * totals. A data bio kept out of a traced disk adds its bytes to its owner's in filtered_io,
+ * and its request, completing while a traced sync waits (bpf/sync_waiters.bpf.h), is told in
+ * a wp_bystander_io_record: the neighbours the sync waits behind, which the agent names. */
 
-/* Bios kept out, by pointer (a kept bio deletes its pointer: the kernel reuses them). */
+/* Bios kept out, by pointer (a kept bio deletes its pointer: the kernel reuses them), each with
+ * its owner on a traced disk (a data bio: disk set), else zeros. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 65536);
 	__type(key, __u64);
-	__type(value, __u8);
+	__type(value, struct wp_filtered_io_key);
 } filtered_bios SEC(".maps");
 
 /* Requests issued with only such bios, until their last completion event: a partial
@@ -178,6 +184,82 @@ struct {
 	__type(key, __u32);
 	__type(value, struct wp_filtered_totals);
 } filtered_requests SEC(".maps");
+
+/* Data a traced disk wrote for bystanders while no traced sync waited, by owner: the agent adds
+ * it to each owner's bytes over the trace (the summary's io_by_process). Not preallocated: most
+ * traces fill a few entries. Past its size an owner's bytes go uncounted. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct wp_filtered_io_key);
+	__type(value, struct wp_filtered_io);
+} filtered_io SEC(".maps");
+
+/* Sets `owner` to the owner of data bio `bio` of `disk`, kept out: the user thread's process
+ * that queued it, or for a kernel thread the file `host` (whose dirtier the agent knows); and
+ * adds its bytes to the owner's in filtered_io (a split-off piece's were counted with the bio it
+ * came from, queued whole). */
+static __always_inline void wp_count_filtered_io(struct bio *bio, __u32 op, __u32 disk,
+						 __u8 kind, struct task_struct *task, bool user,
+						 struct inode *host, struct wp_filtered_io_key *owner)
+{
+	struct wp_filtered_io zero = {}, *io;
+
+	if (op != WP_OP_WRITE && op != WP_OP_WRITE_ZEROES)
+		return;
+	if (user) {
+		owner->tgid = task->tgid;
+		owner->cgroup_id = task->cgroups->dfl_cgrp->kn->id;
+	} else if (host) {
+		owner->dev = wp_inode_dev(host);
+		owner->ino = BPF_CORE_READ(host, i_ino);
+	} else {
+		return;
+	}
+	owner->disk = disk;
+	if (kind != WP_BIO_QUEUE)
+		return;
+	io = bpf_map_lookup_elem(&filtered_io, owner);
+	if (!io) {
+		if (user)
+			bpf_get_current_comm(zero.comm, sizeof(zero.comm));
+		bpf_map_update_elem(&filtered_io, owner, &zero, BPF_NOEXIST);
+		io = bpf_map_lookup_elem(&filtered_io, owner);
+		if (!io)
+			return;
+	}
+	__sync_fetch_and_add(&io->bytes, BPF_CORE_READ(bio, bi_iter.bi_size));
+	__sync_fetch_and_add(&io->bios, 1);
+}
+
+/* Tells that `nr_bytes` of kept-out write request `rq` on `disk` completed while a traced sync
+ * waits, with its first bio's owner: the sync's neighbours (see above). */
+static __always_inline void wp_emit_bystander_io(struct request *rq, __u32 disk, __u32 nr_bytes)
+{
+	__u64 bio = (__u64)BPF_CORE_READ(rq, bio);
+	struct wp_filtered_io_key *owner = bpf_map_lookup_elem(&filtered_bios, &bio);
+	struct wp_bystander_io_record *r;
+	struct wp_filtered_io *io;
+
+	if (!owner || owner->disk != disk)
+		return;
+	r = wp_reserve(sizeof(*r), WP_REC_BYSTANDER_IO, WP_HOOK_REQUEST);
+	if (!r)
+		return;
+	r->rq = (__u64)rq;
+	r->cgroup_id = owner->cgroup_id;
+	r->ino = owner->ino;
+	r->disk = disk;
+	r->file_dev = owner->dev;
+	r->tgid = owner->tgid;
+	r->bytes = nr_bytes;
+	__builtin_memset(r->comm, 0, sizeof(r->comm));
+	io = owner->tgid ? bpf_map_lookup_elem(&filtered_io, owner) : NULL;
+	if (io)
+		__builtin_memcpy(r->comm, io->comm, sizeof(r->comm));
+	wp_submit(r, sizeof(*r));
+}
 
 /* The page cache the bio's first bytes are in, NULL for none; *anon: user memory. */
 static __always_inline struct address_space *wp_bio_first_mapping(struct bio *bio, bool *anon)
@@ -278,20 +360,40 @@ static __always_inline bool wp_read_request_sent(struct request *rq, __u8 event,
 	return false;
 }
 
-static __always_inline bool wp_bio_filtered(struct bio *bio, __u32 disk)
+/* Whether bio `bio` is kept out of the trace (see above); `owner` is set for a data bio kept out
+ * of a traced disk. */
+static __always_inline bool wp_bio_filtered(struct bio *bio, __u32 op, __u32 disk, __u8 kind,
+					    struct wp_filtered_io_key *owner)
 {
-	bool user = !(bpf_get_current_task_btf()->flags & WP_PF_KTHREAD), anon;
+	struct task_struct *task = bpf_get_current_task_btf();
+	bool user = !(task->flags & WP_PF_KTHREAD), anon;
 	struct inode *host;
 
 	/* A user thread submits its own writes and syncs (a kernel thread: anyone's). */
 	if (user && wp_task_traced())
 		return false;
-	if (wp_disk_may_be_traced(disk))
-		return false;
-	/* Another disk: kept only for a traced file's pages remapped onto it by a stacked device
-	 * (the bio then notes the disk as traced). */
 	host = wp_bio_first_host(bio, &anon);
-	return !host || !wp_file_may_be_traced(wp_inode_dev(host), BPF_CORE_READ(host, i_ino));
+	if (!wp_disk_may_be_traced(disk))
+		/* Another disk: kept only for a traced file's pages remapped onto it by a stacked
+		 * device (the bio then notes the disk as traced). */
+		return !host ||
+		       !wp_file_may_be_traced(wp_inode_dev(host), BPF_CORE_READ(host, i_ino));
+	if (anon) {
+		/* O_DIRECT: an untraced thread's own, or a stacked device's remap */
+		if (!user)
+			return false;
+	} else if (!host) {
+		/* No pages: an untraced thread's discard or write-zeroes is its own; an empty write
+		 * is a PREFLUSH, which makes every file's data on its disk durable. */
+		if (!user || op == WP_OP_WRITE)
+			return false;
+	} else if (wp_file_may_be_traced(wp_inode_dev(host), BPF_CORE_READ(host, i_ino)) ||
+		   (BPF_CORE_READ(host, i_mode) & WP_S_IFMT) != WP_S_IFREG) {
+		/* A traced file's, or the journal's and metadata blocks (the block device's pages) */
+		return false;
+	}
+	wp_count_filtered_io(bio, op, disk, kind, task, user, host, owner);
+	return true;
 }
 
 /* The cgroup of `task`, a user thread queueing a bio, told to the agent (a wp_cgroup_record)
@@ -397,6 +499,8 @@ static __always_inline bool wp_request_filtered(struct request *rq, __u8 event, 
 		last = nr_bytes >= BPF_CORE_READ(rq, __data_len);
 		in_seq = wp_rq_in_flush_seq(rq);
 		wp_count_filtered(disk, op, nr_bytes, last && !in_seq);
+		if ((op == WP_OP_WRITE || op == WP_OP_WRITE_ZEROES) && wp_syncs_waiting())
+			wp_emit_bystander_io(rq, disk, nr_bytes);
 		if (last && in_seq)
 			bpf_map_update_elem(&filtered_rqs, &key, &at_seq_end, BPF_ANY);
 		else if (last)
@@ -428,11 +532,11 @@ static __always_inline int wp_emit_bio(struct bio *bio, __u8 kind)
 
 		bpf_map_update_elem(&read_bios, &key, &one, BPF_ANY);
 	} else if (wp_filters_files()) {
+		struct wp_filtered_io_key owner = {};
 		__u64 key = (__u64)bio;
-		__u8 one = 1;
 
-		if (wp_bio_filtered(bio, disk)) {
-			bpf_map_update_elem(&filtered_bios, &key, &one, BPF_ANY);
+		if (wp_bio_filtered(bio, op, disk, kind, &owner)) {
+			bpf_map_update_elem(&filtered_bios, &key, &owner, BPF_ANY);
 			return 0;
 		}
 		bpf_map_delete_elem(&filtered_bios, &key);

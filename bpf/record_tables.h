@@ -296,6 +296,20 @@ typedef struct wp_extent wp_t_extents[WP_BIO_MAX_EXTENTS];
 	X(pad32, pad, "")                                                                          \
 	X(comm, comm, "the thread's name")
 
+/* A bystander's data completed on a traced disk while a traced sync waited: a request the trace
+ * kept out (its bios are no traced call's), told only then, for the neighbours of the syncs
+ * waiting. Its owner is its first bio's: a process, or for a kernel thread's writeback the
+ * file, whose dirtier record names the process. */
+#define WP_BYSTANDER_IO_FIELDS(X)                                                                  \
+	X(ptr, rq, "kernel pointer of the request")                                               \
+	X(u64, cgroup_id, "the owner's cgroup2 id (tgid set)")                                     \
+	X(u64, ino, "the file a kernel thread wrote back (tgid 0), else 0")                       \
+	X(dev, disk, "the whole disk")                                                             \
+	X(dev, file_dev, "the file's superblock dev_t (ino set)")                                  \
+	X(u32, tgid, "the owner process; 0: a kernel thread's writeback of file ino")              \
+	X(u32, bytes, "data this completion finished")                                             \
+	X(comm, comm, "the owner's name (tgid set)")
+
 /* One distinct stack a slow call slept with (not a record: wp_offcpu_record holds them). */
 #define WP_OFFCPU_SLOT_FIELDS(X)                                                                   \
 	X(ns, ns, "time asleep with this stack, summed over its sleeps")                           \
@@ -447,7 +461,8 @@ typedef struct wp_offcpu_slot wp_t_offcpu_slots[WP_OFFCPU_SLOTS];
 	X(fs_commit, FS_COMMIT, 19, WP_FS_COMMIT_FIELDS, 40)                                       \
 	X(read, READ, 20, WP_READ_FIELDS, 120)                                                     \
 	X(fault, FAULT, 21, WP_FAULT_FIELDS, 96)                                                   \
-	X(dirtier, DIRTIER, 22, WP_DIRTIER_FIELDS, 64)
+	X(dirtier, DIRTIER, 22, WP_DIRTIER_FIELDS, 64)                                             \
+	X(bystander_io, BYSTANDER_IO, 23, WP_BYSTANDER_IO_FIELDS, 72)
 
 enum wp_record_type {
 #define WP_RECORD_TYPE_(tag, TYPE, value, FIELDS, bytes) WP_REC_##TYPE = value,

@@ -244,6 +244,7 @@ static __always_inline int wp_exit(long ret, bool io_submit_possible, bool cast)
 	else
 		wp_emit_call(st, ret, now, task, cast);
 out:
+	wp_sync_wait_end(st);
 	st->active = 0;
 	return 0;
 }

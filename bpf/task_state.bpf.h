@@ -51,7 +51,8 @@ struct wp_task_state {
 	__u64 aio_iocbs;  /* io_submit: the user's iocbpp array */
 	__u32 aio_nr;	  /* io_submit: how many iocbs it holds */
 	__u16 call_flags; /* enum wp_call_flags */
-	__u16 pad2;
+	__u8 sync_waiting; /* counted in syncs_waiting (bpf/sync_waiters.bpf.h) */
+	__u8 pad2;
 	__u32 pages_dirtied;
 	__u32 dirty_folios;
 	__u64 throttle_ns;

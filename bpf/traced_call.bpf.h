@@ -18,6 +18,7 @@
 #include "emit.bpf.h"
 #include "file_filter.bpf.h"
 #include "task_filter.bpf.h"
+#include "sync_waiters.bpf.h"
 #include "task_state.bpf.h"
 #include "uring_op.bpf.h"
 #include "writepath.h"
@@ -166,6 +167,7 @@ static __always_inline int wp_enter_on(struct task_struct *task, __u32 syscall, 
 			st = bpf_task_storage_get(&task_state, task, 0, 0);
 			if (st) {
 				wp_uring_fold(st);
+				wp_sync_wait_end(st);
 				st->active = 0;
 			}
 		}
@@ -188,6 +190,7 @@ static __always_inline int wp_enter_on(struct task_struct *task, __u32 syscall, 
 		return 0;
 	}
 	wp_uring_fold(st); /* an inline io_uring op of this thread ended before this call */
+	wp_sync_wait_end(st);
 	st->active = 0;
 	st->file = 0;
 	st->dev = 0;
@@ -214,6 +217,7 @@ static __always_inline int wp_enter_on(struct task_struct *task, __u32 syscall, 
 	}
 	st->call_flags = call_flags;
 	wp_open_call(st, syscall, fd, pos, count);
+	wp_sync_wait_begin(st, syscall);
 	return 0;
 }
 

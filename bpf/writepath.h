@@ -586,6 +586,24 @@ struct wp_filtered_totals {
 	wp_u64 flush_requests;
 };
 
+/* Data bios the kernel side kept out of a filtered trace on a traced disk (bpf/block.bpf.c,
+ * filtered_io), by owner: a bystander's process (tgid and cgroup set), or, for a kernel thread's
+ * writeback, the file (dev and ino set) whose dirtier the agent knows. */
+struct wp_filtered_io_key {
+	wp_u32 disk;
+	wp_u32 tgid;
+	wp_u64 cgroup_id; /* cgroup v2 id of the queueing thread (tgid set) */
+	wp_u64 ino;
+	wp_u32 dev; /* the file's superblock dev_t (ino set) */
+	wp_u32 pad;
+};
+
+struct wp_filtered_io {
+	wp_u64 bytes;
+	wp_u64 bios;
+	char comm[WP_COMM_LEN]; /* the queueing thread's name when first counted (tgid set) */
+};
+
 struct wp_metric_key {
 	wp_u8 metric; /* enum wp_metric */
 	wp_u8 sub;

@@ -5,12 +5,15 @@
 // in the disk's diskstats; no neighbour is named when the WAL runs alone or the bulk writes to
 // another disk. Also the load's noisy-neighbour scenario under a trace of its WAL writer only.
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <iostream>
 #include <random>
 
+#include "decode/decoder.h"
 #include "harness.h"
+#include "record/trace_file.h"
 
 namespace wp::testing {
 namespace {
@@ -125,6 +128,9 @@ TEST_F(Neighbours, TheBulkWriterIsNamedBehindTheSlowSyncsWithItsOwnBytes) {
       EXPECT_TRUE(names_dd) << "slow and naming no neighbour: " << s.dump();
     }
   }
+  std::cout << fmt::format("wal: {} syncs, median {} ns, slowest {} ns, {} named dd\n",
+                           syncs.size(), typical,
+                           *std::max_element(latencies.begin(), latencies.end()), named);
   EXPECT_GT(named, 0u) << "no sync named the bulk writer";
 
   // The summary: dd's bytes as the trace counted them, against its own counter and the disk's.
@@ -160,6 +166,66 @@ TEST_F(Neighbours, NoneWhenTheWalRunsAloneOrTheBulkWritesToAnotherDisk) {
   for (const json& s : syncs) EXPECT_TRUE(s["neighbours"].empty()) << s.dump();
   const json summary = of_type(items, "summary").at(0);
   EXPECT_TRUE(summary["neighbours"].empty()) << summary.dump();
+}
+
+// While no traced sync waits, a bystander's data on a traced disk is counted in the kernel, not
+// sent: beside a traced writer that never syncs, the recording holds no bio of the bulk writer's
+// file and no bystander-io record, and the summary still gives the bulk writer its bytes, in
+// its cgroup, within 10 % of its own /proc/PID/io.
+TEST_F(Neighbours, ABystandersDataIsCountedNotSentWhileNoTracedSyncWaits) {
+  TestCgroups cgroups(cgroup2_mount());
+  const std::string name = "/wp-it-quiet-" + std::to_string(::getpid());
+  const std::string dir = cgroups.make(name);
+  std::mt19937 rng(std::random_device{}());
+  const unsigned mib = 128 + rng() % 128;
+  SCOPED_TRACE(fmt::format("bulk {} MiB", mib));
+  const std::string stop = disk_.file("stop");
+  const fs::path saved = out_.string() + ".wpt";
+  Background trace({writepath(), "trace", "--format", "json", "-o", out_.string(), "--save",
+                    saved.string(), "--", "sh", "-c",
+                    fmt::format("echo traced > '{}' && while [ ! -e '{}' ]; do sleep 0.05; done",
+                                disk_.file("note"), stop)});
+  ASSERT_TRUE(trace.wait_for_stderr("tracing")) << trace.err();
+  // The traced shell's write has made the scratch disk a traced one by then.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const RunResult bulk = run(bulk_writer(dir + "/cgroup.procs", disk_.file("bulk"), mib));
+  std::ofstream(stop).put('\n');
+  ASSERT_EQ(trace.wait(), 0) << trace.err();
+  ASSERT_EQ(bulk.exit_code, 0) << bulk.err;
+  const std::uint64_t own = write_bytes_of(bulk.out);
+  ASSERT_EQ(own, std::uint64_t{mib} << 20) << bulk.out;
+
+  struct stat st {};
+  ASSERT_EQ(::stat(disk_.file("bulk").c_str(), &st), 0);
+  std::uint64_t sent = 0, bios = 0, bystander_io = 0;
+  auto reader = TraceFileReader::open(saved.string());
+  ASSERT_EQ(reader.error(), "");
+  Decoder decoder;
+  while (auto frame = reader.next()) {
+    if (frame->kind != FrameKind::Record) continue;
+    const auto event = decoder.decode(frame->payload);
+    if (const auto* bio = event ? std::get_if<BioEvent>(&*event) : nullptr) {
+      ++bios;
+      if (bio->ino == st.st_ino) sent += bio->bytes;
+    }
+    if (event && std::holds_alternative<BystanderIoEvent>(*event)) ++bystander_io;
+  }
+  fs::remove(saved);
+  std::cout << fmt::format("bulk {} B; {} bios sent, {} B of them the bulk file's\n", own, bios,
+                           sent);
+  EXPECT_EQ(sent, 0u);
+  EXPECT_EQ(bystander_io, 0u) << "told a bystander's completion with no traced sync waiting";
+
+  const json summary = of_type(json_lines(slurp(out_)), "summary").at(0);
+  std::uint64_t counted = 0;
+  for (const json& io : summary["io_by_process"])
+    if (io["owner"]["comm"] == "dd" && io["disk"] == disk_.disk()) {
+      EXPECT_EQ(io["owner"]["cgroup"], name) << io.dump();
+      counted += u64(io["bytes"]);
+    }
+  EXPECT_NEAR(static_cast<double>(counted), static_cast<double>(own), 0.1 * own)
+      << summary["io_by_process"].dump();
+  EXPECT_TRUE(summary["neighbours"].empty()) << summary["neighbours"].dump();
 }
 
 // The load's scenario under a trace (its writers are the load's children, so both are traced:

@@ -132,10 +132,18 @@ struct LineOf<DirtierEvent> {
                                         {.field = "cgroup_id", .key = "cgroup"}};
 };
 
+template <>
+struct LineOf<BystanderIoEvent> {
+  static constexpr std::string_view word = "bystander_io";
+  static constexpr FieldRule rules[] = {{.field = "disk", .required = true},
+                                        {.field = "file_dev", .key = "dev"},
+                                        {.field = "cgroup_id", .key = "cgroup"}};
+};
+
 using TableEvents =
     std::tuple<RequestEvent, NvmeEvent, FsLogEvent, JournalEvent, ThrottleEvent, CausesEvent,
                DiscardEvent, InlineDataEvent, FsCommitEvent, MmapDirtyEvent, CgroupEvent,
-               FileViewEvent, FuseReplyEvent, FaultEvent, DirtierEvent>;
+               FileViewEvent, FuseReplyEvent, FaultEvent, DirtierEvent, BystanderIoEvent>;
 
 template <typename E>
 constexpr bool kHasKindField = requires {

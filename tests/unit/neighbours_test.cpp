@@ -37,6 +37,17 @@ struct Fixture {
     if (kthread) b->ev.bio_flags |= bio_flag::kKernelThread;
     return b;
   }
+  // The bulk writer (pid 300, cgroup 77) turned file 12 dirty: a flusher's bios of it are its.
+  void bulk_writer_dirtied_file_12() {
+    DirtierEvent dirtier;
+    dirtier.dev = kDisk;
+    dirtier.ino = 12;
+    dirtier.pid = 300;
+    dirtier.tid = 300;
+    dirtier.comm = "bulk-writer";
+    dirtier.cgroup_id = 77;
+    tracker.on_dirtier(dirtier);
+  }
   void complete(DevT disk, Nanos at, std::vector<std::shared_ptr<Bio>> bios,
                 ReqOp op = ReqOp::Write) {
     Request r;
@@ -58,14 +69,7 @@ struct Fixture {
 
 TEST(Neighbours, AFlushersWritebackIsChargedToTheFilesDirtier) {
   Fixture f;
-  DirtierEvent dirtier;
-  dirtier.dev = kDisk;
-  dirtier.ino = 12;
-  dirtier.pid = 300;
-  dirtier.tid = 300;
-  dirtier.comm = "bulk-writer";
-  dirtier.cgroup_id = 77;
-  f.tracker.on_dirtier(dirtier);
+  f.bulk_writer_dirtied_file_12();
   // Inside the call [10 ms, 30 ms]: 3 MiB of the bulk file by the flusher, 4 KiB of the
   // caller's own, 16 KiB of the journal (a kernel thread's, no file). Outside it: 1 MiB.
   f.complete(kDisk, 5 * kMs, {Fixture::bio(90, "kworker/u4:1", 1u << 20, 12, true)});
@@ -97,6 +101,83 @@ TEST(Neighbours, AFlushersWritebackIsChargedToTheFilesDirtier) {
   EXPECT_EQ(totals[0].requests, 4u);
   EXPECT_EQ(totals[1].owner.pid, 200u);
   EXPECT_EQ(totals[1].bytes, 4096u);
+}
+
+// Data the kernel kept out while no traced sync waited adds to its owner's bytes over the
+// trace (a process's own, or a flusher's charged to its file's dirtier; none known: nobody's),
+// and to no sync's neighbours.
+TEST(Neighbours, DataKeptOutAddsToItsOwnersTotalsOnly) {
+  Fixture f;
+  f.bulk_writer_dirtied_file_12();
+  f.complete(kDisk, 12 * kMs, {Fixture::bio(90, "kworker/u4:1", 1u << 20, 12, true)});
+  f.tracker.add_filtered({.disk = kDisk,
+                          .dev = kDisk,
+                          .ino = 12,
+                          .comm = {},
+                          .bytes = 3u << 20,
+                          .bios = 3});  // flusher's
+  f.tracker.add_filtered({.disk = kDisk,
+                          .tgid = 400,
+                          .cgroup_id = 88,
+                          .comm = "fio",
+                          .bytes = 8192,
+                          .bios = 2});  // its own O_DIRECT
+  f.tracker.add_filtered(
+      {.disk = kDisk, .dev = kDisk, .ino = 99, .comm = {}, .bytes = 1u << 20, .bios = 1});
+
+  const auto n = f.tracker.of(Fixture::fdatasync(200, 10 * kMs, 30 * kMs), {kDisk});
+  ASSERT_EQ(n.size(), 1u);
+  EXPECT_EQ(n[0].bytes, 1u << 20);
+  const auto totals = f.tracker.totals();
+  ASSERT_EQ(totals.size(), 2u);
+  EXPECT_EQ(totals[0].owner.pid, 300u);
+  EXPECT_EQ(totals[0].bytes, 4u << 20);
+  EXPECT_EQ(totals[0].requests, 1u);  // the one request seen
+  EXPECT_EQ(totals[1].owner.pid, 400u);
+  EXPECT_EQ(totals[1].owner.comm, "fio");
+  EXPECT_EQ(totals[1].owner.cgroup_id, 88u);
+  EXPECT_EQ(totals[1].bytes, 8192u);
+  EXPECT_EQ(totals[1].requests, 0u);
+}
+
+// A bystander's request the kernel kept out, completing while a traced sync waited, is a
+// neighbour of the syncs it completed inside (a process's own, or a flusher's charged to its
+// file's dirtier), and adds nothing to the totals: the kernel counted it when it kept it out.
+TEST(Neighbours, ABystandersKeptOutDataIsANeighbourNotATotal) {
+  Fixture f;
+  f.bulk_writer_dirtied_file_12();
+  BystanderIoEvent flusher;
+  flusher.ts = 15 * kMs;
+  flusher.rq = 0xffff888100001000;
+  flusher.disk = kDisk;
+  flusher.file_dev = kDisk;
+  flusher.ino = 12;
+  flusher.bytes = 1u << 20;
+  f.tracker.on_bystander_io(flusher);
+  flusher.ts = 16 * kMs;  // the same request's second half
+  f.tracker.on_bystander_io(flusher);
+  BystanderIoEvent direct;
+  direct.ts = 20 * kMs;
+  direct.rq = 0xffff888100002000;
+  direct.disk = kDisk;
+  direct.tgid = 400;
+  direct.cgroup_id = 88;
+  direct.comm = "fio";
+  direct.bytes = 8192;
+  f.tracker.on_bystander_io(direct);
+  direct.ts = 40 * kMs;  // after the call
+  f.tracker.on_bystander_io(direct);
+
+  const auto n = f.tracker.of(Fixture::fdatasync(200, 10 * kMs, 30 * kMs), {kDisk});
+  ASSERT_EQ(n.size(), 2u);
+  EXPECT_EQ(n[0].owner.pid, 300u);
+  EXPECT_EQ(n[0].bytes, 2u << 20);
+  EXPECT_EQ(n[0].requests, 1u);
+  EXPECT_EQ(n[1].owner.pid, 400u);
+  EXPECT_EQ(n[1].owner.comm, "fio");
+  EXPECT_EQ(n[1].owner.cgroup_id, 88u);
+  EXPECT_EQ(n[1].bytes, 8192u);
+  EXPECT_TRUE(f.tracker.totals().empty());
 }
 
 TEST(Neighbours, AUserThreadsOwnBiosAreItsOwnWithItsCgroup) {

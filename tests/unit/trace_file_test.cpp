@@ -174,6 +174,51 @@ TEST(TraceFileReader, FilteredRequestsFrameOfPartEntriesIsDamaged) {
   EXPECT_NE(again.warning().find("damaged frame"), std::string::npos) << again.warning();
 }
 
+// A filtered recording keeps the data the kernel kept out of traced disks, by owner.
+TEST(TraceFileWriter, FilteredIoRoundTripsByOwner) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("wp_trace_file_filtered_io_" + std::to_string(::getpid()) + ".wpt");
+  const std::vector<FilteredIo> owners{
+      {.disk = make_dev(7, 1),
+       .tgid = 4211,
+       .cgroup_id = 9,
+       .comm = "dd",
+       .bytes = 1 << 20,
+       .bios = 4},
+      {.disk = make_dev(7, 1),
+       .dev = make_dev(7, 1),
+       .ino = 12,
+       .comm = {},
+       .bytes = 4096,
+       .bios = 1},
+      {.disk = make_dev(259, 0), .tgid = 1, .comm = "a-name-of-15-ch", .bytes = 1, .bios = 1}};
+  {
+    TraceFileWriter writer(path.string(), TraceFileHeader{});
+    writer.filtered_io(owners);
+  }
+  TraceFileReader reader = TraceFileReader::open(path.string());
+  std::filesystem::remove(path);
+  const auto frame = reader.next();
+  ASSERT_TRUE(frame.has_value()) << reader.warning();
+  ASSERT_EQ(frame->kind, FrameKind::FilteredIo);
+  EXPECT_EQ(filtered_io_of(*frame), owners);
+  EXPECT_FALSE(reader.next().has_value());
+  EXPECT_TRUE(reader.warning().empty()) << reader.warning();
+}
+
+// An owners frame that is not whole entries, or whose padding is not zero, is damage.
+TEST(TraceFileReader, FilteredIoFrameOfPartEntriesIsDamaged) {
+  const auto cut = file_with_frame(FrameKind::FilteredIo, std::vector<std::byte>(40));
+  TraceFileReader reader = TraceFileReader::parse(cut);
+  EXPECT_FALSE(reader.next().has_value());
+  EXPECT_NE(reader.warning().find("damaged frame"), std::string::npos) << reader.warning();
+  std::vector<std::byte> padded(64);
+  padded[28] = std::byte{1};  // the u32 after the file's dev_t
+  TraceFileReader again = TraceFileReader::parse(file_with_frame(FrameKind::FilteredIo, padded));
+  EXPECT_FALSE(again.next().has_value());
+  EXPECT_NE(again.warning().find("damaged frame"), std::string::npos) << again.warning();
+}
+
 // A recording keeps the disks its end found with no write in flight, and when.
 TEST(TraceFileWriter, WriteIdleDisksRoundTrip) {
   const auto path = std::filesystem::temp_directory_path() /

@@ -182,10 +182,15 @@ SessionEnd LiveSession::finish(const SessionLoop& loop, Nanos span) {
   for (const auto& [dev, t] : session.filtered_requests())
     filtered[dev] = {t.write_requests, t.write_bytes, t.flush_requests};
   if (recording_ && !filtered.empty()) recording_->filtered_requests(filtered);
+  const std::vector<FilteredIo> filtered_io = session.filtered_io();
+  for (const FilteredIo& io : filtered_io)
+    cgroup_namer_.name(io.cgroup_id);  // its CgroupName before the frame naming it
+  if (recording_ && !filtered_io.empty()) recording_->filtered_io(filtered_io);
   SessionEnd end;
   if (pipeline_) {
     if (kernel_counts_bpf_time()) summary_.set_bpf_cost(program_cost(session));
     summary_.add_filtered_requests(filtered);
+    summary_.add_filtered_io(filtered_io);
     summary_.set_untraced_calls(untraced);
     end.summary = pipeline_->finish(span, summary_);
     end.loss = loss_report(end.summary->events, loop.lost_total(), true);

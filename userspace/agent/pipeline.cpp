@@ -157,6 +157,7 @@ TraceSummary Pipeline::finish(Nanos duration_ns, const SummaryBuilder& facts) {
   summary.duration_ns = duration_ns;
   summary.sync_phases = sync_phases_;
   summary.neighbours = neighbours_.rows();
+  stitcher_.add_filtered_io(facts.filtered_io());
   summary.io_by_process = stitcher_.io_by_owner();
   if (summary.io_by_process.size() > 10) summary.io_by_process.resize(10);
   for (OwnerIo& io : summary.io_by_process) name_owner(io.owner);

@@ -87,6 +87,10 @@ int run_report(const ReportOptions& options) {
       facts.add_filtered_requests(*filtered);
       continue;
     }
+    if (auto owners = filtered_io_of(frame)) {  // checked whole by the reader
+      facts.add_filtered_io(*owners);
+      continue;
+    }
     if (auto idle = write_idle_disks_of(frame)) {  // checked whole by the reader
       facts.set_write_idle_disks(std::move(*idle));
       continue;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // What a trace's summary says that no event carries: the kernel's counts read once the hooks
-// are detached (write requests the filters kept out, untraced calls, what the programs cost,
+// are detached (write requests and bystanders' data the filters kept out, untraced calls, what
+// the programs cost,
 // the disks with no write in flight),
 // or a trace file's copies of them, and the hint a command draws from what it saw. The session
 // collects them here; the pipeline completes the summary of its events with them at its end.
@@ -11,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "common/program_cost.h"
 #include "record/trace_file.h"
@@ -24,6 +26,11 @@ class SummaryBuilder {
   void add_filtered_requests(const FilteredRequestsByDisk& totals) {
     for (const auto& [dev, t] : totals) add(filtered_requests_[dev], t);
   }
+  // Data bios the kernel kept out of traced disks, by owner: each owner's bytes count them.
+  void add_filtered_io(const std::vector<FilteredIo>& owners) {
+    filtered_io_.insert(filtered_io_.end(), owners.begin(), owners.end());
+  }
+  const std::vector<FilteredIo>& filtered_io() const { return filtered_io_; }
   // The untraced calls the kernel counted, by name.
   void set_untraced_calls(std::map<std::string, std::uint64_t> counts) {
     untraced_calls_ = std::move(counts);
@@ -57,6 +64,7 @@ class SummaryBuilder {
   }
 
   FilteredRequestsByDisk filtered_requests_;
+  std::vector<FilteredIo> filtered_io_;
   std::map<std::string, std::uint64_t> untraced_calls_;
   std::optional<BpfCost> bpf_cost_;
   std::string hint_;

@@ -55,14 +55,20 @@ class CgroupNamer {
   using Named = std::function<void(const CgroupName&)>;
   CgroupNamer(std::optional<CgroupPaths> paths, Named named)
       : paths_(std::move(paths)), named_(std::move(named)) {}
-  // A cgroup record's id, or a dirtier record's (the cgroup of a process whose data the
-  // neighbours of a sync name).
+  // A cgroup record's id, or a dirtier's or bystander-io record's (the cgroup of a process
+  // whose data the neighbours of a sync name).
   void on_record(std::span<const std::byte> record) {
     wp_record_header h;
     if (record.size() < sizeof(h) || !paths_) return;
     std::memcpy(&h, record.data(), sizeof(h));
     if (h.type == WP_REC_CGROUP) name<wp_cgroup_record>(record);
     if (h.type == WP_REC_DIRTIER) name<wp_dirtier_record>(record);
+    if (h.type == WP_REC_BYSTANDER_IO) name<wp_bystander_io_record>(record);
+  }
+  // An id no record carried (the owner of data the kernel kept out), once.
+  void name(std::uint64_t cgroup_id) {
+    if (!paths_ || cgroup_id == 0 || !seen_.insert(cgroup_id).second) return;
+    if (auto path = paths_->path_of(cgroup_id)) named_(CgroupName{cgroup_id, *path});
   }
 
  private:
@@ -71,9 +77,7 @@ class CgroupNamer {
     Record r;
     if (record.size() < sizeof(r)) return;
     std::memcpy(&r, record.data(), sizeof(r));
-    if (r.h.size != sizeof(r) || r.cgroup_id == 0) return;
-    if (!seen_.insert(r.cgroup_id).second) return;
-    if (auto path = paths_->path_of(r.cgroup_id)) named_(CgroupName{r.cgroup_id, *path});
+    if (r.h.size == sizeof(r)) name(r.cgroup_id);
   }
 
   std::optional<CgroupPaths> paths_;

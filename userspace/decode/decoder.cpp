@@ -64,6 +64,9 @@ bool valid(const FaultEvent& e) {
 bool valid(const DirtierEvent& e) {
   return e.ino != 0 && e.pid != 0;
 }
+bool valid(const BystanderIoEvent& e) {
+  return e.rq != 0 && (e.tgid != 0 || e.ino != 0);
+}
 bool valid(const auto&) {
   return true;
 }
@@ -327,6 +330,9 @@ std::optional<Event> Decoder::decode(std::span<const std::byte> record) {
         case WP_REC_READ: event = decode_read(bytes); break;
         case WP_REC_FAULT: event = decode_plain<wp_fault_record, FaultEvent>(bytes); break;
         case WP_REC_DIRTIER: event = decode_plain<wp_dirtier_record, DirtierEvent>(bytes); break;
+        case WP_REC_BYSTANDER_IO:
+          event = decode_plain<wp_bystander_io_record, BystanderIoEvent>(bytes);
+          break;
         default: break;
       }
     }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "decode/events.h"
 
+#include <cstring>
+
 namespace wp {
 
 const char* name_change_op_name(NameChangeOp op) {
@@ -104,6 +106,17 @@ std::string rwbs(ReqOp op, std::uint32_t flags, std::uint32_t /*bytes*/) {
   if (flags & req_flag::kSync) out += 'S';
   if (flags & req_flag::kMeta) out += 'M';
   return out;
+}
+
+FilteredIo filtered_io_entry(const wp_filtered_io_key& key, const wp_filtered_io& io) {
+  return {.disk = key.disk,
+          .tgid = key.tgid,
+          .cgroup_id = key.cgroup_id,
+          .dev = key.dev,
+          .ino = key.ino,
+          .comm = std::string(io.comm, strnlen(io.comm, sizeof(io.comm))),
+          .bytes = io.bytes,
+          .bios = io.bios};
 }
 
 }  // namespace wp

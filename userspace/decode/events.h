@@ -404,10 +404,36 @@ struct DirtierEvent {
   bool operator==(const DirtierEvent&) const = default;
 };
 
-using Event =
-    std::variant<SyscallEvent, BioEvent, RequestEvent, JournalEvent, ThrottleEvent, NvmeEvent,
-                 LostEvent, CausesEvent, DiscardEvent, MmapDirtyEvent, FsLogEvent, FilePathEvent,
-                 FileViewEvent, CgroupEvent, OffCpuEvent, FuseReplyEvent, NameChangeEvent,
-                 InlineDataEvent, FsCommitEvent, ReadEvent, FaultEvent, DirtierEvent>;
+// A bystander's data completed on a traced disk while a traced sync waited (its request kept
+// out of the trace): `bytes` of request `rq`, owned by process `tgid` or, for a kernel thread's
+// writeback (tgid 0), by the dirtier of file (file_dev, ino).
+struct BystanderIoEvent {
+  Nanos ts = 0;  // the completion's time
+  WP_TABLE_EVENT_FIELDS(WP_BYSTANDER_IO_FIELDS)
+  bool operator==(const BystanderIoEvent&) const = default;
+};
+
+// Data bios the kernel kept out of a traced disk (not an event: counted till the trace's end,
+// read then), by owner: a process (`tgid` set, with its cgroup and comm) or, for a kernel
+// thread's writeback, the file (`dev`, `ino`) whose dirtier owns it.
+struct FilteredIo {
+  DevT disk = 0;
+  std::uint32_t tgid = 0;
+  std::uint64_t cgroup_id = 0;
+  DevT dev = 0;
+  std::uint64_t ino = 0;
+  std::string comm;
+  std::uint64_t bytes = 0;
+  std::uint64_t bios = 0;
+  bool operator==(const FilteredIo&) const = default;
+};
+// An entry of the kernel's filtered_io map (bpf/block.bpf.c), as a trace file keeps it too.
+FilteredIo filtered_io_entry(const wp_filtered_io_key& key, const wp_filtered_io& io);
+
+using Event = std::variant<SyscallEvent, BioEvent, RequestEvent, JournalEvent, ThrottleEvent,
+                           NvmeEvent, LostEvent, CausesEvent, DiscardEvent, MmapDirtyEvent,
+                           FsLogEvent, FilePathEvent, FileViewEvent, CgroupEvent, OffCpuEvent,
+                           FuseReplyEvent, NameChangeEvent, InlineDataEvent, FsCommitEvent,
+                           ReadEvent, FaultEvent, DirtierEvent, BystanderIoEvent>;
 
 }  // namespace wp

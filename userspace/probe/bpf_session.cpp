@@ -132,6 +132,7 @@ std::unique_ptr<BpfSession> BpfSession::start(const HookPlan& plan, const Kernel
     bpf_map__set_max_entries(session->skel_->maps.filtered_bios, 1);
     bpf_map__set_max_entries(session->skel_->maps.filtered_rqs, 1);
     bpf_map__set_max_entries(session->skel_->maps.filtered_requests, 1);
+    bpf_map__set_max_entries(session->skel_->maps.filtered_io, 1);
   }
   // One byte per tgid up to pid_max (wp_tgid_traced); one element when no tgid is filtered on.
   if (filter.filter_tgid || filter.comm_roots)
@@ -374,6 +375,21 @@ std::map<DevT, wp_filtered_totals> BpfSession::filtered_requests() const {
     }
   }
   return totals;
+}
+
+std::vector<FilteredIo> BpfSession::filtered_io() const {
+  const int fd = bpf_map__fd(skel_->maps.filtered_io);
+  std::vector<FilteredIo> owners;
+  if (fd < 0) return owners;
+  wp_filtered_io_key key{}, next{};
+  const void* previous = nullptr;  // null: the first key
+  while (bpf_map_get_next_key(fd, previous, &next) == 0) {
+    key = next;
+    previous = &key;
+    wp_filtered_io io{};
+    if (bpf_map_lookup_elem(fd, &key, &io) == 0) owners.push_back(filtered_io_entry(key, io));
+  }
+  return owners;
 }
 
 bool BpfSession::add_tgid(std::uint32_t tgid) {

@@ -237,6 +237,39 @@ std::optional<FilteredRequestsByDisk> filtered_requests_of(const Frame& frame) {
   return totals;
 }
 
+namespace {
+// The kernel's map entry as it is: its key, then its value.
+struct FilteredIoEntry {
+  wp_filtered_io_key key;
+  wp_filtered_io io;
+};
+static_assert(sizeof(FilteredIoEntry) == 64);
+}  // namespace
+
+void TraceFileWriter::filtered_io(const std::vector<FilteredIo>& owners) {
+  std::vector<FilteredIoEntry> entries;
+  for (const FilteredIo& o : owners) {
+    FilteredIoEntry e{{o.disk, o.tgid, o.cgroup_id, o.ino, o.dev, 0}, {o.bytes, o.bios, {}}};
+    std::memcpy(e.io.comm, o.comm.data(), std::min(o.comm.size(), sizeof(e.io.comm)));
+    entries.push_back(e);
+  }
+  frame(FrameKind::FilteredIo, entries.data(),
+        static_cast<std::uint32_t>(entries.size() * sizeof(FilteredIoEntry)));
+}
+
+std::optional<std::vector<FilteredIo>> filtered_io_of(const Frame& frame) {
+  if (frame.kind != FrameKind::FilteredIo || frame.payload.size() % sizeof(FilteredIoEntry) != 0)
+    return std::nullopt;
+  std::vector<FilteredIo> owners;
+  for (std::size_t at = 0; at < frame.payload.size(); at += sizeof(FilteredIoEntry)) {
+    FilteredIoEntry e;
+    std::memcpy(&e, frame.payload.data() + at, sizeof(e));
+    if (e.key.pad != 0) return std::nullopt;
+    owners.push_back(filtered_io_entry(e.key, e.io));
+  }
+  return owners;
+}
+
 void TraceFileWriter::write_idle_disks(const WriteIdleDisks& idle) {
   std::vector<std::byte> payload(sizeof(std::uint64_t) + idle.disks.size() * sizeof(DevT));
   const std::uint64_t at = idle.at;
@@ -500,7 +533,8 @@ std::optional<Frame> TraceFileReader::next() {
       kind == static_cast<std::uint32_t>(FrameKind::KernelSymbol) ||
       kind == static_cast<std::uint32_t>(FrameKind::FilteredRequests) ||
       kind == static_cast<std::uint32_t>(FrameKind::ContainerNames) ||
-      kind == static_cast<std::uint32_t>(FrameKind::WriteIdleDisks);
+      kind == static_cast<std::uint32_t>(FrameKind::WriteIdleDisks) ||
+      kind == static_cast<std::uint32_t>(FrameKind::FilteredIo);
   const auto damaged = [&] {
     return stop(fmt::format("damaged frame at byte {}: kept the {} frames before it", offset_,
                             frames_read_));
@@ -516,6 +550,7 @@ std::optional<Frame> TraceFileReader::next() {
   if (frame.kind == FrameKind::FilteredRequests && !filtered_requests_of(frame)) return damaged();
   if (frame.kind == FrameKind::ContainerNames && !container_names_of(frame)) return damaged();
   if (frame.kind == FrameKind::WriteIdleDisks && !write_idle_disks_of(frame)) return damaged();
+  if (frame.kind == FrameKind::FilteredIo && !filtered_io_of(frame)) return damaged();
   begin_ += 8 + length;
   offset_ += 8 + length;
   ++frames_read_;

@@ -65,6 +65,11 @@ enum class FrameKind : std::uint32_t {
   // hooks were detached, on a kernel where that means every write request's completion event
   // had fired (WriteIdleDisks): a u64 time (the records' clock), then per disk a u32 dev_t.
   WriteIdleDisks = 10,
+  // Once, at the end of a filtered trace: the data bios the kernel kept out of disks traced
+  // files live on (a bystander's, queued while no traced sync waited), by owner: per entry a
+  // u32 disk, u32 tgid, u64 cgroup id, u64 ino, u32 file dev_t, u32 zero, u64 bytes, u64 bios
+  // and a 16-byte comm (FilteredIo). Each owner's bytes over the trace count them.
+  FilteredIo = 11,
 };
 
 // The disks a trace's end found with no write request in flight, and when: a write request
@@ -158,6 +163,7 @@ class TraceFileWriter {
   void container_names(const CgroupContainerNames& names);
   void kernel_symbol(const KernelSymbolName& symbol);
   void filtered_requests(const FilteredRequestsByDisk& totals);
+  void filtered_io(const std::vector<FilteredIo>& owners);
   void write_idle_disks(const WriteIdleDisks& idle);
   // Writes out what is buffered.
   void flush();
@@ -197,6 +203,8 @@ std::optional<KernelSymbolName> kernel_symbol_of(const Frame& frame);
 
 // The totals of a FilteredRequests frame; nullopt for a malformed payload or another kind.
 std::optional<FilteredRequestsByDisk> filtered_requests_of(const Frame& frame);
+// The owners of a FilteredIo frame; nullopt for a malformed payload or another kind.
+std::optional<std::vector<FilteredIo>> filtered_io_of(const Frame& frame);
 // The disks of a WriteIdleDisks frame; nullopt for a malformed payload or another kind.
 std::optional<WriteIdleDisks> write_idle_disks_of(const Frame& frame);
 

@@ -81,15 +81,36 @@ void NeighbourTracker::data_completed(const Request& r,
         ++requests;
       }
     }
-    // Completions arrive in time order; one out of order goes where it belongs.
-    if (done.empty() || done.back().ts <= ts)
-      done.push_back(c);
-    else
-      done.insert(std::upper_bound(done.begin(), done.end(), ts,
-                                   [](Nanos t, const Completed& e) { return t < e.ts; }),
-                  c);
+    add_completed(done, c);
   }
+}
+
+void NeighbourTracker::add_completed(std::deque<Completed>& done, const Completed& c) {
+  // Completions arrive in time order; one out of order goes where it belongs.
+  if (done.empty() || done.back().ts <= c.ts)
+    done.push_back(c);
+  else
+    done.insert(std::upper_bound(done.begin(), done.end(), c.ts,
+                                 [](Nanos t, const Completed& e) { return t < e.ts; }),
+                c);
   while (done.size() > kMaxCompletedPerDisk) done.pop_front();
+}
+
+void NeighbourTracker::on_bystander_io(const BystanderIoEvent& ev) {
+  std::optional<std::uint32_t> owner;
+  if (ev.tgid != 0) {
+    owner = index_of(IoOwner{.pid = ev.tgid,
+                             .comm = ev.comm,
+                             .cgroup_id = ev.cgroup_id,
+                             .cgroup = {},
+                             .container = nullptr});
+  } else if (const auto it = dirtiers_.find(InodeKey{ev.file_dev, ev.ino}); it != dirtiers_.end()) {
+    owner = index_of(it->second);
+  }
+  // Not in the totals: the kernel counted these bytes when it kept the bios out (add_filtered).
+  // The kernel's request pointer for an id: the agent's ids are small counters, never one.
+  add_completed(completed_[ev.disk],
+                Completed{.ts = ev.ts, .request = ev.rq, .bytes = ev.bytes, .owner = owner});
 }
 
 std::vector<Neighbour> NeighbourTracker::of(const SyscallEvent& call,
@@ -131,6 +152,22 @@ std::vector<Neighbour> NeighbourTracker::of(const SyscallEvent& call,
                    [](const Neighbour& a, const Neighbour& b) { return a.bytes > b.bytes; });
   if (out.size() > kMaxNeighbours) out.resize(kMaxNeighbours);
   return out;
+}
+
+void NeighbourTracker::add_filtered(const FilteredIo& io) {
+  std::optional<IoOwner> owner;
+  if (io.tgid != 0) {
+    owner = IoOwner{.pid = io.tgid,
+                    .comm = io.comm,
+                    .cgroup_id = io.cgroup_id,
+                    .cgroup = {},
+                    .container = nullptr};
+  } else if (const auto it = dirtiers_.find(InodeKey{io.dev, io.ino}); it != dirtiers_.end()) {
+    owner = it->second;
+  }
+  if (!owner) return;
+  // Bytes only: the requests that carried them were kept out, unseen.
+  totals_[{io.disk, index_of(*owner)}].first += io.bytes;
 }
 
 std::vector<OwnerIo> NeighbourTracker::totals() const {

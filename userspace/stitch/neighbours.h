@@ -2,9 +2,11 @@
 // Neighbours: whose I/O a sync waited behind. The tracker keeps, per disk, the data its
 // requests carried as they completed (each bio's bytes, charged to its owner: the process that
 // dirtied the pages a kernel thread wrote back, told by the kernel's dirtier records, or the
-// user thread that queued the bio), for as long as the stitcher's history. A sync's neighbours
-// are the other owners whose data the sync's disk completed between the call's start and end.
-// It also counts every owner's bytes per disk over the whole trace (the summary's ranking).
+// user thread that queued the bio; a bystander's request the kernel kept out is told by a
+// bystander-io record while a traced sync waits), for as long as the stitcher's history. A
+// sync's neighbours are the other owners whose data the sync's disk completed between the
+// call's start and end. It also counts every owner's bytes per disk over the whole trace (the
+// summary's ranking), a bystander's as the kernel counted what it kept out (add_filtered).
 // Tests: tests/unit/neighbours_test.cpp.
 #pragma once
 
@@ -37,6 +39,13 @@ class NeighbourTracker {
   void data_completed(const Request& r, const std::vector<std::shared_ptr<Bio>>& bios, Nanos ts);
   // The other owners whose data `disks` completed inside `call`, most bytes first.
   std::vector<Neighbour> of(const SyscallEvent& call, const std::vector<DevT>& disks) const;
+  // A bystander's data the kernel kept out, completed while a traced sync waited: a neighbour
+  // of the syncs it completed inside.
+  void on_bystander_io(const BystanderIoEvent& ev);
+  // Adds data the kernel kept out of a traced disk to its owner's bytes (not to any sync's
+  // neighbours: it was kept out because no traced sync waited). A kernel thread's goes to its
+  // file's dirtier; none known, it is nobody's.
+  void add_filtered(const FilteredIo& io);
   // Every owner's data per disk so far, most bytes first.
   std::vector<OwnerIo> totals() const;
   void sweep(Nanos horizon);
@@ -52,6 +61,7 @@ class NeighbourTracker {
   };
   std::optional<IoOwner> owner_of(const Bio& bio) const;
   std::uint32_t index_of(const IoOwner& owner);
+  static void add_completed(std::deque<Completed>& done, const Completed& c);
 
   CgroupOf cgroup_of_;
   std::unordered_map<InodeKey, IoOwner, InodeKeyHash> dirtiers_;

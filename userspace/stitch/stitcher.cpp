@@ -359,6 +359,7 @@ struct Stitcher::State : stitch::BlockListener {
             }
             if constexpr (std::is_same_v<T, CgroupEvent>) on_cgroup(ev);
             if constexpr (std::is_same_v<T, DirtierEvent>) neighbours.on_dirtier(ev);
+            if constexpr (std::is_same_v<T, BystanderIoEvent>) neighbours.on_bystander_io(ev);
             if constexpr (std::is_same_v<T, FilePathEvent>) names.on_file_path(ev);
             if constexpr (std::is_same_v<T, FileViewEvent>) names.on_file_view(ev);
           }
@@ -457,6 +458,10 @@ const StitchStats& Stitcher::stats() const {
 
 std::vector<OwnerIo> Stitcher::io_by_owner() const {
   return state_->neighbours.totals();
+}
+
+void Stitcher::add_filtered_io(const std::vector<FilteredIo>& owners) {
+  for (const FilteredIo& io : owners) state_->neighbours.add_filtered(io);
 }
 
 }  // namespace wp

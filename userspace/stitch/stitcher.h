@@ -123,6 +123,9 @@ class Stitcher {
   // Every process's data written to each disk so far, as the neighbours of syncs count it
   // (stitch/neighbours.h), most bytes first.
   std::vector<OwnerIo> io_by_owner() const;
+  // Adds the data bios the kernel kept out of traced disks to their owners' bytes (at the end:
+  // a kernel thread's bios go to their file's dirtier, told by the records).
+  void add_filtered_io(const std::vector<FilteredIo>& owners);
 
  private:
   struct State;
