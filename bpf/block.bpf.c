@@ -185,8 +185,8 @@ struct {
 	__type(value, struct wp_filtered_totals);
 } filtered_requests SEC(".maps");
 
-/* Data a traced disk wrote for bystanders while no traced sync waited, by owner: the agent adds
- * it to each owner's bytes over the trace (the summary's io_by_process). Not preallocated: most
+/* Data bios kept out of a traced disk (a bystander's), by owner: the agent adds them to each
+ * owner's bytes over the trace (the summary's io_by_process). Not preallocated: most
  * traces fill a few entries. Past its size an owner's bytes go uncounted. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -103,7 +103,7 @@ TEST(Neighbours, AFlushersWritebackIsChargedToTheFilesDirtier) {
   EXPECT_EQ(totals[1].bytes, 4096u);
 }
 
-// Data the kernel kept out while no traced sync waited adds to its owner's bytes over the
+// Data the kernel kept out (a bystander's) adds to its owner's bytes over the
 // trace (a process's own, or a flusher's charged to its file's dirtier; none known: nobody's),
 // and to no sync's neighbours.
 TEST(Neighbours, DataKeptOutAddsToItsOwnersTotalsOnly) {

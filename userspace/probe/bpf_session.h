@@ -105,8 +105,8 @@ class BpfSession {
   // What each disk did for the write requests the kernel kept out of a filtered trace
   // (bpf/block.bpf.c): requests and bytes, per disk.
   std::map<DevT, wp_filtered_totals> filtered_requests() const;
-  // The data bios the kernel kept out of traced disks (a bystander's, while no traced sync
-  // waited), by owner (bpf/block.bpf.c filtered_io).
+  // The data bios the kernel kept out of traced disks (a bystander's), by owner
+  // (bpf/block.bpf.c filtered_io).
   std::vector<FilteredIo> filtered_io() const;
   bool add_tgid(std::uint32_t tgid);
   // Stops matching a process (its children forked from now on are not followed either).

@@ -66,9 +66,9 @@ enum class FrameKind : std::uint32_t {
   // had fired (WriteIdleDisks): a u64 time (the records' clock), then per disk a u32 dev_t.
   WriteIdleDisks = 10,
   // Once, at the end of a filtered trace: the data bios the kernel kept out of disks traced
-  // files live on (a bystander's, queued while no traced sync waited), by owner: per entry a
-  // u32 disk, u32 tgid, u64 cgroup id, u64 ino, u32 file dev_t, u32 zero, u64 bytes, u64 bios
-  // and a 16-byte comm (FilteredIo). Each owner's bytes over the trace count them.
+  // files live on (a bystander's), by owner: per entry a u32 disk, u32 tgid, u64 cgroup id,
+  // u64 ino, u32 file dev_t, u32 zero, u64 bytes, u64 bios and a 16-byte comm (FilteredIo).
+  // Each owner's bytes over the trace count them.
   FilteredIo = 11,
 };
 

@@ -43,8 +43,8 @@ class NeighbourTracker {
   // of the syncs it completed inside.
   void on_bystander_io(const BystanderIoEvent& ev);
   // Adds data the kernel kept out of a traced disk to its owner's bytes (not to any sync's
-  // neighbours: it was kept out because no traced sync waited). A kernel thread's goes to its
-  // file's dirtier; none known, it is nobody's.
+  // neighbours: bystander-io records tell those). A kernel thread's goes to its file's
+  // dirtier; none known, it is nobody's.
   void add_filtered(const FilteredIo& io);
   // Every owner's data per disk so far, most bytes first.
   std::vector<OwnerIo> totals() const;
