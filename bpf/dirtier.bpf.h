@@ -2,9 +2,10 @@
 /*
  * Who dirtied a file, told once per clean-to-dirty turn of its inode: the flusher that writes
  * the file back later queues its bios in a kernel thread, and the agent charges them to this
- * dirtier when it names the neighbours of a slow sync. Sent for everyone, traced or not, from
- * the dirty-folio hook that runs for every dirtied folio anyway: a folio of an inode already
- * dirty (nearly all of them) costs two loads more.
+ * dirtier when it names the neighbours of a slow sync. Sent for everyone, traced or not, whose
+ * file is on a traced file's file system or disk (a trace of some processes: the only disks its
+ * syncs wait on), from the dirty-folio hook that runs for every dirtied folio anyway: a folio
+ * of an inode already dirty (nearly all of them) costs two loads more.
  */
 #ifndef WRITEPATH_DIRTIER_BPF_H
 #define WRITEPATH_DIRTIER_BPF_H
@@ -16,6 +17,7 @@
 
 #include "compat.bpf.h"
 #include "emit.bpf.h"
+#include "file_filter.bpf.h"
 #include "writepath.h"
 
 static __always_inline void wp_note_dirtier(struct address_space *mapping)
@@ -32,6 +34,9 @@ static __always_inline void wp_note_dirtier(struct address_space *mapping)
 		return;
 	task = bpf_get_current_task_btf();
 	if (task->flags & WP_PF_KTHREAD)
+		return;
+	if (!wp_disk_may_be_traced(wp_inode_fs_dev(host)) &&
+	    !wp_disk_may_be_traced(wp_inode_disk(host)))
 		return;
 	r = wp_reserve(sizeof(*r), WP_REC_DIRTIER, WP_HOOK_DIRTIER);
 	if (!r)

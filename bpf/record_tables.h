@@ -285,8 +285,9 @@ typedef struct wp_extent wp_t_extents[WP_BIO_MAX_EXTENTS];
 	X(u32, tid, "thread")
 
 /* A file turned dirty: a thread dirtied a page of an inode that had none dirty. Sent by
- * whoever turned it, traced or not, once per clean-to-dirty turn: the flusher's writeback of
- * the file later is charged to its dirtier (the neighbours of a slow sync). */
+ * whoever turned it, traced or not, once per clean-to-dirty turn (in a trace of some processes,
+ * of files on their files' file systems and disks): the flusher's writeback of the file later
+ * is charged to its dirtier (the neighbours of a slow sync). */
 #define WP_DIRTIER_FIELDS(X)                                                                       \
 	X(u64, ino, "the file's inode")                                                            \
 	X(u64, cgroup_id, "the dirtier's cgroup2 directory inode number")                          \
