@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // What a trace's summary says that no event carries: the kernel's counts read once the hooks
 // are detached (write requests and bystanders' data the filters kept out, untraced calls, what
-// the programs cost,
-// the disks with no write in flight),
-// or a trace file's copies of them, and the hint a command draws from what it saw. The session
-// collects them here; the pipeline completes the summary of its events with them at its end.
+// the programs cost, the disks with no write in flight), or a trace file's copies of them, and
+// the hint a command draws from what it saw. The session collects them here; the pipeline
+// completes the summary of its events with them at its end.
 #pragma once
 
 #include <cstdint>

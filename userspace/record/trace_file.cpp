@@ -244,6 +244,8 @@ struct FilteredIoEntry {
   wp_filtered_io io;
 };
 static_assert(sizeof(FilteredIoEntry) == 64);
+// One frame holds the whole map (bpf/block.bpf.c filtered_io, 16384 entries).
+static_assert(16384 * sizeof(FilteredIoEntry) <= kMaxFramePayload);
 }  // namespace
 
 void TraceFileWriter::filtered_io(const std::vector<FilteredIo>& owners) {

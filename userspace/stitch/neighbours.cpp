@@ -96,17 +96,21 @@ void NeighbourTracker::add_completed(std::deque<Completed>& done, const Complete
   while (done.size() > kMaxCompletedPerDisk) done.pop_front();
 }
 
+std::optional<IoOwner> NeighbourTracker::kept_out_owner(std::uint32_t tgid, const std::string& comm,
+                                                        std::uint64_t cgroup_id, DevT dev,
+                                                        std::uint64_t ino) const {
+  if (tgid != 0)
+    return IoOwner{
+        .pid = tgid, .comm = comm, .cgroup_id = cgroup_id, .cgroup = {}, .container = nullptr};
+  const auto it = dirtiers_.find(InodeKey{dev, ino});
+  if (it == dirtiers_.end()) return std::nullopt;
+  return it->second;
+}
+
 void NeighbourTracker::on_bystander_io(const BystanderIoEvent& ev) {
   std::optional<std::uint32_t> owner;
-  if (ev.tgid != 0) {
-    owner = index_of(IoOwner{.pid = ev.tgid,
-                             .comm = ev.comm,
-                             .cgroup_id = ev.cgroup_id,
-                             .cgroup = {},
-                             .container = nullptr});
-  } else if (const auto it = dirtiers_.find(InodeKey{ev.file_dev, ev.ino}); it != dirtiers_.end()) {
-    owner = index_of(it->second);
-  }
+  if (const auto o = kept_out_owner(ev.tgid, ev.comm, ev.cgroup_id, ev.file_dev, ev.ino))
+    owner = index_of(*o);
   // Not in the totals: the kernel counted these bytes when it kept the bios out (add_filtered).
   // The kernel's request pointer for an id: the agent's ids are small counters, never one.
   add_completed(completed_[ev.disk],
@@ -155,16 +159,7 @@ std::vector<Neighbour> NeighbourTracker::of(const SyscallEvent& call,
 }
 
 void NeighbourTracker::add_filtered(const FilteredIo& io) {
-  std::optional<IoOwner> owner;
-  if (io.tgid != 0) {
-    owner = IoOwner{.pid = io.tgid,
-                    .comm = io.comm,
-                    .cgroup_id = io.cgroup_id,
-                    .cgroup = {},
-                    .container = nullptr};
-  } else if (const auto it = dirtiers_.find(InodeKey{io.dev, io.ino}); it != dirtiers_.end()) {
-    owner = it->second;
-  }
+  const auto owner = kept_out_owner(io.tgid, io.comm, io.cgroup_id, io.dev, io.ino);
   if (!owner) return;
   // Bytes only: the requests that carried them were kept out, unseen.
   totals_[{io.disk, index_of(*owner)}].first += io.bytes;

@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -60,6 +61,10 @@ class NeighbourTracker {
     std::optional<std::uint32_t> owner;
   };
   std::optional<IoOwner> owner_of(const Bio& bio) const;
+  // The owner of data the kernel kept out: process `tgid`, or with tgid 0 the dirtier of file
+  // (dev, ino), if known.
+  std::optional<IoOwner> kept_out_owner(std::uint32_t tgid, const std::string& comm,
+                                        std::uint64_t cgroup_id, DevT dev, std::uint64_t ino) const;
   std::uint32_t index_of(const IoOwner& owner);
   static void add_completed(std::deque<Completed>& done, const Completed& c);
 
