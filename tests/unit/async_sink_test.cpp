@@ -7,6 +7,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sinks/sink.h"
@@ -52,7 +53,8 @@ Timeline write_item(std::uint64_t id) {
 
 // Whatever the mix of calls, the wrapped sink sees the same calls in the same order as a sink
 // called directly: items handed over and taken, item snapshots, clock readings, the summary and
-// the flushes between them (random mixes, the seed printed).
+// the flushes between them, but for a flush with nothing new since the last one (random mixes,
+// the seed printed).
 TEST(AsyncSink, TheWrappedSinkSeesEveryCallInTheOrderMade) {
   const unsigned seed = std::random_device{}();
   SCOPED_TRACE("seed " + std::to_string(seed));
@@ -62,8 +64,10 @@ TEST(AsyncSink, TheWrappedSinkSeesEveryCallInTheOrderMade) {
   {
     AsyncSink async(std::make_unique<CallLog>(async_calls));
     std::uint64_t next_id = 1;
+    bool since_flush = false;  // a call other than flush() since the last flush
     for (int i = 0; i < 20'000; ++i) {
       const unsigned what = rng() % 100;
+      since_flush |= what < 96;
       if (what < 80) {  // mostly items, so that batches fill and go over whole
         async.take(write_item(next_id));
         direct.take(write_item(next_id));
@@ -79,8 +83,9 @@ TEST(AsyncSink, TheWrappedSinkSeesEveryCallInTheOrderMade) {
         direct.clock(ClockOffsets{.realtime_ns = i, .boottime_ns = 0});
         async.clock(ClockOffsets{.realtime_ns = i, .boottime_ns = 0});
       } else {
-        direct.flush();
+        if (std::exchange(since_flush, false)) direct.flush();
         async.flush();
+        if (rng() % 2) async.flush();  // again, with nothing new
       }
     }
     TraceSummary totals;
@@ -92,6 +97,25 @@ TEST(AsyncSink, TheWrappedSinkSeesEveryCallInTheOrderMade) {
     EXPECT_EQ(async_calls.size(), direct_calls.size());
   }
   EXPECT_EQ(async_calls, direct_calls);
+}
+
+// An idle session loop flushes every look: a flush with nothing handed over since the last one
+// neither reaches the wrapped sink nor runs the drain (no wake-up of the sink's thread).
+TEST(AsyncSink, AFlushWithNothingNewSinceTheLastIsNotPassedOn) {
+  std::vector<std::string> calls;
+  int drains = 0;
+  AsyncSink async(std::make_unique<CallLog>(calls), [&drains] { ++drains; });
+  async.flush();  // nothing at all yet
+  async.take(write_item(1));
+  async.flush();
+  async.flush();
+  async.flush();
+  async.clock(ClockOffsets{.realtime_ns = 7, .boottime_ns = 0});
+  async.flush();
+  async.flush();
+  async.wait();
+  EXPECT_EQ(calls, (std::vector<std::string>{"item 1", "flush", "clock 7", "flush"}));
+  EXPECT_EQ(drains, 2);
 }
 
 // take() hands the item itself over: the wrapped sink gets the very vectors the caller built,

@@ -47,7 +47,12 @@ void AsyncSink::summary(const TraceSummary& totals) {
 
 void AsyncSink::flush() {
   hand_over_batch();
+  // Nothing went over since the last flush: its drain left nothing to write, and an idle trace
+  // looks every few milliseconds; a wake-up of the sink's thread for nothing costs every other
+  // process on a one-CPU node its share.
+  if (!unflushed_) return rethrow_failure();
   push(Flush{});
+  unflushed_ = false;
 }
 
 void AsyncSink::wait() {
@@ -72,6 +77,7 @@ void AsyncSink::push(Work work) {
     if (failure_) std::rethrow_exception(failure_);
     queue_.push_back(std::move(work));
   }
+  unflushed_ = true;
   work_ready_.notify_one();
 }
 

@@ -46,7 +46,8 @@ class AsyncSink : public Sink {
   void progress(ItemProgress progress, const Timeline& item) override;
   void clock(const ClockOffsets& offsets) override;
   void summary(const TraceSummary& totals) override;
-  // Queues the wrapped sink's flush and the drain; rethrows an earlier failure.
+  // Queues the wrapped sink's flush and the drain, unless nothing went over since the last;
+  // rethrows an earlier failure.
   void flush() override;
   // Returns once everything queued so far has run; rethrows a failure.
   void wait();
@@ -68,6 +69,7 @@ class AsyncSink : public Sink {
   std::unique_ptr<Sink> inner_;
   std::function<void()> drain_;
   std::vector<Timeline> batch_;  // the caller's, not yet handed over
+  bool unflushed_ = false;       // the caller's: work went over since the last flush
 
   std::mutex mutex_;
   std::condition_variable work_ready_;  // to the sink's thread: work, or stop
