@@ -150,6 +150,41 @@ TEST(SessionLoop, HandsOnLossesAsDeltasAndCountsThemAll) {
   EXPECT_EQ(calls, 2);  // only when there is something new
 }
 
+// The kernel loses records only while the ring buffer is full, which the next look reads: a
+// look that reads nothing does not read the loss counters (a map lookup per hook). An idle
+// loop reads them at its first look and at the end; a look that reads records reads them.
+TEST(SessionLoop, AnIdleLoopReadsTheLossCountersOnlyAtItsStartAndEnd) {
+  FakeSource source;
+  int reads = 0;
+  SessionLoopOptions options = options_for(source);
+  options.lost = [&] {
+    ++reads;
+    return source.lost;
+  };
+  options.duration_ns = 300 * kMs;  // some 15 idle looks
+  // A look more than a second after the last read reads them too (a stalled run).
+  const Nanos span = SessionLoop(std::move(options)).run();
+  EXPECT_GE(reads, 2);
+  EXPECT_LE(reads, 2 + span / 1'000'000'000);
+
+  FakeSource busy;
+  reads = 0;
+  int fed = 0;
+  SessionLoopOptions with_records = options_for(busy);
+  with_records.lost = [&] {
+    ++reads;
+    return busy.lost;
+  };
+  with_records.flush = [&] {  // each idle look: three more records, then none
+    if (fed++ < 3) busy.add(1);
+  };
+  with_records.duration_ns = 300 * kMs;
+  const Nanos busy_span = SessionLoop(std::move(with_records)).run();
+  EXPECT_EQ(busy.consumed(), 3);
+  EXPECT_GE(reads, 2 + 3);
+  EXPECT_LE(reads, 2 + 3 + busy_span / 1'000'000'000);
+}
+
 TEST(SessionLoop, AWatchedFdIsDroppedWhenItsHandlerSaysSo) {
   FakeSource source;
   int pipe_fds[2];

@@ -131,7 +131,9 @@ Nanos SessionLoop::run() {
   if (options_.on_start) options_.on_start();
   Nanos last_flush = started;
   Nanos last_clock = started;
+  Nanos last_lost = started;
   bool running = true;
+  bool first_look = true;
   int timeout_ms = options_.poll_ms;
   while (running) {
     epoll_event ready[kEventsPerWait];
@@ -141,8 +143,15 @@ Nanos SessionLoop::run() {
     for (int i = 0; i < n; ++i) running &= handle_ready(ready[i].data.fd);
     const int got = options_.consume(kBatchRecords);
     timeout_ms = got > 0 ? 0 : options_.poll_ms;
-    take_lost();
     const Nanos now = monotonic_now();
+    // The kernel loses a record only when the ring buffer is full, and the next look reads a
+    // full ring buffer: a look that read nothing has no new loss to find. Its counters are one
+    // map lookup per hook, so an idle trace reads them only once a second besides (and at the
+    // start, and at the end below).
+    if (got > 0 || std::exchange(first_look, false) || now - last_lost >= kClockNs) {
+      take_lost();
+      last_lost = now;
+    }
     if (now - last_clock >= kClockNs) {
       if (options_.on_clock) options_.on_clock(measure_clock_offsets());
       last_clock = now;
