@@ -471,9 +471,11 @@ static __always_inline bool wp_request_filtered(struct request *rq, __u8 event, 
 
 	switch (event) {
 	case WP_RQ_INSERT:
-		return wp_request_bios_filtered(rq);
+		return !wp_disk_may_be_traced(disk) || wp_request_bios_filtered(rq);
 	case WP_RQ_ISSUE:
-		if (wp_request_bios_filtered(rq)) {
+		/* A disk no traced file is on holds no kept bio: a traced file's bio remapped onto
+		 * it notes it as traced when queued, before its request is. */
+		if (!wp_disk_may_be_traced(disk) || wp_request_bios_filtered(rq)) {
 			bpf_map_update_elem(&filtered_rqs, &key, &issued, BPF_ANY);
 			return true;
 		}
@@ -536,7 +538,10 @@ static __always_inline int wp_emit_bio(struct bio *bio, __u8 kind)
 		__u64 key = (__u64)bio;
 
 		if (wp_bio_filtered(bio, op, disk, kind, &owner)) {
-			bpf_map_update_elem(&filtered_bios, &key, &owner, BPF_ANY);
+			/* On a disk no traced file is on, its requests are kept out whatever their
+			 * bios (wp_request_filtered): no entry to look up. */
+			if (wp_disk_may_be_traced(disk))
+				bpf_map_update_elem(&filtered_bios, &key, &owner, BPF_ANY);
 			return 0;
 		}
 		bpf_map_delete_elem(&filtered_bios, &key);

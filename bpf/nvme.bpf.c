@@ -14,6 +14,7 @@
 #include "compat.bpf.h"
 #include "config.bpf.h"
 #include "emit.bpf.h"
+#include "file_filter.bpf.h"
 #include "read_requests.bpf.h"
 #include "writepath.h"
 
@@ -59,6 +60,11 @@ static __always_inline int wp_emit_nvme(struct request *rq, void *sqe, __u8 even
 	/* Reads are not the write path: a traced reader's read request only, with --reads. At the
 	 * command's setup (before block_rq_issue) its bios say so; at its completion too. */
 	if (opcode == 0x02 && !(cfg_reads && wp_rq_has_read_bio(rq)))
+		return 0;
+	/* A write or flush of a disk no traced file is on: its request is kept out (block.bpf.c),
+	 * so its command would be one the agent drops. Every NVMe command of a bystander on
+	 * another disk ran two records before this test. */
+	if (opcode != 0x02 && !wp_disk_may_be_traced(disk))
 		return 0;
 	r = wp_reserve(sizeof(*r), WP_REC_NVME, WP_HOOK_NVME);
 	if (!r)
