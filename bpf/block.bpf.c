@@ -19,6 +19,7 @@
 #include "config.bpf.h"
 #include "emit.bpf.h"
 #include "file_filter.bpf.h"
+#include "kept_out.bpf.h"
 #include "metrics.bpf.h"
 #include "read_requests.bpf.h"
 #include "submitter.bpf.h"
@@ -156,27 +157,6 @@ static __always_inline void wp_fill_extents(struct wp_bio_record *r, struct bio 
  * and its request, completing while a traced sync waits (bpf/sync_waiters.bpf.h), is told in
  * a wp_bystander_io_record: the neighbours the sync waits behind, which the agent names. */
 
-/* Bios kept out, by pointer (a kept bio deletes its pointer: the kernel reuses them), each with
- * its owner on a traced disk (a data bio: disk set), else zeros. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u64);
-	__type(value, struct wp_filtered_io_key);
-} filtered_bios SEC(".maps");
-
-/* Requests issued with only such bios, until their last completion event: a partial
- * completion moves rq->bio on, so the issue's decision is kept rather than made again. The
- * value is WP_FILTERED_COUNT_AT_SEQ_END once the data of a request in a flush sequence has
- * completed: the request itself counts at the sequence's end, as diskstats counts it. */
-enum { WP_FILTERED_ISSUED = 1, WP_FILTERED_COUNT_AT_SEQ_END = 2 };
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u64);
-	__type(value, __u8);
-} filtered_rqs SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -418,24 +398,6 @@ static __always_inline void wp_note_submitter_cgroup(struct task_struct *task)
 			return;
 	}
 	wp_note_task_cgroup(noted, task);
-}
-
-/* Whether every bio of `rq` was kept out (a request holding more than the walk's bound, or
- * none, is kept). */
-static __always_inline bool wp_request_bios_filtered(struct request *rq)
-{
-	struct bio *bio = BPF_CORE_READ(rq, bio);
-
-	for (int i = 0; i < 16; i++) {
-		__u64 key = (__u64)bio;
-
-		if (!bio)
-			return i > 0;
-		if (!bpf_map_lookup_elem(&filtered_bios, &key))
-			return false;
-		bio = BPF_CORE_READ(bio, bi_next);
-	}
-	return false;
 }
 
 static __always_inline void wp_count_filtered(__u32 disk, __u32 op, __u32 bytes, bool last)

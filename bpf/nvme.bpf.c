@@ -15,6 +15,7 @@
 #include "config.bpf.h"
 #include "emit.bpf.h"
 #include "file_filter.bpf.h"
+#include "kept_out.bpf.h"
 #include "read_requests.bpf.h"
 #include "writepath.h"
 
@@ -61,11 +62,18 @@ static __always_inline int wp_emit_nvme(struct request *rq, void *sqe, __u8 even
 	 * command's setup (before block_rq_issue) its bios say so; at its completion too. */
 	if (opcode == 0x02 && !(cfg_reads && wp_rq_has_read_bio(rq)))
 		return 0;
-	/* A write or flush of a disk no traced file is on: its request is kept out (block.bpf.c),
-	 * so its command would be one the agent drops. Every NVMe command of a bystander on
-	 * another disk ran two records before this test. */
-	if (opcode != 0x02 && !wp_disk_may_be_traced(disk))
-		return 0;
+	/* A write or flush of a disk no traced file is on, or a bystander's write on a traced
+	 * one: its request is kept out (block.bpf.c), so its command would be one the agent
+	 * drops. Every NVMe command of a bystander sent two records before these tests. The
+	 * setup comes before the request's issue (nvme_prep_rq), so its bios decide there, as
+	 * they will at the issue; at the completion the issue's decision is still kept. */
+	if (opcode != 0x02 && wp_filters_files()) {
+		if (!wp_disk_may_be_traced(disk))
+			return 0;
+		if (opcode != 0x00 && (event == WP_NVME_SETUP ? wp_request_bios_filtered(rq)
+							       : wp_request_kept_out(rq)))
+			return 0;
+	}
 	r = wp_reserve(sizeof(*r), WP_REC_NVME, WP_HOOK_NVME);
 	if (!r)
 		return 0;
