@@ -93,6 +93,24 @@ mount -o remount,sync $mnt
 run fua writepath trace --format json -- dd if=/dev/zero of=$mnt/f bs=4k count=4 oflag=direct conv=notrunc
 mount -o remount,async $mnt
 
+# A bystander's O_DIRECT overwrites on the NVMe disk beside a traced command that writes one
+# file there and sleeps: the bystander's bios, requests and NVMe commands stay in the kernel.
+# The traced command reads the disk's completed writes (diskstats field 8) as it starts and
+# ends: the bystander's requests inside the trace, its truth.
+cat >/tmp/traced-sleeper <<EOF
+writes() { awk '\$3 == "nvme0n1" { print \$8 }' /proc/diskstats; }
+before=\$(writes)
+echo x >$mnt/tr
+sleep 3
+echo "WRITES \$before \$(writes)" >&2
+EOF
+dd if=/dev/zero of=$mnt/by bs=4k count=64 conv=fsync 2>/dev/null
+(while :; do dd if=/dev/zero of=$mnt/by bs=4k count=64 oflag=direct conv=notrunc 2>/dev/null; done) &
+bystander=$!
+run bystander-kept-out writepath trace --format json -- sh /tmp/traced-sleeper
+kill $bystander
+wait $bystander 2>/dev/null
+
 # ---- the oracle's rounds (tests/integration/oracle_sweep_test.cpp, smaller): each pattern
 # under writepath trace, its truth log (the workload's own calls and return codes, the disk's
 # diskstats as it starts and ends) after it as oracle-NAME-truth. 6.1 has no cachestat (6.5+): the

@@ -340,6 +340,23 @@ TEST_F(VmLog, AColdReadListsItsNvmeReadRequests) {
   EXPECT_LE(request_bytes, (after - before) * 512);
 }
 
+// A bystander's O_DIRECT overwrites on the NVMe disk beside a traced command writing a file
+// there (guest-tests.sh): its bios, requests and NVMe commands stay in the kernel. Each write
+// request of the bystander would be two NVMe records at least; the records decoded stay under
+// half the disk's completed writes inside the trace, which the traced command read itself.
+TEST_F(VmLog, ABystandersNvmeCommandsStayInTheKernel) {
+  const GuestRun& r = run("bystander-kept-out");
+  ASSERT_EQ(r.rc, 0) << joined(r.err);
+  std::uint64_t before = 0, after = 0;
+  for (const auto& line : r.err)
+    if (starts_with(line, "WRITES ")) std::istringstream(line.substr(7)) >> before >> after;
+  ASSERT_GE(after, before + 256) << "the bystander wrote too little to tell: " << joined(r.err);
+  const auto summary = of_type(json_lines(r), "summary");
+  ASSERT_EQ(summary.size(), 1u);
+  EXPECT_EQ(u64(summary[0]["lost"]), 0u);
+  EXPECT_LT(u64(summary[0]["events"]), (after - before) / 2) << summary[0].dump();
+}
+
 // O_DIRECT overwrites on a sync mount (guest-tests.sh): FUA requests and FUA NVMe writes,
 // durable without a flush.
 TEST_F(VmLog, DsyncDirectOverwritesAreFuaWrites) {
