@@ -151,12 +151,13 @@ static __always_inline void wp_fill_extents(struct wp_bio_record *r, struct bio 
  * writes pages of a regular file no traced call resolved, or is an O_DIRECT write (user memory)
  * of an untraced thread; those of no regular file (journal and metadata blocks, flushes), which
  * items of traced files may wait on, are kept. On any other disk a bio is kept out unless it
- * carries a traced file's pages. A request is kept out when every bio it holds was: its events
- * are not sent, and what the disk did for it is added to filtered_requests for the disk's
- * totals. A data bio kept out of a traced disk adds its bytes to its owner's in filtered_io,
- * and its request, completing while a traced sync waits (bpf/sync_waiters.bpf.h), is told in
- * a wp_bystander_io_record: the neighbours the sync waits behind, which the agent names. */
-
+ * carries a traced file's pages (which then notes the disk as traced). A request is kept out
+ * when every bio it holds was (bpf/kept_out.bpf.h), and on a disk no traced file is on always:
+ * its events are not sent, and what the disk did for it is added to filtered_requests for the
+ * disk's totals. A data bio kept out of a traced disk adds its bytes to its owner's in
+ * filtered_io, and its request, completing while a traced sync waits (bpf/sync_waiters.bpf.h),
+ * is told in a wp_bystander_io_record: the neighbours the sync waits behind, which the agent
+ * names. */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);

@@ -35,6 +35,11 @@ struct nvme_request___wp {
 #define WP_SQE_NLB 48
 #define WP_SQE_CONTROL 50
 
+/* NVM command set opcodes (same specification). */
+#define WP_NVME_OP_FLUSH 0x00
+#define WP_NVME_OP_WRITE 0x01
+#define WP_NVME_OP_READ 0x02
+
 static __always_inline __u16 wp_nvme_qid(struct request *rq)
 {
 	/* nvme_req_qid(): the admin queue has no queuedata; I/O queues are hctx + 1. */
@@ -60,18 +65,18 @@ static __always_inline int wp_emit_nvme(struct request *rq, void *sqe, __u8 even
 	bpf_probe_read_kernel(&opcode, sizeof(opcode), sqe + WP_SQE_OPCODE);
 	/* Reads are not the write path: a traced reader's read request only, with --reads. At the
 	 * command's setup (before block_rq_issue) its bios say so; at its completion too. */
-	if (opcode == 0x02 && !(cfg_reads && wp_rq_has_read_bio(rq)))
+	if (opcode == WP_NVME_OP_READ && !(cfg_reads && wp_rq_has_read_bio(rq)))
 		return 0;
 	/* A write or flush of a disk no traced file is on, or a bystander's write on a traced
 	 * one: its request is kept out (block.bpf.c), so its command would be one the agent
 	 * drops. Every NVMe command of a bystander sent two records before these tests. The
 	 * setup comes before the request's issue (nvme_prep_rq), so its bios decide there, as
 	 * they will at the issue; at the completion the issue's decision is still kept. */
-	if (opcode != 0x02 && wp_filters_files()) {
+	if (opcode != WP_NVME_OP_READ && wp_filters_files()) {
 		if (!wp_disk_may_be_traced(disk))
 			return 0;
-		if (opcode != 0x00 && (event == WP_NVME_SETUP ? wp_request_bios_filtered(rq)
-							       : wp_request_kept_out(rq)))
+		if (opcode != WP_NVME_OP_FLUSH &&
+		    (event == WP_NVME_SETUP ? wp_request_bios_filtered(rq) : wp_request_kept_out(rq)))
 			return 0;
 	}
 	r = wp_reserve(sizeof(*r), WP_REC_NVME, WP_HOOK_NVME);
@@ -90,7 +95,7 @@ static __always_inline int wp_emit_nvme(struct request *rq, void *sqe, __u8 even
 	r->nlb = 0;
 	r->control = 0;
 	bpf_probe_read_kernel(&r->nsid, sizeof(r->nsid), sqe + WP_SQE_NSID);
-	if (opcode == 0x01) {
+	if (opcode == WP_NVME_OP_WRITE) {
 		__u16 nlb = 0, control = 0;
 
 		bpf_probe_read_kernel(&r->slba, sizeof(r->slba), sqe + WP_SQE_SLBA);
