@@ -145,7 +145,7 @@ Nanos SessionLoop::run() {
     timeout_ms = got > 0 ? 0 : options_.poll_ms;
     const Nanos now = monotonic_now();
     // The kernel loses a record only when the ring buffer is full, and the next look reads a
-    // full ring buffer: a look that read nothing has no new loss to find. Its counters are one
+    // full ring buffer: a look that read nothing has no new loss to find. The counters are one
     // map lookup per hook, so an idle trace reads them only once a second besides (and at the
     // start, and at the end below).
     if (got > 0 || std::exchange(first_look, false) || now - last_lost >= kClockNs) {
