@@ -16,17 +16,37 @@
 #include "metrics.bpf.h"
 #include "writepath.h"
 
-/* Allocated as label sets appear (a preallocated per-CPU map would take its whole size times
- * the CPUs at load); `trace` and `record` shrink it to one entry, since they never add. */
+/* Where each label set's values live: a slot of metric_values, given out as label sets appear
+ * and kept for the map's life. A caller that keeps the slot (a thread's write metrics: see
+ * wp_metric_slot_of in bpf/syscall.bpf.c) adds to it without hashing its 32-byte key; the
+ * agent reads the two maps together. `trace` and `record` shrink both to one entry, since they
+ * never add. */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, WP_MAX_METRIC_KEYS);
 	__type(key, struct wp_metric_key);
-	__type(value, struct wp_metric_value);
-} metrics SEC(".maps");
+	__type(value, __u32);
+} metric_slots SEC(".maps");
 
-/* Observations that found the metrics map full (one slot, per CPU). */
+/* One value per slot and CPU. The agent sizes it at load (probe/bpf_session.cpp): a per-CPU
+ * array takes its whole size times the CPUs at once. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, WP_MAX_METRIC_KEYS);
+	__type(key, __u32);
+	__type(value, struct wp_metric_value);
+} metric_values SEC(".maps");
+
+/* The slots no label set has yet, filled by the agent after load; a label set that finds it
+ * empty is counted in metrics_overflow. A queue hands each out once without an atomic fetch,
+ * which the kernels before 5.12 lack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, WP_MAX_METRIC_KEYS);
+	__type(value, __u32);
+} metric_free_slots SEC(".maps");
+
+/* Observations that found no slot for their label set (one slot, per CPU). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -57,13 +77,19 @@ static __always_inline __u32 wp_metric_bucket(__u64 ns)
 	return lo;
 }
 
-__noinline int wp_metric_add(__u32 what, __u32 dev, __u64 ns, __u64 bytes, __u64 dirtied_pages)
+static __always_inline void wp_metric_overflow(void)
 {
-	static const struct wp_metric_value zero = {};
+	__u32 zero = 0;
+	__u64 *overflow = bpf_map_lookup_elem(&metrics_overflow, &zero);
+
+	if (overflow)
+		*overflow += 1;
+}
+
+__noinline __u32 wp_metric_slot(__u32 what, __u32 dev)
+{
 	struct wp_metric_key key = {};
-	struct wp_metric_value *v;
-	__u32 bucket, slot = 0;
-	__u64 *overflow;
+	__u32 *found, slot;
 
 	key.metric = what & 0xff;
 	key.sub = (what >> 8) & 0xff;
@@ -77,29 +103,52 @@ __noinline int wp_metric_add(__u32 what, __u32 dev, __u64 ns, __u64 bytes, __u64
 		if (cfg_metrics_comm)
 			__builtin_memcpy(key.comm, task->comm, sizeof(key.comm));
 	}
-	v = bpf_map_lookup_elem(&metrics, &key);
+	found = bpf_map_lookup_elem(&metric_slots, &key);
+	if (found)
+		return *found + 1;
+	if (bpf_map_pop_elem(&metric_free_slots, &slot)) {
+		wp_metric_overflow();
+		return 0;
+	}
+	/* Another CPU may enter the same label set first: NOEXIST fails then, the slot goes
+	 * back, and the lookup below finds the other's. */
+	if (bpf_map_update_elem(&metric_slots, &key, &slot, BPF_NOEXIST))
+		bpf_map_push_elem(&metric_free_slots, &slot, 0);
+	found = bpf_map_lookup_elem(&metric_slots, &key);
+	if (!found) {
+		wp_metric_overflow();
+		return 0;
+	}
+	return *found + 1;
+}
+
+__noinline int wp_metric_add_at(__u32 slot, __u64 ns, __u64 bytes, __u64 dirtied_pages)
+{
+	struct wp_metric_value *v;
+	__u32 bucket, index = slot - 1;
+
+	if (!slot)
+		return 0;
+	v = bpf_map_lookup_elem(&metric_values, &index);
 	if (!v) {
-		/* Another CPU may insert the same key first: NOEXIST fails then, and the lookup
-		 * below finds its entry. */
-		bpf_map_update_elem(&metrics, &key, &zero, BPF_NOEXIST);
-		v = bpf_map_lookup_elem(&metrics, &key);
-		if (!v) {
-			overflow = bpf_map_lookup_elem(&metrics_overflow, &slot);
-			if (overflow)
-				*overflow += 1;
-			return 0;
-		}
+		wp_metric_overflow();
+		return 0;
 	}
 	bucket = wp_metric_bucket(ns);
 	if (bucket < WP_METRIC_BUCKETS)
 		v->buckets[bucket] += 1;
 	v->sum_ns += ns;
 	v->bytes += bytes;
-	if (dirtied_pages && key.metric == WP_METRIC_WRITE && key.sub == 1) {
+	if (dirtied_pages) {
 		v->dirtied_ops += 1;
 		v->dirtied_pages += dirtied_pages;
 	}
 	return 0;
+}
+
+__noinline int wp_metric_add(__u32 what, __u32 dev, __u64 ns, __u64 bytes, __u64 dirtied_pages)
+{
+	return wp_metric_add_at(wp_metric_slot(what, dev), ns, bytes, dirtied_pages);
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -36,6 +36,25 @@ struct wp_read_counts {
 	__u16 async_ra;
 };
 
+/* writepath serve: a label set this thread last added to, and its slot (bpf/metrics.bpf.h). */
+struct wp_metric_slot_cache {
+	__u64 cgroup;
+	__u64 comm[2]; /* with cfg_metrics_comm */
+	__u32 what;
+	__u32 dev;
+	__u32 slot; /* 0: none */
+	__u32 pad;
+};
+
+/* Its entries, one per kind of call (see wp_metric_slot_of in bpf/syscall.bpf.c). */
+enum wp_metric_slot_entry {
+	WP_METRIC_SLOT_WRITE,
+	WP_METRIC_SLOT_SYNC,
+	WP_METRIC_SLOT_READ,
+	WP_METRIC_SLOT_READ_FILLED,
+	WP_METRIC_SLOT_ENTRIES,
+};
+
 struct wp_task_state {
 	__u32 active; /* inside a traced syscall; the storage itself lives as long as the task */
 	__u32 pad;
@@ -126,6 +145,7 @@ struct wp_task_state {
 	__u32 fault_mapped;
 	__u16 fault_calls;
 	__u16 fault_flags; /* enum wp_fault_flags */
+	struct wp_metric_slot_cache metric_slots[WP_METRIC_SLOT_ENTRIES];
 };
 
 /* Task-local storage (v5.11+) rather than a tid-keyed hash: no insert and delete per

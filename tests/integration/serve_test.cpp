@@ -14,6 +14,7 @@
 #include <cmath>
 #include <fstream>
 #include <functional>
+#include <random>
 #include <regex>
 #include <set>
 #include <thread>
@@ -559,6 +560,81 @@ TEST_F(Serve, ReadsAreCountedByTheirSourceAndMajorFaultsByCgroup) {
       "faults {} (getrusage {})\n",
       cgroup, loop_name(), device, cold_read.storage, cached_after, cold_cache, warm_cache,
       warm_device, warm_read.storage, kMappedBytes / kPage, faults, touched.majflt);
+  EXPECT_EQ(serve->stop(SIGTERM), 0) << serve->err();
+}
+
+// Moves itself to the cgroup directory of each phase (from a thread of its own: the writing
+// thread makes no call between its phases), takes its name, and makes its writes and fdatasyncs
+// there: argv is FILE then CGROUP_DIR NAME WRITES SYNCS per phase.
+const char* kMovingWriter = R"(
+import ctypes, os, sys, threading
+libc = ctypes.CDLL(None, use_errno=True)
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT, 0o644)
+block = b'w' * 4096
+args = sys.argv[2:]
+def move(directory):
+    with open(directory + '/cgroup.procs', 'w') as procs:
+        procs.write(str(os.getpid()))
+for i in range(0, len(args), 4):
+    directory, name, writes, syncs = args[i], args[i + 1], int(args[i + 2]), int(args[i + 3])
+    mover = threading.Thread(target=move, args=(directory,))
+    mover.start()
+    mover.join()
+    libc.prctl(15, name.encode(), 0, 0, 0)  # PR_SET_NAME
+    for n in range(writes):
+        assert os.pwrite(fd, block, (n % 256) * 4096) == 4096
+        if n < syncs:
+            os.fdatasync(fd)
+)";
+
+// One thread's writes and syncs as it moves between two cgroups and renames itself, each phase's
+// counted under its own cgroup and name, the writer's own counts the truth: serve keeps a thread's
+// label sets between its calls, and must see the move and the new name at the call after them.
+TEST_F(Serve, AThreadMovedOrRenamedIsCountedUnderItsNewLabelsAtOnce) {
+  const std::string mount = cgroup2_mount();
+  if (mount.empty()) GTEST_SKIP() << "no cgroup2 mounted";
+  const auto seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  const std::string script = (root_ / "moving_writer.py").string();
+  std::ofstream(script) << kMovingWriter;
+  TestCgroups cgroups(mount);
+  const std::string base = "/wp_moving_writer_" + std::to_string(::getpid());
+  const std::string a = base + "_a", b = base + "_b";
+  const std::string dir_a = cgroups.make(a), dir_b = cgroups.make(b);
+  struct Phase {
+    std::string cgroup, dir, comm;
+    int writes, syncs;
+  };
+  std::uniform_int_distribution<int> writes(50, 400), syncs(1, 20);
+  // Each phase changes one label: the cgroup, the name, the cgroup back.
+  const std::vector<Phase> phases = {{a, dir_a, "wp_mover_one", writes(rng), syncs(rng)},
+                                     {b, dir_b, "wp_mover_one", writes(rng), syncs(rng)},
+                                     {b, dir_b, "wp_mover_two", writes(rng), syncs(rng)},
+                                     {a, dir_a, "wp_mover_two", writes(rng), syncs(rng)}};
+  const int port = free_port();
+  auto serve = start_serve(port, {"--cgroup-labels", "1000", "--comm-labels"});
+  std::vector<std::string> argv = {"python3", script, file("moving_writer.dat")};
+  for (const auto& p : phases)
+    argv.insert(argv.end(), {p.dir, p.comm, std::to_string(p.writes), std::to_string(p.syncs)});
+  const RunResult r = run(argv);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+
+  const auto text = scrape(port);
+  ASSERT_TRUE(text.has_value());
+  for (const auto& p : phases) {
+    const std::vector<std::pair<std::string, std::string>> labels = {
+        {"device", loop_name()}, {"cgroup", p.cgroup}, {"comm", p.comm}};
+    SCOPED_TRACE(
+        fmt::format("{} as {}: {} writes, {} fdatasyncs", p.cgroup, p.comm, p.writes, p.syncs));
+    EXPECT_EQ(served_sum(*text, "writepath_write_latency_seconds_count", labels), p.writes);
+    EXPECT_EQ(served_sum(*text, "writepath_written_bytes_total", labels), p.writes * 4096.0);
+    EXPECT_EQ(served_sum(*text, "writepath_sync_latency_seconds_count", labels), p.syncs);
+    std::cout << fmt::format(
+        "{} as {}: {} writes ({} served), {} fdatasyncs ({} served)\n", p.cgroup, p.comm, p.writes,
+        served_sum(*text, "writepath_write_latency_seconds_count", labels), p.syncs,
+        served_sum(*text, "writepath_sync_latency_seconds_count", labels));
+  }
   EXPECT_EQ(serve->stop(SIGTERM), 0) << serve->err();
 }
 

@@ -46,6 +46,19 @@ std::uint32_t pid_max() {
   std::uint32_t max = 0;
   return (in >> max) && max > 0 && max <= 4194304 ? max : 4194304;
 }
+
+// serve's metric values (bpf/metrics.bpf.c, metric_values): a per-CPU array takes its whole size
+// on every possible CPU at load, so its slots are held to kMetricValuesBudget bytes in all, but
+// never fewer than kMinMetricValueSlots label sets. 4096 slots up to 18 CPUs, 1213 on 64.
+constexpr std::size_t kMetricValuesBudget = 16u << 20;
+constexpr std::uint32_t kMinMetricValueSlots = 256;
+
+std::uint32_t metric_value_slots(int cpus) {
+  const std::size_t per_slot =
+      sizeof(wp_metric_value) * static_cast<std::size_t>(std::max(cpus, 1));
+  return static_cast<std::uint32_t>(std::clamp<std::size_t>(
+      kMetricValuesBudget / per_slot, kMinMetricValueSlots, WP_MAX_METRIC_KEYS));
+}
 }  // namespace
 
 namespace {
@@ -116,8 +129,14 @@ std::unique_ptr<BpfSession> BpfSession::start(const HookPlan& plan, const Kernel
   ro->cfg_metrics_comm = filter.metrics_comm;
   set_btrfs_inline_bits(*session->skel_);
   if (!filter.metrics) {  // nothing is ever added to them: keep them to one entry
-    bpf_map__set_max_entries(session->skel_->maps.metrics, 1);
+    bpf_map__set_max_entries(session->skel_->maps.metric_slots, 1);
+    bpf_map__set_max_entries(session->skel_->maps.metric_free_slots, 1);
+    bpf_map__set_max_entries(session->skel_->maps.metric_values, 1);
     bpf_map__set_max_entries(session->skel_->maps.rq_issued, 1);
+  } else {
+    const std::uint32_t slots = metric_value_slots(libbpf_num_possible_cpus());
+    bpf_map__set_max_entries(session->skel_->maps.metric_free_slots, slots);
+    bpf_map__set_max_entries(session->skel_->maps.metric_values, slots);
   }
   if (!read_requests) {  // no read bio or request is ever kept
     bpf_map__set_max_entries(session->skel_->maps.read_bios, 1);
@@ -204,6 +223,14 @@ std::unique_ptr<BpfSession> BpfSession::start(const HookPlan& plan, const Kernel
     }
     session->tgid_bytes_ = {static_cast<std::uint8_t*>(mapped), bytes};
   }
+  // serve's metric slots, each given to the first label set that needs one (bpf/metrics.bpf.c).
+  for (std::uint32_t slot = 0;
+       filter.metrics && slot < bpf_map__max_entries(session->skel_->maps.metric_values); ++slot)
+    if (bpf_map_update_elem(bpf_map__fd(session->skel_->maps.metric_free_slots), nullptr, &slot,
+                            BPF_ANY) != 0) {
+      error = fmt::format("cannot hand out the metric slots: {}", std::strerror(errno));
+      return nullptr;
+    }
   for (std::uint32_t tgid : filter.tgids) session->add_tgid(tgid);
   if (filter.cgroup_fds.size() > WP_MAX_FILTER_CGROUPS) {
     error = fmt::format("the cgroup filter holds at most {} cgroups, not {}", WP_MAX_FILTER_CGROUPS,
@@ -299,17 +326,20 @@ LostCounts BpfSession::lost() const {
 }
 
 std::vector<std::pair<wp_metric_key, wp_metric_value>> BpfSession::metric_entries() const {
-  const int fd = bpf_map__fd(skel_->maps.metrics);
+  const int slots_fd = bpf_map__fd(skel_->maps.metric_slots);
+  const int values_fd = bpf_map__fd(skel_->maps.metric_values);
   const int cpus = libbpf_num_possible_cpus();
   std::vector<std::pair<wp_metric_key, wp_metric_value>> entries;
-  if (fd < 0 || cpus <= 0) return entries;
+  if (slots_fd < 0 || values_fd < 0 || cpus <= 0) return entries;
   std::vector<wp_metric_value> per_cpu(static_cast<std::size_t>(cpus));
   wp_metric_key key{}, next{};
   const void* previous = nullptr;  // null: the first key
-  while (bpf_map_get_next_key(fd, previous, &next) == 0) {
+  while (bpf_map_get_next_key(slots_fd, previous, &next) == 0) {
     key = next;
     previous = &key;
-    if (bpf_map_lookup_elem(fd, &key, per_cpu.data()) != 0) continue;  // deleted meanwhile
+    std::uint32_t slot = 0;
+    if (bpf_map_lookup_elem(slots_fd, &key, &slot) != 0) continue;  // deleted meanwhile
+    if (bpf_map_lookup_elem(values_fd, &slot, per_cpu.data()) != 0) continue;
     wp_metric_value total{};
     for (const auto& v : per_cpu) {
       for (std::size_t i = 0; i < std::size(total.buckets); ++i) total.buckets[i] += v.buckets[i];

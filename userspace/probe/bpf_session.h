@@ -91,7 +91,7 @@ class BpfSession {
   // Detaches every program; records already in the ring buffer stay readable.
   void detach();
   LostCounts lost() const;
-  // writepath serve: every entry of the kernel's metrics map, its per-CPU values summed; and
+  // writepath serve: every label set of the kernel's metrics, its per-CPU values summed; and
   // the observations that found the map full. Safe from any thread.
   std::vector<std::pair<wp_metric_key, wp_metric_value>> metric_entries() const;
   std::uint64_t metrics_overflow() const;

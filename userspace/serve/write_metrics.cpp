@@ -150,7 +150,7 @@ DevT superblock_dev(const SyscallEvent& call) {
   return call.fs_dev ? call.fs_dev : call.dev;
 }
 
-// Writes and syncs the kernel's metrics map does not see: io_uring ops (no syscall of their
+// Writes and syncs the kernel's metrics do not see: io_uring ops (no syscall of their
 // own) and io_submit's writes (the kernel hooks aggregate the syscalls of WP_SYSCALL_TABLE's
 // plain writes and syncs only). Everything else it has counted already.
 bool kernel_aggregates(const SyscallEvent& call) {
@@ -323,7 +323,7 @@ const std::vector<MetricInfo>& metric_catalogue() {
       {"writepath_metrics_overflow_total",
        T::Counter,
        {},
-       "Kernel metric updates dropped because the metrics map was full",
+       "Kernel metric updates dropped because no metric slot was free",
        false},
       {"writepath_slow_calls_total",
        T::Counter,

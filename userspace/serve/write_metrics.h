@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The metrics `writepath serve` exports, built at scrape time from two sources: the kernel's
-// own aggregates (the `metrics` map: write and sync latency, bytes, O_DIRECT writes that
+// own aggregates (the metric slots: write and sync latency, bytes, O_DIRECT writes that
 // dirtied pages, throttle pauses, request service and flush times; with serve --reads, read
 // latency, read bytes by source and major faults), and what the stitcher
 // finishes in the agent (each sync's phases, a sampled write's time to durable, the writes
@@ -27,7 +27,7 @@
 
 namespace wp {
 
-// One entry of the kernel's metrics map, its per-CPU values summed.
+// One label set of the kernel's metrics, its per-CPU values summed.
 struct KernelMetricRow {
   wp_metric_key key{};
   wp_metric_value value{};
@@ -37,12 +37,12 @@ struct KernelMetricRow {
 struct ServeCounters {
   std::vector<KernelMetricRow> rows;
   std::array<std::uint64_t, WP_HOOK_COUNT> lost{};  // records lost per hook (ring buffer full)
-  std::uint64_t metrics_overflow = 0;    // kernel updates that found the metrics map full
-  std::uint64_t events = 0;              // records the agent decoded
-  std::uint64_t slow_calls = 0;          // slow calls written to the slow-call log
-  std::uint64_t slow_calls_dropped = 0;  // slow calls over the log's rate limit
-  double agent_cpu_seconds = 0;          // the agent's own CPU time (user + system)
-  std::uint64_t agent_rss_bytes = 0;     // the agent's resident set
+  std::uint64_t metrics_overflow = 0;               // kernel updates that found no metric slot free
+  std::uint64_t events = 0;                         // records the agent decoded
+  std::uint64_t slow_calls = 0;                     // slow calls written to the slow-call log
+  std::uint64_t slow_calls_dropped = 0;             // slow calls over the log's rate limit
+  double agent_cpu_seconds = 0;                     // the agent's own CPU time (user + system)
+  std::uint64_t agent_rss_bytes = 0;                // the agent's resident set
 };
 
 // How a kernel number becomes a label value.
