@@ -245,14 +245,11 @@ static __always_inline bool wp_open_copy_up(struct wp_task_state *st, long fd)
 /* `io_submit_possible` is a constant at each call site: programs that never see io_submit
  * (the fexit ones, the other syscalls' exits) compile without its per-iocb loop, which the 6.1
  * verifier cannot get through within its 1M-instruction budget when inlined into them. */
-static __always_inline int wp_exit(long ret, bool io_submit_possible, bool cast)
+static __always_inline int wp_exit_of(struct task_struct *task, struct wp_task_state *st, long ret,
+				      bool io_submit_possible, bool cast)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct wp_task_state *st = wp_active_state_of(task);
 	__u64 latency, now;
 
-	if (!st)
-		return 0;
 	/* An open is an item only when it copied a file up; the item is that copy. */
 	if (wp_syscall_is_open(st->syscall)) {
 		if (!wp_open_copy_up(st, ret))
@@ -281,6 +278,15 @@ out:
 	wp_sync_wait_end(st);
 	st->active = 0;
 	return 0;
+}
+
+/* wp_exit_of the current thread's state, if it is inside a traced call. */
+static __always_inline int wp_exit(long ret, bool io_submit_possible, bool cast)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct wp_task_state *st = wp_active_state_of(task);
+
+	return st ? wp_exit_of(task, st, ret, io_submit_possible, cast) : 0;
 }
 
 #define WP_AT_F_POS ((__u64)-1)
@@ -518,12 +524,14 @@ SEC("fexit/vfs_write")
 int BPF_PROG(wp_vfs_write_exit, struct file *file, const char *buf, size_t count, loff_t *pos,
 	     ssize_t ret)
 {
+	struct task_struct *task;
 	struct wp_task_state *st;
 	loff_t end = 0;
 
 	if (!wp_vfs_file_followed(file))
 		return 0;
-	st = wp_active_state();
+	task = bpf_get_current_task_btf();
+	st = wp_active_state_of(task);
 	if (!st || !wp_syscall_uses_vfs(st->syscall) || !wp_syscall_is_write(st->syscall))
 		return 0;
 	if (pos && !bpf_probe_read_kernel(&end, sizeof(end), pos))
@@ -531,7 +539,7 @@ int BPF_PROG(wp_vfs_write_exit, struct file *file, const char *buf, size_t count
 	else
 		st->pos = 0;
 	st->pos_exact = 1;
-	return wp_exit(ret, false, false);
+	return wp_exit_of(task, st, ret, false, false);
 }
 
 SEC("fentry/vfs_fsync_range")
@@ -554,11 +562,12 @@ int BPF_PROG(wp_vfs_fsync_enter, struct file *file, loff_t start, loff_t end, in
 SEC("fexit/vfs_fsync_range")
 int BPF_PROG(wp_vfs_fsync_exit, struct file *file, loff_t start, loff_t end, int datasync, int ret)
 {
-	struct wp_task_state *st = wp_active_state();
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct wp_task_state *st = wp_active_state_of(task);
 
 	if (!st || !wp_syscall_uses_vfs(st->syscall) || !wp_syscall_is_sync(st->syscall))
 		return 0;
-	return wp_exit(ret, false, false);
+	return wp_exit_of(task, st, ret, false, false);
 }
 
 

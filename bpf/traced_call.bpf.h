@@ -209,8 +209,9 @@ static __always_inline int wp_enter_on(struct task_struct *task, __u32 syscall, 
 		st->ino = st->cached_ino;
 		st->file_flags = wp_file_flags(st, file, call_flags, typed);
 		/* The name the exit's path record checks against, read here while the file is a
-		 * BTF pointer (a rename inside the call shows on the next one). */
-		if (typed) {
+		 * BTF pointer (a rename inside the call shows on the next one). serve sends few
+		 * calls' records: those read it at their exit. */
+		if (typed && !cfg_metrics) {
 			wp_file_name_of(file, st->dev, true, &st->name, &st->name_parent);
 			st->name_file = st->file;
 		}
