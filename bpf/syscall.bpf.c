@@ -526,7 +526,6 @@ int BPF_PROG(wp_vfs_write_exit, struct file *file, const char *buf, size_t count
 {
 	struct task_struct *task;
 	struct wp_task_state *st;
-	loff_t end = 0;
 
 	if (!wp_vfs_file_followed(file))
 		return 0;
@@ -534,10 +533,9 @@ int BPF_PROG(wp_vfs_write_exit, struct file *file, const char *buf, size_t count
 	st = wp_active_state_of(task);
 	if (!st || !wp_syscall_uses_vfs(st->syscall) || !wp_syscall_is_write(st->syscall))
 		return 0;
-	if (pos && !bpf_probe_read_kernel(&end, sizeof(end), pos))
-		st->pos = ret > 0 && end >= ret ? end - ret : end;
-	else
-		st->pos = 0;
+	/* *pos has moved past the bytes written; read when the record is sent. */
+	st->pos = 0;
+	st->pos_end_at = (__u64)pos;
 	st->pos_exact = 1;
 	return wp_exit_of(task, st, ret, false, false);
 }

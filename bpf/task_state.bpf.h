@@ -66,6 +66,10 @@ struct wp_task_state {
 	__u32 file_flags;
 	__u64 ino;
 	__u64 pos;
+	/* fexit/vfs_write: where the write left the position (a loff_t *), read only when the
+	 * call's record is sent (serve sends few): the record's pos is that less the bytes
+	 * written. 0: pos is what it says. */
+	__u64 pos_end_at;
 	__u64 count;
 	__u64 aio_iocbs;  /* io_submit: the user's iocbpp array */
 	__u32 aio_nr;	  /* io_submit: how many iocbs it holds */

@@ -134,6 +134,7 @@ static __always_inline void wp_open_call(struct wp_task_state *st, __u32 syscall
 	st->fd = fd;
 	st->pos = pos;
 	st->pos_exact = 0;
+	st->pos_end_at = 0;
 	st->count = count;
 	st->pages_dirtied = 0;
 	st->dirty_folios = 0;
@@ -333,6 +334,17 @@ static __always_inline __u64 wp_call_pos(struct wp_task_state *st, long ret, boo
 	return ret > 0 && end >= ret ? end - ret : end;
 }
 
+/* The first byte a call that moved `ret` bytes wrote, from the position it left at `end_at` (a
+ * loff_t *); 0 when that cannot be read. */
+static __always_inline __u64 wp_pos_before_end(__u64 end_at, long ret)
+{
+	loff_t end = 0;
+
+	if (bpf_probe_read_kernel(&end, sizeof(end), (void *)end_at))
+		return 0;
+	return ret > 0 && end >= ret ? end - ret : end;
+}
+
 /* Emits one syscall record from the state of `task` (current), stamped `now` (the call's end).
  * With `cast` (a constant) the file's position and size are read through wp_typed_file. */
 static __always_inline void wp_emit_call(struct wp_task_state *st, long ret, __u64 now,
@@ -351,6 +363,8 @@ static __always_inline void wp_emit_call(struct wp_task_state *st, long ret, __u
 	 * read the exact end from the kiocb position instead (pos_exact). */
 	if (!st->pos_exact && wp_syscall_is_write(st->syscall))
 		r->pos = wp_call_pos(st, ret, cast, st->file_flags & WP_FILE_APPEND);
+	else if (st->pos_end_at)
+		r->pos = wp_pos_before_end(st->pos_end_at, ret);
 	pos = r->pos;
 	r->pages_dirtied = wp_dirtied_within(st->pages_dirtied, r->pos, ret);
 	r->dirty_folios = st->dirty_folios;
