@@ -113,19 +113,22 @@ static __always_inline void wp_emit_io_submit(struct wp_task_state *st, long ret
 	}
 }
 
-/* writepath serve: the slot of the label set (`what`, dev) for the current thread, `task`, kept in
- * its state's `entry`: a thread adding to the same label sets over and over (a writer, a
+/* writepath serve: the slot of the label set (`what`, dev) for the current thread, kept in its
+ * state `st`'s `entry`: a thread adding to the same label sets over and over (a writer, a
  * reader) finds it again with a few loads, where wp_metric_slot hashes a 32-byte key. The
- * label set's cgroup (and comm) are compared on every call: a thread may move or be renamed. */
-static __always_inline __u32 wp_metric_slot_of(struct wp_task_state *st, struct task_struct *task,
-					       __u32 entry, __u32 what, __u32 dev)
+ * label set's cgroup (and comm) are compared on every call: a thread may move or be renamed.
+ * A global function, verified once, whose locals stay out of its callers' frames: the 6.1
+ * verifier's 512-byte limit on a call chain's stacks is near in io_submit's exit. */
+__noinline __u32 wp_metric_slot_of(struct wp_task_state *st, __u32 entry, __u32 what, __u32 dev)
 {
+	struct task_struct *task = bpf_get_current_task_btf();
 	struct wp_metric_slot_cache *c;
-	__u64 cgroup = task->cgroups->dfl_cgrp->kn->id, comm[2] = {};
+	__u64 cgroup, comm[2] = {};
 	__u32 slot;
 
-	if (entry >= WP_METRIC_SLOT_ENTRIES)
+	if (!st || entry >= WP_METRIC_SLOT_ENTRIES)
 		return 0;
+	cgroup = task->cgroups->dfl_cgrp->kn->id;
 	c = &st->metric_slots[entry];
 	if (cfg_metrics_comm)
 		__builtin_memcpy(comm, task->comm, sizeof(comm));
@@ -149,8 +152,8 @@ static __always_inline __u32 wp_metric_slot_of(struct wp_task_state *st, struct 
  * The device's share counts every page the read brought in, its readahead past its range too:
  * what it cost the disk, as /proc/PID/io read_bytes counts it. A warm read adds to one entry,
  * as a write does; only a read that missed pays a second. */
-static __always_inline void wp_metric_read(struct wp_task_state *st, struct task_struct *task,
-					   __u32 dev, __u64 latency, long ret)
+static __always_inline void wp_metric_read(struct wp_task_state *st, __u32 dev, __u64 latency,
+					   long ret)
 {
 	__u64 returned = ret > 0 ? ret : 0, filled, brought;
 
@@ -163,19 +166,18 @@ static __always_inline void wp_metric_read(struct wp_task_state *st, struct task
 			filled = returned;
 		brought = (__u64)st->reads.pages_added << WP_PAGE_SHIFT;
 	}
-	wp_metric_add_at(wp_metric_slot_of(st, task, WP_METRIC_SLOT_READ,
+	wp_metric_add_at(wp_metric_slot_of(st, WP_METRIC_SLOT_READ,
 					   WP_METRIC_WHAT(WP_METRIC_READ, 0), dev),
 			 latency, returned - filled, 0);
 	if (brought)
-		wp_metric_add_at(wp_metric_slot_of(st, task, WP_METRIC_SLOT_READ_FILLED,
+		wp_metric_add_at(wp_metric_slot_of(st, WP_METRIC_SLOT_READ_FILLED,
 						   WP_METRIC_WHAT(WP_METRIC_READ, 1), dev),
 				 latency, brought, 0);
 }
 
 /* writepath serve: adds the call to the kernel's metrics; returns whether it still goes to the
  * agent as a record (see cfg_metrics). io_submit's items are the agent's to count. */
-static __always_inline bool wp_metrics_keep(struct wp_task_state *st, struct task_struct *task,
-					    __u64 latency, long ret)
+static __always_inline bool wp_metrics_keep(struct wp_task_state *st, __u64 latency, long ret)
 {
 	__u32 dev = st->fs_dev ? st->fs_dev : st->dev;
 	__u32 direct;
@@ -184,17 +186,17 @@ static __always_inline bool wp_metrics_keep(struct wp_task_state *st, struct tas
 		return true;
 	/* Reads (serve --reads) are counted here alone: no record, slow or not. */
 	if (wp_syscall_is_read(st->syscall)) {
-		wp_metric_read(st, task, dev, latency, ret);
+		wp_metric_read(st, dev, latency, ret);
 		return false;
 	}
 	if (!wp_syscall_is_write(st->syscall)) {
-		wp_metric_add_at(wp_metric_slot_of(st, task, WP_METRIC_SLOT_SYNC,
+		wp_metric_add_at(wp_metric_slot_of(st, WP_METRIC_SLOT_SYNC,
 						   WP_METRIC_WHAT(WP_METRIC_SYNC, st->syscall), dev),
 				 latency, 0, 0);
 		return true;
 	}
 	direct = st->file_flags & WP_FILE_DIRECT ? 1 : 0;
-	wp_metric_add_at(wp_metric_slot_of(st, task, WP_METRIC_SLOT_WRITE,
+	wp_metric_add_at(wp_metric_slot_of(st, WP_METRIC_SLOT_WRITE,
 					   WP_METRIC_WHAT(WP_METRIC_WRITE, direct), dev),
 			 latency, ret > 0 ? ret : 0, direct ? st->pages_dirtied : 0);
 	if (cfg_metrics_slow_ns && latency >= cfg_metrics_slow_ns)
@@ -260,7 +262,7 @@ static __always_inline int wp_exit_of(struct task_struct *task, struct wp_task_s
 	latency = now - st->start_ns;
 	if (latency < cfg_min_latency_ns)
 		goto out;
-	if (cfg_metrics && !wp_metrics_keep(st, task, latency, ret))
+	if (cfg_metrics && !wp_metrics_keep(st, latency, ret))
 		goto out;
 	wp_note_cgroup_of(st, task);
 	if (cfg_causes_min_ns && latency >= cfg_causes_min_ns) {
