@@ -111,6 +111,23 @@ run bystander-kept-out writepath trace --format json -- sh /tmp/traced-sleeper
 kill $bystander
 wait $bystander 2>/dev/null
 
+# writepath serve (the dynamic build, /bin/writepath-serve: the static one has no serve) loads
+# on this kernel and counts dd's 4 KiB writes of a file on the NVMe disk and its fsync; dd's
+# own "records out" is the truth. The metrics go to stdout (serve listens on the loopback),
+# serve's and dd's messages to stderr.
+ip link set lo up
+cat >/tmp/served-dd <<EOF
+/bin/writepath-serve serve --comm-labels --listen 127.0.0.1:9441 2>/tmp/serve.err &
+serve=\$!
+i=0
+while [ \$i -lt 60 ] && ! grep -q serving /tmp/serve.err; do sleep 1; i=\$((i + 1)); done
+cat /tmp/serve.err >&2
+dd if=/dev/zero of=$mnt/served bs=4k count=300 conv=fsync
+wget -q -O - http://127.0.0.1:9441/metrics
+kill \$serve
+EOF
+run serve-dd sh /tmp/served-dd
+
 # ---- the oracle's rounds (tests/integration/oracle_sweep_test.cpp, smaller): each pattern
 # under writepath trace, its truth log (the workload's own calls and return codes, the disk's
 # diskstats as it starts and ends) after it as oracle-NAME-truth. 6.1 has no cachestat (6.5+): the

@@ -32,7 +32,10 @@ one_kernel() {
   esac
 
   mkdir -p "$work"
-  bash "$here/mkinitramfs.sh" "$cache" "$work/root" "$work/initramfs.gz" \
+  # serve is in the dynamic build only (prometheus-cpp has no static library): it goes along
+  # with its shared libraries.
+  WRITEPATH_VM_FILES="$build/writepath=bin/writepath-serve" \
+    bash "$here/mkinitramfs.sh" "$cache" "$work/root" "$work/initramfs.gz" \
     "$build/writepath_static" "$build/wp_workload_static" "$build/wp_oracle_writer_static" \
     "$build/wp_attached_hooks_static"
 

@@ -357,6 +357,47 @@ TEST_F(VmLog, ABystandersNvmeCommandsStayInTheKernel) {
   EXPECT_LT(u64(summary[0]["events"]), (after - before) / 2) << summary[0].dump();
 }
 
+// The sum of the Prometheus series of `family` in `lines` whose labels include every one of
+// `labels` (name="value").
+double served_sum(const std::vector<std::string>& lines, const std::string& family,
+                  const std::vector<std::string>& labels) {
+  double total = 0;
+  for (const auto& line : lines) {
+    if (!starts_with(line, family + "{")) continue;
+    const auto close = line.find("} ");
+    if (close == std::string::npos) continue;
+    const std::string set = "," + line.substr(family.size() + 1, close - family.size() - 1) + ",";
+    if (std::all_of(labels.begin(), labels.end(), [&](const std::string& label) {
+          return set.find("," + label + ",") != std::string::npos;
+        }))
+      total += std::stod(line.substr(close + 2));
+  }
+  return total;
+}
+
+// writepath serve in the guest (guest-tests.sh `serve-dd`, the dynamic build): it loads on
+// Debian's kernel with its trampolines, and counts dd's 4 KiB writes of a file on the NVMe
+// disk and its one fsync as dd itself reports them.
+TEST_F(VmLog, ServeCountsDdsWritesOnTheNvmeDiskAsDdReportsThem) {
+  const GuestRun& r = run("serve-dd");
+  ASSERT_EQ(r.rc, 0) << joined(r.err);
+  std::uint64_t records_out = 0;
+  bool serving = false;
+  for (const auto& line : r.err) {
+    if (line.find("serving write-path metrics") != std::string::npos) serving = true;
+    if (const auto plus = line.find("+0 records out"); plus != std::string::npos)
+      records_out = std::stoull(line.substr(0, plus));
+  }
+  ASSERT_TRUE(serving) << joined(r.err);
+  ASSERT_EQ(records_out, 300u) << joined(r.err);
+  const std::vector<std::string> dd = {"device=\"nvme0n1\"", "comm=\"dd\""};
+  EXPECT_EQ(served_sum(r.out, "writepath_write_latency_seconds_count", dd), 300.0);
+  EXPECT_EQ(served_sum(r.out, "writepath_written_bytes_total", dd), 300.0 * 4096);
+  auto fsync = dd;
+  fsync.push_back("call=\"fsync\"");
+  EXPECT_EQ(served_sum(r.out, "writepath_sync_latency_seconds_count", fsync), 1.0);
+}
+
 // O_DIRECT overwrites on a sync mount (guest-tests.sh): FUA requests and FUA NVMe writes,
 // durable without a flush.
 TEST_F(VmLog, DsyncDirectOverwritesAreFuaWrites) {
