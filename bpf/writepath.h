@@ -625,8 +625,8 @@ struct wp_metric_value {
 	wp_u64 dirtied_pages; /* ... and the pages they dirtied */
 };
 
-/* Entries the metrics map holds at most; an update that finds it full is counted in
- * metrics_overflow instead. */
+/* Label sets serve's metrics hold at most (metric_slots; metric_values may hold fewer: see
+ * bpf/metrics.bpf.c); an update that finds no slot is counted in metrics_overflow instead. */
 #define WP_MAX_METRIC_KEYS 4096
 
 WP_ASSERT_SIZE(struct wp_metric_key, 32);

@@ -92,7 +92,7 @@ class BpfSession {
   void detach();
   LostCounts lost() const;
   // writepath serve: every label set of the kernel's metrics, its per-CPU values summed; and
-  // the observations that found the map full. Safe from any thread.
+  // the observations that found no slot free. Safe from any thread.
   std::vector<std::pair<wp_metric_key, wp_metric_value>> metric_entries() const;
   std::uint64_t metrics_overflow() const;
   // The untraced calls of traced processes counted so far (0 where no counter is attached).
